@@ -1,0 +1,15 @@
+//! s3-gateway: an S3-compatible HTTP front end over an Ozone-style object store.
+//!
+//! A request flows `server` -> `router` (to an [`router::Endpoint`]) -> `auth`
+//! (SigV4, yielding the caller's identity and a verified body) -> `ops` (one
+//! file per operation family) -> `storage_client::Storage`.
+
+pub mod admin;
+pub mod auth;
+pub mod checksum;
+pub mod config;
+pub mod error;
+pub mod ops;
+pub mod router;
+pub mod server;
+pub mod xml;

@@ -1,0 +1,156 @@
+//! Plain data that crosses the facade: no behaviour, no I/O.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::token::BlockToken;
+
+/// Who is asking. Passed on every call so that the OM can enforce ownership
+/// and caches can be keyed by it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// The S3 access key id the request was signed with.
+    pub access_key: String,
+}
+
+impl Identity {
+    pub fn new(access_key: impl Into<String>) -> Self {
+        Self {
+            access_key: access_key.into(),
+        }
+    }
+}
+
+/// An S3 access key as the OM stores it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credential {
+    /// Human-readable name, e.g. "root" or "alice"; shown as the owner's display name.
+    pub name: String,
+    pub access_key: String,
+    pub secret_key: String,
+    /// Root keys may manage other keys through the admin API.
+    pub is_root: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketInfo {
+    pub name: String,
+    /// Access key id of the key that created the bucket.
+    pub owner: String,
+    pub created: SystemTime,
+    /// The LocationConstraint given at creation (empty for us-east-1).
+    pub region: String,
+}
+
+/// System and user metadata stored with an object and returned on GET/HEAD.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectMeta {
+    pub content_type: Option<String>,
+    pub content_encoding: Option<String>,
+    pub content_disposition: Option<String>,
+    pub content_language: Option<String>,
+    pub cache_control: Option<String>,
+    pub expires: Option<String>,
+    /// `x-amz-meta-*` without the prefix, names lower-cased.
+    pub user: BTreeMap<String, String>,
+}
+
+/// An object checksum as S3 reports it (`x-amz-checksum-<algorithm>`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectChecksum {
+    /// Lower-case algorithm name: crc32, crc32c, crc64nvme, sha1, sha256.
+    pub algorithm: String,
+    /// Base64 value, with a `-N` suffix for composite multipart checksums.
+    pub value: String,
+    /// `FULL_OBJECT` or `COMPOSITE`.
+    pub kind: String,
+}
+
+/// The identity of one block: the container that holds it and its id there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BlockId {
+    pub container: u64,
+    pub local: u64,
+}
+
+/// Where one slice of an object lives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockLocation {
+    pub block: BlockId,
+    /// Offset of this block's first byte within the object.
+    pub offset: u64,
+    pub length: u64,
+    /// Datanode addresses that hold a replica, preferred first.
+    pub datanodes: Vec<String>,
+    /// Token issued by the OM for this block; the DN refuses a request without it.
+    pub token: Option<BlockToken>,
+}
+
+/// Everything the OM knows about one committed object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyInfo {
+    pub bucket: String,
+    pub key: String,
+    pub size: u64,
+    /// The S3 ETag without quotes: hex MD5, or `<hex>-N` for multipart.
+    pub etag: String,
+    pub last_modified: SystemTime,
+    /// Access key id of the key that wrote the object.
+    pub owner: String,
+    pub meta: ObjectMeta,
+    pub tags: Vec<(String, String)>,
+    pub checksum: Option<ObjectChecksum>,
+    pub locations: Vec<BlockLocation>,
+}
+
+/// A condition that `commit` checks atomically with the swap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum WriteCondition {
+    #[default]
+    None,
+    /// `If-None-Match: *`: fail if any object exists under the key.
+    IfAbsent,
+    /// `If-Match: <etag>`: fail unless the current object has this ETag.
+    IfEtag(String),
+}
+
+/// What `ObjectWriter::commit` records with the bytes written.
+#[derive(Clone, Debug, Default)]
+pub struct NewObject {
+    pub etag: String,
+    pub meta: ObjectMeta,
+    pub tags: Vec<(String, String)>,
+    pub checksum: Option<ObjectChecksum>,
+    pub condition: WriteCondition,
+}
+
+/// A listing request: a range scan in byte order.
+#[derive(Clone, Debug, Default)]
+pub struct ListQuery {
+    pub prefix: String,
+    /// Group keys sharing the text up to the first delimiter after the prefix.
+    pub delimiter: Option<String>,
+    /// Exclusive lower bound: list keys strictly after this one.
+    pub start_after: Option<String>,
+    pub max_keys: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListEntry {
+    pub key: String,
+    pub size: u64,
+    pub etag: String,
+    pub last_modified: SystemTime,
+    pub owner: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListPage {
+    pub entries: Vec<ListEntry>,
+    pub common_prefixes: Vec<String>,
+    pub is_truncated: bool,
+    /// The last key or common prefix returned; continue after it.
+    pub next_marker: Option<String>,
+}
