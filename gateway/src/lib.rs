@@ -12,4 +12,5 @@ pub mod error;
 pub mod ops;
 pub mod router;
 pub mod server;
+pub mod state;
 pub mod xml;
