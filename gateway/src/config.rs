@@ -1,1 +1,745 @@
-//! placeholder
+//! Gateway configuration: defaults < TOML file (`--config`) < `S3GW_*`
+//! environment < command-line flags, validated once at start.
+//!
+//! Every setting is first collected as text together with where it came from,
+//! so that an invalid value is reported in one line naming its source
+//! (`--listen`, `S3GW_LISTEN` or `listen in gateway.toml`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9878";
+pub const DEFAULT_DATA_DIR: &str = "./data";
+pub const DEFAULT_REGION: &str = "us-east-1";
+pub const DEFAULT_LOG_LEVEL: &str = "info";
+
+/// The validated configuration the server runs with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub region: String,
+    /// Base domain for virtual-host style (`bucket.<domain>`).
+    pub domain: Option<String>,
+    /// Keys loaded from the credentials file, upserted into storage at start.
+    pub keys: Vec<KeyEntry>,
+    /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
+    pub root_key: Option<KeyEntry>,
+    /// Storage tunables; `None` keeps the storage back end's measured default.
+    pub block_size: Option<u64>,
+    pub chunk_size: Option<u64>,
+    /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
+    pub log_level: String,
+    pub tls: Option<TlsFiles>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// One `[[keys]]` table of a credentials file.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyEntry {
+    pub name: String,
+    pub access_key: String,
+    pub secret_key: String,
+    /// Root keys may use the admin API.
+    #[serde(default)]
+    pub root: bool,
+}
+
+/// An invalid configuration; its message is one line meant for stderr.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(String);
+
+/// The `serve` flags; every one is optional so that unset flags fall back to
+/// the environment, the file, then the defaults.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ServeArgs {
+    /// TOML configuration file [env: S3GW_CONFIG]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [env: S3GW_LISTEN] [default: 127.0.0.1:9878]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Directory for the embedded store [env: S3GW_DATA_DIR] [default: ./data]
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<String>,
+    /// Region this gateway answers for [env: S3GW_REGION] [default: us-east-1]
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Base domain for virtual-host style requests [env: S3GW_DOMAIN]
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// TOML file of `[[keys]]` to load at start [env: S3GW_CREDENTIALS]
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<String>,
+    /// Storage block size, e.g. 256MiB [env: S3GW_BLOCK_SIZE]
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<String>,
+    /// Storage chunk size, e.g. 4MiB [env: S3GW_CHUNK_SIZE]
+    #[arg(long, value_name = "SIZE")]
+    pub chunk_size: Option<String>,
+    /// Log filter, e.g. info or s3_gateway=debug [env: S3GW_LOG_LEVEL] [default: info]
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+    /// PEM certificate chain; serves HTTPS when given with --tls-key [env: S3GW_TLS_CERT]
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<String>,
+    /// PEM private key [env: S3GW_TLS_KEY]
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<String>,
+}
+
+/// A raw setting and where it came from, for error messages.
+#[derive(Clone, Debug)]
+struct Setting {
+    value: String,
+    origin: String,
+}
+
+/// The settings one source provides; later layers override earlier ones.
+#[derive(Clone, Debug, Default)]
+struct Layer {
+    listen: Option<Setting>,
+    data_dir: Option<Setting>,
+    region: Option<Setting>,
+    domain: Option<Setting>,
+    credentials: Option<Setting>,
+    block_size: Option<Setting>,
+    chunk_size: Option<Setting>,
+    log_level: Option<Setting>,
+    tls_cert: Option<Setting>,
+    tls_key: Option<Setting>,
+}
+
+/// The TOML file's shape; unknown keys are refused so typos do not pass silently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    listen: Option<String>,
+    data_dir: Option<String>,
+    region: Option<String>,
+    domain: Option<String>,
+    credentials: Option<String>,
+    block_size: Option<SizeValue>,
+    chunk_size: Option<SizeValue>,
+    log_level: Option<String>,
+    tls_cert: Option<String>,
+    tls_key: Option<String>,
+}
+
+/// Sizes may be written as a byte count or as text with a unit (`"4MiB"`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CredentialsFile {
+    #[serde(default)]
+    keys: Vec<KeyEntry>,
+}
+
+impl Config {
+    /// Loads the configuration from the process environment and `flags`.
+    pub fn load(flags: &ServeArgs) -> Result<Self, ConfigError> {
+        Self::load_from(flags, |name| std::env::var(name).ok())
+    }
+
+    /// Loads the configuration with `env` standing in for the environment.
+    pub fn load_from(
+        flags: &ServeArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let config_file = match &flags.config {
+            Some(path) => Some(path.clone()),
+            None => env("S3GW_CONFIG").map(PathBuf::from),
+        };
+        let mut layer = match &config_file {
+            Some(path) => file_layer(path)?,
+            None => Layer::default(),
+        };
+        layer.merge(env_layer(&env));
+        layer.merge(flag_layer(flags));
+        let root_key = root_key_from_env(&env)?;
+        layer.validate(root_key)
+    }
+}
+
+impl Layer {
+    fn merge(&mut self, over: Layer) {
+        fn take(base: &mut Option<Setting>, over: Option<Setting>) {
+            if over.is_some() {
+                *base = over;
+            }
+        }
+        take(&mut self.listen, over.listen);
+        take(&mut self.data_dir, over.data_dir);
+        take(&mut self.region, over.region);
+        take(&mut self.domain, over.domain);
+        take(&mut self.credentials, over.credentials);
+        take(&mut self.block_size, over.block_size);
+        take(&mut self.chunk_size, over.chunk_size);
+        take(&mut self.log_level, over.log_level);
+        take(&mut self.tls_cert, over.tls_cert);
+        take(&mut self.tls_key, over.tls_key);
+    }
+
+    fn validate(self, root_key: Option<KeyEntry>) -> Result<Config, ConfigError> {
+        let listen = match &self.listen {
+            Some(s) => s
+                .value
+                .parse::<SocketAddr>()
+                .map_err(|_| s.invalid("expected an IP address and port such as 127.0.0.1:9878"))?,
+            None => DEFAULT_LISTEN
+                .parse()
+                .map_err(|_| ConfigError("the default listen address is invalid".into()))?,
+        };
+        let data_dir = match &self.data_dir {
+            Some(s) if s.value.is_empty() => return Err(s.invalid("must not be empty")),
+            Some(s) => PathBuf::from(&s.value),
+            None => PathBuf::from(DEFAULT_DATA_DIR),
+        };
+        let region = match &self.region {
+            Some(s) => {
+                let valid = !s.value.is_empty()
+                    && s.value
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+                if !valid {
+                    return Err(s.invalid("expected a region name such as us-east-1"));
+                }
+                s.value.clone()
+            }
+            None => DEFAULT_REGION.to_string(),
+        };
+        let domain = match &self.domain {
+            Some(s) => {
+                let valid = !s.value.is_empty()
+                    && s.value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b':');
+                if !valid {
+                    return Err(s.invalid("expected a host name such as s3.example.com"));
+                }
+                Some(s.value.to_ascii_lowercase())
+            }
+            None => None,
+        };
+        let keys = match &self.credentials {
+            Some(s) => load_credentials_file(Path::new(&s.value))?,
+            None => Vec::new(),
+        };
+        let block_size = self.block_size.as_ref().map(parse_size).transpose()?;
+        let chunk_size = self.chunk_size.as_ref().map(parse_size).transpose()?;
+        if let (Some(block), Some(chunk)) = (block_size, chunk_size)
+            && chunk > block
+        {
+            return Err(ConfigError(format!(
+                "chunk size {chunk} is larger than block size {block}"
+            )));
+        }
+        let log_level = match &self.log_level {
+            Some(s) => {
+                tracing_subscriber::EnvFilter::try_new(&s.value)
+                    .map_err(|e| s.invalid(&e.to_string()))?;
+                s.value.clone()
+            }
+            None => DEFAULT_LOG_LEVEL.to_string(),
+        };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: PathBuf::from(&cert.value),
+                key: PathBuf::from(&key.value),
+            }),
+            (None, None) => None,
+            (Some(s), None) | (None, Some(s)) => {
+                return Err(s.invalid("TLS needs both a certificate and a key"));
+            }
+        };
+        Ok(Config {
+            listen,
+            data_dir,
+            region,
+            domain,
+            keys,
+            root_key,
+            block_size,
+            chunk_size,
+            log_level,
+            tls,
+        })
+    }
+}
+
+impl Setting {
+    fn new(value: impl Into<String>, origin: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            origin: origin.into(),
+        }
+    }
+
+    fn invalid(&self, why: &str) -> ConfigError {
+        ConfigError(format!("{} = {:?}: {why}", self.origin, self.value))
+    }
+}
+
+fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
+    let file: FileSettings = toml::from_str(&text).map_err(|e| {
+        ConfigError(format!(
+            "config file {}: {}",
+            path.display(),
+            one_line(e.message())
+        ))
+    })?;
+    let origin = |key: &str| format!("{key} in {}", path.display());
+    let text_setting =
+        |value: Option<String>, key: &str| value.map(|v| Setting::new(v, origin(key)));
+    let size_setting = |value: Option<SizeValue>, key: &str| {
+        value.map(|v| match v {
+            SizeValue::Bytes(n) => Setting::new(n.to_string(), origin(key)),
+            SizeValue::Text(t) => Setting::new(t, origin(key)),
+        })
+    };
+    // Relative paths inside the file are relative to the file, as a reader expects.
+    let base = path.parent().unwrap_or(Path::new(""));
+    let path_setting = |value: Option<String>, key: &str| {
+        value.map(|v| Setting::new(base.join(v).to_string_lossy(), origin(key)))
+    };
+    Ok(Layer {
+        listen: text_setting(file.listen, "listen"),
+        data_dir: path_setting(file.data_dir, "data_dir"),
+        region: text_setting(file.region, "region"),
+        domain: text_setting(file.domain, "domain"),
+        credentials: path_setting(file.credentials, "credentials"),
+        block_size: size_setting(file.block_size, "block_size"),
+        chunk_size: size_setting(file.chunk_size, "chunk_size"),
+        log_level: text_setting(file.log_level, "log_level"),
+        tls_cert: path_setting(file.tls_cert, "tls_cert"),
+        tls_key: path_setting(file.tls_key, "tls_key"),
+    })
+}
+
+fn env_layer(env: &impl Fn(&str) -> Option<String>) -> Layer {
+    let get = |name: &str| env(name).map(|v| Setting::new(v, name));
+    Layer {
+        listen: get("S3GW_LISTEN"),
+        data_dir: get("S3GW_DATA_DIR"),
+        region: get("S3GW_REGION"),
+        domain: get("S3GW_DOMAIN"),
+        credentials: get("S3GW_CREDENTIALS"),
+        block_size: get("S3GW_BLOCK_SIZE"),
+        chunk_size: get("S3GW_CHUNK_SIZE"),
+        log_level: get("S3GW_LOG_LEVEL"),
+        tls_cert: get("S3GW_TLS_CERT"),
+        tls_key: get("S3GW_TLS_KEY"),
+    }
+}
+
+fn flag_layer(flags: &ServeArgs) -> Layer {
+    let get =
+        |value: &Option<String>, flag: &str| value.as_ref().map(|v| Setting::new(v.clone(), flag));
+    Layer {
+        listen: get(&flags.listen, "--listen"),
+        data_dir: get(&flags.data_dir, "--data-dir"),
+        region: get(&flags.region, "--region"),
+        domain: get(&flags.domain, "--domain"),
+        credentials: get(&flags.credentials, "--credentials"),
+        block_size: get(&flags.block_size, "--block-size"),
+        chunk_size: get(&flags.chunk_size, "--chunk-size"),
+        log_level: get(&flags.log_level, "--log-level"),
+        tls_cert: get(&flags.tls_cert, "--tls-cert"),
+        tls_key: get(&flags.tls_key, "--tls-key"),
+    }
+}
+
+fn root_key_from_env(
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<KeyEntry>, ConfigError> {
+    match (env("S3GW_ROOT_ACCESS_KEY"), env("S3GW_ROOT_SECRET_KEY")) {
+        (None, None) => Ok(None),
+        (Some(access_key), Some(secret_key)) => {
+            let key = KeyEntry {
+                name: "root".to_string(),
+                access_key,
+                secret_key,
+                root: true,
+            };
+            validate_key(&key).map_err(|why| {
+                ConfigError(format!("S3GW_ROOT_ACCESS_KEY/S3GW_ROOT_SECRET_KEY: {why}"))
+            })?;
+            Ok(Some(key))
+        }
+        _ => Err(ConfigError(
+            "S3GW_ROOT_ACCESS_KEY and S3GW_ROOT_SECRET_KEY must be set together".into(),
+        )),
+    }
+}
+
+/// Reads a credentials file: one `[[keys]]` table per key.
+pub fn load_credentials_file(path: &Path) -> Result<Vec<KeyEntry>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError(format!(
+            "cannot read credentials file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let file: CredentialsFile = toml::from_str(&text).map_err(|e| {
+        ConfigError(format!(
+            "credentials file {}: {}",
+            path.display(),
+            one_line(e.message())
+        ))
+    })?;
+    let mut seen = std::collections::HashSet::new();
+    for key in &file.keys {
+        validate_key(key).map_err(|why| {
+            ConfigError(format!(
+                "credentials file {}: key {:?}: {why}",
+                path.display(),
+                key.name
+            ))
+        })?;
+        if !seen.insert(key.access_key.as_str()) {
+            return Err(ConfigError(format!(
+                "credentials file {}: access key {} appears twice",
+                path.display(),
+                key.access_key
+            )));
+        }
+    }
+    Ok(file.keys)
+}
+
+/// Renders one `[[keys]]` table of a credentials file, ready to paste.
+pub fn render_key_entry(key: &KeyEntry) -> String {
+    let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut out = format!(
+        "[[keys]]\nname = {}\naccess_key = {}\nsecret_key = {}\n",
+        quoted(&key.name),
+        quoted(&key.access_key),
+        quoted(&key.secret_key)
+    );
+    if key.root {
+        out.push_str("root = true\n");
+    }
+    out
+}
+
+/// Checks the shape of a key: the access key sits in the SigV4 credential
+/// scope (`AK/date/region/s3/aws4_request`), so it must not contain `/`.
+pub fn validate_key(key: &KeyEntry) -> Result<(), String> {
+    let printable = |s: &str| s.bytes().all(|b| b.is_ascii_graphic());
+    if key.name.trim().is_empty() || key.name.len() > 128 {
+        return Err("name must be 1 to 128 characters".into());
+    }
+    if !(3..=128).contains(&key.access_key.len())
+        || !printable(&key.access_key)
+        || key.access_key.contains('/')
+    {
+        return Err("access_key must be 3 to 128 printable ASCII characters without '/'".into());
+    }
+    if !(8..=128).contains(&key.secret_key.len()) || !printable(&key.secret_key) {
+        return Err("secret_key must be 8 to 128 printable ASCII characters".into());
+    }
+    Ok(())
+}
+
+/// Parses `4194304`, `64KiB`, `4MiB`, `1GiB` (also `K`, `M`, `G`, `KB`...; all binary).
+fn parse_size(s: &Setting) -> Result<u64, ConfigError> {
+    let text = s.value.trim();
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(s.invalid("expected a size such as 4194304, 64KiB or 4MiB")),
+    };
+    let size = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| s.invalid("expected a size such as 4194304, 64KiB or 4MiB"))?;
+    if size == 0 {
+        return Err(s.invalid("must be greater than zero"));
+    }
+    Ok(size)
+}
+
+/// TOML parse messages can span lines; stderr gets one.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::Write;
+
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn file_with(text: &str) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(text.as_bytes()).expect("write temp file");
+        file
+    }
+
+    fn error_of(flags: &ServeArgs, env: &[(&str, &str)]) -> String {
+        match Config::load_from(flags, env_of(env)) {
+            Ok(config) => panic!("expected an error, got {config:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_set() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.listen, "127.0.0.1:9878".parse().expect("addr"));
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.region, "us-east-1");
+        assert_eq!(config.domain, None);
+        assert_eq!(config.log_level, "info");
+        assert!(config.keys.is_empty());
+        assert_eq!(config.root_key, None);
+        assert_eq!(config.tls, None);
+    }
+
+    #[test]
+    fn file_then_env_then_flags_override_each_other() {
+        let file = file_with(
+            "listen = \"0.0.0.0:1000\"\nregion = \"eu-west-1\"\ndomain = \"s3.file\"\nlog_level = \"warn\"\nblock_size = 1048576\n",
+        );
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            listen: Some("127.0.0.1:3000".into()),
+            ..ServeArgs::default()
+        };
+        let env = [
+            ("S3GW_LISTEN", "127.0.0.1:2000"),
+            ("S3GW_REGION", "eu-central-1"),
+            ("S3GW_CHUNK_SIZE", "64KiB"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert_eq!(
+            config.listen,
+            "127.0.0.1:3000".parse().expect("addr"),
+            "flag wins"
+        );
+        assert_eq!(config.region, "eu-central-1", "env beats file");
+        assert_eq!(
+            config.domain.as_deref(),
+            Some("s3.file"),
+            "file beats default"
+        );
+        assert_eq!(config.log_level, "warn");
+        assert_eq!(config.block_size, Some(1 << 20));
+        assert_eq!(config.chunk_size, Some(64 << 10));
+    }
+
+    #[test]
+    fn config_file_can_come_from_the_environment() {
+        let file = file_with("region = \"ap-south-1\"\n");
+        let path = file.path().to_string_lossy().to_string();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[("S3GW_CONFIG", &path)]))
+            .expect("valid");
+        assert_eq!(config.region, "ap-south-1");
+    }
+
+    #[test]
+    fn relative_paths_in_the_file_are_relative_to_it() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("gw.toml");
+        std::fs::write(&path, "data_dir = \"store\"\n").expect("write");
+        let flags = ServeArgs {
+            config: Some(path),
+            ..ServeArgs::default()
+        };
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.data_dir, dir.path().join("store"));
+    }
+
+    #[test]
+    fn a_bad_listen_address_names_its_source() {
+        let message = error_of(&ServeArgs::default(), &[("S3GW_LISTEN", "nowhere")]);
+        assert!(message.contains("S3GW_LISTEN"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+        let flags = ServeArgs {
+            listen: Some("1.2.3.4".into()),
+            ..ServeArgs::default()
+        };
+        assert!(error_of(&flags, &[]).contains("--listen"));
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_file_is_refused() {
+        let file = file_with("listen = \"127.0.0.1:1\"\nlisten_addr = \"x\"\n");
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            ..ServeArgs::default()
+        };
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("listen_addr"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn an_unreadable_config_file_is_refused() {
+        let flags = ServeArgs {
+            config: Some(PathBuf::from("/nonexistent/s3gw.toml")),
+            ..ServeArgs::default()
+        };
+        assert!(error_of(&flags, &[]).contains("cannot read config file"));
+    }
+
+    #[test]
+    fn root_key_needs_both_halves() {
+        let message = error_of(
+            &ServeArgs::default(),
+            &[("S3GW_ROOT_ACCESS_KEY", "AKIAEXAMPLE")],
+        );
+        assert!(message.contains("together"), "{message}");
+        let env = [
+            ("S3GW_ROOT_ACCESS_KEY", "AKIAEXAMPLE"),
+            ("S3GW_ROOT_SECRET_KEY", "secretsecret"),
+        ];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let root = config.root_key.expect("root key");
+        assert!(root.root);
+        assert_eq!(root.access_key, "AKIAEXAMPLE");
+    }
+
+    #[test]
+    fn credentials_file_is_loaded_and_checked() {
+        let file = file_with(
+            "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY\"\nsecret_key = \"alicesecret\"\n\n[[keys]]\nname = \"bob\"\naccess_key = \"BOBKEY\"\nsecret_key = \"bobsecret1\"\nroot = true\n",
+        );
+        let flags = ServeArgs {
+            credentials: Some(file.path().to_string_lossy().to_string()),
+            ..ServeArgs::default()
+        };
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.keys.len(), 2);
+        assert_eq!(config.keys[0].name, "alice");
+        assert!(!config.keys[0].root);
+        assert!(config.keys[1].root);
+    }
+
+    #[test]
+    fn rendered_keys_read_back_from_a_credentials_file() {
+        let keys = [
+            KeyEntry {
+                name: "quote \" and \\ backslash".into(),
+                access_key: "S3GWABCDEFGHIJKLMNOP".into(),
+                secret_key: "secretsecretsecret".into(),
+                root: false,
+            },
+            KeyEntry {
+                name: "root".into(),
+                access_key: "S3GWROOT".into(),
+                secret_key: "rootsecret".into(),
+                root: true,
+            },
+        ];
+        let text: Vec<String> = keys.iter().map(render_key_entry).collect();
+        let file = file_with(&text.join("\n"));
+        assert_eq!(load_credentials_file(file.path()).expect("valid"), keys);
+    }
+
+    #[test]
+    fn bad_credentials_files_are_refused() {
+        let cases = [
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AK/1\"\nsecret_key = \"12345678\"\n",
+                "access_key",
+            ),
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"short\"\n",
+                "secret_key",
+            ),
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\n",
+                "secret_key",
+            ),
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\nextra = 1\n",
+                "extra",
+            ),
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\n[[keys]]\nname = \"b\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\n",
+                "twice",
+            ),
+        ];
+        for (text, expected) in cases {
+            let file = file_with(text);
+            let flags = ServeArgs {
+                credentials: Some(file.path().to_string_lossy().to_string()),
+                ..ServeArgs::default()
+            };
+            let message = error_of(&flags, &[]);
+            assert!(message.contains(expected), "{text:?} gave {message}");
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn sizes_accept_units_and_refuse_nonsense() {
+        let ok = [
+            ("4194304", 4 << 20),
+            ("64KiB", 64 << 10),
+            ("4MiB", 4 << 20),
+            ("1G", 1 << 30),
+        ];
+        for (text, expected) in ok {
+            let env = [("S3GW_BLOCK_SIZE", text)];
+            let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
+            assert_eq!(config.block_size, Some(expected), "{text}");
+        }
+        for bad in ["", "0", "4XB", "-1", "99999999999999999999"] {
+            let message = error_of(&ServeArgs::default(), &[("S3GW_BLOCK_SIZE", bad)]);
+            assert!(message.contains("S3GW_BLOCK_SIZE"), "{bad:?}: {message}");
+        }
+        let env = [("S3GW_BLOCK_SIZE", "1MiB"), ("S3GW_CHUNK_SIZE", "2MiB")];
+        assert!(error_of(&ServeArgs::default(), &env).contains("larger than block size"));
+    }
+
+    #[test]
+    fn other_settings_are_validated() {
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_REGION", "US East")]).contains("S3GW_REGION")
+        );
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_DOMAIN", "http://x/")])
+                .contains("S3GW_DOMAIN")
+        );
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_LOG_LEVEL", "s3=verbose[")])
+                .contains("S3GW_LOG_LEVEL")
+        );
+        assert!(error_of(&ServeArgs::default(), &[("S3GW_TLS_CERT", "cert.pem")]).contains("both"));
+    }
+}

@@ -1,6 +1,9 @@
 //! S3 errors: the AWS code, the HTTP status and the XML body in one place.
 
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use storage_client::StorageError;
 
 /// An S3 error response. `resource` and `request_id` are filled in by the
 /// server just before rendering, so handlers only say what went wrong.
@@ -11,7 +14,11 @@ pub struct S3Error {
     pub message: String,
     /// Extra elements AWS puts in some error bodies (e.g. `Key`, `BucketName`).
     pub extra: Vec<(&'static str, String)>,
+    /// Response headers some errors carry (e.g. `Content-Range` on 416).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
+
+pub type S3Result<T> = Result<T, S3Error>;
 
 impl S3Error {
     pub fn new(code: &'static str, status: StatusCode, message: impl Into<String>) -> Self {
@@ -20,6 +27,7 @@ impl S3Error {
             status,
             message: message.into(),
             extra: Vec::new(),
+            headers: Vec::new(),
         }
     }
 
@@ -27,6 +35,447 @@ impl S3Error {
         self.extra.push((name, value.into()));
         self
     }
+
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    // ---- 400 ----
+
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new("InvalidArgument", StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new("InvalidRequest", StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn invalid_bucket_name(bucket: &str) -> Self {
+        Self::new(
+            "InvalidBucketName",
+            StatusCode::BAD_REQUEST,
+            "The specified bucket is not valid.",
+        )
+        .with("BucketName", bucket)
+    }
+
+    pub fn invalid_uri() -> Self {
+        Self::new(
+            "InvalidURI",
+            StatusCode::BAD_REQUEST,
+            "Couldn't parse the specified URI.",
+        )
+    }
+
+    pub fn key_too_long() -> Self {
+        Self::new(
+            "KeyTooLongError",
+            StatusCode::BAD_REQUEST,
+            "Your key is too long",
+        )
+    }
+
+    pub fn malformed_xml() -> Self {
+        Self::new(
+            "MalformedXML",
+            StatusCode::BAD_REQUEST,
+            "The XML you provided was not well-formed or did not validate against our published schema",
+        )
+    }
+
+    pub fn entity_too_large(max: u64) -> Self {
+        Self::new(
+            "EntityTooLarge",
+            StatusCode::BAD_REQUEST,
+            "Your proposed upload exceeds the maximum allowed size",
+        )
+        .with("MaxSizeAllowed", max.to_string())
+    }
+
+    pub fn max_message_length_exceeded() -> Self {
+        Self::new(
+            "MaxMessageLengthExceeded",
+            StatusCode::BAD_REQUEST,
+            "Your request was too big.",
+        )
+    }
+
+    pub fn bad_digest(message: impl Into<String>) -> Self {
+        Self::new("BadDigest", StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn invalid_digest() -> Self {
+        Self::new(
+            "InvalidDigest",
+            StatusCode::BAD_REQUEST,
+            "The Content-MD5 you specified is not valid.",
+        )
+    }
+
+    pub fn invalid_storage_class() -> Self {
+        Self::new(
+            "InvalidStorageClass",
+            StatusCode::BAD_REQUEST,
+            "The storage class you specified is not valid",
+        )
+    }
+
+    pub fn metadata_too_large(max: usize) -> Self {
+        Self::new(
+            "MetadataTooLarge",
+            StatusCode::BAD_REQUEST,
+            "Your metadata headers exceed the maximum allowed metadata size.",
+        )
+        .with("MaxSizeAllowed", max.to_string())
+    }
+
+    pub fn invalid_tag(message: impl Into<String>) -> Self {
+        Self::new("InvalidTag", StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn invalid_version_id() -> Self {
+        Self::invalid_argument("Invalid version id specified")
+    }
+
+    // ---- 403 / 404 / 409 ----
+
+    pub fn access_denied() -> Self {
+        Self::new("AccessDenied", StatusCode::FORBIDDEN, "Access Denied")
+    }
+
+    pub fn no_such_bucket(bucket: &str) -> Self {
+        Self::new(
+            "NoSuchBucket",
+            StatusCode::NOT_FOUND,
+            "The specified bucket does not exist",
+        )
+        .with("BucketName", bucket)
+    }
+
+    pub fn no_such_key(key: &str) -> Self {
+        Self::new(
+            "NoSuchKey",
+            StatusCode::NOT_FOUND,
+            "The specified key does not exist.",
+        )
+        .with("Key", key)
+    }
+
+    pub fn object_lock_configuration_not_found(bucket: &str) -> Self {
+        Self::new(
+            "ObjectLockConfigurationNotFoundError",
+            StatusCode::NOT_FOUND,
+            "Object Lock configuration does not exist for this bucket",
+        )
+        .with("BucketName", bucket)
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            "MethodNotAllowed",
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The specified method is not allowed against this resource.",
+        )
+    }
+
+    pub fn bucket_already_exists(bucket: &str) -> Self {
+        Self::new(
+            "BucketAlreadyExists",
+            StatusCode::CONFLICT,
+            "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.",
+        )
+        .with("BucketName", bucket)
+    }
+
+    pub fn bucket_already_owned_by_you(bucket: &str) -> Self {
+        Self::new(
+            "BucketAlreadyOwnedByYou",
+            StatusCode::CONFLICT,
+            "Your previous request to create the named bucket succeeded and you already own it.",
+        )
+        .with("BucketName", bucket)
+    }
+
+    pub fn bucket_not_empty(bucket: &str) -> Self {
+        Self::new(
+            "BucketNotEmpty",
+            StatusCode::CONFLICT,
+            "The bucket you tried to delete is not empty",
+        )
+        .with("BucketName", bucket)
+    }
+
+    // ---- 412 / 416 ----
+
+    pub fn precondition_failed() -> Self {
+        Self::new(
+            "PreconditionFailed",
+            StatusCode::PRECONDITION_FAILED,
+            "At least one of the pre-conditions you specified did not hold",
+        )
+    }
+
+    /// 416, with the `Content-Range: bytes */<size>` RFC 9110 asks for.
+    pub fn invalid_range(object_size: u64) -> Self {
+        let err = Self::new(
+            "InvalidRange",
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "The requested range is not satisfiable",
+        )
+        .with("ActualObjectSize", object_size.to_string());
+        match HeaderValue::try_from(format!("bytes */{object_size}")) {
+            Ok(value) => err.with_header(header::CONTENT_RANGE, value),
+            Err(_) => err,
+        }
+    }
+
+    pub fn invalid_part_number(parts_count: u64) -> Self {
+        Self::new(
+            "InvalidPartNumber",
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "The requested partnumber is not satisfiable",
+        )
+        .with("PartsCount", parts_count.to_string())
+    }
+
+    // ---- 5xx ----
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new("InternalError", StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    pub fn not_implemented(operation: &str) -> Self {
+        Self::new(
+            "NotImplemented",
+            StatusCode::NOT_IMPLEMENTED,
+            format!("{operation} is not implemented"),
+        )
+    }
+
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::new(
+            "ServiceUnavailable",
+            StatusCode::SERVICE_UNAVAILABLE,
+            message,
+        )
+    }
+
+    /// Adds the bucket or key name AWS includes in NoSuchBucket / NoSuchKey
+    /// bodies, which a bare `StorageError` cannot know.
+    pub fn naming(mut self, bucket: &str, key: Option<&str>) -> Self {
+        let (element, value) = match (self.code, key) {
+            (
+                "NoSuchBucket"
+                | "BucketNotEmpty"
+                | "BucketAlreadyExists"
+                | "BucketAlreadyOwnedByYou",
+                _,
+            ) => ("BucketName", bucket),
+            ("NoSuchKey", Some(key)) => ("Key", key),
+            _ => return self,
+        };
+        if !self.extra.iter().any(|(name, _)| *name == element) {
+            self.extra.push((element, value.to_owned()));
+        }
+        self
+    }
+
+    /// Renders the S3 XML error body. The server strips the body for HEAD.
+    pub fn into_response(self, resource: &str, request_id: &str) -> Response {
+        let mut body = String::with_capacity(256);
+        body.push_str(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+        body.push_str("<Error>");
+        push_element(&mut body, "Code", self.code);
+        push_element(&mut body, "Message", &self.message);
+        for (name, value) in &self.extra {
+            push_element(&mut body, name, value);
+        }
+        push_element(&mut body, "Resource", resource);
+        push_element(&mut body, "RequestId", request_id);
+        body.push_str("</Error>");
+
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = self.status;
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/xml"),
+        );
+        response
+    }
 }
 
-pub type S3Result<T> = Result<T, S3Error>;
+impl std::fmt::Display for S3Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.status, self.message)
+    }
+}
+
+impl std::error::Error for S3Error {}
+
+impl From<StorageError> for S3Error {
+    fn from(err: StorageError) -> Self {
+        match err {
+            StorageError::NoSuchBucket => Self::new(
+                "NoSuchBucket",
+                StatusCode::NOT_FOUND,
+                "The specified bucket does not exist",
+            ),
+            StorageError::NoSuchKey => Self::new(
+                "NoSuchKey",
+                StatusCode::NOT_FOUND,
+                "The specified key does not exist.",
+            ),
+            StorageError::BucketAlreadyExists => Self::new(
+                "BucketAlreadyExists",
+                StatusCode::CONFLICT,
+                "The requested bucket name is not available.",
+            ),
+            StorageError::BucketAlreadyOwnedByYou => Self::new(
+                "BucketAlreadyOwnedByYou",
+                StatusCode::CONFLICT,
+                "Your previous request to create the named bucket succeeded and you already own it.",
+            ),
+            StorageError::BucketNotEmpty => Self::new(
+                "BucketNotEmpty",
+                StatusCode::CONFLICT,
+                "The bucket you tried to delete is not empty",
+            ),
+            StorageError::AccessDenied | StorageError::TokenRefused(_) => Self::access_denied(),
+            StorageError::PreconditionFailed => Self::precondition_failed(),
+            StorageError::InvalidArgument(message) => Self::invalid_argument(message),
+            StorageError::Unavailable(message) => Self::service_unavailable(message),
+            // Corrupt data, I/O and internal faults are ours, not the client's;
+            // the detail goes to the log, never to the caller.
+            other => {
+                tracing::error!(error = %other, "storage failure");
+                Self::internal("We encountered an internal error. Please try again.")
+            }
+        }
+    }
+}
+
+/// Appends `<name>value</name>`, escaping the value for XML 1.0. Control
+/// characters, which XML 1.0 cannot carry even escaped, are dropped so a key
+/// like "a\u{1}b" still yields a parseable error body.
+fn push_element(out: &mut String, name: &str, value: &str) {
+    out.push('<');
+    out.push_str(name);
+    out.push('>');
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out.push_str("</");
+    out.push_str(name);
+    out.push('>');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    async fn body_text(response: Response) -> String {
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("in-memory body")
+            .to_bytes();
+        String::from_utf8(bytes.to_vec()).expect("utf-8 body")
+    }
+
+    #[tokio::test]
+    async fn no_such_key_renders_code_key_resource_and_request_id() {
+        let response = S3Error::no_such_key("a<b").into_response("/bkt/a<b", "REQ1");
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/xml");
+        let body = body_text(response).await;
+        assert_eq!(
+            body,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code>\
+             <Message>The specified key does not exist.</Message><Key>a&lt;b</Key>\
+             <Resource>/bkt/a&lt;b</Resource><RequestId>REQ1</RequestId></Error>"
+        );
+    }
+
+    #[test]
+    fn invalid_range_carries_the_object_size_in_content_range() {
+        let response = S3Error::invalid_range(10240).into_response("/b/k", "R");
+        assert_eq!(response.status(), StatusCode::RANGE_NOT_SATISFIABLE);
+        assert_eq!(response.headers()[header::CONTENT_RANGE], "bytes */10240");
+    }
+
+    #[tokio::test]
+    async fn control_characters_are_dropped_from_the_body() {
+        let body = body_text(S3Error::no_such_key("a\u{1}b").into_response("/", "R")).await;
+        assert!(body.contains("<Key>ab</Key>"), "{body}");
+    }
+
+    #[test]
+    fn storage_errors_map_to_aws_codes_and_statuses() {
+        let cases = [
+            (StorageError::NoSuchBucket, "NoSuchBucket", 404),
+            (StorageError::NoSuchKey, "NoSuchKey", 404),
+            (
+                StorageError::BucketAlreadyExists,
+                "BucketAlreadyExists",
+                409,
+            ),
+            (
+                StorageError::BucketAlreadyOwnedByYou,
+                "BucketAlreadyOwnedByYou",
+                409,
+            ),
+            (StorageError::BucketNotEmpty, "BucketNotEmpty", 409),
+            (StorageError::AccessDenied, "AccessDenied", 403),
+            (StorageError::PreconditionFailed, "PreconditionFailed", 412),
+            (
+                StorageError::InvalidArgument("x".into()),
+                "InvalidArgument",
+                400,
+            ),
+            (StorageError::TokenRefused("x".into()), "AccessDenied", 403),
+            (StorageError::Corrupt("x".into()), "InternalError", 500),
+            (
+                StorageError::Unavailable("x".into()),
+                "ServiceUnavailable",
+                503,
+            ),
+            (
+                StorageError::Io(std::io::Error::other("disk")),
+                "InternalError",
+                500,
+            ),
+            (StorageError::Internal("x".into()), "InternalError", 500),
+        ];
+        for (err, code, status) in cases {
+            let s3 = S3Error::from(err);
+            assert_eq!((s3.code, s3.status.as_u16()), (code, status));
+        }
+    }
+
+    #[test]
+    fn naming_adds_bucket_or_key_once() {
+        let err = S3Error::from(StorageError::NoSuchKey).naming("b", Some("k"));
+        assert_eq!(err.extra, vec![("Key", "k".to_owned())]);
+        let err = S3Error::from(StorageError::NoSuchBucket).naming("b", Some("k"));
+        assert_eq!(err.extra, vec![("BucketName", "b".to_owned())]);
+        let err = S3Error::no_such_bucket("b").naming("b", None);
+        assert_eq!(err.extra.len(), 1);
+        let err = S3Error::access_denied().naming("b", Some("k"));
+        assert!(err.extra.is_empty());
+    }
+}

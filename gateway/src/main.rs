@@ -1,1 +1,247 @@
-fn main() {}
+//! The `s3-gateway` command: serve S3 (the default), manage keys on a running
+//! server, or print the version.
+//!
+//! Exit codes: 0 success, 1 runtime failure (including "no such key" for
+//! `admin keys delete`), 2 invalid configuration or usage.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use s3_gateway::admin::bootstrap::ROOT_CREDENTIALS_FILE;
+use s3_gateway::admin::client::AdminClient;
+use s3_gateway::config::{self, Config, KeyEntry, ServeArgs};
+use s3_gateway::server::{self, Gateway};
+
+#[derive(Parser)]
+#[command(
+    name = "s3-gateway",
+    version,
+    about = "An S3-compatible gateway over an Ozone-style object store",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    // The admin flags carry `admin_*` ids: clap shares one id namespace
+    // between these flags, the admin flags and `keys delete ACCESS_KEY`.
+    #[command(flatten)]
+    serve: ServeArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Manage a running gateway over its admin API (root key required)
+    Admin(AdminArgs),
+    /// Print the version
+    Version,
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    /// Gateway URL
+    #[arg(
+        long = "endpoint",
+        id = "admin_endpoint",
+        global = true,
+        env = "S3GW_ENDPOINT",
+        default_value = "http://127.0.0.1:9878"
+    )]
+    endpoint: String,
+    /// Root access key id [default: from <data-dir>/root-credentials.toml]
+    #[arg(
+        long = "access-key",
+        id = "admin_access_key",
+        global = true,
+        env = "S3GW_ROOT_ACCESS_KEY",
+        hide_env_values = true
+    )]
+    access_key: Option<String>,
+    /// Root secret key
+    #[arg(
+        long = "secret-key",
+        id = "admin_secret_key",
+        global = true,
+        env = "S3GW_ROOT_SECRET_KEY",
+        hide_env_values = true
+    )]
+    secret_key: Option<String>,
+    /// Region the gateway signs for
+    #[arg(long = "region", id = "admin_region", global = true, env = "S3GW_REGION", default_value = config::DEFAULT_REGION)]
+    region: String,
+    /// Data dir whose root-credentials.toml to use when no key is given
+    #[arg(long = "data-dir", id = "admin_data_dir", global = true, env = "S3GW_DATA_DIR", default_value = config::DEFAULT_DATA_DIR)]
+    data_dir: PathBuf,
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Access keys
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key; prints a [[keys]] block for a credentials file
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List keys (without secrets)
+    List,
+    /// Delete a key; exits 1 if there is no such key
+    Delete { access_key: String },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => serve(&cli.serve),
+        Some(Command::Version) => {
+            println!("s3-gateway {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some(Command::Admin(args)) => admin(args),
+    }
+}
+
+fn serve(flags: &ServeArgs) -> ExitCode {
+    let config = match Config::load(flags) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("s3-gateway: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&config.log_level);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("s3-gateway: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let gateway = match Gateway::open(&config).await {
+            Ok(gateway) => gateway,
+            Err(e) => {
+                eprintln!("s3-gateway: {e}");
+                return if e.is_configuration() {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::FAILURE
+                };
+            }
+        };
+        let endpoint = gateway.endpoint();
+        print!("{}", gateway.root_keys().banner(&endpoint));
+        println!("s3-gateway listening on {endpoint}");
+        tracing::info!(%endpoint, data_dir = %config.data_dir.display(), region = %config.region, "serving");
+        gateway.serve(server::shutdown_signal()).await;
+        tracing::info!("stopped");
+        ExitCode::SUCCESS
+    })
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG_LEVEL));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn admin(args: AdminArgs) -> ExitCode {
+    let (access_key, secret_key) = match admin_credentials(&args) {
+        Ok(keys) => keys,
+        Err(message) => {
+            eprintln!("s3-gateway: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let client = match AdminClient::new(&args.endpoint, &args.region, &access_key, &secret_key) {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("s3-gateway: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("s3-gateway: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let AdminCommand::Keys { command } = args.command;
+    runtime.block_on(async {
+        let outcome = match command {
+            KeysCommand::Create { name } => client.create_key(&name).await.map(|key| {
+                print!(
+                    "{}",
+                    config::render_key_entry(&KeyEntry {
+                        name: key.name,
+                        access_key: key.access_key,
+                        secret_key: key.secret_key,
+                        root: false,
+                    })
+                );
+                ExitCode::SUCCESS
+            }),
+            KeysCommand::List => client.list_keys().await.map(|keys| {
+                let width = keys.iter().map(|k| k.name.len()).max().unwrap_or(0).max(4);
+                println!("{:<width$}  {:<20}  ROOT", "NAME", "ACCESS_KEY");
+                for key in keys {
+                    let root = if key.is_root { "yes" } else { "no" };
+                    println!("{:<width$}  {:<20}  {root}", key.name, key.access_key);
+                }
+                ExitCode::SUCCESS
+            }),
+            KeysCommand::Delete { access_key } => {
+                client.delete_key(&access_key).await.map(|deleted| {
+                    if deleted {
+                        println!("deleted key {access_key}");
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!("s3-gateway: no key with access key id {access_key}");
+                        ExitCode::FAILURE
+                    }
+                })
+            }
+        };
+        outcome.unwrap_or_else(|e| {
+            eprintln!("s3-gateway: {e}");
+            ExitCode::FAILURE
+        })
+    })
+}
+
+/// The root key from flags or environment, else the one a first start wrote
+/// into the data dir, so `admin` works out of the box on the same machine.
+fn admin_credentials(args: &AdminArgs) -> Result<(String, String), String> {
+    match (&args.access_key, &args.secret_key) {
+        (Some(access_key), Some(secret_key)) => Ok((access_key.clone(), secret_key.clone())),
+        (None, None) => {
+            let file = args.data_dir.join(ROOT_CREDENTIALS_FILE);
+            let keys = config::load_credentials_file(&file).map_err(|e| {
+                format!(
+                    "no root key: pass --access-key and --secret-key, set S3GW_ROOT_ACCESS_KEY and S3GW_ROOT_SECRET_KEY, or point --data-dir at the gateway's data ({e})"
+                )
+            })?;
+            keys.into_iter()
+                .find(|key| key.root)
+                .map(|key| (key.access_key, key.secret_key))
+                .ok_or_else(|| format!("{} holds no root key", file.display()))
+        }
+        _ => Err("--access-key and --secret-key must be given together".to_string()),
+    }
+}

@@ -1,10 +1,13 @@
 //! What every request handler can reach.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use storage_client::Storage;
+use storage_client::{Credential, Storage};
 
-use crate::auth::Verifier;
+use crate::auth::{CredentialSource, Verifier};
+use crate::error::S3Error;
 
 pub struct AppState {
     pub storage: Arc<Storage>,
@@ -13,4 +16,33 @@ pub struct AppState {
     pub region: String,
     /// Base domain for virtual-host style requests (`bucket.<domain>`), if any.
     pub domain: Option<String>,
+}
+
+impl AppState {
+    /// Wires the verifier to look secrets up in `storage`.
+    pub fn new(storage: Arc<Storage>, region: String, domain: Option<String>) -> Self {
+        let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
+        let verifier = Arc::new(Verifier::new(source, region.clone()));
+        Self {
+            storage,
+            verifier,
+            region,
+            domain,
+        }
+    }
+}
+
+/// Serves the verifier's secret lookups from storage, whose credential cache
+/// is keyed by access key.
+pub struct StorageCredentials(pub Arc<Storage>);
+
+impl CredentialSource for StorageCredentials {
+    fn credential<'a>(
+        &'a self,
+        access_key: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<Credential>, S3Error>> + Send + 'a>> {
+        // StorageError -> S3Error maps an unavailable back end to 503 and any
+        // other fault to 500, so a storage hiccup never reads as a bad key.
+        Box::pin(async move { Ok(self.0.credential(access_key).await?) })
+    }
 }

@@ -1,1 +1,28 @@
-//! placeholder
+//! The block role (Ozone's datanode): stores and serves byte ranges of
+//! blocks, checking the block token the OM issued on every access (WRITE
+//! for writes, READ for reads).
+//!
+//! Writes follow Ozone's shape: chunks appended at increasing offsets
+//! (`WriteChunk`), then `put_block` (`PutBlock`) which makes the block
+//! durable; only after that may the OM commit the key.
+
+use std::ops::Range;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::storage::ByteStream;
+use crate::{BlockLocation, Result};
+
+#[async_trait]
+pub trait BlockStore: Send + Sync {
+    /// Writes `data` at `offset` within the block. Chunks arrive in order.
+    async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()>;
+
+    /// Seals the block at `length` bytes and makes it durable (fsync).
+    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<()>;
+
+    /// Streams `range` (offsets within the block) after checking the token;
+    /// every byte yielded has passed its stored checksum.
+    async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream>;
+}

@@ -1,1 +1,97 @@
-//! placeholder
+//! The metadata role (Ozone's OM): buckets, keys and their block
+//! locations, S3 credentials. Every bucket and object call carries the
+//! caller's identity and the OM enforces ownership: a bucket belongs to the
+//! access key that created it and any other identity gets `AccessDenied`.
+//!
+//! Implemented by the embedded back end (redb) and, later, by the Ozone gRPC
+//! client; wrapped by [`crate::cache::CachedOm`].
+
+use async_trait::async_trait;
+
+use crate::{
+    BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
+    StorageError,
+};
+
+/// S3's limit on key length, in UTF-8 bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// An allocation that is not visible yet: the key is created by `commit_key`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenKey {
+    /// The OM's handle for this upload (Ozone's client id).
+    pub id: u64,
+    pub bucket: String,
+    pub key: String,
+    /// A block allocated with the key, so that small objects need no
+    /// separate `allocate_block` round trip.
+    pub first_block: Option<BlockLocation>,
+}
+
+#[async_trait]
+pub trait MetadataStore: Send + Sync {
+    // ---- credentials ----
+    async fn credential(&self, access_key: &str) -> Result<Option<Credential>>;
+    async fn put_credential(&self, cred: Credential) -> Result<()>;
+    async fn list_credentials(&self) -> Result<Vec<Credential>>;
+    /// Returns false if no such key existed.
+    async fn delete_credential(&self, access_key: &str) -> Result<bool>;
+
+    // ---- buckets ----
+    /// `BucketAlreadyOwnedByYou` if `who` owns it already, `BucketAlreadyExists` otherwise.
+    async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()>;
+    async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo>;
+    /// Buckets owned by `who`, sorted by name.
+    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>>;
+    /// `BucketNotEmpty` unless the bucket holds no key.
+    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()>;
+
+    // ---- keys ----
+    /// The committed object with a READ token on every block.
+    async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo>;
+    /// Starts an upload; nothing becomes visible until `commit_key`.
+    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey>;
+    /// One more block (READ+WRITE token) for an open key.
+    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
+    /// Makes the object visible atomically, replacing any previous one, if
+    /// `obj.condition` holds (checked in the same transaction). `blocks` are
+    /// the written blocks in object order with their final lengths. The
+    /// open key is consumed whatever the outcome; blocks left unused or
+    /// replaced are queued for reclamation.
+    async fn commit_key(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        blocks: Vec<BlockLocation>,
+        obj: NewObject,
+    ) -> Result<KeyInfo>;
+    /// Drops an open key; its blocks are queued for reclamation.
+    async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()>;
+    /// Idempotent: deleting a missing key succeeds (the bucket must exist).
+    async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()>;
+    /// Up to `limit` keys that start with `prefix` and sort strictly after
+    /// `after` (raw UTF-8 bytes, which may end in 0xFF to skip a whole
+    /// prefix), in byte order. The primitive [`crate::listing`] builds on.
+    async fn scan_keys(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<ListEntry>>;
+}
+
+/// S3 object-key rules every back end applies: non-empty, at most 1024 bytes.
+pub fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Err(StorageError::InvalidArgument("the key is empty".into()));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(StorageError::InvalidArgument(format!(
+            "the key is {} bytes, longer than {MAX_KEY_BYTES}",
+            key.len()
+        )));
+    }
+    Ok(())
+}

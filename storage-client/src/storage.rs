@@ -3,96 +3,307 @@
 use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
+use async_trait::async_trait;
 use bytes::Bytes;
-use futures::Stream;
+use futures::{Stream, StreamExt, TryStreamExt, stream};
 
+use crate::cache::{CacheConfig, CachedOm};
+use crate::dn::BlockStore;
+use crate::embedded::{
+    BackgroundTask, EmbeddedDn, EmbeddedOm, OmSettings, ReclaimStats, Reclaimer, blocking,
+};
+use crate::listing::{self, KeyScan};
+use crate::om::MetadataStore;
+use crate::token::KeyRing;
 use crate::{
-    BucketInfo, Credential, Identity, KeyInfo, ListPage, ListQuery, ObjectWriter, Result,
+    BucketInfo, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery, ObjectWriter,
+    Result, StorageError,
 };
 
 /// Object bytes as they stream out of the block role, already verified.
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
 
-/// Back-end selection and its tunables.
+const KIB: usize = 1024;
+const MIB: usize = 1024 * KIB;
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Back-end selection and its tunables. Build it with
+/// `StorageConfig { data_dir, ..Default::default() }` or [`StorageConfig::new`].
 #[derive(Clone, Debug)]
 pub struct StorageConfig {
     pub data_dir: PathBuf,
+    /// Bytes per block; a larger object spans several. A multiple of `chunk_size`.
     pub block_size: u64,
+    /// Bytes buffered per upload before they go to the block role. A
+    /// multiple of `bytes_per_checksum`.
     pub chunk_size: usize,
+    /// Bytes per piece of a read stream (rounded down to whole checksum windows).
+    pub read_buffer: usize,
+    /// Bytes covered by one stored CRC32; reads verify whole windows.
+    pub bytes_per_checksum: u32,
+    /// How long a block token stays valid.
+    pub token_lifetime: Duration,
+    /// How often the OM starts signing with a new secret key.
+    pub token_key_rotation: Duration,
+    /// Uploads left open longer than this are abandoned and reclaimed.
+    pub open_key_expiry: Duration,
+    /// Pause between background reclamation passes.
+    pub reclaim_interval: Duration,
+    /// Staleness bound for credentials and bucket info changed through
+    /// another replica (this replica's own writes apply at once); zero
+    /// disables those caches.
+    pub metadata_cache_ttl: Duration,
+    /// How long a key lookup is kept after it completes. Zero (default):
+    /// lookups are only coalesced, so reads always see the latest write.
+    pub key_cache_ttl: Duration,
+    /// Entries per cache.
+    pub cache_capacity: u64,
 }
 
-pub struct Storage {}
+impl StorageConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            ..Self::default()
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let window = self.bytes_per_checksum as usize;
+        let problem = if window == 0 || self.chunk_size == 0 || self.read_buffer == 0 {
+            "bytes_per_checksum, chunk_size and read_buffer must be positive"
+        } else if !self.chunk_size.is_multiple_of(window) {
+            "chunk_size must be a multiple of bytes_per_checksum"
+        } else if self.block_size == 0 || !self.block_size.is_multiple_of(self.chunk_size as u64) {
+            "block_size must be a positive multiple of chunk_size"
+        } else {
+            return Ok(());
+        };
+        Err(StorageError::InvalidArgument(problem.into()))
+    }
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            // Ozone's default; with 5 GiB objects at most 20 blocks per key.
+            block_size: 256 * MIB as u64,
+            // CHUNK_SIZE_DEFAULT_WHY
+            chunk_size: MIB,
+            // READ_BUFFER_DEFAULT_WHY
+            read_buffer: 256 * KIB,
+            // Ozone's default window, so checksums mean the same on both back ends.
+            bytes_per_checksum: 16 * KIB as u32,
+            token_lifetime: DAY,
+            token_key_rotation: DAY,
+            open_key_expiry: DAY,
+            reclaim_interval: Duration::from_secs(60),
+            metadata_cache_ttl: Duration::from_secs(60),
+            key_cache_ttl: Duration::ZERO,
+            cache_capacity: 100_000,
+        }
+    }
+}
+
+pub struct Storage {
+    om: Arc<CachedOm>,
+    dn: Arc<dyn BlockStore>,
+    block_size: u64,
+    chunk_size: usize,
+    reclaimer: Option<Arc<Reclaimer>>,
+    /// Keeps the background reclaimer running while the facade lives.
+    _background: Option<BackgroundTask>,
+}
+
+/// Listing's scan primitive for one bucket, prefix and caller.
+struct BucketScan<'a> {
+    om: &'a CachedOm,
+    who: &'a Identity,
+    bucket: &'a str,
+    prefix: &'a str,
+}
+
+#[async_trait]
+impl KeyScan for BucketScan<'_> {
+    async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<ListEntry>> {
+        self.om
+            .scan_keys(self.who, self.bucket, self.prefix, after, limit)
+            .await
+    }
+}
 
 impl Storage {
     /// Opens (creating if needed) the embedded back end under `config.data_dir`.
-    pub async fn open_embedded(_config: StorageConfig) -> Result<Self> {
-        todo!()
+    pub async fn open_embedded(config: StorageConfig) -> Result<Self> {
+        config.validate()?;
+        let containers = config.data_dir.join("containers");
+        let db_path = config.data_dir.join("om.redb");
+        let dir = containers.clone();
+        blocking(move || Ok(std::fs::create_dir_all(dir)?)).await?;
+        let keys = Arc::new(KeyRing::default());
+        let settings = OmSettings {
+            block_size: config.block_size,
+            token_lifetime: config.token_lifetime,
+            key_rotation: config.token_key_rotation,
+        };
+        let om_keys = Arc::clone(&keys);
+        let om = Arc::new(blocking(move || EmbeddedOm::open(&db_path, om_keys, settings)).await?);
+        // Nothing of this process is writing yet: every open key belongs to
+        // a previous process and can never be committed.
+        om.expire_open_keys(u64::MAX).await?;
+        let dn = Arc::new(EmbeddedDn::new(
+            &containers,
+            keys,
+            config.bytes_per_checksum,
+            config.read_buffer,
+        ));
+        let reclaimer = Arc::new(Reclaimer::new(
+            Arc::clone(&om),
+            Arc::clone(&dn),
+            config.open_key_expiry,
+        ));
+        let background = reclaimer.spawn(config.reclaim_interval);
+        let cache = CacheConfig {
+            capacity: config.cache_capacity,
+            metadata_ttl: config.metadata_cache_ttl,
+            key_ttl: config.key_cache_ttl,
+        };
+        Ok(Self {
+            om: Arc::new(CachedOm::new(om, cache)),
+            dn,
+            block_size: config.block_size,
+            chunk_size: config.chunk_size,
+            reclaimer: Some(reclaimer),
+            _background: Some(background),
+        })
+    }
+
+    /// Runs one reclamation pass now (the background task runs one every
+    /// `reclaim_interval`). Back ends that reclaim on their own report zeros.
+    pub async fn reclaim_now(&self) -> Result<ReclaimStats> {
+        match &self.reclaimer {
+            Some(reclaimer) => reclaimer.run_once().await,
+            None => Ok(ReclaimStats::default()),
+        }
     }
 
     // ---- credentials (cached by access key; writes invalidate at once) ----
 
-    pub async fn credential(&self, _access_key: &str) -> Result<Option<Credential>> {
-        todo!()
+    pub async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
+        self.om.credential(access_key).await
     }
-    pub async fn put_credential(&self, _cred: Credential) -> Result<()> {
-        todo!()
+    pub async fn put_credential(&self, cred: Credential) -> Result<()> {
+        self.om.put_credential(cred).await
     }
     pub async fn list_credentials(&self) -> Result<Vec<Credential>> {
-        todo!()
+        self.om.list_credentials().await
     }
     /// Returns false if no such key existed.
-    pub async fn delete_credential(&self, _access_key: &str) -> Result<bool> {
-        todo!()
+    pub async fn delete_credential(&self, access_key: &str) -> Result<bool> {
+        self.om.delete_credential(access_key).await
     }
 
     // ---- buckets ----
 
-    pub async fn create_bucket(&self, _who: &Identity, _name: &str, _region: &str) -> Result<()> {
-        todo!()
+    pub async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+        self.om.create_bucket(who, name, region).await
     }
-    pub async fn bucket(&self, _who: &Identity, _name: &str) -> Result<BucketInfo> {
-        todo!()
+    pub async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        self.om.bucket(who, name).await
     }
     /// Buckets owned by `who`, sorted by name.
-    pub async fn list_buckets(&self, _who: &Identity) -> Result<Vec<BucketInfo>> {
-        todo!()
+    pub async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+        self.om.list_buckets(who).await
     }
-    pub async fn delete_bucket(&self, _who: &Identity, _name: &str) -> Result<()> {
-        todo!()
+    pub async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+        self.om.delete_bucket(who, name).await
     }
 
     // ---- objects ----
 
-    pub async fn lookup(&self, _who: &Identity, _bucket: &str, _key: &str) -> Result<KeyInfo> {
-        todo!()
+    pub async fn lookup(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+        self.om.lookup_key(who, bucket, key).await
     }
+
+    /// Streams `range` of a looked-up object. The caller's authority is the
+    /// block tokens inside `info`, so `_who` is not consulted again.
     pub async fn read(
         &self,
         _who: &Identity,
-        _info: &KeyInfo,
-        _range: Range<u64>,
+        info: &KeyInfo,
+        range: Range<u64>,
     ) -> Result<ByteStream> {
-        todo!()
+        if range.start > range.end || range.end > info.size {
+            return Err(StorageError::InvalidArgument(format!(
+                "range {range:?} outside an object of {} bytes",
+                info.size
+            )));
+        }
+        let mut parts = info.locations.iter().filter_map(|location| {
+            let block_end = location.offset + location.length;
+            let start = range.start.max(location.offset);
+            let end = range.end.min(block_end);
+            (start < end).then(|| {
+                (
+                    location.clone(),
+                    start - location.offset..end - location.offset,
+                )
+            })
+        });
+        let Some((first, first_range)) = parts.next() else {
+            return Ok(Box::pin(stream::empty()));
+        };
+        // The first block is opened now so that a refused token or a missing
+        // block is an error before any byte is sent.
+        let head = self.dn.read(&first, first_range).await?;
+        let dn = Arc::clone(&self.dn);
+        let rest = stream::iter(parts.collect::<Vec<_>>())
+            .then(move |(location, range)| {
+                let dn = Arc::clone(&dn);
+                async move { dn.read(&location, range).await }
+            })
+            .try_flatten();
+        Ok(Box::pin(head.chain(rest)))
     }
+
     pub async fn create_object(
         &self,
-        _who: &Identity,
-        _bucket: &str,
-        _key: &str,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
     ) -> Result<ObjectWriter> {
-        todo!()
+        let open = self.om.open_key(who, bucket, key).await?;
+        Ok(ObjectWriter::new(
+            Arc::clone(&self.om) as Arc<dyn MetadataStore>,
+            Arc::clone(&self.dn),
+            who.clone(),
+            open,
+            self.block_size,
+            self.chunk_size,
+        ))
     }
+
     /// Idempotent: deleting a missing key succeeds.
-    pub async fn delete_object(&self, _who: &Identity, _bucket: &str, _key: &str) -> Result<()> {
-        todo!()
+    pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+        self.om.delete_key(who, bucket, key).await
     }
+
     pub async fn list_objects(
         &self,
-        _who: &Identity,
-        _bucket: &str,
-        _query: &ListQuery,
+        who: &Identity,
+        bucket: &str,
+        query: &ListQuery,
     ) -> Result<ListPage> {
-        todo!()
+        let scan = BucketScan {
+            om: &self.om,
+            who,
+            bucket,
+            prefix: &query.prefix,
+        };
+        listing::list_page(&scan, query).await
     }
 }

@@ -1,31 +1,194 @@
 //! Streaming object upload: bytes go to the block role as they arrive, and
 //! the object becomes visible only at `commit`.
+//!
+//! Bytes are cut into chunks of `chunk_size` (the unit of buffered write);
+//! a block takes `block_size / chunk_size` chunks, then the next block is
+//! allocated. At most one chunk is buffered per upload.
 
-use bytes::Bytes;
+use std::collections::VecDeque;
+use std::sync::Arc;
 
-use crate::{KeyInfo, NewObject, Result};
+use bytes::{Bytes, BytesMut};
+
+use crate::dn::BlockStore;
+use crate::om::{MetadataStore, OpenKey};
+use crate::{BlockLocation, Identity, KeyInfo, NewObject, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
-pub struct ObjectWriter {}
+pub struct ObjectWriter {
+    om: Arc<dyn MetadataStore>,
+    dn: Arc<dyn BlockStore>,
+    who: Identity,
+    open: OpenKey,
+    block_size: u64,
+    chunk_size: usize,
+    /// Bytes received but not yet a full chunk.
+    pending: VecDeque<Bytes>,
+    pending_len: usize,
+    /// A block the OM allocated in advance and nobody has written yet.
+    spare: Option<BlockLocation>,
+    /// The block being filled; its `offset` is set, its `length` is the bytes written.
+    current: Option<BlockLocation>,
+    /// Sealed blocks, in object order.
+    sealed: Vec<BlockLocation>,
+    len: u64,
+}
+
+impl std::fmt::Debug for ObjectWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectWriter")
+            .field("upload", &self.open.id)
+            .field("bucket", &self.open.bucket)
+            .field("key", &self.open.key)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
 
 impl ObjectWriter {
+    pub(crate) fn new(
+        om: Arc<dyn MetadataStore>,
+        dn: Arc<dyn BlockStore>,
+        who: Identity,
+        mut open: OpenKey,
+        block_size: u64,
+        chunk_size: usize,
+    ) -> Self {
+        Self {
+            spare: open.first_block.take(),
+            om,
+            dn,
+            who,
+            open,
+            block_size,
+            chunk_size,
+            pending: VecDeque::new(),
+            pending_len: 0,
+            current: None,
+            sealed: Vec::new(),
+            len: 0,
+        }
+    }
+
     /// Appends bytes to the object.
-    pub async fn write(&mut self, _data: Bytes) -> Result<()> {
-        todo!()
+    pub async fn write(&mut self, data: Bytes) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.len += data.len() as u64;
+        self.pending_len += data.len();
+        self.pending.push_back(data);
+        while self.pending_len >= self.chunk_size {
+            let chunk = self.take_pending(self.chunk_size);
+            self.write_chunk(chunk).await?;
+        }
+        Ok(())
     }
 
     /// Bytes written so far.
     pub fn len(&self) -> u64 {
-        todo!()
+        self.len
+    }
+
+    /// True until the first non-empty `write`.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Makes the data durable, then makes the object visible atomically
     /// (replacing any previous object under the key) if `obj.condition` holds.
-    pub async fn commit(self, _obj: NewObject) -> Result<KeyInfo> {
-        todo!()
+    pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
+        if let Err(e) = self.flush_and_seal().await {
+            self.abort_quietly().await;
+            return Err(e);
+        }
+        let blocks = std::mem::take(&mut self.sealed);
+        self.om.commit_key(&self.who, &self.open, blocks, obj).await
     }
 
     /// Gives up the upload; its blocks are reclaimed.
-    pub async fn abort(self) {}
+    pub async fn abort(self) {
+        self.abort_quietly().await;
+    }
+
+    async fn abort_quietly(&self) {
+        if let Err(e) = self.om.abort_key(&self.who, &self.open).await {
+            // The open key expires on its own; nothing is visible either way.
+            tracing::warn!(error = %e, upload = self.open.id, "abort failed");
+        }
+    }
+
+    async fn flush_and_seal(&mut self) -> Result<()> {
+        if self.pending_len > 0 {
+            let chunk = self.take_pending(self.pending_len);
+            self.write_chunk(chunk).await?;
+        }
+        self.seal_current().await
+    }
+
+    /// The next `n` buffered bytes as one piece, copied only if they span pieces.
+    fn take_pending(&mut self, n: usize) -> Bytes {
+        self.pending_len -= n;
+        if let Some(front) = self.pending.front_mut()
+            && front.len() >= n
+        {
+            let piece = front.split_to(n);
+            if front.is_empty() {
+                self.pending.pop_front();
+            }
+            return piece;
+        }
+        let mut chunk = BytesMut::with_capacity(n);
+        while chunk.len() < n {
+            let Some(front) = self.pending.front_mut() else {
+                break;
+            };
+            let take = (n - chunk.len()).min(front.len());
+            chunk.extend_from_slice(&front.split_to(take));
+            if front.is_empty() {
+                self.pending.pop_front();
+            }
+        }
+        chunk.freeze()
+    }
+
+    async fn write_chunk(&mut self, chunk: Bytes) -> Result<()> {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|b| b.length == self.block_size)
+        {
+            self.seal_current().await?;
+        }
+        let mut block = match self.current.take() {
+            Some(block) => block,
+            None => self.next_block().await?,
+        };
+        let chunk_len = chunk.len() as u64;
+        let written = self.dn.write_chunk(&block, block.length, chunk).await;
+        if written.is_ok() {
+            block.length += chunk_len;
+        }
+        self.current = Some(block);
+        written
+    }
+
+    async fn next_block(&mut self) -> Result<BlockLocation> {
+        let mut block = match self.spare.take() {
+            Some(block) => block,
+            None => self.om.allocate_block(&self.who, &self.open).await?,
+        };
+        block.offset = self.sealed.iter().map(|b| b.length).sum();
+        block.length = 0;
+        Ok(block)
+    }
+
+    async fn seal_current(&mut self) -> Result<()> {
+        if let Some(block) = self.current.take() {
+            self.dn.put_block(&block, block.length).await?;
+            self.sealed.push(block);
+        }
+        Ok(())
+    }
 }

@@ -6,17 +6,57 @@
 //! - [`Verifier::authenticate`] turns request parts + body into an
 //!   [`Authenticated`] caller with a verified [`Payload`], or an `S3Error`.
 //! - [`Verifier::forget`] drops everything cached for an access key.
+//!
+//! Layout: `header` and `presigned` parse the two ways a SigV4 signature
+//! arrives; `sigv4` and `encoding` rebuild what the client signed;
+//! `signing_key_cache` holds derived keys; `sigv2` is the legacy scheme;
+//! `payload`, `chunked` and `trailer` verify the body.
+
+mod chunked;
+mod encoding;
+mod errors;
+mod header;
+mod payload;
+mod presigned;
+mod signing_key_cache;
+mod sigv2;
+mod sigv4;
+#[cfg(test)]
+mod tests;
+mod trailer;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
-use bytes::Bytes;
-use http::HeaderMap;
+use http::header::{AUTHORIZATION, CONTENT_LENGTH, DATE, HOST};
+use http::request::Parts;
 use storage_client::{Credential, Identity};
 
+use self::chunked::{ChunkedDecoder, SignatureChain};
+use self::errors::{
+    MismatchDetails, access_denied, anonymous, header_malformed, invalid_argument, invalid_request,
+    missing_header, query_malformed, signature_mismatch, time_too_skewed, unknown_access_key,
+    unsigned_headers,
+};
+pub use self::payload::Payload;
+use self::payload::PayloadMode;
+use self::signing_key_cache::SigningKeyCache;
+use self::sigv4::{
+    CanonicalInput, ScopeProblem, SigningContext, canonical_request, format_amz_date,
+    parse_amz_date, parse_http_time, sign, signatures_match, string_to_sign,
+};
 use crate::error::S3Error;
+
+/// The clock skew AWS tolerates between a signed request and the server.
+const MAX_SKEW: Duration = Duration::from_secs(15 * 60);
+
+const X_AMZ_DATE: &str = "x-amz-date";
+const X_AMZ_CONTENT_SHA256: &str = "x-amz-content-sha256";
+const X_AMZ_DECODED_CONTENT_LENGTH: &str = "x-amz-decoded-content-length";
+const X_AMZ_TRAILER: &str = "x-amz-trailer";
 
 /// Where the verifier finds secrets. The server implements it over
 /// `storage_client::Storage` (whose credential cache is keyed by access key);
@@ -28,10 +68,15 @@ pub trait CredentialSource: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<Option<Credential>, S3Error>> + Send + 'a>>;
 }
 
-/// Verifies signatures; caches signing keys per (access key, date, region, service).
+/// Verifies signatures; caches signing keys per (access key, secret, date,
+/// region, service).
 pub struct Verifier {
-    _source: Arc<dyn CredentialSource>,
-    _region: String,
+    source: Arc<dyn CredentialSource>,
+    region: String,
+    /// Base domain of virtual-host requests; SigV2 signs the bucket named
+    /// in the Host header, so it needs to know where the bucket label ends.
+    domain: Option<String>,
+    keys: SigningKeyCache,
 }
 
 /// A caller whose signature checked out.
@@ -42,53 +87,413 @@ pub struct Authenticated {
     pub payload: Payload,
 }
 
-/// The request body after framing is removed: yields only verified bytes.
-/// A chunk whose signature fails, a payload whose SHA-256 does not match, or
-/// a malformed frame ends the stream with an error item, never with `None`,
-/// so a consumer that commits only after `None` never commits bad data.
-pub struct Payload {}
+/// The signature-bearing parts of a request, whichever way they arrived.
+struct SignedRequest<'a> {
+    access_key: &'a str,
+    scope: String,
+    date: &'a str,
+    stamp: &'a str,
+    signed_headers: &'a [&'a str],
+    signature: &'a str,
+    /// Set for presigned URLs: the query parameter the signature travels in.
+    signature_param: Option<&'a str>,
+    payload_hash: &'a str,
+}
 
 impl Verifier {
     pub fn new(source: Arc<dyn CredentialSource>, region: impl Into<String>) -> Self {
         Self {
-            _source: source,
-            _region: region.into(),
+            source,
+            region: region.into(),
+            domain: None,
+            keys: SigningKeyCache::default(),
         }
     }
 
-    pub async fn authenticate(
-        &self,
-        _parts: &http::request::Parts,
-        _body: Body,
-    ) -> Result<Authenticated, S3Error> {
-        todo!()
+    /// Sets the virtual-host base domain (`bucket.<domain>`), as the router
+    /// uses it; without it SigV2 requests are verified as path style.
+    #[must_use]
+    pub fn with_domain(mut self, domain: Option<String>) -> Self {
+        self.domain = domain;
+        self
     }
 
-    pub fn forget(&self, _access_key: &str) {}
+    pub async fn authenticate(&self, parts: &Parts, body: Body) -> Result<Authenticated, S3Error> {
+        self.authenticate_at(parts, body, SystemTime::now()).await
+    }
+
+    /// [`Self::authenticate`] with the server's clock given, so tests can
+    /// replay requests signed at a fixed time.
+    pub async fn authenticate_at(
+        &self,
+        parts: &Parts,
+        body: Body,
+        now: SystemTime,
+    ) -> Result<Authenticated, S3Error> {
+        let raw_query = parts.uri.query().unwrap_or("");
+        let presigned = presigned::is_presigned(raw_query);
+        let sigv2_query = sigv2::is_presigned(raw_query);
+        match (parts.headers.get(AUTHORIZATION), presigned || sigv2_query) {
+            (Some(_), true) => Err(invalid_argument(
+                "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, \
+                 Signature query string parameter or the Authorization header should be specified",
+                "Authorization",
+                "",
+            )),
+            (None, false) => Err(anonymous()),
+            (Some(value), false) => {
+                let value = value
+                    .to_str()
+                    .map_err(|_| header_malformed("it is not ASCII."))?;
+                if value.starts_with("AWS ") {
+                    self.sigv2_header_auth(parts, value, body, now).await
+                } else if value.starts_with("AWS4-HMAC-SHA256") {
+                    self.header_auth(parts, value, body, now).await
+                } else {
+                    Err(invalid_argument(
+                        "Unsupported Authorization Type",
+                        "Authorization",
+                        value.split(' ').next().unwrap_or_default(),
+                    ))
+                }
+            }
+            (None, true) if presigned => self.presigned_auth(parts, raw_query, body, now).await,
+            (None, true) => self.sigv2_presigned_auth(parts, raw_query, body, now).await,
+        }
+    }
+
+    /// Drops every signing key cached for `access_key`; call it when the key
+    /// is deleted or its secret changes.
+    pub fn forget(&self, access_key: &str) {
+        self.keys.forget(access_key);
+    }
+
+    async fn header_auth(
+        &self,
+        parts: &Parts,
+        value: &str,
+        body: Body,
+        now: SystemTime,
+    ) -> Result<Authenticated, S3Error> {
+        let authorization = header::parse(value)?;
+        let credential = &authorization.credential;
+        let stamp = request_stamp(parts)?;
+        if let Some(problem) = credential.problem(&self.region, &stamp) {
+            let error = header_malformed(&problem.reason());
+            return Err(with_region(error, &problem));
+        }
+        check_skew(&stamp, parse_amz_date(&stamp), now)?;
+        let payload_hash = header_text(parts, X_AMZ_CONTENT_SHA256)?.ok_or_else(|| {
+            invalid_request("Missing required header for this request: x-amz-content-sha256")
+        })?;
+        let mode = PayloadMode::parse(payload_hash)?;
+        let request = SignedRequest {
+            access_key: credential.access_key,
+            scope: credential.scope(),
+            date: credential.date,
+            stamp: &stamp,
+            signed_headers: &authorization.signed_headers,
+            signature: authorization.signature,
+            signature_param: None,
+            payload_hash,
+        };
+        self.verify(parts, &request, mode, body).await
+    }
+
+    async fn presigned_auth(
+        &self,
+        parts: &Parts,
+        raw_query: &str,
+        body: Body,
+        now: SystemTime,
+    ) -> Result<Authenticated, S3Error> {
+        let query = presigned::parse(raw_query)?;
+        let credential = sigv4::Credential::parse(&query.credential).ok_or_else(|| {
+            query_malformed(format!(
+                "Error parsing the X-Amz-Credential parameter; {}",
+                header::CREDENTIAL_FORMAT
+            ))
+        })?;
+        if let Some(problem) = credential.problem(&self.region, &query.stamp) {
+            let error = query_malformed(format!(
+                "Error parsing the X-Amz-Credential parameter; {}",
+                problem.reason()
+            ));
+            return Err(with_region(error, &problem));
+        }
+        query.check_validity(now, MAX_SKEW)?;
+        let payload_hash = header_text(parts, X_AMZ_CONTENT_SHA256)?.unwrap_or("UNSIGNED-PAYLOAD");
+        let mode = PayloadMode::parse(payload_hash)?;
+        let signed_headers = query.signed_header_names()?;
+        let request = SignedRequest {
+            access_key: credential.access_key,
+            scope: credential.scope(),
+            date: credential.date,
+            stamp: &query.stamp,
+            signed_headers: &signed_headers,
+            signature: &query.signature,
+            signature_param: Some(presigned::SIGNATURE_PARAM),
+            payload_hash,
+        };
+        self.verify(parts, &request, mode, body).await
+    }
+
+    /// The checks common to both ways of signing: signed-header coverage,
+    /// the key's existence, the signature itself; then the body wrapper.
+    async fn verify(
+        &self,
+        parts: &Parts,
+        request: &SignedRequest<'_>,
+        mode: PayloadMode,
+        body: Body,
+    ) -> Result<Authenticated, S3Error> {
+        check_signed_header_coverage(parts, request.signed_headers)?;
+        let stored = self
+            .source
+            .credential(request.access_key)
+            .await?
+            .ok_or_else(|| unknown_access_key(request.access_key))?;
+        let key = self
+            .keys
+            .get(
+                &stored.access_key,
+                &stored.secret_key,
+                request.date,
+                &self.region,
+                sigv4::SERVICE,
+            )
+            .ok_or_else(|| header_malformed(header::CREDENTIAL_FORMAT))?;
+        let canonical = canonical_request(&CanonicalInput {
+            method: parts.method.as_str(),
+            raw_path: parts.uri.path(),
+            raw_query: parts.uri.query().unwrap_or(""),
+            skip_param: request.signature_param,
+            headers: &parts.headers,
+            authority: parts.uri.authority().map(|authority| authority.as_str()),
+            signed_headers: request.signed_headers,
+            payload_hash: request.payload_hash,
+        });
+        let string_to_sign = string_to_sign(request.stamp, &request.scope, &canonical);
+        let computed = sign(&key, &string_to_sign);
+        if !signatures_match(&computed, request.signature) {
+            return Err(signature_mismatch(Some(MismatchDetails {
+                access_key: request.access_key.to_owned(),
+                string_to_sign,
+                signature_provided: request.signature.to_owned(),
+                canonical_request: Some(canonical),
+            })));
+        }
+        let context = SigningContext {
+            key,
+            stamp: request.stamp.to_owned(),
+            scope: request.scope.clone(),
+        };
+        let payload = build_payload(parts, mode, body, context, request.signature)?;
+        Ok(Authenticated {
+            identity: Identity::new(stored.access_key),
+            is_root: stored.is_root,
+            payload,
+        })
+    }
+
+    async fn sigv2_header_auth(
+        &self,
+        parts: &Parts,
+        value: &str,
+        body: Body,
+        now: SystemTime,
+    ) -> Result<Authenticated, S3Error> {
+        let (access_key, signature) = sigv2::parse_header(value)?;
+        let invalid =
+            || access_denied("AWS authentication requires a valid Date or x-amz-date header");
+        // With x-amz-date, the Date line is empty and x-amz-date is signed
+        // among the x-amz-* headers.
+        let (time_text, date_line) = match (
+            header_text(parts, X_AMZ_DATE)?,
+            header_text(parts, DATE.as_str())?,
+        ) {
+            (Some(amz_date), _) => (amz_date, ""),
+            (None, Some(date)) => (date, date),
+            (None, None) => return Err(invalid()),
+        };
+        let signed_at = parse_http_time(time_text)
+            .or_else(|| parse_amz_date(time_text))
+            .ok_or_else(invalid)?;
+        check_skew(time_text, Some(signed_at), now)?;
+        self.verify_sigv2(parts, access_key, signature, date_line, body)
+            .await
+    }
+
+    async fn sigv2_presigned_auth(
+        &self,
+        parts: &Parts,
+        raw_query: &str,
+        body: Body,
+        now: SystemTime,
+    ) -> Result<Authenticated, S3Error> {
+        let query = sigv2::parse_query(raw_query)?;
+        // An Expires too large to represent is in the far future.
+        let expires_at = SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(query.expires_at));
+        if expires_at.is_some_and(|expires_at| now > expires_at) {
+            return Err(sigv2::expired());
+        }
+        self.verify_sigv2(
+            parts,
+            &query.access_key,
+            &query.signature,
+            &query.expires,
+            body,
+        )
+        .await
+    }
+
+    async fn verify_sigv2(
+        &self,
+        parts: &Parts,
+        access_key: &str,
+        signature: &str,
+        date_line: &str,
+        body: Body,
+    ) -> Result<Authenticated, S3Error> {
+        let stored = self
+            .source
+            .credential(access_key)
+            .await?
+            .ok_or_else(|| unknown_access_key(access_key))?;
+        let host = header_text(parts, HOST.as_str())?
+            .or_else(|| parts.uri.authority().map(|authority| authority.as_str()));
+        let bucket = sigv2::virtual_host_bucket(host, self.domain.as_deref());
+        let string_to_sign = sigv2::string_to_sign(parts, date_line, bucket);
+        let computed = sigv2::sign(&stored.secret_key, &string_to_sign);
+        if !signatures_match(&computed, signature) {
+            return Err(signature_mismatch(Some(MismatchDetails {
+                access_key: access_key.to_owned(),
+                string_to_sign,
+                signature_provided: signature.to_owned(),
+                canonical_request: None,
+            })));
+        }
+        let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
+        let claimed_hash = match header_text(parts, X_AMZ_CONTENT_SHA256)?
+            .map(PayloadMode::parse)
+            .transpose()?
+        {
+            Some(PayloadMode::Sha256(hash)) => Some(hash),
+            Some(PayloadMode::Chunked { .. }) => {
+                return Err(invalid_request(
+                    "aws-chunked bodies require AWS Signature Version 4",
+                ));
+            }
+            Some(PayloadMode::Unsigned) | None => None,
+        };
+        Ok(Authenticated {
+            identity: Identity::new(stored.access_key),
+            is_root: stored.is_root,
+            payload: Payload::plain(body, content_length, claimed_hash),
+        })
+    }
 }
 
-impl Payload {
-    /// The object length the client declared (`x-amz-decoded-content-length`
-    /// for aws-chunked bodies, else `Content-Length`), if any.
-    pub fn declared_length(&self) -> Option<u64> {
-        todo!()
+/// Refuses a request signed more than [`MAX_SKEW`] away from `now`.
+fn check_skew(stamp: &str, signed_at: Option<SystemTime>, now: SystemTime) -> Result<(), S3Error> {
+    let signed_at = signed_at.unwrap_or(SystemTime::UNIX_EPOCH);
+    let skew = now
+        .duration_since(signed_at)
+        .unwrap_or_else(|early| early.duration());
+    if skew > MAX_SKEW {
+        return Err(time_too_skewed(stamp, now));
     }
+    Ok(())
+}
 
-    /// The next verified piece of the body; `None` only after the whole body
-    /// (and any trailer) has been read and verified.
-    pub async fn next_chunk(&mut self) -> Option<Result<Bytes, S3Error>> {
-        todo!()
+/// The request time in ISO 8601 basic form: `x-amz-date`, or failing that
+/// the HTTP `Date` header converted.
+fn request_stamp(parts: &Parts) -> Result<String, S3Error> {
+    let invalid = || access_denied("AWS authentication requires a valid Date or x-amz-date header");
+    if let Some(stamp) = header_text(parts, X_AMZ_DATE)? {
+        return parse_amz_date(stamp)
+            .map(|_| stamp.to_owned())
+            .ok_or_else(invalid);
     }
+    let date = header_text(parts, DATE.as_str())?.ok_or_else(invalid)?;
+    let at = parse_http_time(date).ok_or_else(invalid)?;
+    Ok(format_amz_date(at))
+}
 
-    /// Trailing headers (e.g. `x-amz-checksum-crc32`), available once
-    /// `next_chunk` has returned `None`.
-    pub fn trailers(&self) -> &HeaderMap {
-        todo!()
-    }
+fn header_text<'a>(parts: &'a Parts, name: &str) -> Result<Option<&'a str>, S3Error> {
+    parts
+        .headers
+        .get(name)
+        .map(|value| {
+            value
+                .to_str()
+                .map_err(|_| invalid_request(format!("The {name} header is not ASCII")))
+        })
+        .transpose()
+}
 
-    /// Reads the whole body into memory, refusing more than `limit` bytes
-    /// (for XML request bodies).
-    pub async fn collect(self, _limit: usize) -> Result<Bytes, S3Error> {
-        todo!()
+fn with_region(error: S3Error, problem: &ScopeProblem) -> S3Error {
+    match problem {
+        ScopeProblem::Region { expected, .. } => error.with("Region", expected.clone()),
+        _ => error,
     }
+}
+
+/// `host` must be signed, and so must every `x-amz-*` header the request
+/// carries: an unsigned one could be added by anyone holding a presigned
+/// URL (an `x-amz-copy-source` would turn a PUT into a copy).
+fn check_signed_header_coverage(parts: &Parts, signed: &[&str]) -> Result<(), S3Error> {
+    let mut unsigned: Vec<&str> = parts
+        .headers
+        .keys()
+        .map(|name| name.as_str())
+        .filter(|name| name.starts_with("x-amz-") && !signed.contains(name))
+        .collect();
+    if !signed.contains(&HOST.as_str()) {
+        unsigned.insert(0, HOST.as_str());
+    }
+    if unsigned.is_empty() {
+        Ok(())
+    } else {
+        Err(unsigned_headers().with("HeadersNotSigned", unsigned.join(", ")))
+    }
+}
+
+fn build_payload(
+    parts: &Parts,
+    mode: PayloadMode,
+    body: Body,
+    context: SigningContext,
+    seed_signature: &str,
+) -> Result<Payload, S3Error> {
+    let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
+    Ok(match mode {
+        PayloadMode::Unsigned => Payload::plain(body, content_length, None),
+        PayloadMode::Sha256(hash) => Payload::plain(body, content_length, Some(hash)),
+        PayloadMode::Chunked { signed, trailer } => {
+            let decoded_length = length_header(parts, X_AMZ_DECODED_CONTENT_LENGTH)?
+                .ok_or_else(|| missing_header(X_AMZ_DECODED_CONTENT_LENGTH))?;
+            let declared_trailers = match (trailer, header_text(parts, X_AMZ_TRAILER)?) {
+                (true, Some(names)) => trailer::declared_names(names),
+                _ => Vec::new(),
+            };
+            let chain = signed.then(|| SignatureChain {
+                context,
+                previous: seed_signature.to_owned(),
+            });
+            let decoder =
+                ChunkedDecoder::new(chain, declared_trailers, signed && trailer, decoded_length);
+            Payload::chunked(body, decoder, decoded_length)
+        }
+    })
+}
+
+fn length_header(parts: &Parts, name: &str) -> Result<Option<u64>, S3Error> {
+    header_text(parts, name)?
+        .map(|text| {
+            text.parse::<u64>().map_err(|_| {
+                invalid_argument(format!("The {name} header is not a number"), name, text)
+            })
+        })
+        .transpose()
 }

@@ -1,0 +1,262 @@
+//! The admin HTTP API, for SigV4-authenticated root keys only:
+//!
+//! - `POST /_s3gw/admin/keys?name=NAME` -> 200 `{"name", "access_key", "secret_key"}`
+//! - `GET /_s3gw/admin/keys` -> 200 `[{"name", "access_key", "is_root"}]` (no secrets)
+//! - `DELETE /_s3gw/admin/keys/ACCESS_KEY` -> 204, or 404 if there is no such key
+//!
+//! `_s3gw` cannot be a bucket name (S3 forbids `_`), so in path style the
+//! namespace never collides with S3; in virtual-host style the path is an
+//! object key and belongs to S3 (see [`is_admin_request`]).
+
+use axum::body::Body;
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode, header};
+use percent_encoding::percent_decode_str;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+
+use crate::auth::Authenticated;
+use crate::error::S3Error;
+use crate::state::AppState;
+
+use super::keygen;
+
+/// Every path under this prefix belongs to the admin API.
+pub const PREFIX: &str = "/_s3gw/";
+const KEYS_PATH: &str = "/_s3gw/admin/keys";
+
+/// Serialises key deletions so two concurrent deletes cannot each see
+/// another root key and together remove the last one (on this replica).
+static KEY_CHANGES: Mutex<()> = Mutex::const_new(());
+
+/// A key as `create` returns it: the only time the secret is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedKey {
+    pub name: String,
+    pub access_key: String,
+    pub secret_key: String,
+}
+
+/// A key as `list` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeySummary {
+    pub name: String,
+    pub access_key: String,
+    pub is_root: bool,
+}
+
+/// Whether a request is for the admin API rather than S3: a path under
+/// [`PREFIX`] sent to the service host, not to a virtual-hosted bucket.
+pub fn is_admin_request(parts: &Parts, domain: Option<&str>) -> bool {
+    if !parts.uri.path().starts_with(PREFIX) {
+        return false;
+    }
+    let Some(domain) = domain else {
+        return true;
+    };
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| parts.uri.host())
+        .unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(name, _port)| name);
+    let bucket_host = host.len() > domain.len()
+        && host[host.len() - domain.len()..].eq_ignore_ascii_case(domain)
+        && host.as_bytes()[host.len() - domain.len() - 1] == b'.';
+    !bucket_host
+}
+
+/// Answers one admin request from an authenticated caller.
+pub async fn handle(
+    state: &AppState,
+    parts: &Parts,
+    caller: Authenticated,
+) -> Result<Response, S3Error> {
+    if !caller.is_root {
+        return Err(S3Error::new(
+            "AccessDenied",
+            StatusCode::FORBIDDEN,
+            "Only root keys may use the admin API.",
+        ));
+    }
+    let path = parts.uri.path();
+    if path == KEYS_PATH {
+        return match parts.method {
+            Method::POST => create_key(state, parts).await,
+            Method::GET => list_keys(state).await,
+            _ => Err(S3Error::method_not_allowed()),
+        };
+    }
+    if let Some(encoded) = path
+        .strip_prefix(KEYS_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+    {
+        if parts.method != Method::DELETE {
+            return Err(S3Error::method_not_allowed());
+        }
+        let access_key = percent_decode_str(encoded)
+            .decode_utf8()
+            .map_err(|_| S3Error::invalid_uri())?;
+        return delete_key(state, &access_key).await;
+    }
+    Err(S3Error::new(
+        "NoSuchAdminResource",
+        StatusCode::NOT_FOUND,
+        "The admin API has no such resource.",
+    ))
+}
+
+async fn create_key(state: &AppState, parts: &Parts) -> Result<Response, S3Error> {
+    let name = query_param(parts.uri.query().unwrap_or(""), "name")?
+        .ok_or_else(|| S3Error::invalid_argument("The name parameter is required."))?;
+    if name.trim().is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
+        return Err(S3Error::invalid_argument(
+            "The key name must be 1 to 128 characters without control characters.",
+        ));
+    }
+    let credential = keygen::generate(&name, false);
+    state.storage.put_credential(credential.clone()).await?;
+    tracing::info!(name = %credential.name, access_key = %credential.access_key, "key created");
+    json_response(
+        StatusCode::OK,
+        &CreatedKey {
+            name: credential.name,
+            access_key: credential.access_key,
+            secret_key: credential.secret_key,
+        },
+    )
+}
+
+async fn list_keys(state: &AppState) -> Result<Response, S3Error> {
+    let mut keys: Vec<KeySummary> = state
+        .storage
+        .list_credentials()
+        .await?
+        .into_iter()
+        .map(|c| KeySummary {
+            name: c.name,
+            access_key: c.access_key,
+            is_root: c.is_root,
+        })
+        .collect();
+    keys.sort_by(|a, b| (&a.name, &a.access_key).cmp(&(&b.name, &b.access_key)));
+    json_response(StatusCode::OK, &keys)
+}
+
+async fn delete_key(state: &AppState, access_key: &str) -> Result<Response, S3Error> {
+    let _serialised = KEY_CHANGES.lock().await;
+    let credentials = state.storage.list_credentials().await?;
+    let Some(target) = credentials.iter().find(|c| c.access_key == access_key) else {
+        return Err(no_such_key(access_key));
+    };
+    if target.is_root && credentials.iter().filter(|c| c.is_root).count() == 1 {
+        return Err(S3Error::new(
+            "DeleteConflict",
+            StatusCode::CONFLICT,
+            "Refusing to delete the last root key.",
+        ));
+    }
+    if !state.storage.delete_credential(access_key).await? {
+        return Err(no_such_key(access_key));
+    }
+    // Drop cached secrets and signing keys so the key is refused at once.
+    state.verifier.forget(access_key);
+    tracing::info!(%access_key, "key deleted");
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    Ok(response)
+}
+
+fn no_such_key(access_key: &str) -> S3Error {
+    S3Error::new(
+        "NoSuchEntity",
+        StatusCode::NOT_FOUND,
+        format!("No key with access key id {access_key}."),
+    )
+}
+
+fn json_response(status: StatusCode, value: &impl Serialize) -> Result<Response, S3Error> {
+    let body = serde_json::to_vec(value)
+        .map_err(|e| S3Error::internal(format!("cannot encode the response: {e}")))?;
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+/// The decoded value of `name` in a query string (`+` is a space, as in forms).
+fn query_param(query: &str, name: &str) -> Result<Option<String>, S3Error> {
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key == name {
+            let value = value.replace('+', " ");
+            return percent_decode_str(&value)
+                .decode_utf8()
+                .map(|v| Some(v.into_owned()))
+                .map_err(|_| S3Error::invalid_argument("The query is not valid UTF-8."));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: Method, uri: &str, host: &str) -> Parts {
+        let (parts, ()) = http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(header::HOST, host)
+            .body(())
+            .expect("valid request")
+            .into_parts();
+        parts
+    }
+
+    #[test]
+    fn admin_paths_are_recognised_on_the_service_host_only() {
+        let keys = "/_s3gw/admin/keys";
+        assert!(is_admin_request(
+            &parts(Method::GET, keys, "127.0.0.1:9878"),
+            None
+        ));
+        assert!(is_admin_request(
+            &parts(Method::GET, keys, "s3.example.com"),
+            Some("s3.example.com")
+        ));
+        assert!(!is_admin_request(
+            &parts(Method::GET, keys, "photos.s3.example.com:9878"),
+            Some("s3.example.com")
+        ));
+        assert!(!is_admin_request(
+            &parts(Method::GET, "/bucket/_s3gw/admin/keys", "h"),
+            None
+        ));
+        assert!(!is_admin_request(&parts(Method::GET, "/_s3gwx", "h"), None));
+    }
+
+    #[test]
+    fn query_parameters_are_decoded() {
+        assert_eq!(
+            query_param("a=1&name=alice%20smith", "name").expect("valid"),
+            Some("alice smith".to_string())
+        );
+        assert_eq!(
+            query_param("name=a+b%2Bc", "name").expect("valid"),
+            Some("a b+c".to_string())
+        );
+        assert_eq!(query_param("other=x", "name").expect("valid"), None);
+        assert_eq!(
+            query_param("name", "name").expect("valid"),
+            Some(String::new())
+        );
+        assert!(query_param("name=%FF", "name").is_err());
+    }
+}

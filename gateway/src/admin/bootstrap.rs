@@ -1,0 +1,174 @@
+//! The keys set up at start: the root key from the environment, the keys of
+//! the credentials file, and a generated root key on first start.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use storage_client::{Credential, Storage, StorageError};
+
+use crate::config::{Config, KeyEntry, render_key_entry};
+
+use super::keygen;
+
+/// Where a generated root key is written, next to the data it guards.
+pub const ROOT_CREDENTIALS_FILE: &str = "root-credentials.toml";
+
+/// What start-up found or made, for the banner.
+#[derive(Debug)]
+pub enum RootKeys {
+    /// No root key existed: this one was made, stored and written to `file`.
+    Generated {
+        credential: Credential,
+        file: PathBuf,
+    },
+    /// Root keys already existed (or came from the environment).
+    Existing { access_keys: Vec<String> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BootstrapError {
+    #[error("storage: {0}")]
+    Storage(#[from] StorageError),
+    #[error("cannot write {path}: {source}")]
+    WriteFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Upserts the configured keys, then makes sure at least one root key exists.
+pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys, BootstrapError> {
+    let configured = config.root_key.iter().chain(config.keys.iter());
+    for entry in configured {
+        let existing = storage.credential(&entry.access_key).await?;
+        // A credentials file never demotes a root key: that would lock the
+        // operator out of the admin API with no way back but a new data dir.
+        let is_root = entry.root || existing.as_ref().is_some_and(|c| c.is_root);
+        let credential = Credential {
+            name: entry.name.clone(),
+            access_key: entry.access_key.clone(),
+            secret_key: entry.secret_key.clone(),
+            is_root,
+        };
+        if existing.as_ref() != Some(&credential) {
+            storage.put_credential(credential).await?;
+        }
+    }
+
+    let mut roots: Vec<String> = storage
+        .list_credentials()
+        .await?
+        .into_iter()
+        .filter(|c| c.is_root)
+        .map(|c| c.access_key)
+        .collect();
+    if !roots.is_empty() {
+        roots.sort();
+        return Ok(RootKeys::Existing { access_keys: roots });
+    }
+
+    let credential = keygen::generate("root", true);
+    let file = config.data_dir.join(ROOT_CREDENTIALS_FILE);
+    // Written before it is stored: a key that exists only in storage, with its
+    // secret lost, would be worse than a file for a key not yet stored.
+    write_private_file(&file, &render_key_entry(&entry_of(&credential))).map_err(|source| {
+        BootstrapError::WriteFile {
+            path: file.clone(),
+            source,
+        }
+    })?;
+    storage.put_credential(credential.clone()).await?;
+    Ok(RootKeys::Generated { credential, file })
+}
+
+impl RootKeys {
+    /// What the operator sees on stdout at start.
+    pub fn banner(&self, endpoint: &str) -> String {
+        match self {
+            RootKeys::Generated { credential, file } => format!(
+                "Created the root key (also saved to {file}):\n  \
+                 access key: {ak}\n  secret key: {sk}\n\
+                 Try it:\n  \
+                 AWS_ACCESS_KEY_ID={ak} AWS_SECRET_ACCESS_KEY={sk} aws --endpoint-url {endpoint} s3 ls\n",
+                file = file.display(),
+                ak = credential.access_key,
+                sk = credential.secret_key,
+            ),
+            RootKeys::Existing { access_keys } => format!(
+                "Root access key id: {}\n\
+                 Manage keys with: s3-gateway admin keys create --name NAME | list | delete ACCESS_KEY\n",
+                access_keys.join(", ")
+            ),
+        }
+    }
+}
+
+fn entry_of(credential: &Credential) -> KeyEntry {
+    KeyEntry {
+        name: credential.name.clone(),
+        access_key: credential.access_key.clone(),
+        secret_key: credential.secret_key.clone(),
+        root: credential.is_root,
+    }
+}
+
+/// Writes `text` to `path` readable by the owner only, replacing any old file
+/// atomically (a temporary file, synced, then renamed).
+fn write_private_file(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let temporary = path.with_extension("toml.tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&temporary)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_files_are_owner_only_and_replaced_whole() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("sub").join(ROOT_CREDENTIALS_FILE);
+        write_private_file(&path, "old old old").expect("write");
+        write_private_file(&path, "new").expect("rewrite");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn the_first_start_banner_has_a_ready_to_paste_line() {
+        let credential = keygen::generate("root", true);
+        let banner = RootKeys::Generated {
+            credential: credential.clone(),
+            file: PathBuf::from("data/root-credentials.toml"),
+        }
+        .banner("http://127.0.0.1:9878");
+        let expected = format!(
+            "AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} aws --endpoint-url http://127.0.0.1:9878 s3 ls",
+            credential.access_key, credential.secret_key
+        );
+        assert!(banner.contains(&expected), "{banner}");
+        let later = RootKeys::Existing {
+            access_keys: vec![credential.access_key.clone()],
+        }
+        .banner("http://127.0.0.1:9878");
+        assert!(later.contains(&credential.access_key));
+        assert!(!later.contains(&credential.secret_key));
+    }
+}

@@ -1,0 +1,8 @@
+//! Key management: the admin HTTP API the server answers under
+//! `/_s3gw/admin/` (root keys only), the client the `s3-gateway admin`
+//! command uses to call it, key generation, and the keys set up at start.
+
+pub mod api;
+pub mod bootstrap;
+pub mod client;
+pub mod keygen;

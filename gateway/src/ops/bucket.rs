@@ -1,0 +1,253 @@
+//! Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket,
+//! GetBucketLocation, and the probes clients send before using a bucket
+//! (GetBucketVersioning, GetObjectLockConfiguration).
+
+use std::net::Ipv4Addr;
+
+use axum::response::Response;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use storage_client::{BucketInfo, Identity};
+
+use super::body::read_to_end;
+use super::{empty_response, xml_response};
+use crate::auth::Payload;
+use crate::error::S3Error;
+use crate::state::AppState;
+use crate::xml::{self, S3_NAMESPACE};
+
+/// A CreateBucketConfiguration is a few hundred bytes; refuse anything huge.
+const MAX_CONFIGURATION_BYTES: usize = 64 * 1024;
+
+/// The region S3 reports as an empty LocationConstraint.
+const DEFAULT_REGION: &str = "us-east-1";
+
+pub async fn list_buckets(state: &AppState, who: &Identity) -> Result<Response, S3Error> {
+    let buckets = state.storage.list_buckets(who).await?;
+    let document = xml::ListAllMyBucketsResult {
+        xmlns: S3_NAMESPACE,
+        owner: xml::Owner::from_access_key(&who.access_key),
+        buckets: xml::Buckets {
+            bucket: buckets
+                .iter()
+                .map(|b| xml::BucketEntry {
+                    name: b.name.clone(),
+                    creation_date: xml::iso8601(b.created),
+                    bucket_region: region_of(b).to_owned(),
+                })
+                .collect(),
+        },
+    };
+    xml_response("ListAllMyBucketsResult", &document)
+}
+
+pub async fn create_bucket(
+    state: &AppState,
+    who: &Identity,
+    headers: &HeaderMap,
+    bucket: &str,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    validate_bucket_name(bucket)?;
+    // Silently creating an unlocked bucket would break a retention promise.
+    if headers
+        .get("x-amz-bucket-object-lock-enabled")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"))
+    {
+        return Err(S3Error::not_implemented("CreateBucket with object lock"));
+    }
+    let body = read_to_end(payload, MAX_CONFIGURATION_BYTES).await?;
+    let constraint = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        xml::from_xml::<xml::CreateBucketConfiguration>(&body)?
+            .location_constraint
+            .filter(|c| !c.is_empty())
+    };
+    // Stored as S3 reports it: empty means us-east-1.
+    let region = match constraint.as_deref().unwrap_or(&state.region) {
+        DEFAULT_REGION => "",
+        other => other,
+    };
+    state
+        .storage
+        .create_bucket(who, bucket, region)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))?;
+    let mut response = empty_response(StatusCode::OK);
+    if let Ok(location) = HeaderValue::from_str(&format!("/{bucket}")) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+pub async fn head_bucket(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let info = bucket_info(state, who, bucket).await?;
+    let mut response = empty_response(StatusCode::OK);
+    if let Ok(region) = HeaderValue::from_str(region_of(&info)) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("x-amz-bucket-region"), region);
+    }
+    Ok(response)
+}
+
+pub async fn delete_bucket(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    state
+        .storage
+        .delete_bucket(who, bucket)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+pub async fn get_bucket_location(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let info = bucket_info(state, who, bucket).await?;
+    let document = xml::LocationConstraint {
+        xmlns: S3_NAMESPACE,
+        region: info.region,
+    };
+    xml_response("LocationConstraint", &document)
+}
+
+/// Buckets are never versioned: an empty configuration, as AWS answers for
+/// a bucket whose versioning was never enabled.
+pub async fn get_bucket_versioning(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    bucket_info(state, who, bucket).await?;
+    let document = xml::VersioningConfiguration {
+        xmlns: S3_NAMESPACE,
+    };
+    xml_response("VersioningConfiguration", &document)
+}
+
+pub async fn get_object_lock_configuration(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    bucket_info(state, who, bucket).await?;
+    Err(S3Error::object_lock_configuration_not_found(bucket))
+}
+
+async fn bucket_info(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<BucketInfo, S3Error> {
+    state
+        .storage
+        .bucket(who, bucket)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+fn region_of(info: &BucketInfo) -> &str {
+    if info.region.is_empty() {
+        DEFAULT_REGION
+    } else {
+        &info.region
+    }
+}
+
+/// The S3 bucket naming rules for general purpose buckets.
+pub fn validate_bucket_name(name: &str) -> Result<(), S3Error> {
+    let bytes = name.as_bytes();
+    let allowed = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'.' || *b == b'-';
+    let alnum = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let valid = (3..=63).contains(&bytes.len())
+        && bytes.iter().all(allowed)
+        && alnum(bytes.first())
+        && alnum(bytes.last())
+        && !name.contains("..")
+        && name.parse::<Ipv4Addr>().is_err()
+        && !name.starts_with("xn--")
+        && !name.starts_with("sthree-")
+        && !name.ends_with("-s3alias")
+        && !name.ends_with("--ol-s3");
+    if valid {
+        Ok(())
+    } else {
+        Err(S3Error::invalid_bucket_name(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_the_aws_rules_are_accepted() {
+        for name in [
+            "docexamplebucket1",
+            "log-delivery-march-2020",
+            "my-hosted-content",
+            "docexamplewebsite.com",
+            "www.docexamplewebsite.com",
+            "my.example.s3.bucket",
+            "abc",
+            &"a".repeat(63),
+            "1.2.3",
+            "192.168.5.4x",
+        ] {
+            assert!(validate_bucket_name(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_breaking_the_aws_rules_are_invalid_bucket_name() {
+        for name in [
+            "doc_example_bucket",
+            "DocExampleBucket",
+            "doc-example-bucket-",
+            "-docexamplebucket",
+            ".docexample",
+            "ab",
+            &"a".repeat(64),
+            "my..bucket",
+            "192.168.5.4",
+            "xn--bucket",
+            "sthree-bucket",
+            "bucket-s3alias",
+            "bucket--ol-s3",
+            "_s3gw",
+            "bucket name",
+            "bücket",
+            "",
+        ] {
+            let err = validate_bucket_name(name).unwrap_err();
+            assert_eq!(
+                (err.code, err.status.as_u16()),
+                ("InvalidBucketName", 400),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_region_reads_as_us_east_1() {
+        let mut info = BucketInfo {
+            name: "b".into(),
+            owner: "AK".into(),
+            created: std::time::SystemTime::UNIX_EPOCH,
+            region: String::new(),
+        };
+        assert_eq!(region_of(&info), "us-east-1");
+        info.region = "eu-west-1".into();
+        assert_eq!(region_of(&info), "eu-west-1");
+    }
+}

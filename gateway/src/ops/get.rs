@@ -1,0 +1,303 @@
+//! GetObject and HeadObject: one metadata lookup, the preconditions, the
+//! range, then (GET only) one streamed read. Nothing buffers the object.
+
+use axum::body::Body;
+use axum::response::Response;
+use futures::TryStreamExt;
+use http::request::Parts;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use storage_client::{Identity, KeyInfo};
+
+use super::check_version_id;
+use super::conditional::{Conditions, Outcome, if_range_holds};
+use super::headers::{RESPONSE_OVERRIDES, insert, object_headers};
+use super::range::{RangeRequest, content_range, resolve};
+use crate::checksum::ChecksumAlgorithm;
+use crate::error::S3Error;
+use crate::router::Query;
+use crate::state::AppState;
+
+/// Which object a GET/HEAD names, with its validated selectors.
+pub struct Target<'a> {
+    bucket: &'a str,
+    key: &'a str,
+    part_number: Option<u16>,
+}
+
+impl<'a> Target<'a> {
+    pub fn new(
+        bucket: &'a str,
+        key: &'a str,
+        part_number: Option<u16>,
+        version_id: Option<&str>,
+    ) -> Result<Self, S3Error> {
+        check_version_id(version_id)?;
+        Ok(Self {
+            bucket,
+            key,
+            part_number,
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Body,
+    /// HEAD: the same status and headers, no read.
+    HeadersOnly,
+}
+
+pub async fn get_object(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    target: Target<'_>,
+    mode: Mode,
+) -> Result<Response, S3Error> {
+    let headers = &parts.headers;
+    let range_header = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    if range_header.is_some() && target.part_number.is_some() {
+        return Err(S3Error::invalid_request(
+            "Cannot specify both Range header and partNumber query parameter",
+        ));
+    }
+    let overrides = response_overrides(parts.uri.query())?;
+    let conditions = Conditions::from_headers(headers);
+
+    let info = state
+        .storage
+        .lookup(who, target.bucket, target.key)
+        .await
+        .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
+
+    match conditions.evaluate(&info.etag, info.last_modified) {
+        Outcome::Proceed => {}
+        Outcome::NotModified => return Ok(not_modified(&info)),
+        Outcome::PreconditionFailed(condition) => {
+            return Err(S3Error::precondition_failed().with("Condition", condition));
+        }
+    }
+
+    let size = info.size;
+    // Objects are single-part: part 1 is the whole object, sent the way S3
+    // sends a part (206 with Content-Range) when it has bytes.
+    let requested = match target.part_number {
+        Some(1) if size > 0 => RangeRequest::Partial(0..size),
+        Some(1) => RangeRequest::Whole,
+        Some(_) => return Err(S3Error::invalid_part_number(1)),
+        None => match range_header {
+            Some(range) if range_applies(headers, &info) => resolve(range, size),
+            _ => RangeRequest::Whole,
+        },
+    };
+    let (status, range) = match requested {
+        RangeRequest::Whole => (StatusCode::OK, 0..size),
+        RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, range),
+        RangeRequest::Unsatisfiable => return Err(S3Error::invalid_range(size)),
+    };
+
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    let out = response.headers_mut();
+    object_headers(out, &info);
+    out.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(range.end - range.start),
+    );
+    if status == StatusCode::PARTIAL_CONTENT {
+        insert(out, header::CONTENT_RANGE, &content_range(&range, size));
+    }
+    if status == StatusCode::OK && checksum_mode_enabled(headers) {
+        checksum_headers(out, &info);
+    }
+    for (name, value) in overrides {
+        out.insert(name, value);
+    }
+
+    if mode == Mode::Body && !range.is_empty() {
+        let stream = state
+            .storage
+            .read(who, &info, range)
+            .await
+            .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
+        // An error after the headers are sent can only cut the connection;
+        // log it so the truncated response is explained.
+        let stream =
+            stream.inspect_err(|err| tracing::warn!(error = %err, "object read failed mid-stream"));
+        *response.body_mut() = Body::from_stream(stream);
+    }
+    Ok(response)
+}
+
+/// 304 carries the validators and caching headers, never a body.
+fn not_modified(info: &KeyInfo) -> Response {
+    let mut full = HeaderMap::new();
+    object_headers(&mut full, info);
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::NOT_MODIFIED;
+    let out = response.headers_mut();
+    for name in [
+        header::ETAG,
+        header::LAST_MODIFIED,
+        header::CACHE_CONTROL,
+        header::EXPIRES,
+    ] {
+        if let Some(value) = full.remove(&name) {
+            out.insert(name, value);
+        }
+    }
+    response
+}
+
+/// `If-Range` lets a client ask for the range only if the object is the
+/// one it already has part of.
+fn range_applies(headers: &HeaderMap, info: &KeyInfo) -> bool {
+    match headers.get(header::IF_RANGE).map(|v| v.to_str()) {
+        None => true,
+        Some(Ok(value)) => if_range_holds(value, &info.etag, info.last_modified),
+        Some(Err(_)) => false,
+    }
+}
+
+fn checksum_mode_enabled(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-amz-checksum-mode")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"ENABLED"))
+}
+
+/// The stored checksum, sent only with the whole object it describes.
+fn checksum_headers(out: &mut HeaderMap, info: &KeyInfo) {
+    let Some(checksum) = &info.checksum else {
+        return;
+    };
+    let Some(alg) = ChecksumAlgorithm::from_name(&checksum.algorithm) else {
+        return;
+    };
+    insert(
+        out,
+        HeaderName::from_static(alg.header_name()),
+        &checksum.value,
+    );
+    insert(
+        out,
+        HeaderName::from_static("x-amz-checksum-type"),
+        &checksum.kind,
+    );
+}
+
+/// Header overrides from `response-content-type` and friends.
+fn response_overrides(raw_query: Option<&str>) -> Result<Vec<(HeaderName, HeaderValue)>, S3Error> {
+    if raw_query.is_none() {
+        return Ok(Vec::new());
+    }
+    let query = Query::parse(raw_query)?;
+    let mut overrides = Vec::new();
+    for (param, name) in RESPONSE_OVERRIDES {
+        if let Some(value) = query.get(param) {
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                S3Error::invalid_argument(format!("Invalid value for {param}"))
+                    .with("ArgumentName", param)
+            })?;
+            overrides.push((name, value));
+        }
+    }
+    Ok(overrides)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use storage_client::{ObjectChecksum, ObjectMeta};
+
+    use super::*;
+
+    fn info() -> KeyInfo {
+        KeyInfo {
+            bucket: "b".into(),
+            key: "k".into(),
+            size: 10,
+            etag: "abc".into(),
+            last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777),
+            owner: "AK".into(),
+            meta: ObjectMeta {
+                cache_control: Some("max-age=5".into()),
+                content_language: Some("en".into()),
+                ..ObjectMeta::default()
+            },
+            tags: vec![],
+            checksum: Some(ObjectChecksum {
+                algorithm: "crc32".into(),
+                value: "y/Q5Jg==".into(),
+                kind: "FULL_OBJECT".into(),
+            }),
+            locations: vec![],
+        }
+    }
+
+    #[test]
+    fn response_overrides_replace_stored_headers() {
+        let overrides = response_overrides(Some(
+            "response-content-type=text%2Fhtml&response-content-disposition=attachment%3B%20filename%3Dx.txt&other=1",
+        ))
+        .unwrap();
+        assert_eq!(
+            overrides,
+            vec![
+                (header::CONTENT_TYPE, HeaderValue::from_static("text/html")),
+                (
+                    header::CONTENT_DISPOSITION,
+                    HeaderValue::from_static("attachment; filename=x.txt")
+                ),
+            ]
+        );
+        assert!(response_overrides(None).unwrap().is_empty());
+        let err = response_overrides(Some("response-content-type=a%0Ab")).unwrap_err();
+        assert_eq!(err.code, "InvalidArgument");
+    }
+
+    #[test]
+    fn not_modified_keeps_only_validators_and_caching_headers() {
+        let response = not_modified(&info());
+        assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
+        let headers = response.headers();
+        assert_eq!(headers["etag"], "\"abc\"");
+        assert_eq!(headers["last-modified"], "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(headers["cache-control"], "max-age=5");
+        assert!(!headers.contains_key("content-language"));
+        assert!(!headers.contains_key("content-type"));
+    }
+
+    #[test]
+    fn checksum_mode_returns_the_stored_checksum() {
+        let mut request = HeaderMap::new();
+        assert!(!checksum_mode_enabled(&request));
+        request.insert("x-amz-checksum-mode", HeaderValue::from_static("ENABLED"));
+        assert!(checksum_mode_enabled(&request));
+        let mut out = HeaderMap::new();
+        checksum_headers(&mut out, &info());
+        assert_eq!(out["x-amz-checksum-crc32"], "y/Q5Jg==");
+        assert_eq!(out["x-amz-checksum-type"], "FULL_OBJECT");
+    }
+
+    #[test]
+    fn if_range_decides_whether_the_range_is_served() {
+        let mut request = HeaderMap::new();
+        assert!(range_applies(&request, &info()));
+        request.insert(header::IF_RANGE, HeaderValue::from_static("\"abc\""));
+        assert!(range_applies(&request, &info()));
+        request.insert(header::IF_RANGE, HeaderValue::from_static("\"changed\""));
+        assert!(!range_applies(&request, &info()));
+    }
+
+    #[test]
+    fn only_the_null_version_can_be_read() {
+        assert!(Target::new("b", "k", None, Some("null")).is_ok());
+        assert_eq!(
+            Target::new("b", "k", None, Some("v2"))
+                .err()
+                .map(|e| e.code),
+            Some("InvalidArgument")
+        );
+    }
+}

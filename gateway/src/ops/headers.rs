@@ -1,0 +1,237 @@
+//! Object metadata between HTTP headers and `ObjectMeta`: what a PUT stores
+//! and what GET/HEAD return.
+
+use std::time::SystemTime;
+
+use http::{HeaderMap, HeaderName, HeaderValue, header};
+use storage_client::{KeyInfo, ObjectMeta};
+
+use crate::error::S3Error;
+
+pub const USER_META_PREFIX: &str = "x-amz-meta-";
+
+/// AWS limits user metadata (names plus values) to 2 KB.
+const MAX_USER_META_BYTES: usize = 2048;
+
+/// Content-Type AWS reports for an object stored without one.
+const DEFAULT_CONTENT_TYPE: &str = "binary/octet-stream";
+
+/// A header as text. Non-UTF-8 bytes cannot be stored faithfully as a
+/// String; they are replaced rather than failing the upload.
+pub fn text(headers: &HeaderMap, name: impl http::header::AsHeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+}
+
+/// The metadata a PutObject stores, taken from its headers.
+pub fn object_meta_from_request(headers: &HeaderMap) -> Result<ObjectMeta, S3Error> {
+    let mut meta = ObjectMeta {
+        content_type: text(headers, header::CONTENT_TYPE),
+        content_encoding: text(headers, header::CONTENT_ENCODING)
+            .and_then(|value| without_aws_chunked(&value)),
+        content_disposition: text(headers, header::CONTENT_DISPOSITION),
+        content_language: text(headers, header::CONTENT_LANGUAGE),
+        cache_control: text(headers, header::CACHE_CONTROL),
+        expires: text(headers, header::EXPIRES),
+        ..ObjectMeta::default()
+    };
+    let mut size = 0;
+    for (name, value) in headers {
+        // Header names arrive lower-cased, which makes `x-amz-meta-*` case-insensitive.
+        let Some(user_name) = name.as_str().strip_prefix(USER_META_PREFIX) else {
+            continue;
+        };
+        let value = String::from_utf8_lossy(value.as_bytes());
+        size += user_name.len() + value.len();
+        meta.user
+            .entry(user_name.to_owned())
+            .and_modify(|joined: &mut String| {
+                // Repeated headers are joined, as HTTP defines for lists.
+                joined.push(',');
+                joined.push_str(&value);
+            })
+            .or_insert_with(|| value.into_owned());
+    }
+    if size > MAX_USER_META_BYTES {
+        return Err(S3Error::metadata_too_large(MAX_USER_META_BYTES));
+    }
+    Ok(meta)
+}
+
+/// Content-Encoding with the transfer-only `aws-chunked` removed; `None`
+/// when nothing else was listed.
+fn without_aws_chunked(value: &str) -> Option<String> {
+    let kept: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case("aws-chunked"))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(", "))
+}
+
+/// The RFC 1123 date HTTP headers carry.
+pub fn http_date(at: SystemTime) -> String {
+    httpdate::fmt_http_date(at)
+}
+
+pub fn quoted_etag(etag: &str) -> String {
+    format!("\"{etag}\"")
+}
+
+/// Inserts a header whose value came from a client or from storage; a
+/// value HTTP cannot carry is skipped rather than failing the response.
+pub fn insert(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    if let Ok(value) = HeaderValue::from_bytes(value.as_bytes()) {
+        headers.insert(name, value);
+    }
+}
+
+/// The headers GET and HEAD return for an object: validators, stored
+/// system metadata and user metadata.
+pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
+    insert(headers, header::ETAG, &quoted_etag(&info.etag));
+    insert(
+        headers,
+        header::LAST_MODIFIED,
+        &http_date(info.last_modified),
+    );
+    headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    let meta = &info.meta;
+    let content_type = meta.content_type.as_deref().unwrap_or(DEFAULT_CONTENT_TYPE);
+    insert(headers, header::CONTENT_TYPE, content_type);
+    let optional = [
+        (header::CONTENT_ENCODING, &meta.content_encoding),
+        (header::CONTENT_DISPOSITION, &meta.content_disposition),
+        (header::CONTENT_LANGUAGE, &meta.content_language),
+        (header::CACHE_CONTROL, &meta.cache_control),
+        (header::EXPIRES, &meta.expires),
+    ];
+    for (name, value) in optional {
+        if let Some(value) = value {
+            insert(headers, name, value);
+        }
+    }
+    for (name, value) in &meta.user {
+        if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {
+            insert(headers, name, value);
+        }
+    }
+    if !info.tags.is_empty() {
+        insert(
+            headers,
+            HeaderName::from_static("x-amz-tagging-count"),
+            &info.tags.len().to_string(),
+        );
+    }
+}
+
+/// `response-*` query parameters: a signed GET may override these headers.
+pub const RESPONSE_OVERRIDES: [(&str, HeaderName); 6] = [
+    ("response-content-type", header::CONTENT_TYPE),
+    ("response-content-language", header::CONTENT_LANGUAGE),
+    ("response-expires", header::EXPIRES),
+    ("response-cache-control", header::CACHE_CONTROL),
+    ("response-content-disposition", header::CONTENT_DISPOSITION),
+    ("response-content-encoding", header::CONTENT_ENCODING),
+];
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn put_headers_become_stored_metadata() {
+        let meta = object_meta_from_request(&headers(&[
+            ("content-type", "text/plain"),
+            ("content-encoding", "aws-chunked,gzip"),
+            ("content-disposition", "attachment; filename=\"a.txt\""),
+            ("content-language", "de"),
+            ("cache-control", "no-cache"),
+            ("expires", "Thu, 01 Dec 1994 16:00:00 GMT"),
+            ("X-Amz-Meta-Color", "blue"),
+            ("x-amz-meta-list", "a"),
+            ("x-amz-meta-list", "b"),
+            ("x-amz-acl", "private"),
+        ]))
+        .unwrap();
+        assert_eq!(meta.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(meta.content_encoding.as_deref(), Some("gzip"));
+        assert_eq!(
+            meta.content_disposition.as_deref(),
+            Some("attachment; filename=\"a.txt\"")
+        );
+        assert_eq!(meta.content_language.as_deref(), Some("de"));
+        assert_eq!(meta.cache_control.as_deref(), Some("no-cache"));
+        assert_eq!(
+            meta.expires.as_deref(),
+            Some("Thu, 01 Dec 1994 16:00:00 GMT")
+        );
+        assert_eq!(
+            meta.user.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("color".to_owned(), "blue".to_owned()),
+                ("list".to_owned(), "a,b".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn aws_chunked_alone_leaves_no_content_encoding() {
+        let meta =
+            object_meta_from_request(&headers(&[("content-encoding", "aws-chunked")])).unwrap();
+        assert_eq!(meta.content_encoding, None);
+        assert_eq!(meta.content_type, None);
+    }
+
+    #[test]
+    fn oversized_user_metadata_is_refused() {
+        let big = "v".repeat(MAX_USER_META_BYTES);
+        let err = object_meta_from_request(&headers(&[("x-amz-meta-k", &big)])).unwrap_err();
+        assert_eq!(err.code, "MetadataTooLarge");
+    }
+
+    #[test]
+    fn stored_metadata_is_returned_with_validators() {
+        let mut meta = ObjectMeta {
+            cache_control: Some("max-age=60".into()),
+            ..ObjectMeta::default()
+        };
+        meta.user.insert("color".into(), "blue".into());
+        let info = KeyInfo {
+            bucket: "b".into(),
+            key: "k".into(),
+            size: 3,
+            etag: "abc".into(),
+            last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777),
+            owner: "AK".into(),
+            meta,
+            tags: vec![("t".into(), "1".into())],
+            checksum: None,
+            locations: vec![],
+        };
+        let mut out = HeaderMap::new();
+        object_headers(&mut out, &info);
+        assert_eq!(out["etag"], "\"abc\"");
+        assert_eq!(out["last-modified"], "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(out["accept-ranges"], "bytes");
+        assert_eq!(out["content-type"], "binary/octet-stream");
+        assert_eq!(out["cache-control"], "max-age=60");
+        assert_eq!(out["x-amz-meta-color"], "blue");
+        assert_eq!(out["x-amz-tagging-count"], "1");
+        assert!(!out.contains_key("content-encoding"));
+    }
+}

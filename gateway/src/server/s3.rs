@@ -1,0 +1,210 @@
+//! Every request that is not a probe: request ids and S3 headers on every
+//! response, then route -> authenticate -> dispatch (or the admin API), with
+//! errors rendered as S3 XML and a panic turned into a 500, never a dropped
+//! connection.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use futures::FutureExt;
+use http::request::Parts;
+use http::{HeaderName, HeaderValue, Method, header};
+
+use crate::admin;
+use crate::error::S3Error;
+use crate::state::AppState;
+use crate::{ops, router};
+
+use super::Shared;
+use super::probes;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
+const EXTENDED_ID: HeaderName = HeaderName::from_static("x-amz-id-2");
+const SERVER_NAME: HeaderValue = HeaderValue::from_static("s3-gateway");
+
+/// The operation name used in metrics when a request fails before routing.
+const UNROUTED: &str = "Unrouted";
+
+pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let request_id = shared.ids.next();
+    if let Some(probe) = probes::probe_of(&request) {
+        let mut response = probes::answer(probe, &shared.app, &shared.metrics).await;
+        stamp(&mut response, &request_id.id, &request_id.extended);
+        return response;
+    }
+
+    let in_flight = shared.metrics.start_request();
+
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let body = shared.metrics.count_in(body);
+    let (operation, mut response) =
+        render(serve(&shared.app, &parts, body), &parts, &request_id.id).await;
+
+    let status = response.status();
+    shared.metrics.record(operation, status.as_u16());
+    tracing::debug!(
+        request_id = %request_id.id,
+        method = %parts.method,
+        path = parts.uri.path(),
+        operation,
+        status = status.as_u16(),
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "request"
+    );
+
+    stamp(&mut response, &request_id.id, &request_id.extended);
+    let (response_parts, body) = response.into_parts();
+    // HEAD answers carry the headers a GET would (Content-Length included) but
+    // never a body, whatever the handler produced.
+    let body = if parts.method == Method::HEAD {
+        Body::empty()
+    } else {
+        body
+    };
+    Response::from_parts(response_parts, shared.metrics.count_out(body, in_flight))
+}
+
+/// Runs a handler and turns its outcome into a response: S3 errors as XML
+/// naming the request path and id, and a panic as a 500 InternalError so
+/// the client gets an answer and the connection survives.
+async fn render(
+    handler: impl Future<Output = (&'static str, Result<Response, S3Error>)>,
+    parts: &Parts,
+    request_id: &str,
+) -> (&'static str, Response) {
+    match AssertUnwindSafe(handler).catch_unwind().await {
+        Ok((operation, Ok(response))) => (operation, response),
+        Ok((operation, Err(error))) => {
+            (operation, error.into_response(parts.uri.path(), request_id))
+        }
+        Err(panic) => {
+            tracing::error!(
+                request_id,
+                method = %parts.method,
+                path = parts.uri.path(),
+                panic = panic_message(&*panic),
+                "request handler panicked"
+            );
+            let error = S3Error::internal("We encountered an internal error. Please try again.");
+            (UNROUTED, error.into_response(parts.uri.path(), request_id))
+        }
+    }
+}
+
+/// The admin API or the S3 service; returns the operation name for metrics.
+async fn serve(
+    state: &AppState,
+    parts: &Parts,
+    body: Body,
+) -> (&'static str, Result<Response, S3Error>) {
+    if admin::api::is_admin_request(parts, state.domain.as_deref()) {
+        let result = match state.verifier.authenticate(parts, body).await {
+            Ok(caller) => admin::api::handle(state, parts, caller).await,
+            Err(error) => Err(error),
+        };
+        return ("Admin", result);
+    }
+    let endpoint = match router::route(
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        state.domain.as_deref(),
+    ) {
+        Ok(endpoint) => endpoint,
+        Err(error) => return (UNROUTED, Err(error)),
+    };
+    let operation = endpoint.name();
+    let result = match state.verifier.authenticate(parts, body).await {
+        Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
+        Err(error) => Err(error),
+    };
+    (operation, result)
+}
+
+/// The headers S3 puts on every response, errors included.
+fn stamp(response: &mut Response, id: &str, extended: &str) {
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(id) {
+        headers.insert(REQUEST_ID, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(extended) {
+        headers.insert(EXTENDED_ID, value);
+    }
+    headers.insert(header::SERVER, SERVER_NAME);
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    if let Some(message) = panic.downcast_ref::<&str>() {
+        message
+    } else if let Some(message) = panic.downcast_ref::<String>() {
+        message
+    } else {
+        "a non-text panic payload"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::StatusCode;
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    fn parts() -> Parts {
+        let (parts, ()) = http::Request::builder()
+            .uri("/bucket/key")
+            .body(())
+            .expect("valid request")
+            .into_parts();
+        parts
+    }
+
+    async fn body_text(response: Response) -> String {
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_a_500_with_the_request_id() {
+        let handler = async {
+            if parts().uri.path().len() > 1 {
+                panic!("handler bug");
+            }
+            ("GetObject", Ok(Response::new(Body::empty())))
+        };
+        let (operation, response) = render(handler, &parts(), "00000000000000AB").await;
+        assert_eq!(operation, UNROUTED);
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = body_text(response).await;
+        assert!(body.contains("<Code>InternalError</Code>"), "{body}");
+        assert!(
+            body.contains("<RequestId>00000000000000AB</RequestId>"),
+            "{body}"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_name_the_request_path() {
+        let handler = async { ("GetObject", Err(S3Error::no_such_key("key"))) };
+        let (operation, response) = render(handler, &parts(), "R1").await;
+        assert_eq!(operation, "GetObject");
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(
+            body_text(response)
+                .await
+                .contains("<Resource>/bucket/key</Resource>")
+        );
+    }
+}

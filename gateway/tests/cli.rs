@@ -1,0 +1,156 @@
+//! The binary's command line: invalid configuration exits 2 with one line,
+//! and `admin keys` against a real server started on a free port.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+fn gateway() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_s3-gateway"));
+    for (name, _) in std::env::vars() {
+        if name.starts_with("S3GW_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+#[test]
+fn invalid_configuration_exits_2_with_one_line() {
+    let cases: [&[&str]; 3] = [
+        &["--listen", "not-an-address"],
+        &["--config", "/nonexistent/gateway.toml"],
+        &["--credentials", "/nonexistent/keys.toml"],
+    ];
+    for args in cases {
+        let output = gateway().args(args).output().expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("invalid configuration"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn unknown_config_keys_exit_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, "listen = \"127.0.0.1:0\"\nlisen = \"typo\"\n").expect("write");
+    let output = gateway().arg("--config").arg(&path).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("lisen"));
+}
+
+#[test]
+fn version_prints_the_package_version() {
+    let output = gateway().arg("version").output().expect("runs");
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        format!("s3-gateway {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn admin_without_credentials_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = gateway()
+        .args(["admin", "keys", "list", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no root key"));
+}
+
+const ROOT_ACCESS_KEY: &str = "CLIROOTACCESSKEY0001";
+const ROOT_SECRET_KEY: &str = "cliroot-secret-cliroot-secret-cliroot-00";
+
+/// The real binary serving on a free port; killed on drop.
+struct Served {
+    child: Child,
+    endpoint: String,
+}
+
+impl Served {
+    fn start(data_dir: &std::path::Path) -> Self {
+        let mut child = gateway()
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+            .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let endpoint = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.strip_prefix("s3-gateway listening on ")
+                    .map(str::to_string)
+            })
+            .expect("the server prints its endpoint");
+        Self { child, endpoint }
+    }
+
+    fn admin(&self, args: &[&str]) -> Output {
+        gateway()
+            .args(["admin", "--endpoint", &self.endpoint])
+            .args(args)
+            .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+            .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY)
+            .output()
+            .expect("admin runs")
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn admin_keys_create_list_delete() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Served::start(dir.path());
+
+    let created = server.admin(&["keys", "create", "--name", "alice"]);
+    assert!(created.status.success(), "{created:?}");
+    let block = String::from_utf8_lossy(&created.stdout).to_string();
+    let keys_file = dir.path().join("alice.toml");
+    std::fs::write(&keys_file, &block).expect("write");
+    let keys = s3_gateway::config::load_credentials_file(&keys_file)
+        .expect("create prints a [[keys]] block");
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].name, "alice");
+    let access_key = keys[0].access_key.clone();
+
+    let listed = server.admin(&["keys", "list"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let listing = String::from_utf8_lossy(&listed.stdout).to_string();
+    let rows: Vec<Vec<&str>> = listing
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "ACCESS_KEY", "ROOT"]);
+    assert!(
+        rows.contains(&vec!["alice", access_key.as_str(), "no"]),
+        "{listing}"
+    );
+    assert!(
+        rows.contains(&vec!["root", ROOT_ACCESS_KEY, "yes"]),
+        "{listing}"
+    );
+
+    let deleted = server.admin(&["keys", "delete", &access_key]);
+    assert!(deleted.status.success(), "{deleted:?}");
+    assert!(String::from_utf8_lossy(&deleted.stdout).contains(&access_key));
+    let again = server.admin(&["keys", "delete", &access_key]);
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test: the Rust unit and integration tests, then the black-box
+# conformance suite (pytest + boto3 + AWS CLI) against the real binary.
+# Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
+# globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "==> cargo test --workspace"
+cargo test --workspace
+cargo build -p s3-gateway
+
+venv="${S3GW_VENV:-.venv}"
+requirements=conformance-tests/requirements.txt
+if [[ ! -x "$venv/bin/python" ]]; then
+    echo "==> creating the Python venv in $venv"
+    python3 -m venv "$venv"
+fi
+# Reinstall only when the pinned requirements change.
+stamp="$venv/.requirements.sha256"
+wanted="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
+    echo "==> installing $requirements"
+    "$venv/bin/python" -m pip install --quiet --upgrade pip
+    "$venv/bin/python" -m pip install --quiet -r "$requirements"
+    echo "$wanted" > "$stamp"
+fi
+
+# Point the suite at the binary just built, wherever the target dir is.
+target_dir="$(cargo metadata --format-version 1 --no-deps \
+    | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+export S3GW_BIN="$target_dir/debug/s3-gateway"
+
+echo "==> pytest conformance-tests"
+"$venv/bin/python" -m pytest conformance-tests "$@"

@@ -1,0 +1,108 @@
+//! The embedded block role: container directories on local disk, one file
+//! pair per block (see [`super::block_file`]). Every call checks the block
+//! token first; file I/O runs on the blocking pool.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream;
+
+use super::block_file::{self, BlockPaths, BlockReader};
+use super::{blocking, now_ms};
+use crate::dn::BlockStore;
+use crate::storage::ByteStream;
+use crate::token::{self, Access, AccessMode, KeyRing};
+use crate::{BlockId, BlockLocation, Result, StorageError};
+
+pub struct EmbeddedDn {
+    containers: PathBuf,
+    keys: Arc<KeyRing>,
+    bytes_per_checksum: u32,
+    read_buffer: usize,
+}
+
+impl EmbeddedDn {
+    pub(crate) fn new(
+        containers: &Path,
+        keys: Arc<KeyRing>,
+        bytes_per_checksum: u32,
+        read_buffer: usize,
+    ) -> Self {
+        Self {
+            containers: containers.to_owned(),
+            keys,
+            bytes_per_checksum,
+            read_buffer,
+        }
+    }
+
+    fn check(&self, location: &BlockLocation, mode: AccessMode, end: u64) -> Result<()> {
+        let access = Access {
+            block: location.block,
+            mode,
+            end,
+        };
+        token::verify(&self.keys, location.token.as_ref(), access, now_ms()).map(drop)
+    }
+
+    /// Removes a block's files; called by the reclaimer only, after the OM
+    /// has dropped every reference to the block.
+    pub(crate) async fn delete_block(&self, block: BlockId) -> Result<()> {
+        let paths = BlockPaths::new(&self.containers, block);
+        blocking(move || block_file::delete(&paths)).await
+    }
+}
+
+#[async_trait]
+impl BlockStore for EmbeddedDn {
+    async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()> {
+        self.check(block, AccessMode::Write, offset + data.len() as u64)?;
+        let paths = BlockPaths::new(&self.containers, block.block);
+        let window = self.bytes_per_checksum;
+        blocking(move || block_file::append(&paths, offset, &data, window)).await
+    }
+
+    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<()> {
+        self.check(block, AccessMode::Write, length)?;
+        let paths = BlockPaths::new(&self.containers, block.block);
+        blocking(move || block_file::seal(&paths, length)).await
+    }
+
+    async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {
+        if range.start > range.end || range.end > block.length {
+            return Err(StorageError::InvalidArgument(format!(
+                "range {range:?} outside a block of {} bytes",
+                block.length
+            )));
+        }
+        self.check(block, AccessMode::Read, range.end)?;
+        if range.is_empty() {
+            return Ok(Box::pin(stream::empty()));
+        }
+        let (id, length) = (block.block, block.length);
+        let paths = BlockPaths::new(&self.containers, id);
+        let (start, end) = (range.start, range.end);
+        let reader =
+            Arc::new(blocking(move || BlockReader::open(&paths, id, length, start, end)).await?);
+        let window = reader.window();
+        // Each piece is a whole number of windows, about `read_buffer` bytes.
+        let per_piece = (self.read_buffer as u64 / window).max(1);
+        let end_window = range.end.div_ceil(window);
+        let pieces = stream::try_unfold(range.start / window, move |next| {
+            let reader = Arc::clone(&reader);
+            let range = range.clone();
+            async move {
+                if next >= end_window {
+                    return Ok(None);
+                }
+                let count = per_piece.min(end_window - next);
+                let bytes = blocking(move || reader.read_windows(id, next, count, range)).await?;
+                Ok(Some((bytes, next + count)))
+            }
+        });
+        Ok(Box::pin(pieces))
+    }
+}

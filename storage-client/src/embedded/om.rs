@@ -1,0 +1,797 @@
+//! The embedded metadata role: an OM on one redb file. Every write is one
+//! redb transaction committed with `Durability::Immediate` (fsync), so a
+//! commit that returned survives power loss, and an overwrite, the
+//! reclamation bookkeeping and the write condition all happen atomically.
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use redb::{Database, Durability, ReadableTable, WriteTransaction};
+
+use super::schema::{
+    BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID,
+    NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, SECRET_KEYS, SecretKeyRecord, StoredBlock,
+    bucket_end, decode, encode, object_key,
+};
+use super::{DbResult, blocking, now_ms};
+use crate::om::{MetadataStore, OpenKey, validate_key};
+use crate::token::{self, AccessMode, KeyRing, SecretKey};
+use crate::{
+    BlockId, BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject,
+    Result, StorageError, WriteCondition,
+};
+
+/// Blocks per container directory, so no directory grows without bound.
+const BLOCKS_PER_CONTAINER: u64 = 10_000;
+
+/// The OM tunables that affect what it hands out.
+#[derive(Clone, Debug)]
+pub(crate) struct OmSettings {
+    pub(crate) block_size: u64,
+    pub(crate) token_lifetime: Duration,
+    pub(crate) key_rotation: Duration,
+}
+
+pub struct EmbeddedOm {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Database,
+    keys: Arc<KeyRing>,
+    settings: OmSettings,
+    /// Serialises key rotation so two signers never both create a key.
+    rotation: Mutex<()>,
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn upload_gone() -> StorageError {
+    StorageError::InvalidArgument("the upload was aborted or has expired".into())
+}
+
+fn queue_for_reclaim(
+    txn: &WriteTransaction,
+    blocks: impl IntoIterator<Item = BlockId>,
+) -> Result<()> {
+    let mut deleted = txn.open_table(DELETED_BLOCKS).db()?;
+    let now = now_ms();
+    for block in blocks {
+        deleted.insert((block.container, block.local), now).db()?;
+    }
+    Ok(())
+}
+
+fn next_counter(txn: &WriteTransaction, name: &str) -> Result<u64> {
+    let mut counters = txn.open_table(COUNTERS).db()?;
+    let next = counters.get(name).db()?.map_or(1, |v| v.value());
+    counters.insert(name, next + 1).db()?;
+    Ok(next)
+}
+
+fn new_block_id(txn: &WriteTransaction) -> Result<BlockId> {
+    let local = next_counter(txn, NEXT_LOCAL_ID)?;
+    Ok(BlockId {
+        container: (local - 1) / BLOCKS_PER_CONTAINER + 1,
+        local,
+    })
+}
+
+/// The bucket if it exists and `who` owns it.
+fn owned_bucket(
+    buckets: &impl ReadableTable<&'static str, &'static [u8]>,
+    name: &str,
+    who: &Identity,
+) -> Result<BucketRecord> {
+    let record: BucketRecord = match buckets.get(name).db()? {
+        Some(bytes) => decode(bytes.value())?,
+        None => return Err(StorageError::NoSuchBucket),
+    };
+    if record.owner != who.access_key {
+        return Err(StorageError::AccessDenied);
+    }
+    Ok(record)
+}
+
+fn bucket_info(name: &str, record: BucketRecord) -> BucketInfo {
+    BucketInfo {
+        name: name.to_owned(),
+        owner: record.owner,
+        created: record.created,
+        region: record.region,
+    }
+}
+
+fn check_condition(condition: &WriteCondition, existing: Option<&KeyRecord>) -> bool {
+    match condition {
+        WriteCondition::None => true,
+        WriteCondition::IfAbsent => existing.is_none(),
+        WriteCondition::IfEtag(etag) => {
+            existing.is_some_and(|e| e.etag.trim_matches('"') == etag.trim_matches('"'))
+        }
+    }
+}
+
+/// Checks that `blocks` are this upload's, in object order, and returns them as stored.
+fn validate_layout(
+    blocks: &[BlockLocation],
+    allocated: &[BlockId],
+    block_size: u64,
+) -> Result<Vec<StoredBlock>> {
+    let mut offset = 0;
+    let mut stored = Vec::with_capacity(blocks.len());
+    for location in blocks {
+        let valid = allocated.contains(&location.block)
+            && location.offset == offset
+            && location.length > 0
+            && location.length <= block_size
+            && !stored
+                .iter()
+                .any(|s: &StoredBlock| s.block == location.block);
+        if !valid {
+            return Err(StorageError::InvalidArgument(
+                "the committed block list does not match the upload".into(),
+            ));
+        }
+        stored.push(StoredBlock {
+            block: location.block,
+            offset,
+            length: location.length,
+        });
+        offset += location.length;
+    }
+    Ok(stored)
+}
+
+impl Inner {
+    fn write(&self) -> Result<WriteTransaction> {
+        let mut txn = self.db.begin_write().db()?;
+        txn.set_durability(Durability::Immediate);
+        Ok(txn)
+    }
+
+    /// The key to sign with, rotating (and persisting) when the newest is due.
+    fn signing_key(&self) -> Result<SecretKey> {
+        let rotation = millis(self.settings.key_rotation);
+        let fresh = |now: u64| {
+            self.keys
+                .newest()
+                .filter(|k| now < k.created_ms().saturating_add(rotation))
+        };
+        if let Some(key) = fresh(now_ms()) {
+            return Ok(key);
+        }
+        let _guard = self.rotation.lock().unwrap_or_else(|e| e.into_inner());
+        let now = now_ms();
+        if let Some(key) = fresh(now) {
+            return Ok(key);
+        }
+        // Kept long enough to verify the last token it signs.
+        let expires = now
+            .saturating_add(rotation)
+            .saturating_add(millis(self.settings.token_lifetime));
+        let key = SecretKey::generate(now, expires);
+        let txn = self.write()?;
+        let mut live = Vec::new();
+        {
+            let mut table = txn.open_table(SECRET_KEYS).db()?;
+            table
+                .insert(
+                    key.id().as_u128(),
+                    encode(&SecretKeyRecord {
+                        created_ms: key.created_ms(),
+                        expires_ms: key.expires_ms(),
+                        bytes: *key.bytes(),
+                    })?
+                    .as_slice(),
+                )
+                .db()?;
+            for old in self.keys.all() {
+                if old.expires_ms() <= now {
+                    table.remove(old.id().as_u128()).db()?;
+                } else {
+                    live.push(old);
+                }
+            }
+        }
+        txn.commit().db()?;
+        live.push(key.clone());
+        self.keys.replace(live);
+        Ok(key)
+    }
+
+    fn token(
+        &self,
+        key: &SecretKey,
+        who: &Identity,
+        block: BlockId,
+        modes: &[AccessMode],
+        max_length: u64,
+    ) -> token::BlockToken {
+        let expiry = now_ms()
+            .saturating_add(millis(self.settings.token_lifetime))
+            .min(key.expires_ms());
+        token::issue(key, &who.access_key, block, modes, max_length, expiry)
+    }
+
+    fn write_location(&self, key: &SecretKey, who: &Identity, block: BlockId) -> BlockLocation {
+        let size = self.settings.block_size;
+        BlockLocation {
+            block,
+            offset: 0,
+            length: size,
+            datanodes: Vec::new(),
+            token: Some(self.token(
+                key,
+                who,
+                block,
+                &[AccessMode::Read, AccessMode::Write],
+                size,
+            )),
+        }
+    }
+
+    fn key_info(
+        &self,
+        signer: &SecretKey,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        record: KeyRecord,
+    ) -> KeyInfo {
+        let locations = record
+            .blocks
+            .iter()
+            .map(|b| BlockLocation {
+                block: b.block,
+                offset: b.offset,
+                length: b.length,
+                datanodes: Vec::new(),
+                token: Some(self.token(signer, who, b.block, &[AccessMode::Read], b.length)),
+            })
+            .collect();
+        KeyInfo {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            size: record.size,
+            etag: record.etag,
+            last_modified: record.last_modified,
+            owner: record.owner,
+            meta: record.meta,
+            tags: record.tags,
+            checksum: record.checksum,
+            locations,
+        }
+    }
+
+    fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
+        let txn = self.db.begin_read().db()?;
+        let table = txn.open_table(CREDENTIALS).db()?;
+        table
+            .get(access_key)
+            .db()?
+            .map(|v| decode(v.value()))
+            .transpose()
+    }
+
+    fn put_credential(&self, cred: &Credential) -> Result<()> {
+        let txn = self.write()?;
+        txn.open_table(CREDENTIALS)
+            .db()?
+            .insert(cred.access_key.as_str(), encode(cred)?.as_slice())
+            .db()?;
+        txn.commit().db()
+    }
+
+    fn list_credentials(&self) -> Result<Vec<Credential>> {
+        let txn = self.db.begin_read().db()?;
+        let table = txn.open_table(CREDENTIALS).db()?;
+        let mut out = Vec::new();
+        for row in table.iter().db()? {
+            let (_, value) = row.db()?;
+            out.push(decode(value.value())?);
+        }
+        Ok(out)
+    }
+
+    fn delete_credential(&self, access_key: &str) -> Result<bool> {
+        let txn = self.write()?;
+        let existed = txn
+            .open_table(CREDENTIALS)
+            .db()?
+            .remove(access_key)
+            .db()?
+            .is_some();
+        txn.commit().db()?;
+        Ok(existed)
+    }
+
+    fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+        if name.is_empty() || name.contains('\0') {
+            return Err(StorageError::InvalidArgument("invalid bucket name".into()));
+        }
+        let txn = self.write()?;
+        {
+            let mut buckets = txn.open_table(BUCKETS).db()?;
+            if let Some(existing) = buckets.get(name).db()? {
+                let record: BucketRecord = decode(existing.value())?;
+                return Err(if record.owner == who.access_key {
+                    StorageError::BucketAlreadyOwnedByYou
+                } else {
+                    StorageError::BucketAlreadyExists
+                });
+            }
+            let record = BucketRecord {
+                owner: who.access_key.clone(),
+                created: SystemTime::now(),
+                region: region.to_owned(),
+            };
+            buckets.insert(name, encode(&record)?.as_slice()).db()?;
+        }
+        txn.commit().db()
+    }
+
+    fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        let txn = self.db.begin_read().db()?;
+        let buckets = txn.open_table(BUCKETS).db()?;
+        Ok(bucket_info(name, owned_bucket(&buckets, name, who)?))
+    }
+
+    fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+        let txn = self.db.begin_read().db()?;
+        let buckets = txn.open_table(BUCKETS).db()?;
+        let mut out = Vec::new();
+        // Bucket counts per deployment are small (S3 caps them per account);
+        // the table is in name order, so the result is sorted.
+        for row in buckets.iter().db()? {
+            let (name, value) = row.db()?;
+            let record: BucketRecord = decode(value.value())?;
+            if record.owner == who.access_key {
+                out.push(bucket_info(name.value(), record));
+            }
+        }
+        Ok(out)
+    }
+
+    fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+        let txn = self.write()?;
+        {
+            let mut buckets = txn.open_table(BUCKETS).db()?;
+            owned_bucket(&buckets, name, who)?;
+            let keys = txn.open_table(KEYS).db()?;
+            let start = object_key(name, b"");
+            let end = bucket_end(name);
+            if keys
+                .range::<&[u8]>(start.as_slice()..end.as_slice())
+                .db()?
+                .next()
+                .is_some()
+            {
+                return Err(StorageError::BucketNotEmpty);
+            }
+            buckets.remove(name).db()?;
+        }
+        txn.commit().db()
+    }
+
+    fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+        validate_key(key)?;
+        let signer = self.signing_key()?;
+        let txn = self.db.begin_read().db()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let keys = txn.open_table(KEYS).db()?;
+        let record: KeyRecord = match keys
+            .get(object_key(bucket, key.as_bytes()).as_slice())
+            .db()?
+        {
+            Some(bytes) => decode(bytes.value())?,
+            None => return Err(StorageError::NoSuchKey),
+        };
+        Ok(self.key_info(&signer, who, bucket, key, record))
+    }
+
+    fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+        validate_key(key)?;
+        let signer = self.signing_key()?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let id = next_counter(&txn, NEXT_OPEN_KEY_ID)?;
+        let block = new_block_id(&txn)?;
+        let record = OpenKeyRecord {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            owner: who.access_key.clone(),
+            created_ms: now_ms(),
+            blocks: vec![block],
+        };
+        txn.open_table(OPEN_KEYS)
+            .db()?
+            .insert(id, encode(&record)?.as_slice())
+            .db()?;
+        txn.commit().db()?;
+        Ok(OpenKey {
+            id,
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            first_block: Some(self.write_location(&signer, who, block)),
+        })
+    }
+
+    fn take_open_key(
+        txn: &WriteTransaction,
+        who: &Identity,
+        open: &OpenKey,
+    ) -> Result<OpenKeyRecord> {
+        let mut table = txn.open_table(OPEN_KEYS).db()?;
+        let record: OpenKeyRecord = match table.get(open.id).db()? {
+            Some(bytes) => decode(bytes.value())?,
+            None => return Err(upload_gone()),
+        };
+        if record.owner != who.access_key || record.bucket != open.bucket || record.key != open.key
+        {
+            return Err(StorageError::AccessDenied);
+        }
+        table.remove(open.id).db()?;
+        Ok(record)
+    }
+
+    fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
+        let signer = self.signing_key()?;
+        let txn = self.write()?;
+        let mut record = Self::take_open_key(&txn, who, open)?;
+        let block = new_block_id(&txn)?;
+        record.blocks.push(block);
+        txn.open_table(OPEN_KEYS)
+            .db()?
+            .insert(open.id, encode(&record)?.as_slice())
+            .db()?;
+        txn.commit().db()?;
+        Ok(self.write_location(&signer, who, block))
+    }
+
+    fn commit_key(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        blocks: &[BlockLocation],
+        obj: NewObject,
+    ) -> Result<KeyInfo> {
+        let signer = self.signing_key()?;
+        let txn = self.write()?;
+        let upload = Self::take_open_key(&txn, who, open)?;
+        // A bad block list is a caller bug: returning before `commit` keeps
+        // the upload, so it can still be aborted.
+        let stored = validate_layout(blocks, &upload.blocks, self.settings.block_size)?;
+        // From here on the upload is consumed whatever the outcome.
+        let outcome = self.swap_in(&txn, who, &upload, stored, obj);
+        let used: Vec<BlockId> = match &outcome {
+            Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
+            Err(_) => Vec::new(),
+        };
+        queue_for_reclaim(
+            &txn,
+            upload.blocks.iter().copied().filter(|b| !used.contains(b)),
+        )?;
+        txn.commit().db()?;
+        Ok(self.key_info(&signer, who, &upload.bucket, &upload.key, outcome?))
+    }
+
+    /// Inside the commit transaction: checks the bucket and the condition,
+    /// then replaces the key, queueing the old object's blocks.
+    fn swap_in(
+        &self,
+        txn: &WriteTransaction,
+        who: &Identity,
+        upload: &OpenKeyRecord,
+        blocks: Vec<StoredBlock>,
+        obj: NewObject,
+    ) -> Result<KeyRecord> {
+        owned_bucket(&txn.open_table(BUCKETS).db()?, &upload.bucket, who)?;
+        let mut keys = txn.open_table(KEYS).db()?;
+        let row = object_key(&upload.bucket, upload.key.as_bytes());
+        let existing: Option<KeyRecord> = keys
+            .get(row.as_slice())
+            .db()?
+            .map(|v| decode(v.value()))
+            .transpose()?;
+        if !check_condition(&obj.condition, existing.as_ref()) {
+            return Err(StorageError::PreconditionFailed);
+        }
+        let record = KeyRecord {
+            size: blocks.iter().map(|b| b.length).sum(),
+            etag: obj.etag,
+            last_modified: SystemTime::now(),
+            owner: who.access_key.clone(),
+            meta: obj.meta,
+            tags: obj.tags,
+            checksum: obj.checksum,
+            blocks,
+        };
+        let bytes = encode(&record)?;
+        keys.insert(row.as_slice(), bytes.as_slice()).db()?;
+        drop(keys);
+        if let Some(old) = existing {
+            queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
+        }
+        Ok(record)
+    }
+
+    fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
+        let txn = self.write()?;
+        let upload = Self::take_open_key(&txn, who, open)?;
+        queue_for_reclaim(&txn, upload.blocks)?;
+        txn.commit().db()
+    }
+
+    fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+        validate_key(key)?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let removed: Option<KeyRecord> = txn
+            .open_table(KEYS)
+            .db()?
+            .remove(object_key(bucket, key.as_bytes()).as_slice())
+            .db()?
+            .map(|v| decode(v.value()))
+            .transpose()?;
+        let Some(old) = removed else {
+            return Ok(());
+        };
+        queue_for_reclaim(&txn, old.blocks.iter().map(|b| b.block))?;
+        txn.commit().db()
+    }
+
+    fn scan_keys(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<ListEntry>> {
+        let txn = self.db.begin_read().db()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let keys = txn.open_table(KEYS).db()?;
+        let first = object_key(bucket, prefix.as_bytes());
+        let after_row = object_key(bucket, after);
+        let end = bucket_end(bucket);
+        // Start at the prefix, or just past `after` once it has reached the prefix.
+        let start = if after >= prefix.as_bytes() {
+            Bound::Excluded(after_row.as_slice())
+        } else {
+            Bound::Included(first.as_slice())
+        };
+        let mut out = Vec::with_capacity(limit.min(1024));
+        for row in keys
+            .range::<&[u8]>((start, Bound::Excluded(end.as_slice())))
+            .db()?
+        {
+            if out.len() == limit {
+                break;
+            }
+            let (name, value) = row.db()?;
+            let name = name.value();
+            if !name.starts_with(&first) {
+                break;
+            }
+            let key = std::str::from_utf8(&name[bucket.len() + 1..])
+                .map_err(|_| StorageError::Corrupt("stored key is not UTF-8".into()))?;
+            let record: KeyRecord = decode(value.value())?;
+            out.push(ListEntry {
+                key: key.to_owned(),
+                size: record.size,
+                etag: record.etag,
+                last_modified: record.last_modified,
+                owner: record.owner,
+            });
+        }
+        Ok(out)
+    }
+
+    fn expire_open_keys(&self, created_before_ms: u64) -> Result<usize> {
+        let txn = self.write()?;
+        let mut expired = Vec::new();
+        {
+            let mut table = txn.open_table(OPEN_KEYS).db()?;
+            // Open keys are in-flight uploads only, so this table stays small.
+            for row in table.iter().db()? {
+                let (id, value) = row.db()?;
+                let record: OpenKeyRecord = decode(value.value())?;
+                if record.created_ms < created_before_ms {
+                    expired.push((id.value(), record.blocks));
+                }
+            }
+            for (id, _) in &expired {
+                table.remove(*id).db()?;
+            }
+        }
+        queue_for_reclaim(&txn, expired.iter().flat_map(|(_, b)| b.iter().copied()))?;
+        txn.commit().db()?;
+        Ok(expired.len())
+    }
+
+    fn deleted_blocks(&self, limit: usize) -> Result<Vec<BlockId>> {
+        let txn = self.db.begin_read().db()?;
+        let table = txn.open_table(DELETED_BLOCKS).db()?;
+        let mut out = Vec::new();
+        for row in table.iter().db()?.take(limit) {
+            let (id, _) = row.db()?;
+            let (container, local) = id.value();
+            out.push(BlockId { container, local });
+        }
+        Ok(out)
+    }
+
+    fn forget_deleted(&self, blocks: &[BlockId]) -> Result<()> {
+        let txn = self.write()?;
+        {
+            let mut table = txn.open_table(DELETED_BLOCKS).db()?;
+            for block in blocks {
+                table.remove((block.container, block.local)).db()?;
+            }
+        }
+        txn.commit().db()
+    }
+}
+
+impl EmbeddedOm {
+    /// Opens or creates the database and loads the token secret keys into `keys`.
+    pub(crate) fn open(path: &Path, keys: Arc<KeyRing>, settings: OmSettings) -> Result<Self> {
+        let db = Database::create(path).db()?;
+        let mut txn = db.begin_write().db()?;
+        txn.set_durability(Durability::Immediate);
+        txn.open_table(BUCKETS).db()?;
+        txn.open_table(KEYS).db()?;
+        txn.open_table(CREDENTIALS).db()?;
+        txn.open_table(OPEN_KEYS).db()?;
+        txn.open_table(DELETED_BLOCKS).db()?;
+        txn.open_table(COUNTERS).db()?;
+        let mut loaded = Vec::new();
+        for row in txn.open_table(SECRET_KEYS).db()?.iter().db()? {
+            let (id, value) = row.db()?;
+            let record: SecretKeyRecord = decode(value.value())?;
+            loaded.push(SecretKey::new(
+                uuid::Uuid::from_u128(id.value()),
+                record.created_ms,
+                record.expires_ms,
+                record.bytes,
+            ));
+        }
+        txn.commit().db()?;
+        keys.replace(loaded);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                keys,
+                settings,
+                rotation: Mutex::new(()),
+            }),
+        })
+    }
+
+    async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        blocking(move || f(&inner)).await
+    }
+
+    /// Moves open keys created before `created_before_ms` (all of them when
+    /// called at start-up) to reclamation. Returns how many expired.
+    pub(crate) async fn expire_open_keys(&self, created_before_ms: u64) -> Result<usize> {
+        self.run(move |om| om.expire_open_keys(created_before_ms))
+            .await
+    }
+
+    pub(crate) async fn deleted_blocks(&self, limit: usize) -> Result<Vec<BlockId>> {
+        self.run(move |om| om.deleted_blocks(limit)).await
+    }
+
+    pub(crate) async fn forget_deleted(&self, blocks: Vec<BlockId>) -> Result<()> {
+        self.run(move |om| om.forget_deleted(&blocks)).await
+    }
+}
+
+#[async_trait]
+impl MetadataStore for EmbeddedOm {
+    async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
+        let access_key = access_key.to_owned();
+        self.run(move |om| om.credential(&access_key)).await
+    }
+
+    async fn put_credential(&self, cred: Credential) -> Result<()> {
+        self.run(move |om| om.put_credential(&cred)).await
+    }
+
+    async fn list_credentials(&self) -> Result<Vec<Credential>> {
+        self.run(Inner::list_credentials).await
+    }
+
+    async fn delete_credential(&self, access_key: &str) -> Result<bool> {
+        let access_key = access_key.to_owned();
+        self.run(move |om| om.delete_credential(&access_key)).await
+    }
+
+    async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+        let (who, name, region) = (who.clone(), name.to_owned(), region.to_owned());
+        self.run(move |om| om.create_bucket(&who, &name, &region))
+            .await
+    }
+
+    async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        let (who, name) = (who.clone(), name.to_owned());
+        self.run(move |om| om.bucket(&who, &name)).await
+    }
+
+    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+        let who = who.clone();
+        self.run(move |om| om.list_buckets(&who)).await
+    }
+
+    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+        let (who, name) = (who.clone(), name.to_owned());
+        self.run(move |om| om.delete_bucket(&who, &name)).await
+    }
+
+    async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        self.run(move |om| om.lookup_key(&who, &bucket, &key)).await
+    }
+
+    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        self.run(move |om| om.open_key(&who, &bucket, &key)).await
+    }
+
+    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
+        let (who, open) = (who.clone(), open.clone());
+        self.run(move |om| om.allocate_block(&who, &open)).await
+    }
+
+    async fn commit_key(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        blocks: Vec<BlockLocation>,
+        obj: NewObject,
+    ) -> Result<KeyInfo> {
+        let (who, open) = (who.clone(), open.clone());
+        self.run(move |om| om.commit_key(&who, &open, &blocks, obj))
+            .await
+    }
+
+    async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
+        let (who, open) = (who.clone(), open.clone());
+        self.run(move |om| om.abort_key(&who, &open)).await
+    }
+
+    async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        self.run(move |om| om.delete_key(&who, &bucket, &key)).await
+    }
+
+    async fn scan_keys(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<ListEntry>> {
+        let (who, bucket, prefix, after) = (
+            who.clone(),
+            bucket.to_owned(),
+            prefix.to_owned(),
+            after.to_vec(),
+        );
+        self.run(move |om| om.scan_keys(&who, &bucket, &prefix, &after, limit))
+            .await
+    }
+}

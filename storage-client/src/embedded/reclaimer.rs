@@ -1,0 +1,88 @@
+//! Reclamation of blocks nobody references any more: blocks of replaced or
+//! deleted objects and of uploads that were aborted or never committed.
+//! The OM queues them in the same transaction that drops the reference;
+//! this task deletes the files and only then forgets the queue rows, so a
+//! crash in between just repeats the work.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::{EmbeddedDn, EmbeddedOm, now_ms};
+use crate::Result;
+
+/// Queue rows handled per step, bounding one transaction's size.
+const BATCH: usize = 1000;
+
+pub struct Reclaimer {
+    om: Arc<EmbeddedOm>,
+    dn: Arc<EmbeddedDn>,
+    open_key_expiry: Duration,
+}
+
+/// What one pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStats {
+    pub expired_uploads: usize,
+    pub deleted_blocks: usize,
+}
+
+/// The background loop; stops when dropped.
+pub(crate) struct BackgroundTask(JoinHandle<()>);
+
+impl Drop for BackgroundTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Reclaimer {
+    pub(crate) fn new(om: Arc<EmbeddedOm>, dn: Arc<EmbeddedDn>, open_key_expiry: Duration) -> Self {
+        Self {
+            om,
+            dn,
+            open_key_expiry,
+        }
+    }
+
+    /// Expires stale uploads, then deletes every queued block.
+    pub async fn run_once(&self) -> Result<ReclaimStats> {
+        let expiry = u64::try_from(self.open_key_expiry.as_millis()).unwrap_or(u64::MAX);
+        let mut stats = ReclaimStats {
+            expired_uploads: self
+                .om
+                .expire_open_keys(now_ms().saturating_sub(expiry))
+                .await?,
+            deleted_blocks: 0,
+        };
+        loop {
+            let blocks = self.om.deleted_blocks(BATCH).await?;
+            if blocks.is_empty() {
+                return Ok(stats);
+            }
+            for block in &blocks {
+                self.dn.delete_block(*block).await?;
+            }
+            stats.deleted_blocks += blocks.len();
+            self.om.forget_deleted(blocks).await?;
+        }
+    }
+
+    /// Runs a pass every `interval` for as long as the reclaimer is alive.
+    pub(crate) fn spawn(self: &Arc<Self>, interval: Duration) -> BackgroundTask {
+        // A weak reference, so the task never keeps the database open.
+        let weak: Weak<Self> = Arc::downgrade(self);
+        BackgroundTask(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(reclaimer) = weak.upgrade() else {
+                    return;
+                };
+                if let Err(e) = reclaimer.run_once().await {
+                    tracing::warn!(error = %e, "block reclamation failed; will retry");
+                }
+            }
+        }))
+    }
+}

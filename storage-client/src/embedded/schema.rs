@@ -1,0 +1,96 @@
+//! The embedded OM's on-disk schema: redb tables and the postcard records
+//! stored in them.
+
+use std::time::SystemTime;
+
+use redb::TableDefinition;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::{BlockId, ObjectChecksum, ObjectMeta, Result, StorageError};
+
+/// Bucket name -> [`BucketRecord`].
+pub(crate) const BUCKETS: TableDefinition<&str, &[u8]> = TableDefinition::new("buckets");
+/// `bucket 0x00 key` -> [`KeyRecord`]; byte order within a bucket is S3's listing order.
+pub(crate) const KEYS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("keys");
+/// Access key id -> postcard `Credential`.
+pub(crate) const CREDENTIALS: TableDefinition<&str, &[u8]> = TableDefinition::new("credentials");
+/// Open key id -> [`OpenKeyRecord`]: allocations not committed yet.
+pub(crate) const OPEN_KEYS: TableDefinition<u64, &[u8]> = TableDefinition::new("open_keys");
+/// (container, local id) -> time queued (ms): blocks waiting for the reclaimer.
+pub(crate) const DELETED_BLOCKS: TableDefinition<(u64, u64), u64> =
+    TableDefinition::new("deleted_blocks");
+/// Secret key UUID -> [`SecretKeyRecord`]: block-token signing keys.
+pub(crate) const SECRET_KEYS: TableDefinition<u128, &[u8]> = TableDefinition::new("secret_keys");
+/// Counter name -> next value.
+pub(crate) const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
+
+pub(crate) const NEXT_LOCAL_ID: &str = "next_local_id";
+pub(crate) const NEXT_OPEN_KEY_ID: &str = "next_open_key_id";
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct BucketRecord {
+    pub(crate) owner: String,
+    pub(crate) created: SystemTime,
+    pub(crate) region: String,
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct StoredBlock {
+    pub(crate) block: BlockId,
+    pub(crate) offset: u64,
+    pub(crate) length: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct KeyRecord {
+    pub(crate) size: u64,
+    pub(crate) etag: String,
+    pub(crate) last_modified: SystemTime,
+    pub(crate) owner: String,
+    pub(crate) meta: ObjectMeta,
+    pub(crate) tags: Vec<(String, String)>,
+    pub(crate) checksum: Option<ObjectChecksum>,
+    pub(crate) blocks: Vec<StoredBlock>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct OpenKeyRecord {
+    pub(crate) bucket: String,
+    pub(crate) key: String,
+    pub(crate) owner: String,
+    pub(crate) created_ms: u64,
+    pub(crate) blocks: Vec<BlockId>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct SecretKeyRecord {
+    pub(crate) created_ms: u64,
+    pub(crate) expires_ms: u64,
+    pub(crate) bytes: [u8; 32],
+}
+
+/// The `KEYS` table key: bucket names never contain 0x00, so every bucket's
+/// keys form one contiguous range.
+pub(crate) fn object_key(bucket: &str, key: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bucket.len() + 1 + key.len());
+    out.extend_from_slice(bucket.as_bytes());
+    out.push(0);
+    out.extend_from_slice(key);
+    out
+}
+
+/// The exclusive upper bound of a bucket's range in `KEYS`.
+pub(crate) fn bucket_end(bucket: &str) -> Vec<u8> {
+    let mut out = bucket.as_bytes().to_vec();
+    out.push(1);
+    out
+}
+
+pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(value).map_err(|e| StorageError::Internal(format!("encode: {e}")))
+}
+
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| StorageError::Corrupt(format!("metadata record: {e}")))
+}

@@ -1,0 +1,589 @@
+//! The back-end conformance suite: every case takes a fresh, empty
+//! `Storage` and states one guarantee of the facade. Back ends run all of
+//! them (see `embedded.rs`). Block and chunk sizes should be small so that
+//! the range cases cross block and chunk boundaries.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use storage_client::{
+    Credential, Identity, KeyInfo, ListQuery, NewObject, ObjectMeta, Result, Storage, StorageError,
+    WriteCondition,
+};
+
+pub fn alice() -> Identity {
+    Identity::new("AKIDALICE")
+}
+
+pub fn bob() -> Identity {
+    Identity::new("AKIDBOB")
+}
+
+/// Deterministic pseudo-random bytes (xorshift), different per seed.
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
+pub async fn put_with(
+    s: &Storage,
+    who: &Identity,
+    bucket: &str,
+    key: &str,
+    bytes: &[u8],
+    condition: WriteCondition,
+) -> Result<KeyInfo> {
+    let mut writer = s.create_object(who, bucket, key).await?;
+    // Uneven pieces, so chunking has to reassemble them.
+    for piece in bytes.chunks(3001) {
+        writer.write(Bytes::copy_from_slice(piece)).await?;
+    }
+    assert_eq!(writer.len(), bytes.len() as u64);
+    writer
+        .commit(NewObject {
+            etag: format!(
+                "etag-{}-{}",
+                bytes.len(),
+                bytes.first().copied().unwrap_or(0)
+            ),
+            condition,
+            ..Default::default()
+        })
+        .await
+}
+
+pub async fn put(s: &Storage, who: &Identity, bucket: &str, key: &str, bytes: &[u8]) -> KeyInfo {
+    put_with(s, who, bucket, key, bytes, WriteCondition::None)
+        .await
+        .expect("put")
+}
+
+pub async fn read_range(
+    s: &Storage,
+    who: &Identity,
+    info: &KeyInfo,
+    range: Range<u64>,
+) -> Result<Vec<u8>> {
+    let pieces: Vec<Bytes> = s.read(who, info, range).await?.try_collect().await?;
+    Ok(pieces.concat())
+}
+
+pub async fn get(s: &Storage, who: &Identity, bucket: &str, key: &str) -> Result<Vec<u8>> {
+    let info = s.lookup(who, bucket, key).await?;
+    read_range(s, who, &info, 0..info.size).await
+}
+
+fn assert_err<T: std::fmt::Debug>(
+    result: Result<T>,
+    expected: fn(&StorageError) -> bool,
+    what: &str,
+) {
+    match result {
+        Err(e) if expected(&e) => {}
+        other => panic!("{what}: unexpected {other:?}"),
+    }
+}
+
+pub async fn buckets_and_ownership(s: &Storage) {
+    let (a, b) = (alice(), bob());
+    s.create_bucket(&a, "zeta", "").await.unwrap();
+    s.create_bucket(&a, "alpha", "eu-west-1").await.unwrap();
+    s.create_bucket(&b, "bobs", "").await.unwrap();
+    let names: Vec<String> = s
+        .list_buckets(&a)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(names, ["alpha", "zeta"]);
+    let info = s.bucket(&a, "alpha").await.unwrap();
+    assert_eq!(
+        (info.owner.as_str(), info.region.as_str()),
+        ("AKIDALICE", "eu-west-1")
+    );
+    assert_err(
+        s.create_bucket(&a, "alpha", "").await,
+        |e| matches!(e, StorageError::BucketAlreadyOwnedByYou),
+        "recreate own",
+    );
+    assert_err(
+        s.create_bucket(&b, "alpha", "").await,
+        |e| matches!(e, StorageError::BucketAlreadyExists),
+        "take other's name",
+    );
+    assert_err(
+        s.bucket(&b, "alpha").await,
+        |e| matches!(e, StorageError::AccessDenied),
+        "head other's bucket",
+    );
+    assert_err(
+        s.delete_bucket(&b, "alpha").await,
+        |e| matches!(e, StorageError::AccessDenied),
+        "delete other's bucket",
+    );
+    assert_err(
+        s.bucket(&a, "nope").await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "head missing",
+    );
+    assert_err(
+        s.delete_bucket(&a, "nope").await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "delete missing",
+    );
+    put(s, &a, "alpha", "k", b"x").await;
+    assert_err(
+        s.delete_bucket(&a, "alpha").await,
+        |e| matches!(e, StorageError::BucketNotEmpty),
+        "delete non-empty",
+    );
+    s.delete_object(&a, "alpha", "k").await.unwrap();
+    s.delete_bucket(&a, "alpha").await.unwrap();
+    assert_err(
+        s.bucket(&a, "alpha").await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "head deleted",
+    );
+    let names: Vec<String> = s
+        .list_buckets(&a)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(names, ["zeta"]);
+}
+
+pub async fn put_get_overwrite_delete(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let first = data(50_000, 1);
+    let mut writer = s.create_object(&a, "b", "doc.txt").await.unwrap();
+    writer.write(Bytes::from(first.clone())).await.unwrap();
+    let meta = ObjectMeta {
+        content_type: Some("text/plain".into()),
+        user: [("colour".to_string(), "blue".to_string())].into(),
+        ..Default::default()
+    };
+    let committed = writer
+        .commit(NewObject {
+            etag: "abc".into(),
+            meta: meta.clone(),
+            tags: vec![("t".into(), "1".into())],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let info = s.lookup(&a, "b", "doc.txt").await.unwrap();
+    assert_eq!(
+        (info.size, info.etag.as_str(), info.owner.as_str()),
+        (50_000, "abc", "AKIDALICE")
+    );
+    assert_eq!(info.meta, meta);
+    assert_eq!(info.tags, committed.tags);
+    assert_eq!(get(s, &a, "b", "doc.txt").await.unwrap(), first);
+
+    let second = data(70_000, 2);
+    put(s, &a, "b", "doc.txt", &second).await;
+    assert_eq!(
+        get(s, &a, "b", "doc.txt").await.unwrap(),
+        second,
+        "read-after-overwrite"
+    );
+
+    s.delete_object(&a, "b", "doc.txt").await.unwrap();
+    assert_err(
+        s.lookup(&a, "b", "doc.txt").await,
+        |e| matches!(e, StorageError::NoSuchKey),
+        "read-after-delete",
+    );
+    s.delete_object(&a, "b", "doc.txt")
+        .await
+        .expect("delete is idempotent");
+    assert_err(
+        s.lookup(&a, "nobucket", "doc.txt").await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "missing bucket",
+    );
+    assert_err(
+        s.create_object(&a, "nobucket", "k").await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "put to missing bucket",
+    );
+}
+
+pub async fn ranges(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    for (seed, len) in [(3u64, 1usize), (4, 4096), (5, 100_003), (6, 262_144)] {
+        let bytes = data(len, seed);
+        let info = put(s, &a, "b", "obj", &bytes).await;
+        let n = len as u64;
+        let mut cases = vec![0..1, n - 1..n, 0..n, n / 2..n / 2];
+        for boundary in [1024u64, 4096, 16_384, 65_536, 131_072] {
+            if boundary < n {
+                cases.push(boundary - 1..boundary + 1);
+                cases.push(boundary..n);
+                cases.push(1..boundary);
+            }
+        }
+        cases.push(n / 3..2 * n / 3);
+        for range in cases {
+            let got = read_range(s, &a, &info, range.clone()).await.unwrap();
+            assert_eq!(
+                got,
+                bytes[range.start as usize..range.end as usize],
+                "len {len} range {range:?}"
+            );
+        }
+        assert_err(
+            read_range(s, &a, &info, 0..n + 1).await,
+            |e| matches!(e, StorageError::InvalidArgument(_)),
+            "past the end",
+        );
+    }
+}
+
+pub async fn empty_object(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let info = put(s, &a, "b", "empty", b"").await;
+    assert_eq!(info.size, 0);
+    assert!(info.locations.is_empty());
+    assert_eq!(get(s, &a, "b", "empty").await.unwrap(), b"");
+    let listed = s
+        .list_objects(
+            &a,
+            "b",
+            &ListQuery {
+                max_keys: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.entries.len(), 1);
+    assert_eq!(listed.entries[0].size, 0);
+}
+
+pub async fn long_and_unicode_keys(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let longest = "k".repeat(1024);
+    put(s, &a, "b", &longest, b"long").await;
+    assert_eq!(get(s, &a, "b", &longest).await.unwrap(), b"long");
+    let unicode = "données/日本語/🦀 file.txt";
+    put(s, &a, "b", unicode, b"uni").await;
+    assert_eq!(get(s, &a, "b", unicode).await.unwrap(), b"uni");
+    // 1023 ASCII bytes plus a 2-byte character is 1025 bytes.
+    let too_long = format!("{}é", "k".repeat(1023));
+    assert_err(
+        s.create_object(&a, "b", &too_long).await,
+        |e| matches!(e, StorageError::InvalidArgument(_)),
+        "1025-byte key",
+    );
+    assert_err(
+        s.create_object(&a, "b", "").await,
+        |e| matches!(e, StorageError::InvalidArgument(_)),
+        "empty key",
+    );
+    let page = s
+        .list_objects(
+            &a,
+            "b",
+            &ListQuery {
+                prefix: "données/".into(),
+                max_keys: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        page.entries
+            .iter()
+            .map(|e| e.key.as_str())
+            .collect::<Vec<_>>(),
+        [unicode]
+    );
+}
+
+/// The listing a naive full scan gives: items (keys or common prefixes)
+/// after `start_after`, in order.
+fn model(
+    keys: &BTreeSet<String>,
+    prefix: &str,
+    delimiter: Option<&str>,
+    start_after: &str,
+) -> Vec<String> {
+    let mut items = BTreeSet::new();
+    for key in keys.iter().filter(|k| k.starts_with(prefix)) {
+        let item = match delimiter.and_then(|d| key[prefix.len()..].find(d).map(|at| (d, at))) {
+            Some((d, at)) => format!("{}{}", &key[..prefix.len() + at], d),
+            None => key.clone(),
+        };
+        if item.as_str() > start_after {
+            items.insert(item);
+        }
+    }
+    items.into_iter().collect()
+}
+
+pub async fn listing_matches_model(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let mut keys = BTreeSet::new();
+    for dir in ["a", "a/b", "a/b/c", "b", "logs/2024", "logs/2025"] {
+        for i in 0..12 {
+            keys.insert(format!("{dir}/{i:02}"));
+        }
+    }
+    for extra in ["a", "a-b", "a/", "ab", "logs", "logs/", "z", "é/x", "🦀"] {
+        keys.insert(extra.to_string());
+    }
+    for key in &keys {
+        put(s, &a, "b", key, b"").await;
+    }
+    for prefix in ["", "a", "a/", "a/b/", "logs/", "nothing"] {
+        for delimiter in [None, Some("/"), Some("b/")] {
+            for start_after in ["", "a/", "a/b/05", "logs/2024/", "m"] {
+                let expected = model(&keys, prefix, delimiter, start_after);
+                for max_keys in [1usize, 2, 5, 1000] {
+                    let mut got = Vec::new();
+                    let mut marker = start_after.to_string();
+                    loop {
+                        let query = ListQuery {
+                            prefix: prefix.into(),
+                            delimiter: delimiter.map(str::to_owned),
+                            start_after: Some(marker.clone()).filter(|m| !m.is_empty()),
+                            max_keys,
+                        };
+                        let page = s.list_objects(&a, "b", &query).await.unwrap();
+                        assert!(page.entries.len() + page.common_prefixes.len() <= max_keys);
+                        let mut items: Vec<String> =
+                            page.entries.iter().map(|e| e.key.clone()).collect();
+                        items.extend(page.common_prefixes.iter().cloned());
+                        items.sort();
+                        got.extend(items);
+                        if !page.is_truncated {
+                            break;
+                        }
+                        assert!(got.len() <= expected.len(), "paging must make progress");
+                        marker = page.next_marker.expect("a truncated page has a marker");
+                    }
+                    assert_eq!(
+                        got, expected,
+                        "prefix {prefix:?} delimiter {delimiter:?} after {start_after:?} max {max_keys}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub async fn overwrite_is_atomic(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let old = data(40_000, 7);
+    put(s, &a, "b", "k", &old).await;
+    let new = data(90_000, 8);
+    let mut writer = s.create_object(&a, "b", "k").await.unwrap();
+    writer
+        .write(Bytes::from(new[..60_000].to_vec()))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(s, &a, "b", "k").await.unwrap(),
+        old,
+        "half-written upload is invisible"
+    );
+    writer
+        .write(Bytes::from(new[60_000..].to_vec()))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(s, &a, "b", "k").await.unwrap(),
+        old,
+        "uncommitted upload is invisible"
+    );
+    writer.commit(NewObject::default()).await.unwrap();
+    assert_eq!(get(s, &a, "b", "k").await.unwrap(), new);
+}
+
+pub async fn conditional_writes(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let one = data(30_000, 9);
+    let two = data(30_000, 10);
+    let mut w1 = s.create_object(&a, "b", "race").await.unwrap();
+    let mut w2 = s.create_object(&a, "b", "race").await.unwrap();
+    w1.write(Bytes::from(one.clone())).await.unwrap();
+    w2.write(Bytes::from(two.clone())).await.unwrap();
+    let condition = || NewObject {
+        condition: WriteCondition::IfAbsent,
+        ..Default::default()
+    };
+    let (r1, r2) = tokio::join!(w1.commit(condition()), w2.commit(condition()));
+    let winner = match (&r1, &r2) {
+        (Ok(_), Err(StorageError::PreconditionFailed)) => one,
+        (Err(StorageError::PreconditionFailed), Ok(_)) => two,
+        other => panic!("exactly one IfAbsent commit must win: {other:?}"),
+    };
+    assert_eq!(get(s, &a, "b", "race").await.unwrap(), winner);
+
+    let current = s.lookup(&a, "b", "race").await.unwrap().etag;
+    assert_err(
+        put_with(
+            s,
+            &a,
+            "b",
+            "race",
+            b"x",
+            WriteCondition::IfEtag("other".into()),
+        )
+        .await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "IfEtag mismatch",
+    );
+    assert_err(
+        put_with(
+            s,
+            &a,
+            "b",
+            "new",
+            b"x",
+            WriteCondition::IfEtag(current.clone()),
+        )
+        .await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "IfEtag on a missing key",
+    );
+    put_with(
+        s,
+        &a,
+        "b",
+        "race",
+        b"y",
+        WriteCondition::IfEtag(format!("\"{current}\"")),
+    )
+    .await
+    .expect("IfEtag match");
+    assert_eq!(get(s, &a, "b", "race").await.unwrap(), b"y");
+}
+
+pub async fn abort_leaves_nothing(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let mut aborted = s.create_object(&a, "b", "gone").await.unwrap();
+    aborted.write(Bytes::from(data(20_000, 11))).await.unwrap();
+    aborted.abort().await;
+    let mut dropped = s.create_object(&a, "b", "dropped").await.unwrap();
+    dropped.write(Bytes::from(data(20_000, 12))).await.unwrap();
+    drop(dropped);
+    for key in ["gone", "dropped"] {
+        assert_err(
+            s.lookup(&a, "b", key).await,
+            |e| matches!(e, StorageError::NoSuchKey),
+            key,
+        );
+    }
+    let page = s
+        .list_objects(
+            &a,
+            "b",
+            &ListQuery {
+                max_keys: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(page.entries.is_empty());
+    s.delete_bucket(&a, "b")
+        .await
+        .expect("open uploads do not keep a bucket busy");
+}
+
+pub async fn other_identity_is_denied(s: &Storage) {
+    let (a, b) = (alice(), bob());
+    s.create_bucket(&a, "private", "").await.unwrap();
+    put(s, &a, "private", "secret", b"mine").await;
+    let denied = |e: &StorageError| matches!(e, StorageError::AccessDenied);
+    assert_err(s.lookup(&b, "private", "secret").await, denied, "lookup");
+    assert_err(
+        s.lookup(&b, "private", "missing").await,
+        denied,
+        "lookup of a missing key",
+    );
+    assert_err(s.create_object(&b, "private", "k").await, denied, "put");
+    assert_err(
+        s.delete_object(&b, "private", "secret").await,
+        denied,
+        "delete",
+    );
+    assert_err(
+        s.list_objects(
+            &b,
+            "private",
+            &ListQuery {
+                max_keys: 10,
+                ..Default::default()
+            },
+        )
+        .await,
+        denied,
+        "list",
+    );
+    // Alice's lookup was cached and coalesced: Bob still must not get it.
+    s.lookup(&a, "private", "secret").await.unwrap();
+    assert_err(
+        s.lookup(&b, "private", "secret").await,
+        denied,
+        "lookup after owner's",
+    );
+    assert_eq!(get(s, &a, "private", "secret").await.unwrap(), b"mine");
+}
+
+pub async fn credentials_take_effect_at_once(s: &Storage) {
+    let cred = Credential {
+        name: "alice".into(),
+        access_key: "AKIDALICE".into(),
+        secret_key: "s1".into(),
+        is_root: false,
+    };
+    assert_eq!(s.credential("AKIDALICE").await.unwrap(), None);
+    s.put_credential(cred.clone()).await.unwrap();
+    assert_eq!(
+        s.credential("AKIDALICE").await.unwrap(),
+        Some(cred.clone()),
+        "new key visible at once"
+    );
+    let rotated = Credential {
+        secret_key: "s2".into(),
+        ..cred
+    };
+    s.put_credential(rotated.clone()).await.unwrap();
+    assert_eq!(
+        s.credential("AKIDALICE").await.unwrap(),
+        Some(rotated),
+        "rotated secret visible at once"
+    );
+    assert_eq!(s.list_credentials().await.unwrap().len(), 1);
+    assert!(s.delete_credential("AKIDALICE").await.unwrap());
+    assert_eq!(
+        s.credential("AKIDALICE").await.unwrap(),
+        None,
+        "deleted key refused at once"
+    );
+    assert!(!s.delete_credential("AKIDALICE").await.unwrap());
+}

@@ -1,0 +1,232 @@
+//! The conformance suite on the embedded back end, plus what only a local
+//! store can show: restart, on-disk corruption and reclaimed files.
+
+mod conformance;
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use conformance::{alice, data, get, put, read_range};
+use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError};
+use tempfile::TempDir;
+
+/// Tiny sizes so that small test objects span many chunks and blocks.
+fn config(dir: &Path) -> StorageConfig {
+    StorageConfig {
+        block_size: 16 * 1024,
+        chunk_size: 4 * 1024,
+        bytes_per_checksum: 1024,
+        read_buffer: 3 * 1024,
+        ..StorageConfig::new(dir)
+    }
+}
+
+async fn open() -> (TempDir, Storage) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open_embedded(config(dir.path())).await.unwrap();
+    (dir, storage)
+}
+
+macro_rules! conformance_cases {
+    ($($case:ident),* $(,)?) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $case() {
+            let (_dir, storage) = open().await;
+            conformance::$case(&storage).await;
+        }
+    )*};
+}
+
+conformance_cases!(
+    buckets_and_ownership,
+    put_get_overwrite_delete,
+    ranges,
+    empty_object,
+    long_and_unicode_keys,
+    listing_matches_model,
+    overwrite_is_atomic,
+    conditional_writes,
+    abort_leaves_nothing,
+    other_identity_is_denied,
+    credentials_take_effect_at_once,
+);
+
+fn block_file(dir: &Path, block: BlockId) -> PathBuf {
+    dir.join("containers")
+        .join(block.container.to_string())
+        .join(format!("{}.block", block.local))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let bytes = data(50_000, 21);
+    let before = {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.put_credential(Credential {
+            name: "alice".into(),
+            access_key: a.access_key.clone(),
+            secret_key: "secret".into(),
+            is_root: true,
+        })
+        .await
+        .unwrap();
+        s.create_bucket(&a, "b", "").await.unwrap();
+        put(&s, &a, "b", "kept", &bytes).await;
+        let mut unfinished = s.create_object(&a, "b", "unfinished").await.unwrap();
+        unfinished
+            .write(Bytes::from(data(20_000, 22)))
+            .await
+            .unwrap();
+        let info = s.lookup(&a, "b", "kept").await.unwrap();
+        // Dropped without commit, as a crash would leave it.
+        drop(unfinished);
+        info
+    };
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    assert_eq!(
+        s.credential(&a.access_key)
+            .await
+            .unwrap()
+            .unwrap()
+            .secret_key,
+        "secret"
+    );
+    assert_eq!(s.list_buckets(&a).await.unwrap().len(), 1);
+    assert_eq!(get(&s, &a, "b", "kept").await.unwrap(), bytes);
+    // Token secret keys are persisted: a token issued before the restart still works.
+    assert_eq!(
+        read_range(&s, &a, &before, 0..100).await.unwrap(),
+        bytes[..100]
+    );
+    assert!(matches!(
+        s.lookup(&a, "b", "unfinished").await,
+        Err(StorageError::NoSuchKey)
+    ));
+    // The previous process's open upload was queued for reclamation at start.
+    let stats = s.reclaim_now().await.unwrap();
+    // The upload had filled its first block; its tail was only buffered.
+    assert_eq!(stats.deleted_blocks, 1, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flipped_bit_on_disk_is_corrupt() {
+    let (dir, s) = open().await;
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let info = put(&s, &a, "b", "k", &data(40_000, 23)).await;
+    let path = block_file(dir.path(), info.locations[1].block);
+    let mut raw = std::fs::read(&path).unwrap();
+    raw[5000] ^= 0x10;
+    std::fs::write(&path, raw).unwrap();
+    // Whole object, and a range that only touches the damaged window.
+    let block_two = info.locations[1].offset;
+    for range in [0..info.size, block_two + 5000..block_two + 5001] {
+        match read_range(&s, &a, &info, range.clone()).await {
+            Err(StorageError::Corrupt(_)) => {}
+            other => panic!("range {range:?}: expected Corrupt, got {other:?}"),
+        }
+    }
+    // Windows away from the damage still read.
+    assert_eq!(read_range(&s, &a, &info, 0..100).await.unwrap().len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_block_file_is_corrupt() {
+    let (dir, s) = open().await;
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let info = put(&s, &a, "b", "k", &data(10_000, 24)).await;
+    let path = block_file(dir.path(), info.locations[0].block);
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(9_000).unwrap();
+    assert!(matches!(
+        read_range(&s, &a, &info, 0..info.size).await,
+        Err(StorageError::Corrupt(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampered_token_is_refused_by_the_block_role() {
+    let (_dir, s) = open().await;
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let mut info = put(&s, &a, "b", "k", &data(1000, 25)).await;
+    let token = info.locations[0].token.as_mut().unwrap();
+    token.password[0] ^= 1;
+    assert!(matches!(
+        read_range(&s, &a, &info, 0..10).await,
+        Err(StorageError::TokenRefused(_))
+    ));
+    info.locations[0].token = None;
+    assert!(matches!(
+        read_range(&s, &a, &info, 0..10).await,
+        Err(StorageError::TokenRefused(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reclamation_removes_replaced_and_deleted_blocks() {
+    let (dir, s) = open().await;
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let old = put(&s, &a, "b", "k", &data(40_000, 26)).await;
+    let new = put(&s, &a, "b", "k", &data(20_000, 27)).await;
+    let files = |info: &storage_client::KeyInfo| -> Vec<PathBuf> {
+        info.locations
+            .iter()
+            .map(|l| block_file(dir.path(), l.block))
+            .collect()
+    };
+    assert!(
+        files(&old).iter().all(|f| f.exists()),
+        "nothing is deleted before reclamation"
+    );
+    s.reclaim_now().await.unwrap();
+    assert!(
+        files(&old).iter().all(|f| !f.exists()),
+        "replaced blocks are gone"
+    );
+    assert!(files(&new).iter().all(|f| f.exists()), "live blocks stay");
+
+    let mut aborted = s.create_object(&a, "b", "aborted").await.unwrap();
+    aborted.write(Bytes::from(data(20_000, 28))).await.unwrap();
+    aborted.abort().await;
+    s.delete_object(&a, "b", "k").await.unwrap();
+    let stats = s.reclaim_now().await.unwrap();
+    assert!(
+        files(&new).iter().all(|f| !f.exists()),
+        "deleted blocks are gone"
+    );
+    // One block of the aborted upload (its tail was never flushed), plus the deleted object's.
+    assert_eq!(stats.deleted_blocks, 1 + files(&new).len(), "{stats:?}");
+    let leftover = walk(&dir.path().join("containers"));
+    assert!(leftover.is_empty(), "no block files remain: {leftover:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[tokio::test]
+async fn rejects_inconsistent_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = StorageConfig {
+        chunk_size: 3000,
+        ..config(dir.path())
+    };
+    assert!(matches!(
+        Storage::open_embedded(bad).await,
+        Err(StorageError::InvalidArgument(_))
+    ));
+}
