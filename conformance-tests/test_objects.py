@@ -174,9 +174,11 @@ def test_head_missing_key_is_404_without_body(raw: RawClient, bucket):
     assert response.headers.get("x-amz-request-id")
 
 
-def test_get_object_in_missing_bucket_is_no_such_bucket(raw: RawClient, bucket_names):
-    response = raw.request("GET", bucket_names(), "k")
-    assert_s3_error(response, 404, "NoSuchBucket")
+def test_object_calls_on_missing_bucket_are_no_such_bucket(raw: RawClient, bucket_names):
+    name = bucket_names()
+    assert_s3_error(raw.request("GET", name, "k"), 404, "NoSuchBucket")
+    assert_s3_error(raw.request("PUT", name, "k", body=b"x"), 404, "NoSuchBucket")
+    assert_s3_error(raw.request("DELETE", name, "k"), 404, "NoSuchBucket")
 
 
 @pytest.mark.parametrize("quiet", [False, True], ids=["verbose", "quiet"])
@@ -226,6 +228,7 @@ ODD_KEYS = [
     "a/../b",
     "../escape",
     "a//b",
+    "/leading-slash",
     "./dot",
     "trailing/",
     "xml&<special>'\"",

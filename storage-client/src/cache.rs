@@ -286,3 +286,209 @@ impl MetadataStore for CachedOm {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    use tokio::sync::Semaphore;
+
+    use super::*;
+    use crate::embedded::{EmbeddedOm, OmSettings};
+    use crate::token::KeyRing;
+
+    /// Delegates to a real OM, but holds every key lookup until released
+    /// and counts how many reached it.
+    struct Gated {
+        inner: EmbeddedOm,
+        gate: Semaphore,
+        lookups: AtomicUsize,
+        arrived: tokio::sync::Notify,
+    }
+
+    #[async_trait]
+    impl MetadataStore for Gated {
+        async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
+            self.inner.credential(access_key).await
+        }
+        async fn put_credential(&self, cred: Credential) -> Result<()> {
+            self.inner.put_credential(cred).await
+        }
+        async fn list_credentials(&self) -> Result<Vec<Credential>> {
+            self.inner.list_credentials().await
+        }
+        async fn delete_credential(&self, access_key: &str) -> Result<bool> {
+            self.inner.delete_credential(access_key).await
+        }
+        async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+            self.inner.create_bucket(who, name, region).await
+        }
+        async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+            self.inner.bucket(who, name).await
+        }
+        async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+            self.inner.list_buckets(who).await
+        }
+        async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+            self.inner.delete_bucket(who, name).await
+        }
+        async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+            self.lookups.fetch_add(1, Ordering::SeqCst);
+            self.arrived.notify_one();
+            let permit = self.gate.acquire().await;
+            drop(permit);
+            self.inner.lookup_key(who, bucket, key).await
+        }
+        async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+            self.inner.open_key(who, bucket, key).await
+        }
+        async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
+            self.inner.allocate_block(who, open).await
+        }
+        async fn commit_key(
+            &self,
+            who: &Identity,
+            open: &OpenKey,
+            blocks: Vec<BlockLocation>,
+            obj: NewObject,
+        ) -> Result<KeyInfo> {
+            self.inner.commit_key(who, open, blocks, obj).await
+        }
+        async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
+            self.inner.abort_key(who, open).await
+        }
+        async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+            self.inner.delete_key(who, bucket, key).await
+        }
+        async fn scan_keys(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            prefix: &str,
+            after: &[u8],
+            limit: usize,
+        ) -> Result<Vec<ListEntry>> {
+            self.inner
+                .scan_keys(who, bucket, prefix, after, limit)
+                .await
+        }
+    }
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        gated: Arc<Gated>,
+        cached: Arc<CachedOm>,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = OmSettings {
+            block_size: 1 << 20,
+            token_lifetime: Duration::from_secs(3600),
+            key_rotation: Duration::from_secs(3600),
+        };
+        let om = EmbeddedOm::open(
+            &dir.path().join("om.redb"),
+            Arc::new(KeyRing::default()),
+            settings,
+        )
+        .unwrap();
+        let gated = Arc::new(Gated {
+            inner: om,
+            gate: Semaphore::new(0),
+            lookups: AtomicUsize::new(0),
+            arrived: tokio::sync::Notify::new(),
+        });
+        let config = CacheConfig {
+            capacity: 100,
+            metadata_ttl: Duration::from_secs(60),
+            key_ttl: Duration::ZERO,
+        };
+        let cached = Arc::new(CachedOm::new(
+            Arc::clone(&gated) as Arc<dyn MetadataStore>,
+            config,
+        ));
+        Fixture {
+            _dir: dir,
+            gated,
+            cached,
+        }
+    }
+
+    /// Commits an empty object with `etag` (no block bytes are needed for metadata).
+    async fn commit(om: &CachedOm, who: &Identity, etag: &str) {
+        let open = om.open_key(who, "b", "k").await.unwrap();
+        let obj = NewObject {
+            etag: etag.into(),
+            ..Default::default()
+        };
+        om.commit_key(who, &open, Vec::new(), obj).await.unwrap();
+    }
+
+    fn spawn_lookup(
+        cached: &Arc<CachedOm>,
+        who: &Identity,
+    ) -> tokio::task::JoinHandle<Result<KeyInfo>> {
+        let (cached, who) = (Arc::clone(cached), who.clone());
+        tokio::spawn(async move { cached.lookup_key(&who, "b", "k").await })
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_lookup_after_a_write_never_joins_an_older_lookup() {
+        let f = fixture();
+        let alice = Identity::new("alice");
+        f.cached.create_bucket(&alice, "b", "").await.unwrap();
+        commit(&f.cached, &alice, "v1").await;
+
+        let old = spawn_lookup(&f.cached, &alice);
+        f.gated.arrived.notified().await;
+        commit(&f.cached, &alice, "v2").await;
+        let new = spawn_lookup(&f.cached, &alice);
+        // The second lookup reaches the OM itself instead of waiting on the first.
+        f.gated.arrived.notified().await;
+        assert_eq!(f.gated.lookups.load(Ordering::SeqCst), 2);
+        f.gated.gate.add_permits(2);
+        assert_eq!(new.await.unwrap().unwrap().etag, "v2");
+        old.await.unwrap().unwrap();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn concurrent_lookups_share_one_call_per_identity() {
+        let f = fixture();
+        let (alice, bob) = (Identity::new("alice"), Identity::new("bob"));
+        f.cached.create_bucket(&alice, "b", "").await.unwrap();
+        commit(&f.cached, &alice, "v1").await;
+
+        let first = spawn_lookup(&f.cached, &alice);
+        f.gated.arrived.notified().await;
+        let second = spawn_lookup(&f.cached, &alice);
+        let other = spawn_lookup(&f.cached, &bob);
+        // Bob's lookup is never coalesced with Alice's: it reaches the OM.
+        f.gated.arrived.notified().await;
+        // Let the second Alice lookup run until it waits on the first.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        f.gated.gate.add_permits(10);
+        assert_eq!(first.await.unwrap().unwrap().etag, "v1");
+        assert_eq!(second.await.unwrap().unwrap().etag, "v1");
+        assert!(matches!(
+            other.await.unwrap(),
+            Err(StorageError::AccessDenied)
+        ));
+        assert_eq!(f.gated.lookups.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn lookups_are_not_kept_by_default() {
+        let f = fixture();
+        let alice = Identity::new("alice");
+        f.cached.create_bucket(&alice, "b", "").await.unwrap();
+        commit(&f.cached, &alice, "v1").await;
+        f.gated.gate.add_permits(10);
+        f.cached.lookup_key(&alice, "b", "k").await.unwrap();
+        f.cached.lookup_key(&alice, "b", "k").await.unwrap();
+        assert_eq!(f.gated.lookups.load(Ordering::SeqCst), 2);
+    }
+}

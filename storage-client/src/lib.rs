@@ -20,8 +20,9 @@ pub mod token;
 mod types;
 mod writer;
 
+pub use embedded::ReclaimStats;
 pub use error::{Result, StorageError};
-pub use storage::{Storage, StorageConfig};
+pub use storage::{ByteStream, Storage, StorageConfig};
 pub use types::*;
 pub use writer::ObjectWriter;
 

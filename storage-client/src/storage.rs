@@ -52,6 +52,9 @@ pub struct StorageConfig {
     pub open_key_expiry: Duration,
     /// Pause between background reclamation passes.
     pub reclaim_interval: Duration,
+    /// How long blocks of replaced or deleted objects stay on disk, so that
+    /// reads that looked up the old object just before can finish.
+    pub reclaim_grace: Duration,
     /// Staleness bound for credentials and bucket info changed through
     /// another replica (this replica's own writes apply at once); zero
     /// disables those caches.
@@ -92,9 +95,10 @@ impl Default for StorageConfig {
             data_dir: PathBuf::from("./data"),
             // Ozone's default; with 5 GiB objects at most 20 blocks per key.
             block_size: 256 * MIB as u64,
-            // CHUNK_SIZE_DEFAULT_WHY
-            chunk_size: MIB,
-            // READ_BUFFER_DEFAULT_WHY
+            // Measured (BENCHMARKS.md): writes peak at 256 KiB-1 MiB, 4 MiB is slower; the
+            // smallest peak size keeps per-upload memory low.
+            chunk_size: 256 * KIB,
+            // Measured (BENCHMARKS.md): 64 KiB pieces read 2x slower, 1 MiB gains nothing.
             read_buffer: 256 * KIB,
             // Ozone's default window, so checksums mean the same on both back ends.
             bytes_per_checksum: 16 * KIB as u32,
@@ -102,6 +106,7 @@ impl Default for StorageConfig {
             token_key_rotation: DAY,
             open_key_expiry: DAY,
             reclaim_interval: Duration::from_secs(60),
+            reclaim_grace: Duration::from_secs(15 * 60),
             metadata_cache_ttl: Duration::from_secs(60),
             key_cache_ttl: Duration::ZERO,
             cache_capacity: 100_000,
@@ -151,7 +156,16 @@ impl Storage {
             key_rotation: config.token_key_rotation,
         };
         let om_keys = Arc::clone(&keys);
-        let om = Arc::new(blocking(move || EmbeddedOm::open(&db_path, om_keys, settings)).await?);
+        let data_dir = config.data_dir.clone();
+        let om = Arc::new(
+            blocking(move || {
+                let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
+                // Make the new directory entries (om.redb, containers/) durable too.
+                std::fs::File::open(&data_dir)?.sync_all()?;
+                Ok(om)
+            })
+            .await?,
+        );
         // Nothing of this process is writing yet: every open key belongs to
         // a previous process and can never be committed.
         om.expire_open_keys(u64::MAX).await?;
@@ -165,6 +179,7 @@ impl Storage {
             Arc::clone(&om),
             Arc::clone(&dn),
             config.open_key_expiry,
+            config.reclaim_grace,
         ));
         let background = reclaimer.spawn(config.reclaim_interval);
         let cache = CacheConfig {

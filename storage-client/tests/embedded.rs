@@ -4,6 +4,7 @@
 mod conformance;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use bytes::Bytes;
 use conformance::{alice, data, get, put, read_range};
@@ -17,6 +18,7 @@ fn config(dir: &Path) -> StorageConfig {
         chunk_size: 4 * 1024,
         bytes_per_checksum: 1024,
         read_buffer: 3 * 1024,
+        reclaim_grace: Duration::ZERO,
         ..StorageConfig::new(dir)
     }
 }
@@ -229,4 +231,29 @@ async fn rejects_inconsistent_sizes() {
         Storage::open_embedded(bad).await,
         Err(StorageError::InvalidArgument(_))
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_blocks_stay_readable_during_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_grace = StorageConfig {
+        reclaim_grace: Duration::from_secs(3600),
+        ..config(dir.path())
+    };
+    let s = Storage::open_embedded(with_grace).await.unwrap();
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let bytes = data(40_000, 29);
+    put(&s, &a, "b", "k", &bytes).await;
+    // A GET looked the object up, then the object was replaced.
+    let looked_up = s.lookup(&a, "b", "k").await.unwrap();
+    put(&s, &a, "b", "k", b"new").await;
+    let stats = s.reclaim_now().await.unwrap();
+    assert_eq!(stats.deleted_blocks, 0);
+    assert_eq!(
+        read_range(&s, &a, &looked_up, 0..looked_up.size)
+            .await
+            .unwrap(),
+        bytes
+    );
 }

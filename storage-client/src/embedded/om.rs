@@ -615,14 +615,19 @@ impl Inner {
         Ok(expired.len())
     }
 
-    fn deleted_blocks(&self, limit: usize) -> Result<Vec<BlockId>> {
+    fn deleted_blocks(&self, queued_before_ms: u64, limit: usize) -> Result<Vec<BlockId>> {
         let txn = self.db.begin_read().db()?;
         let table = txn.open_table(DELETED_BLOCKS).db()?;
         let mut out = Vec::new();
-        for row in table.iter().db()?.take(limit) {
-            let (id, _) = row.db()?;
-            let (container, local) = id.value();
-            out.push(BlockId { container, local });
+        for row in table.iter().db()? {
+            if out.len() == limit {
+                break;
+            }
+            let (id, queued) = row.db()?;
+            if queued.value() < queued_before_ms {
+                let (container, local) = id.value();
+                out.push(BlockId { container, local });
+            }
         }
         Ok(out)
     }
@@ -690,8 +695,14 @@ impl EmbeddedOm {
             .await
     }
 
-    pub(crate) async fn deleted_blocks(&self, limit: usize) -> Result<Vec<BlockId>> {
-        self.run(move |om| om.deleted_blocks(limit)).await
+    /// Queued blocks that were queued before `queued_before_ms`.
+    pub(crate) async fn deleted_blocks(
+        &self,
+        queued_before_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<BlockId>> {
+        self.run(move |om| om.deleted_blocks(queued_before_ms, limit))
+            .await
     }
 
     pub(crate) async fn forget_deleted(&self, blocks: Vec<BlockId>) -> Result<()> {

@@ -19,6 +19,7 @@ pub struct Reclaimer {
     om: Arc<EmbeddedOm>,
     dn: Arc<EmbeddedDn>,
     open_key_expiry: Duration,
+    grace: Duration,
 }
 
 /// What one pass did.
@@ -38,26 +39,37 @@ impl Drop for BackgroundTask {
 }
 
 impl Reclaimer {
-    pub(crate) fn new(om: Arc<EmbeddedOm>, dn: Arc<EmbeddedDn>, open_key_expiry: Duration) -> Self {
+    /// `grace`: how long a queued block stays readable, so that a read that
+    /// looked the old object up just before an overwrite can still finish.
+    pub(crate) fn new(
+        om: Arc<EmbeddedOm>,
+        dn: Arc<EmbeddedDn>,
+        open_key_expiry: Duration,
+        grace: Duration,
+    ) -> Self {
         Self {
             om,
             dn,
             open_key_expiry,
+            grace,
         }
     }
 
-    /// Expires stale uploads, then deletes every queued block.
+    /// Expires stale uploads, then deletes every block queued longer than the grace period.
     pub async fn run_once(&self) -> Result<ReclaimStats> {
-        let expiry = u64::try_from(self.open_key_expiry.as_millis()).unwrap_or(u64::MAX);
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let now = now_ms();
         let mut stats = ReclaimStats {
             expired_uploads: self
                 .om
-                .expire_open_keys(now_ms().saturating_sub(expiry))
+                .expire_open_keys(now.saturating_sub(ms(self.open_key_expiry)))
                 .await?,
             deleted_blocks: 0,
         };
+        // Rows queued by the expiry above carry `now`, so a zero grace includes them.
+        let cutoff = now.saturating_sub(ms(self.grace)).saturating_add(1);
         loop {
-            let blocks = self.om.deleted_blocks(BATCH).await?;
+            let blocks = self.om.deleted_blocks(cutoff, BATCH).await?;
             if blocks.is_empty() {
                 return Ok(stats);
             }
