@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 runtime failure (including "no such key" for
 //! `admin keys delete`), 2 invalid configuration or usage.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -154,6 +155,8 @@ fn init_logging(filter: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes are noise in log files and collectors.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 

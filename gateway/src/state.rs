@@ -22,7 +22,7 @@ impl AppState {
     /// Wires the verifier to look secrets up in `storage`.
     pub fn new(storage: Arc<Storage>, region: String, domain: Option<String>) -> Self {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
-        let verifier = Arc::new(Verifier::new(source, region.clone()));
+        let verifier = Arc::new(Verifier::new(source, region.clone()).with_domain(domain.clone()));
         Self {
             storage,
             verifier,

@@ -297,6 +297,300 @@ pub struct DeleteError {
     pub message: String,
 }
 
+// ---- Object tagging ----
+
+/// PutObjectTagging's body and GetObjectTagging's answer.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tagging {
+    #[serde(rename = "@xmlns", skip_deserializing)]
+    pub xmlns: &'static str,
+    #[serde(rename = "TagSet")]
+    pub tag_set: TagSet,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct TagSet {
+    #[serde(rename = "Tag", default)]
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tag {
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// An empty value may be sent as `<Value/>` or left out.
+    #[serde(rename = "Value", default)]
+    pub value: String,
+}
+
+// ---- CopyObject / GetObjectAttributes ----
+
+/// A stored checksum under its algorithm's element name, as CopyObjectResult
+/// and GetObjectAttributes' `<Checksum>` show it.
+#[derive(Debug, Serialize, Default, PartialEq)]
+pub struct ChecksumValues {
+    #[serde(rename = "ChecksumCRC32", skip_serializing_if = "Option::is_none")]
+    pub crc32: Option<String>,
+    #[serde(rename = "ChecksumCRC32C", skip_serializing_if = "Option::is_none")]
+    pub crc32c: Option<String>,
+    #[serde(rename = "ChecksumCRC64NVME", skip_serializing_if = "Option::is_none")]
+    pub crc64nvme: Option<String>,
+    #[serde(rename = "ChecksumSHA1", skip_serializing_if = "Option::is_none")]
+    pub sha1: Option<String>,
+    #[serde(rename = "ChecksumSHA256", skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
+}
+
+impl ChecksumValues {
+    /// `None` for an object stored without a checksum (or with an algorithm
+    /// this version does not know).
+    pub fn from_stored(checksum: &storage_client::ObjectChecksum) -> Option<Self> {
+        let mut values = Self {
+            checksum_type: Some(checksum.kind.clone()),
+            ..Self::default()
+        };
+        let slot = match checksum.algorithm.as_str() {
+            "crc32" => &mut values.crc32,
+            "crc32c" => &mut values.crc32c,
+            "crc64nvme" => &mut values.crc64nvme,
+            "sha1" => &mut values.sha1,
+            "sha256" => &mut values.sha256,
+            _ => return None,
+        };
+        *slot = Some(checksum.value.clone());
+        Some(values)
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct CopyObjectResult {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Quoted, as in the ETag header.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    #[serde(flatten)]
+    pub checksum: Option<ChecksumValues>,
+}
+
+/// Only the attributes the client asked for are present.
+#[derive(Debug, Serialize, Default)]
+pub struct GetObjectAttributesResponse {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Unquoted, unlike everywhere else: AWS answers it this way.
+    #[serde(rename = "ETag", skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(rename = "Checksum", skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<ChecksumValues>,
+    #[serde(rename = "ObjectParts", skip_serializing_if = "Option::is_none")]
+    pub object_parts: Option<ObjectParts>,
+    #[serde(rename = "StorageClass", skip_serializing_if = "Option::is_none")]
+    pub storage_class: Option<&'static str>,
+    #[serde(rename = "ObjectSize", skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ObjectParts {
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    #[serde(rename = "MaxParts")]
+    pub max_parts: usize,
+    #[serde(rename = "PartNumberMarker")]
+    pub part_number_marker: u16,
+    #[serde(rename = "NextPartNumberMarker")]
+    pub next_part_number_marker: u16,
+    #[serde(rename = "Part")]
+    pub parts: Vec<ObjectPart>,
+    #[serde(rename = "PartsCount")]
+    pub parts_count: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ObjectPart {
+    #[serde(rename = "PartNumber")]
+    pub part_number: u16,
+    #[serde(rename = "Size")]
+    pub size: u64,
+    #[serde(flatten)]
+    pub checksum: Option<ChecksumValues>,
+}
+
+// ---- Multipart uploads ----
+
+#[derive(Debug, Serialize)]
+pub struct InitiateMultipartUploadResult {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+}
+
+/// CompleteMultipartUpload's request body.
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct CompleteMultipartUpload {
+    #[serde(rename = "Part", default)]
+    pub parts: Vec<CompletedPart>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct CompletedPart {
+    #[serde(rename = "PartNumber")]
+    pub part_number: u32,
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    #[serde(rename = "ChecksumCRC32", default)]
+    pub crc32: Option<String>,
+    #[serde(rename = "ChecksumCRC32C", default)]
+    pub crc32c: Option<String>,
+    #[serde(rename = "ChecksumCRC64NVME", default)]
+    pub crc64nvme: Option<String>,
+    #[serde(rename = "ChecksumSHA1", default)]
+    pub sha1: Option<String>,
+    #[serde(rename = "ChecksumSHA256", default)]
+    pub sha256: Option<String>,
+}
+
+impl CompletedPart {
+    /// The checksum the client sent for this part under `algorithm`'s element.
+    pub fn checksum(&self, algorithm: &str) -> Option<&str> {
+        match algorithm {
+            "crc32" => self.crc32.as_deref(),
+            "crc32c" => self.crc32c.as_deref(),
+            "crc64nvme" => self.crc64nvme.as_deref(),
+            "sha1" => self.sha1.as_deref(),
+            "sha256" => self.sha256.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct CompleteMultipartUploadResult {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    #[serde(rename = "Location")]
+    pub location: String,
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Quoted, as in the ETag header.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    #[serde(flatten)]
+    pub checksum: Option<ChecksumValues>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListPartsResult {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+    #[serde(rename = "PartNumberMarker")]
+    pub part_number_marker: u16,
+    #[serde(
+        rename = "NextPartNumberMarker",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_part_number_marker: Option<u16>,
+    #[serde(rename = "MaxParts")]
+    pub max_parts: usize,
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    #[serde(rename = "Part")]
+    pub parts: Vec<ListedPart>,
+    #[serde(rename = "Initiator")]
+    pub initiator: Owner,
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+    #[serde(rename = "ChecksumAlgorithm", skip_serializing_if = "Option::is_none")]
+    pub checksum_algorithm: Option<String>,
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListedPart {
+    #[serde(rename = "PartNumber")]
+    pub part_number: u16,
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// Quoted, as in the ETag header.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    #[serde(rename = "Size")]
+    pub size: u64,
+    #[serde(flatten)]
+    pub checksum: Option<ChecksumValues>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListMultipartUploadsResult {
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    #[serde(rename = "KeyMarker")]
+    pub key_marker: String,
+    #[serde(rename = "UploadIdMarker")]
+    pub upload_id_marker: String,
+    #[serde(rename = "NextKeyMarker", skip_serializing_if = "Option::is_none")]
+    pub next_key_marker: Option<String>,
+    #[serde(rename = "NextUploadIdMarker", skip_serializing_if = "Option::is_none")]
+    pub next_upload_id_marker: Option<String>,
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+    #[serde(rename = "Delimiter", skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    #[serde(rename = "MaxUploads")]
+    pub max_uploads: usize,
+    #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
+    pub encoding_type: Option<&'static str>,
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    #[serde(rename = "Upload")]
+    pub uploads: Vec<MultipartUpload>,
+    #[serde(rename = "CommonPrefixes")]
+    pub common_prefixes: Vec<CommonPrefix>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MultipartUpload {
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+    #[serde(rename = "Initiator")]
+    pub initiator: Owner,
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+    #[serde(rename = "Initiated")]
+    pub initiated: String,
+    #[serde(rename = "ChecksumAlgorithm", skip_serializing_if = "Option::is_none")]
+    pub checksum_algorithm: Option<String>,
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

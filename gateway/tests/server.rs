@@ -2,11 +2,20 @@
 //! the admin API round trip, and first-start root key generation.
 
 use std::path::Path;
+use std::time::SystemTime;
+
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{
+    PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
+};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
 use s3_gateway::admin::client::{AdminClient, ClientError};
 use s3_gateway::config::{self, Config, KeyEntry, TlsFiles};
 use s3_gateway::server::Gateway;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -304,4 +313,92 @@ async fn unreadable_tls_files_are_a_configuration_error() {
         !dir.path().join(ROOT_CREDENTIALS_FILE).exists(),
         "nothing is written before the configuration checks out"
     );
+}
+
+/// SigV4 headers for a request, signed the way an AWS SDK signs them.
+fn signed_headers(method: &str, url: &str, payload: SignableBody<'_>) -> Vec<(String, String)> {
+    let identity: Identity =
+        Credentials::new(ROOT_ACCESS_KEY, ROOT_SECRET_KEY, None, None, "test").into();
+    let mut settings = SigningSettings::default();
+    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    let params = v4::SigningParams::builder()
+        .identity(&identity)
+        .region("us-east-1")
+        .name("s3")
+        .time(SystemTime::now())
+        .settings(settings)
+        .build()
+        .expect("signing params")
+        .into();
+    let signable =
+        SignableRequest::new(method, url, std::iter::empty(), payload).expect("signable");
+    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
+    instructions
+        .headers()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn shutdown_lets_an_in_flight_upload_finish() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Running::start(&config(dir.path(), Some(root_entry()))).await;
+    let http = reqwest::Client::new();
+
+    let bucket_url = format!("{}/graceful", server.endpoint);
+    let mut create = http.put(&bucket_url);
+    for (name, value) in signed_headers("PUT", &bucket_url, SignableBody::Bytes(&[])) {
+        create = create.header(name, value);
+    }
+    assert_eq!(create.send().await.expect("create bucket").status(), 200);
+
+    // Start a PUT and send only half of its body.
+    let object_url = format!("{bucket_url}/object");
+    let host = server.endpoint.trim_start_matches("http://").to_string();
+    let mut head =
+        format!("PUT /graceful/object HTTP/1.1\r\nhost: {host}\r\ncontent-length: 8\r\n");
+    for (name, value) in signed_headers("PUT", &object_url, SignableBody::UnsignedPayload) {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut upload = tokio::net::TcpStream::connect(&host)
+        .await
+        .expect("connect");
+    upload.write_all(head.as_bytes()).await.expect("headers");
+    upload.write_all(b"1234").await.expect("first half");
+
+    // Wait until the server is handling it, then ask it to stop.
+    loop {
+        let metrics = http
+            .get(format!("{}/metrics", server.endpoint))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("body");
+        if metrics.contains("s3gw_requests_in_flight 1\n") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let _ = server.stop.send(());
+    // The test runtime has one thread: yielding lets the server act on the
+    // signal, and a server that did not wait would be finished by now.
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        !server.task.is_finished(),
+        "the server waits for the upload"
+    );
+
+    upload.write_all(b"5678").await.expect("second half");
+    let mut response = String::new();
+    upload
+        .read_to_string(&mut response)
+        .await
+        .expect("response");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    server.task.await.expect("server stops after the upload");
 }

@@ -23,6 +23,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use moka::future::Cache;
 
+use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::om::{MetadataStore, OpenKey};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
@@ -88,6 +89,8 @@ fn clone_error(error: &StorageError) -> StorageError {
         StorageError::BucketNotEmpty => StorageError::BucketNotEmpty,
         StorageError::AccessDenied => StorageError::AccessDenied,
         StorageError::PreconditionFailed => StorageError::PreconditionFailed,
+        StorageError::NoSuchUpload => StorageError::NoSuchUpload,
+        StorageError::InvalidPart(m) => StorageError::InvalidPart(m.clone()),
         StorageError::InvalidArgument(m) => StorageError::InvalidArgument(m.clone()),
         StorageError::TokenRefused(m) => StorageError::TokenRefused(m.clone()),
         StorageError::Corrupt(m) => StorageError::Corrupt(m.clone()),
@@ -273,6 +276,18 @@ impl MetadataStore for CachedOm {
         result
     }
 
+    async fn set_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        let result = self.inner.set_tags(who, bucket, key, tags).await;
+        self.key_generations.bump(&(bucket, key));
+        result
+    }
+
     async fn scan_keys(
         &self,
         who: &Identity,
@@ -283,6 +298,93 @@ impl MetadataStore for CachedOm {
     ) -> Result<Vec<ListEntry>> {
         self.inner
             .scan_keys(who, bucket, prefix, after, limit)
+            .await
+    }
+
+    async fn create_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        self.inner.create_upload(who, bucket, key, upload).await
+    }
+
+    async fn upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo> {
+        self.inner.upload(who, bucket, key, upload_id).await
+    }
+
+    async fn commit_part(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: Vec<BlockLocation>,
+        part: PartCommit,
+    ) -> Result<PartInfo> {
+        self.inner
+            .commit_part(who, open, upload_id, number, blocks, part)
+            .await
+    }
+
+    async fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>> {
+        self.inner
+            .list_parts(who, bucket, key, upload_id, after, limit)
+            .await
+    }
+
+    async fn complete_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        let result = self
+            .inner
+            .complete_upload(who, bucket, key, upload_id, complete)
+            .await;
+        self.key_generations.bump(&(bucket, key));
+        result
+    }
+
+    async fn abort_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()> {
+        self.inner.abort_upload(who, bucket, key, upload_id).await
+    }
+
+    async fn scan_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<UploadInfo>> {
+        self.inner
+            .scan_uploads(who, bucket, prefix, after, limit)
             .await
     }
 }
@@ -361,6 +463,15 @@ mod tests {
         async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
             self.inner.delete_key(who, bucket, key).await
         }
+        async fn set_tags(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            tags: Vec<(String, String)>,
+        ) -> Result<()> {
+            self.inner.set_tags(who, bucket, key, tags).await
+        }
         async fn scan_keys(
             &self,
             who: &Identity,
@@ -371,6 +482,84 @@ mod tests {
         ) -> Result<Vec<ListEntry>> {
             self.inner
                 .scan_keys(who, bucket, prefix, after, limit)
+                .await
+        }
+
+        async fn create_upload(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            upload: NewUpload,
+        ) -> Result<UploadInfo> {
+            self.inner.create_upload(who, bucket, key, upload).await
+        }
+        async fn upload(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            upload_id: &str,
+        ) -> Result<UploadInfo> {
+            self.inner.upload(who, bucket, key, upload_id).await
+        }
+        async fn commit_part(
+            &self,
+            who: &Identity,
+            open: &OpenKey,
+            upload_id: &str,
+            number: u16,
+            blocks: Vec<BlockLocation>,
+            part: PartCommit,
+        ) -> Result<PartInfo> {
+            self.inner
+                .commit_part(who, open, upload_id, number, blocks, part)
+                .await
+        }
+        async fn list_parts(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            upload_id: &str,
+            after: u16,
+            limit: usize,
+        ) -> Result<Vec<PartInfo>> {
+            self.inner
+                .list_parts(who, bucket, key, upload_id, after, limit)
+                .await
+        }
+        async fn complete_upload(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            upload_id: &str,
+            complete: CompleteUpload,
+        ) -> Result<KeyInfo> {
+            self.inner
+                .complete_upload(who, bucket, key, upload_id, complete)
+                .await
+        }
+        async fn abort_upload(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            upload_id: &str,
+        ) -> Result<()> {
+            self.inner.abort_upload(who, bucket, key, upload_id).await
+        }
+        async fn scan_uploads(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            prefix: &str,
+            after: &[u8],
+            limit: usize,
+        ) -> Result<Vec<UploadInfo>> {
+            self.inner
+                .scan_uploads(who, bucket, prefix, after, limit)
                 .await
         }
     }

@@ -17,6 +17,10 @@ pub enum StorageError {
     BucketNotEmpty,
     #[error("access denied")]
     AccessDenied,
+    #[error("the multipart upload does not exist")]
+    NoSuchUpload,
+    #[error("invalid part: {0}")]
+    InvalidPart(String),
     #[error("a write condition did not hold")]
     PreconditionFailed,
     #[error("invalid argument: {0}")]

@@ -15,6 +15,7 @@ pub mod dn;
 pub mod embedded;
 pub mod error;
 pub mod listing;
+pub mod multipart;
 pub mod om;
 pub mod token;
 mod types;
@@ -22,6 +23,10 @@ mod writer;
 
 pub use embedded::ReclaimStats;
 pub use error::{Result, StorageError};
+pub use multipart::{
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo, UploadListPage,
+    UploadListQuery,
+};
 pub use storage::{ByteStream, Storage, StorageConfig};
 pub use types::*;
 pub use writer::ObjectWriter;

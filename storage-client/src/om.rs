@@ -8,6 +8,7 @@
 
 use async_trait::async_trait;
 
+use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
     StorageError,
@@ -54,10 +55,11 @@ pub trait MetadataStore: Send + Sync {
     /// One more block (READ+WRITE token) for an open key.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
     /// Makes the object visible atomically, replacing any previous one, if
-    /// `obj.condition` holds (checked in the same transaction). `blocks` are
-    /// the written blocks in object order with their final lengths. The
-    /// open key is consumed whatever the outcome; blocks left unused or
-    /// replaced are queued for reclamation.
+    /// `obj.condition` holds (checked in the same transaction; otherwise
+    /// `PreconditionFailed`, or `NoSuchKey` for `IfEtag` when there is no
+    /// object, as S3 answers). `blocks` are the written blocks in object
+    /// order with their final lengths. The open key is consumed whatever
+    /// the outcome; blocks left unused or replaced are queued for reclamation.
     async fn commit_key(
         &self,
         who: &Identity,
@@ -69,6 +71,16 @@ pub trait MetadataStore: Send + Sync {
     async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()>;
     /// Idempotent: deleting a missing key succeeds (the bucket must exist).
     async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()>;
+    /// Replaces the committed object's tag set (empty removes every tag),
+    /// atomically and without changing its data, ETag or Last-Modified.
+    /// `NoSuchKey` if there is no object.
+    async fn set_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()>;
     /// Up to `limit` keys that start with `prefix` and sort strictly after
     /// `after` (raw UTF-8 bytes, which may end in 0xFF to skip a whole
     /// prefix), in byte order. The primitive [`crate::listing`] builds on.
@@ -80,6 +92,78 @@ pub trait MetadataStore: Send + Sync {
         after: &[u8],
         limit: usize,
     ) -> Result<Vec<ListEntry>>;
+
+    // ---- multipart uploads ----
+    /// Starts an upload under a new random upload id.
+    async fn create_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo>;
+    /// The upload, `NoSuchUpload` unless it is in progress for this key.
+    async fn upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo>;
+    /// Makes the blocks written under `open` (an open key for the upload's
+    /// key) part `number` of the upload, replacing any earlier part with
+    /// that number. The open key is consumed whatever the outcome; blocks
+    /// left unused or replaced are queued for reclamation.
+    async fn commit_part(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: Vec<BlockLocation>,
+        part: PartCommit,
+    ) -> Result<PartInfo>;
+    /// Up to `limit` parts numbered above `after`, in number order.
+    async fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>>;
+    /// In one transaction: checks the upload and that each chosen part
+    /// still has the given ETag (`InvalidPart` otherwise) and the write
+    /// condition, then makes the chosen parts' blocks the object's blocks
+    /// (no data is copied), queues every other part's blocks and the
+    /// replaced object's for reclamation, and ends the upload.
+    async fn complete_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo>;
+    /// Ends the upload and queues all its parts' blocks for reclamation.
+    async fn abort_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()>;
+    /// Up to `limit` uploads whose key starts with `prefix`, after the scan
+    /// position `after` (see [`crate::multipart`]), in key then id order.
+    async fn scan_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<UploadInfo>>;
 }
 
 /// S3 object-key rules every back end applies: non-empty, at most 1024 bytes.

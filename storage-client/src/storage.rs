@@ -16,11 +16,13 @@ use crate::embedded::{
     BackgroundTask, EmbeddedDn, EmbeddedOm, OmSettings, ReclaimStats, Reclaimer, blocking,
 };
 use crate::listing::{self, KeyScan};
+use crate::multipart::{self, UploadScan};
 use crate::om::MetadataStore;
 use crate::token::KeyRing;
 use crate::{
-    BucketInfo, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery, ObjectWriter,
-    Result, StorageError,
+    BucketInfo, CompleteUpload, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery,
+    NewUpload, ObjectWriter, PartInfo, PartListPage, Result, StorageError, UploadInfo,
+    UploadListPage, UploadListQuery,
 };
 
 /// Object bytes as they stream out of the block role, already verified.
@@ -50,6 +52,9 @@ pub struct StorageConfig {
     pub token_key_rotation: Duration,
     /// Uploads left open longer than this are abandoned and reclaimed.
     pub open_key_expiry: Duration,
+    /// Multipart uploads neither completed nor aborted within this time
+    /// since they started are aborted and their parts reclaimed.
+    pub multipart_upload_expiry: Duration,
     /// Pause between background reclamation passes.
     pub reclaim_interval: Duration,
     /// How long blocks of replaced or deleted objects stay on disk, so that
@@ -105,6 +110,8 @@ impl Default for StorageConfig {
             token_lifetime: DAY,
             token_key_rotation: DAY,
             open_key_expiry: DAY,
+            // What S3 lifecycle rules commonly use for AbortIncompleteMultipartUpload.
+            multipart_upload_expiry: 7 * DAY,
             reclaim_interval: Duration::from_secs(60),
             reclaim_grace: Duration::from_secs(15 * 60),
             metadata_cache_ttl: Duration::from_secs(60),
@@ -137,6 +144,23 @@ impl KeyScan for BucketScan<'_> {
     async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<ListEntry>> {
         self.om
             .scan_keys(self.who, self.bucket, self.prefix, after, limit)
+            .await
+    }
+}
+
+/// ListMultipartUploads' scan primitive for one bucket, prefix and caller.
+struct BucketUploads<'a> {
+    om: &'a CachedOm,
+    who: &'a Identity,
+    bucket: &'a str,
+    prefix: &'a str,
+}
+
+#[async_trait]
+impl UploadScan for BucketUploads<'_> {
+    async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<UploadInfo>> {
+        self.om
+            .scan_uploads(self.who, self.bucket, self.prefix, after, limit)
             .await
     }
 }
@@ -179,6 +203,7 @@ impl Storage {
             Arc::clone(&om),
             Arc::clone(&dn),
             config.open_key_expiry,
+            config.multipart_upload_expiry,
             config.reclaim_grace,
         ));
         let background = reclaimer.spawn(config.reclaim_interval);
@@ -307,6 +332,23 @@ impl Storage {
         self.om.delete_key(who, bucket, key).await
     }
 
+    /// Replaces the object's tag set; its data, ETag and Last-Modified stay.
+    /// `NoSuchKey` if there is no object.
+    pub async fn put_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        self.om.set_tags(who, bucket, key, tags).await
+    }
+
+    /// Removes every tag of the object. `NoSuchKey` if there is no object.
+    pub async fn delete_tags(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+        self.om.set_tags(who, bucket, key, Vec::new()).await
+    }
+
     pub async fn list_objects(
         &self,
         who: &Identity,
@@ -320,5 +362,107 @@ impl Storage {
             prefix: &query.prefix,
         };
         listing::list_page(&scan, query).await
+    }
+
+    // ---- multipart uploads ----
+
+    /// Starts a multipart upload; parts are written with [`Storage::create_object`]
+    /// and [`ObjectWriter::commit_part`].
+    pub async fn create_multipart_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        self.om.create_upload(who, bucket, key, upload).await
+    }
+
+    /// `NoSuchUpload` unless the upload is in progress for this key.
+    pub async fn multipart_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo> {
+        self.om.upload(who, bucket, key, upload_id).await
+    }
+
+    /// Up to `max_parts` parts numbered above `after`.
+    pub async fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        max_parts: usize,
+    ) -> Result<PartListPage> {
+        let mut parts = self
+            .om
+            .list_parts(who, bucket, key, upload_id, after, max_parts + 1)
+            .await?;
+        let is_truncated = parts.len() > max_parts;
+        parts.truncate(max_parts);
+        Ok(PartListPage {
+            next_marker: parts.last().filter(|_| is_truncated).map(|p| p.number),
+            parts,
+            is_truncated,
+        })
+    }
+
+    /// Every stored part of the upload, in number order.
+    pub async fn all_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<Vec<PartInfo>> {
+        let limit = usize::from(crate::multipart::MAX_PART_NUMBER);
+        self.om
+            .list_parts(who, bucket, key, upload_id, 0, limit)
+            .await
+    }
+
+    /// Makes the chosen parts the object, atomically and without copying
+    /// data (see [`MetadataStore::complete_upload`]).
+    pub async fn complete_multipart_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        self.om
+            .complete_upload(who, bucket, key, upload_id, complete)
+            .await
+    }
+
+    pub async fn abort_multipart_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()> {
+        self.om.abort_upload(who, bucket, key, upload_id).await
+    }
+
+    pub async fn list_multipart_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        query: &UploadListQuery,
+    ) -> Result<UploadListPage> {
+        let scan = BucketUploads {
+            om: &self.om,
+            who,
+            bucket,
+            prefix: &query.prefix,
+        };
+        multipart::list_uploads(&scan, query).await
     }
 }

@@ -103,6 +103,20 @@ pub struct KeyInfo {
     pub tags: Vec<(String, String)>,
     pub checksum: Option<ObjectChecksum>,
     pub locations: Vec<BlockLocation>,
+    /// The parts of a multipart object in order (empty for a single PUT);
+    /// part N starts where the sizes of the parts before it end.
+    pub parts: Vec<PartSummary>,
+}
+
+/// One part of a completed multipart object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartSummary {
+    /// The part number the client gave (1-10000); numbers may have gaps.
+    pub number: u16,
+    pub size: u64,
+    /// The part's ETag without quotes (hex MD5 of its bytes).
+    pub etag: String,
+    pub checksum: Option<ObjectChecksum>,
 }
 
 /// A condition that `commit` checks atomically with the swap.

@@ -12,7 +12,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::dn::BlockStore;
 use crate::om::{MetadataStore, OpenKey};
-use crate::{BlockLocation, Identity, KeyInfo, NewObject, Result};
+use crate::{BlockLocation, Identity, KeyInfo, NewObject, PartCommit, PartInfo, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
@@ -105,6 +105,25 @@ impl ObjectWriter {
         }
         let blocks = std::mem::take(&mut self.sealed);
         self.om.commit_key(&self.who, &self.open, blocks, obj).await
+    }
+
+    /// Makes the data durable, then makes it part `number` of the multipart
+    /// upload `upload_id` (started for this writer's bucket and key),
+    /// replacing any earlier part with that number.
+    pub async fn commit_part(
+        mut self,
+        upload_id: &str,
+        number: u16,
+        part: PartCommit,
+    ) -> Result<PartInfo> {
+        if let Err(e) = self.flush_and_seal().await {
+            self.abort_quietly().await;
+            return Err(e);
+        }
+        let blocks = std::mem::take(&mut self.sealed);
+        self.om
+            .commit_part(&self.who, &self.open, upload_id, number, blocks, part)
+            .await
     }
 
     /// Gives up the upload; its blocks are reclaimed.

@@ -3,11 +3,12 @@
 
 mod conformance;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
-use conformance::{alice, data, get, put, read_range};
+use conformance::{alice, data, get, put, read_range, upload_part};
 use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError};
 use tempfile::TempDir;
 
@@ -51,6 +52,13 @@ conformance_cases!(
     abort_leaves_nothing,
     other_identity_is_denied,
     credentials_take_effect_at_once,
+    tags,
+    multipart_out_of_order,
+    multipart_part_replacement_and_gaps,
+    multipart_complete_rejects_bad_lists,
+    multipart_abort,
+    multipart_listing_pages,
+    multipart_conditional_complete_races_put,
 );
 
 fn block_file(dir: &Path, block: BlockId) -> PathBuf {
@@ -256,4 +264,84 @@ async fn replaced_blocks_stay_readable_during_the_grace_period() {
             .unwrap(),
         bytes
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multipart_completion_reuses_part_blocks_and_reclaims_the_rest() {
+    let (dir, s) = open().await;
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = s
+        .create_multipart_upload(&a, "b", "k", storage_client::NewUpload::default())
+        .await
+        .unwrap()
+        .upload_id;
+    let p1 = upload_part(&s, &a, "k", &id, 1, &data(20_000, 1))
+        .await
+        .unwrap();
+    upload_part(&s, &a, "k", &id, 2, &data(20_000, 2))
+        .await
+        .unwrap();
+    let p2 = upload_part(&s, &a, "k", &id, 2, &data(5_000, 3))
+        .await
+        .unwrap();
+    upload_part(&s, &a, "k", &id, 3, &data(1_000, 4))
+        .await
+        .unwrap();
+    // The replaced part 2 spanned two 16 KiB blocks.
+    assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 2);
+
+    let before: BTreeSet<PathBuf> = walk(&dir.path().join("containers")).into_iter().collect();
+    let complete = storage_client::CompleteUpload {
+        parts: vec![(1, p1.etag), (2, p2.etag)],
+        etag: "e-2".into(),
+        ..Default::default()
+    };
+    let info = s
+        .complete_multipart_upload(&a, "b", "k", &id, complete)
+        .await
+        .unwrap();
+    let after: BTreeSet<PathBuf> = walk(&dir.path().join("containers")).into_iter().collect();
+    assert_eq!(before, after, "completing writes no block");
+    // Part 3 was not chosen: its one block goes.
+    assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 1);
+    let live: Vec<PathBuf> = info
+        .locations
+        .iter()
+        .map(|l| block_file(dir.path(), l.block))
+        .collect();
+    assert!(live.iter().all(|f| f.exists()));
+    assert_eq!(
+        get(&s, &a, "b", "k").await.unwrap(),
+        [data(20_000, 1), data(5_000, 3)].concat()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_multipart_uploads_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StorageConfig {
+        multipart_upload_expiry: Duration::ZERO,
+        ..config(dir.path())
+    };
+    let s = Storage::open_embedded(config).await.unwrap();
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = s
+        .create_multipart_upload(&a, "b", "k", storage_client::NewUpload::default())
+        .await
+        .unwrap()
+        .upload_id;
+    upload_part(&s, &a, "k", &id, 1, &data(20_000, 1))
+        .await
+        .unwrap();
+    // Expiry compares whole milliseconds: make sure one has passed.
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    let stats = s.reclaim_now().await.unwrap();
+    assert_eq!((stats.expired_uploads, stats.deleted_blocks), (1, 2));
+    assert!(matches!(
+        s.multipart_upload(&a, "b", "k", &id).await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    assert!(walk(&dir.path().join("containers")).is_empty());
 }

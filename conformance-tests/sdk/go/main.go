@@ -48,7 +48,7 @@ func main() {
 	}
 	var setupErr error
 	if slices.ContainsFunc(wanted, func(name string) bool { return name != "bucket" }) {
-		_, setupErr = s.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: s.bucket()})
+		setupErr = s.createBucket(ctx, s.bucket())
 	}
 	for _, name := range scenarioNames {
 		if !slices.Contains(wanted, name) {

@@ -66,9 +66,21 @@ type scenarios struct {
 func (s *scenarios) bucket() *string      { return aws.String(s.prefix) }
 func (s *scenarios) spareBucket() *string { return aws.String(s.prefix + "-b") }
 
+// createBucket passes a LocationConstraint everywhere but us-east-1, where none is allowed.
+func (s *scenarios) createBucket(ctx context.Context, name *string) error {
+	input := &s3.CreateBucketInput{Bucket: name}
+	if s.endpoint.Region != "us-east-1" {
+		input.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+			LocationConstraint: types.BucketLocationConstraint(s.endpoint.Region),
+		}
+	}
+	_, err := s.s3.CreateBucket(ctx, input)
+	return err
+}
+
 func (s *scenarios) bucketScenario(ctx context.Context) (string, error) {
 	name := s.spareBucket()
-	if _, err := s.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: name}); err != nil {
+	if err := s.createBucket(ctx, name); err != nil {
 		return "", err
 	}
 	probe := func() error {

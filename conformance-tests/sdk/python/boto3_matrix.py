@@ -81,9 +81,15 @@ class Scenarios:
         self.prefix = prefix
         self.bucket = prefix
 
+    def create_bucket(self, name):
+        """us-east-1 is the one region where CreateBucket takes no LocationConstraint."""
+        region = self.endpoint.region
+        config = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        self.s3.create_bucket(Bucket=name, **config)
+
     def bucket_scenario(self):
         name = self.prefix + "-b"
-        self.s3.create_bucket(Bucket=name)
+        self.create_bucket(name)
         try:
             self.s3.head_bucket(Bucket=name)
             names = [b["Name"] for b in self.s3.list_buckets()["Buckets"]]
@@ -278,7 +284,7 @@ def main(argv):
     setup_error = None
     if any(name != "bucket" for name in wanted):
         try:
-            s3.create_bucket(Bucket=scenarios.bucket)
+            scenarios.create_bucket(scenarios.bucket)
         except Exception as error:  # noqa: BLE001
             setup_error = f"CreateBucket {scenarios.bucket}: {error}"
     try:

@@ -79,12 +79,8 @@ pub async fn get_object(
     }
 
     let size = info.size;
-    // Objects are single-part: part 1 is the whole object, sent the way S3
-    // sends a part (206 with Content-Range) when it has bytes.
     let requested = match target.part_number {
-        Some(1) if size > 0 => RangeRequest::Partial(0..size),
-        Some(1) => RangeRequest::Whole,
-        Some(_) => return Err(S3Error::invalid_part_number(1)),
+        Some(number) => part_range(&info, number)?,
         None => match range_header {
             Some(range) if range_applies(headers, &info) => resolve(range, size),
             _ => RangeRequest::Whole,
@@ -107,6 +103,9 @@ pub async fn get_object(
     if status == StatusCode::PARTIAL_CONTENT {
         insert(out, header::CONTENT_RANGE, &content_range(&range, size));
     }
+    if target.part_number.is_some() && !info.parts.is_empty() {
+        out.insert("x-amz-mp-parts-count", HeaderValue::from(info.parts.len()));
+    }
     if status == StatusCode::OK && checksum_mode_enabled(headers) {
         checksum_headers(out, &info);
     }
@@ -127,6 +126,30 @@ pub async fn get_object(
         *response.body_mut() = Body::from_stream(stream);
     }
     Ok(response)
+}
+
+/// The bytes of part `number`, sent the way S3 sends a part (206 with
+/// Content-Range) when it has bytes. Parts are counted in object order, so
+/// 1..=`x-amz-mp-parts-count` are always valid; an object written by a
+/// single PUT has one part, itself.
+fn part_range(info: &KeyInfo, number: u16) -> Result<RangeRequest, S3Error> {
+    let parts_count = info.parts.len().max(1) as u64;
+    let Some(index) = usize::from(number).checked_sub(1) else {
+        return Err(S3Error::invalid_part_number(parts_count));
+    };
+    let range = if info.parts.is_empty() {
+        (index == 0).then_some(0..info.size)
+    } else {
+        info.parts.get(index).map(|part| {
+            let start: u64 = info.parts[..index].iter().map(|p| p.size).sum();
+            start..start + part.size
+        })
+    };
+    match range {
+        Some(range) if range.is_empty() => Ok(RangeRequest::Whole),
+        Some(range) => Ok(RangeRequest::Partial(range)),
+        None => Err(S3Error::invalid_part_number(parts_count)),
+    }
 }
 
 /// 304 carries the validators and caching headers, never a body.
@@ -208,7 +231,7 @@ fn response_overrides(raw_query: Option<&str>) -> Result<Vec<(HeaderName, Header
 mod tests {
     use std::time::{Duration, SystemTime};
 
-    use storage_client::{ObjectChecksum, ObjectMeta};
+    use storage_client::{ObjectChecksum, ObjectMeta, PartSummary};
 
     use super::*;
 
@@ -232,7 +255,34 @@ mod tests {
                 kind: "FULL_OBJECT".into(),
             }),
             locations: vec![],
+            parts: vec![],
         }
+    }
+
+    #[test]
+    fn part_numbers_select_parts_in_object_order() {
+        let mut object = info();
+        assert!(matches!(
+            part_range(&object, 1),
+            Ok(RangeRequest::Partial(r)) if r == (0..10)
+        ));
+        assert_eq!(
+            part_range(&object, 2).err().map(|e| e.code),
+            Some("InvalidPartNumber")
+        );
+        let part = |number, size| PartSummary {
+            number,
+            size,
+            etag: "e".into(),
+            checksum: None,
+        };
+        object.parts = vec![part(1, 6), part(5, 4)];
+        assert!(matches!(
+            part_range(&object, 2),
+            Ok(RangeRequest::Partial(r)) if r == (6..10)
+        ));
+        let err = part_range(&object, 3).unwrap_err();
+        assert_eq!((err.code, err.status.as_u16()), ("InvalidPartNumber", 416));
     }
 
     #[test]

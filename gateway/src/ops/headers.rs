@@ -222,6 +222,7 @@ mod tests {
             tags: vec![("t".into(), "1".into())],
             checksum: None,
             locations: vec![],
+            parts: vec![],
         };
         let mut out = HeaderMap::new();
         object_headers(&mut out, &info);

@@ -115,6 +115,11 @@ impl IntegrityPlan {
         })
     }
 
+    /// The additional checksum the request sends or asks for, if any.
+    pub fn algorithm(&self) -> Option<ChecksumAlgorithm> {
+        self.algorithm
+    }
+
     /// Whether the client gave anything to verify the body against.
     pub fn has_expected_digest(&self) -> bool {
         self.content_md5.is_some() || self.expected != Expected::Nothing

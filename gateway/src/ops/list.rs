@@ -18,7 +18,7 @@ const STORAGE_CLASS: &str = "STANDARD";
 
 /// `encoding-type=url` escapes everything but unreserved characters and
 /// `/`, so every client's decoder (plain or `+`-as-space) gets the key back.
-const URL_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
+pub(super) const URL_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')

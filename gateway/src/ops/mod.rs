@@ -5,16 +5,21 @@
 //! request id. Every operation in [`Endpoint`] that is not matched here is
 //! answered 501 NotImplemented, naming the operation.
 
+mod attributes;
 mod body;
 mod bucket;
 mod conditional;
+mod copy;
+mod copy_source;
 mod delete;
 mod get;
 mod headers;
 mod integrity;
 mod list;
+mod multipart;
 mod put;
 mod range;
+mod tagging;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -108,6 +113,89 @@ async fn run(
         } => delete::delete_object(state, who, &bucket, &key, version_id.as_deref()).await,
         E::DeleteObjects { bucket } => {
             delete::delete_objects(state, who, parts, &bucket, payload).await
+        }
+        E::CopyObject { bucket, key } => copy::copy_object(state, who, parts, &bucket, &key).await,
+        E::GetObjectAttributes { bucket, key } => {
+            attributes::get_object_attributes(state, who, parts, &bucket, &key).await
+        }
+
+        E::PutObjectTagging { bucket, key } => {
+            tagging::put_object_tagging(state, who, parts, &bucket, &key, payload).await
+        }
+        E::GetObjectTagging { bucket, key } => {
+            tagging::get_object_tagging(state, who, &bucket, &key).await
+        }
+        E::DeleteObjectTagging { bucket, key } => {
+            tagging::delete_object_tagging(state, who, &bucket, &key).await
+        }
+
+        E::CreateMultipartUpload { bucket, key } => {
+            multipart::create_multipart_upload(state, who, parts, &bucket, &key).await
+        }
+        E::UploadPart {
+            bucket,
+            key,
+            part_number,
+            upload_id,
+        } => {
+            let upload = multipart::UploadRef {
+                bucket: &bucket,
+                key: &key,
+                upload_id: &upload_id,
+            };
+            multipart::upload_part(state, who, parts, upload, part_number, payload).await
+        }
+        E::UploadPartCopy {
+            bucket,
+            key,
+            part_number,
+            upload_id,
+        } => {
+            let upload = multipart::UploadRef {
+                bucket: &bucket,
+                key: &key,
+                upload_id: &upload_id,
+            };
+            multipart::upload_part_copy(state, who, parts, upload, part_number).await
+        }
+        E::CompleteMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+        } => {
+            let upload = multipart::UploadRef {
+                bucket: &bucket,
+                key: &key,
+                upload_id: &upload_id,
+            };
+            multipart::complete_multipart_upload(state, who, parts, upload, payload).await
+        }
+        E::AbortMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+        } => {
+            let upload = multipart::UploadRef {
+                bucket: &bucket,
+                key: &key,
+                upload_id: &upload_id,
+            };
+            multipart::abort_multipart_upload(state, who, upload).await
+        }
+        E::ListParts {
+            bucket,
+            key,
+            upload_id,
+        } => {
+            let upload = multipart::UploadRef {
+                bucket: &bucket,
+                key: &key,
+                upload_id: &upload_id,
+            };
+            multipart::list_parts(state, who, parts, upload).await
+        }
+        E::ListMultipartUploads { bucket } => {
+            multipart::list_multipart_uploads(state, who, parts, &bucket).await
         }
 
         other => Err(S3Error::not_implemented(other.name())),

@@ -10,19 +10,14 @@ use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition};
 use super::empty_response;
 use super::headers::{insert, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
+use super::tagging::tags_from_header;
 use crate::auth::Payload;
 use crate::checksum::{ChecksumAlgorithm, Checksummer, Digests};
 use crate::error::S3Error;
-use crate::router::Query;
 use crate::state::AppState;
 
 /// S3's limit for a single PUT.
 pub const MAX_OBJECT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
-
-/// S3 allows at most 10 tags per object.
-const MAX_TAGS: usize = 10;
-const MAX_TAG_KEY_LEN: usize = 128;
-const MAX_TAG_VALUE_LEN: usize = 256;
 
 pub async fn put_object(
     state: &AppState,
@@ -96,7 +91,7 @@ pub async fn put_object(
 
 /// Streams the payload into the writer; returns the digests once the
 /// payload has ended cleanly (`None` from `next_chunk`).
-async fn receive(
+pub(super) async fn receive(
     writer: &mut ObjectWriter,
     payload: &mut Payload,
     mut summer: Checksummer,
@@ -115,7 +110,7 @@ async fn receive(
 }
 
 /// Only the STANDARD class exists here; AWS refuses unknown classes the same way.
-fn check_storage_class(headers: &HeaderMap) -> Result<(), S3Error> {
+pub fn check_storage_class(headers: &HeaderMap) -> Result<(), S3Error> {
     match headers.get("x-amz-storage-class") {
         None => Ok(()),
         Some(value) if value == "STANDARD" => Ok(()),
@@ -124,7 +119,7 @@ fn check_storage_class(headers: &HeaderMap) -> Result<(), S3Error> {
 }
 
 /// Conditional writes: `If-None-Match: *` and `If-Match: <etag>`.
-fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
+pub fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
     if let Some(value) = headers.get(header::IF_MATCH) {
         let etag = value.to_str().unwrap_or_default().trim();
         return Ok(WriteCondition::IfEtag(
@@ -141,42 +136,6 @@ fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
             "If-None-Match with a value other than * on PutObject",
         )),
     }
-}
-
-/// `x-amz-tagging: k1=v1&k2=v2` (URL query encoding).
-fn tags_from_header(headers: &HeaderMap) -> Result<Vec<(String, String)>, S3Error> {
-    let Some(value) = headers.get("x-amz-tagging") else {
-        return Ok(Vec::new());
-    };
-    let text = value
-        .to_str()
-        .map_err(|_| S3Error::invalid_tag("The x-amz-tagging header is not valid."))?;
-    let query = Query::parse(Some(text))
-        .map_err(|_| S3Error::invalid_tag("The x-amz-tagging header is not valid."))?;
-    let tags = query.pairs().to_vec();
-    if tags.len() > MAX_TAGS {
-        return Err(S3Error::invalid_tag(
-            "Object tags cannot be greater than 10",
-        ));
-    }
-    for (i, (key, value)) in tags.iter().enumerate() {
-        if key.is_empty() || key.chars().count() > MAX_TAG_KEY_LEN {
-            return Err(S3Error::invalid_tag(
-                "The TagKey you have provided is invalid",
-            ));
-        }
-        if value.chars().count() > MAX_TAG_VALUE_LEN {
-            return Err(S3Error::invalid_tag(
-                "The TagValue you have provided is invalid",
-            ));
-        }
-        if tags[..i].iter().any(|(earlier, _)| earlier == key) {
-            return Err(S3Error::invalid_tag(
-                "Cannot provide multiple Tags with the same key",
-            ));
-        }
-    }
-    Ok(tags)
 }
 
 #[cfg(test)]
@@ -229,27 +188,5 @@ mod tests {
                 .code,
             "NotImplemented"
         );
-    }
-
-    #[test]
-    fn tagging_header_is_parsed_and_limited() {
-        assert_eq!(
-            tags_from_header(&headers(&[("x-amz-tagging", "a=1&b=two%20words&c=")])).unwrap(),
-            vec![
-                ("a".to_owned(), "1".to_owned()),
-                ("b".to_owned(), "two words".to_owned()),
-                ("c".to_owned(), String::new()),
-            ]
-        );
-        let eleven: Vec<String> = (0..11).map(|i| format!("k{i}=v")).collect();
-        for bad in [
-            eleven.join("&"),
-            "a=1&a=2".to_owned(),
-            "=v".to_owned(),
-            format!("k={}", "v".repeat(257)),
-        ] {
-            let err = tags_from_header(&headers(&[("x-amz-tagging", &bad)])).unwrap_err();
-            assert_eq!(err.code, "InvalidTag", "{bad}");
-        }
     }
 }

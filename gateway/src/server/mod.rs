@@ -6,6 +6,7 @@
 //! (`/health`, `/ready`, `/metrics`) for unauthenticated GETs, the admin API
 //! under `/_s3gw/`, and S3 for everything else.
 
+mod body_tracker;
 mod metrics;
 mod probes;
 mod request_id;
@@ -17,12 +18,13 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use storage_client::{Storage, StorageConfig, StorageError};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::time::timeout;
 use tokio_rustls::TlsAcceptor;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
@@ -152,7 +154,14 @@ impl Gateway {
     /// open connections to finish their in-flight requests.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let graceful = GracefulShutdown::new();
-        let builder = auto::Builder::new(TokioExecutor::new());
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        // Without a timer hyper has no header-read timeout, and a client that
+        // never finishes its headers would hold shutdown open for ever.
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT);
+        builder.http2().timer(TokioTimer::new());
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let stream = tokio::select! {
@@ -185,6 +194,10 @@ impl Gateway {
     }
 }
 
+/// How long a client may take to send its request headers (or finish the
+/// TLS handshake); hyper's own default, made explicit.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// One accepted connection, served on its own task.
 struct Connection {
     builder: auto::Builder<TokioExecutor>,
@@ -201,15 +214,19 @@ impl Connection {
                     .serve_connection(TokioIo::new(stream), self.service);
                 self.watcher.watch(connection).await
             }
-            Some(acceptor) => match acceptor.accept(stream).await {
-                Ok(stream) => {
+            Some(acceptor) => match timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => {
                     let connection = self
                         .builder
                         .serve_connection(TokioIo::new(stream), self.service);
                     self.watcher.watch(connection).await
                 }
-                Err(e) => {
+                Ok(Err(e)) => {
                     tracing::debug!(error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_elapsed) => {
+                    tracing::debug!("TLS handshake timed out");
                     return;
                 }
             },

@@ -14,15 +14,14 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::FutureExt;
 use http::request::Parts;
-use http::{HeaderName, HeaderValue, Method, header};
+use http::{HeaderName, HeaderValue, Method, Version, header};
 
 use crate::admin;
 use crate::error::S3Error;
 use crate::state::AppState;
 use crate::{ops, router};
 
-use super::Shared;
-use super::probes;
+use super::{Shared, body_tracker, probes};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
 const EXTENDED_ID: HeaderName = HeaderName::from_static("x-amz-id-2");
@@ -43,7 +42,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
 
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let body = shared.metrics.count_in(body);
+    let (body, body_read) = body_tracker::track(shared.metrics.count_in(body));
     let (operation, mut response) =
         render(serve(&shared.app, &parts, body), &parts, &request_id.id).await;
 
@@ -60,6 +59,12 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     );
 
     stamp(&mut response, &request_id.id, &request_id.extended);
+    // An unread HTTP/1 body leaves the connection unusable: say so.
+    if parts.version <= Version::HTTP_11 && !body_read.fully_read() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     let (response_parts, body) = response.into_parts();
     // HEAD answers carry the headers a GET would (Content-Length included) but
     // never a body, whatever the handler produced.

@@ -11,12 +11,15 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use redb::{Database, Durability, ReadableTable, WriteTransaction};
 
+mod multipart;
+
 use super::schema::{
     BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID,
-    NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, SECRET_KEYS, SecretKeyRecord, StoredBlock,
-    bucket_end, decode, encode, object_key,
+    NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock,
+    UPLOADS, bucket_end, decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
+use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::om::{MetadataStore, OpenKey, validate_key};
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
@@ -266,6 +269,7 @@ impl Inner {
             tags: record.tags,
             checksum: record.checksum,
             locations,
+            parts: record.parts,
         }
     }
 
@@ -499,6 +503,10 @@ impl Inner {
             .db()?
             .map(|v| decode(v.value()))
             .transpose()?;
+        if matches!(obj.condition, WriteCondition::IfEtag(_)) && existing.is_none() {
+            // S3 answers If-Match on a missing object 404, not 412.
+            return Err(StorageError::NoSuchKey);
+        }
         if !check_condition(&obj.condition, existing.as_ref()) {
             return Err(StorageError::PreconditionFailed);
         }
@@ -511,6 +519,7 @@ impl Inner {
             tags: obj.tags,
             checksum: obj.checksum,
             blocks,
+            parts: Vec::new(),
         };
         let bytes = encode(&record)?;
         keys.insert(row.as_slice(), bytes.as_slice()).db()?;
@@ -543,6 +552,32 @@ impl Inner {
             return Ok(());
         };
         queue_for_reclaim(&txn, old.blocks.iter().map(|b| b.block))?;
+        txn.commit().db()
+    }
+
+    /// Rewrites only the tags of the key's record, in one transaction, so a
+    /// concurrent overwrite is either before (and gets the tags) or after.
+    fn set_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        validate_key(key)?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        {
+            let mut keys = txn.open_table(KEYS).db()?;
+            let row = object_key(bucket, key.as_bytes());
+            let mut record: KeyRecord = match keys.get(row.as_slice()).db()? {
+                Some(bytes) => decode(bytes.value())?,
+                None => return Err(StorageError::NoSuchKey),
+            };
+            record.tags = tags;
+            keys.insert(row.as_slice(), encode(&record)?.as_slice())
+                .db()?;
+        }
         txn.commit().db()
     }
 
@@ -656,6 +691,8 @@ impl EmbeddedOm {
         txn.open_table(OPEN_KEYS).db()?;
         txn.open_table(DELETED_BLOCKS).db()?;
         txn.open_table(COUNTERS).db()?;
+        txn.open_table(UPLOADS).db()?;
+        txn.open_table(PARTS).db()?;
         let mut loaded = Vec::new();
         for row in txn.open_table(SECRET_KEYS).db()?.iter().db()? {
             let (id, value) = row.db()?;
@@ -707,6 +744,13 @@ impl EmbeddedOm {
 
     pub(crate) async fn forget_deleted(&self, blocks: Vec<BlockId>) -> Result<()> {
         self.run(move |om| om.forget_deleted(&blocks)).await
+    }
+
+    /// Aborts multipart uploads started before `initiated_before_ms`.
+    /// Returns how many expired.
+    pub(crate) async fn expire_uploads(&self, initiated_before_ms: u64) -> Result<usize> {
+        self.run(move |om| om.expire_uploads(initiated_before_ms))
+            .await
     }
 }
 
@@ -788,6 +832,18 @@ impl MetadataStore for EmbeddedOm {
         self.run(move |om| om.delete_key(&who, &bucket, &key)).await
     }
 
+    async fn set_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        self.run(move |om| om.set_tags(&who, &bucket, &key, tags))
+            .await
+    }
+
     async fn scan_keys(
         &self,
         who: &Identity,
@@ -803,6 +859,121 @@ impl MetadataStore for EmbeddedOm {
             after.to_vec(),
         );
         self.run(move |om| om.scan_keys(&who, &bucket, &prefix, &after, limit))
+            .await
+    }
+
+    async fn create_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        self.run(move |om| om.create_upload(&who, &bucket, &key, upload))
+            .await
+    }
+
+    async fn upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo> {
+        let (who, bucket, key, id) = (
+            who.clone(),
+            bucket.to_owned(),
+            key.to_owned(),
+            upload_id.to_owned(),
+        );
+        self.run(move |om| om.upload(&who, &bucket, &key, &id))
+            .await
+    }
+
+    async fn commit_part(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: Vec<BlockLocation>,
+        part: PartCommit,
+    ) -> Result<PartInfo> {
+        let (who, open, id) = (who.clone(), open.clone(), upload_id.to_owned());
+        self.run(move |om| om.commit_part(&who, &open, &id, number, &blocks, part))
+            .await
+    }
+
+    async fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>> {
+        let (who, bucket, key, id) = (
+            who.clone(),
+            bucket.to_owned(),
+            key.to_owned(),
+            upload_id.to_owned(),
+        );
+        self.run(move |om| om.list_parts(&who, &bucket, &key, &id, after, limit))
+            .await
+    }
+
+    async fn complete_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        let (who, bucket, key, id) = (
+            who.clone(),
+            bucket.to_owned(),
+            key.to_owned(),
+            upload_id.to_owned(),
+        );
+        self.run(move |om| om.complete_upload(&who, &bucket, &key, &id, complete))
+            .await
+    }
+
+    async fn abort_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()> {
+        let (who, bucket, key, id) = (
+            who.clone(),
+            bucket.to_owned(),
+            key.to_owned(),
+            upload_id.to_owned(),
+        );
+        self.run(move |om| om.abort_upload(&who, &bucket, &key, &id))
+            .await
+    }
+
+    async fn scan_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<UploadInfo>> {
+        let (who, bucket, prefix, after) = (
+            who.clone(),
+            bucket.to_owned(),
+            prefix.to_owned(),
+            after.to_vec(),
+        );
+        self.run(move |om| om.scan_uploads(&who, &bucket, &prefix, &after, limit))
             .await
     }
 }

@@ -19,12 +19,14 @@ pub struct Reclaimer {
     om: Arc<EmbeddedOm>,
     dn: Arc<EmbeddedDn>,
     open_key_expiry: Duration,
+    upload_expiry: Duration,
     grace: Duration,
 }
 
 /// What one pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReclaimStats {
+    /// Open keys and multipart uploads that were abandoned.
     pub expired_uploads: usize,
     pub deleted_blocks: usize,
 }
@@ -45,17 +47,19 @@ impl Reclaimer {
         om: Arc<EmbeddedOm>,
         dn: Arc<EmbeddedDn>,
         open_key_expiry: Duration,
+        upload_expiry: Duration,
         grace: Duration,
     ) -> Self {
         Self {
             om,
             dn,
             open_key_expiry,
+            upload_expiry,
             grace,
         }
     }
 
-    /// Expires stale uploads, then deletes every block queued longer than the grace period.
+    /// Expires stale open keys and multipart uploads, then deletes every block queued longer than the grace period.
     pub async fn run_once(&self) -> Result<ReclaimStats> {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let now = now_ms();
@@ -63,11 +67,16 @@ impl Reclaimer {
             expired_uploads: self
                 .om
                 .expire_open_keys(now.saturating_sub(ms(self.open_key_expiry)))
-                .await?,
+                .await?
+                + self
+                    .om
+                    .expire_uploads(now.saturating_sub(ms(self.upload_expiry)))
+                    .await?,
             deleted_blocks: 0,
         };
-        // Rows queued by the expiry above carry `now`, so a zero grace includes them.
-        let cutoff = now.saturating_sub(ms(self.grace)).saturating_add(1);
+        // Read the clock again: rows queued by the expiries above carry a time
+        // at or after `now`, and a zero grace must include them.
+        let cutoff = now_ms().saturating_sub(ms(self.grace)).saturating_add(1);
         loop {
             let blocks = self.om.deleted_blocks(cutoff, BATCH).await?;
             if blocks.is_empty() {

@@ -7,7 +7,7 @@ use redb::TableDefinition;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{BlockId, ObjectChecksum, ObjectMeta, Result, StorageError};
+use crate::{BlockId, ObjectChecksum, ObjectMeta, PartSummary, Result, StorageError};
 
 /// Bucket name -> [`BucketRecord`].
 pub(crate) const BUCKETS: TableDefinition<&str, &[u8]> = TableDefinition::new("buckets");
@@ -22,6 +22,11 @@ pub(crate) const DELETED_BLOCKS: TableDefinition<(u64, u64), u64> =
     TableDefinition::new("deleted_blocks");
 /// Secret key UUID -> [`SecretKeyRecord`]: block-token signing keys.
 pub(crate) const SECRET_KEYS: TableDefinition<u128, &[u8]> = TableDefinition::new("secret_keys");
+/// `bucket 0x00 key 0x00 upload id` -> [`UploadRecord`]: multipart uploads in
+/// progress, in ListMultipartUploads order.
+pub(crate) const UPLOADS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("uploads");
+/// (upload id, part number) -> [`PartRecord`].
+pub(crate) const PARTS: TableDefinition<(&str, u16), &[u8]> = TableDefinition::new("parts");
 /// Counter name -> next value.
 pub(crate) const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 
@@ -51,6 +56,28 @@ pub(crate) struct KeyRecord {
     pub(crate) meta: ObjectMeta,
     pub(crate) tags: Vec<(String, String)>,
     pub(crate) checksum: Option<ObjectChecksum>,
+    pub(crate) blocks: Vec<StoredBlock>,
+    /// Empty unless the object was completed from a multipart upload.
+    pub(crate) parts: Vec<PartSummary>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct UploadRecord {
+    pub(crate) owner: String,
+    pub(crate) initiated_ms: u64,
+    pub(crate) meta: ObjectMeta,
+    pub(crate) tags: Vec<(String, String)>,
+    pub(crate) checksum_algorithm: Option<String>,
+    pub(crate) checksum_type: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct PartRecord {
+    pub(crate) size: u64,
+    pub(crate) etag: String,
+    pub(crate) checksum: Option<ObjectChecksum>,
+    pub(crate) last_modified: SystemTime,
+    /// Offsets are within the part.
     pub(crate) blocks: Vec<StoredBlock>,
 }
 

@@ -3,6 +3,9 @@
 //! them (see `embedded.rs`). Block and chunk sizes should be small so that
 //! the range cases cross block and chunk boundaries.
 
+mod multipart;
+mod tags;
+
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -12,6 +15,13 @@ use storage_client::{
     Credential, Identity, KeyInfo, ListQuery, NewObject, ObjectMeta, Result, Storage, StorageError,
     WriteCondition,
 };
+
+pub use multipart::{
+    multipart_abort, multipart_complete_rejects_bad_lists,
+    multipart_conditional_complete_races_put, multipart_listing_pages, multipart_out_of_order,
+    multipart_part_replacement_and_gaps, upload_part,
+};
+pub use tags::tags;
 
 pub fn alice() -> Identity {
     Identity::new("AKIDALICE")
@@ -465,7 +475,7 @@ pub async fn conditional_writes(s: &Storage) {
             WriteCondition::IfEtag(current.clone()),
         )
         .await,
-        |e| matches!(e, StorageError::PreconditionFailed),
+        |e| matches!(e, StorageError::NoSuchKey),
         "IfEtag on a missing key",
     );
     put_with(

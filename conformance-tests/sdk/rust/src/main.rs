@@ -5,22 +5,28 @@ mod scenarios;
 mod support;
 
 use aws_sdk_s3::Client;
-use aws_sdk_s3::error::DisplayErrorContext;
 use scenarios::{Scenarios, make_client};
-use support::{Endpoint, Fallible, Noise, Reporter, SCENARIOS};
 use std::process::ExitCode;
+use support::{Endpoint, Fallible, Noise, Problem, Reporter, SCENARIOS};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
     if let Some(unknown) = wanted.iter().find(|w| !SCENARIOS.contains(&w.as_str())) {
-        eprintln!("unknown scenario {unknown}; known: {}", SCENARIOS.join(", "));
+        eprintln!(
+            "unknown scenario {unknown}; known: {}",
+            SCENARIOS.join(", ")
+        );
         return ExitCode::from(2);
     }
     let wanted: Vec<&str> = if wanted.is_empty() {
         SCENARIOS.to_vec()
     } else {
-        SCENARIOS.iter().copied().filter(|s| wanted.iter().any(|w| w == s)).collect()
+        SCENARIOS
+            .iter()
+            .copied()
+            .filter(|s| wanted.iter().any(|w| w == s))
+            .collect()
     };
     let endpoint = match Endpoint::from_env() {
         Ok(endpoint) => endpoint,
@@ -29,15 +35,24 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let reporter = Reporter { version: aws_sdk_s3::meta::PKG_VERSION.to_owned() };
+    let reporter = Reporter {
+        version: aws_sdk_s3::meta::PKG_VERSION.to_owned(),
+    };
     let client = make_client(&endpoint, true);
     let mut noise = Noise::from_clock();
     let prefix = format!("rust-{}", noise.hex_suffix());
-    let mut scenarios = Scenarios { endpoint, client, prefix, noise };
+    let mut scenarios = Scenarios {
+        endpoint,
+        client,
+        prefix,
+        noise,
+    };
 
     let setup_error = if wanted.iter().any(|s| *s != "bucket") {
-        let created = scenarios.client.create_bucket().bucket(scenarios.bucket()).send().await;
-        created.err().map(|e| format!("CreateBucket {}: {}", scenarios.bucket(), DisplayErrorContext(&e)))
+        let created = scenarios.create_bucket(scenarios.bucket()).await;
+        created
+            .err()
+            .map(|problem| format!("CreateBucket {}: {}", scenarios.bucket(), problem.0))
     } else {
         None
     };
@@ -48,7 +63,7 @@ async fn main() -> ExitCode {
         }
         match run(&mut scenarios, scenario).await {
             Ok(note) => reporter.emit(scenario, true, note.as_deref().unwrap_or_default()),
-            Err(error) => reporter.emit(scenario, false, &DisplayErrorContext(&*error).to_string()),
+            Err(problem) => reporter.emit(scenario, false, &problem.0),
         }
     }
     remove_bucket(&scenarios.client, scenarios.bucket()).await;
@@ -83,12 +98,18 @@ async fn remove_bucket(s3: &Client, bucket: &str) {
             Ok(page) => {
                 for key in page.contents().iter().filter_map(|o| o.key()) {
                     if let Err(error) = s3.delete_object().bucket(bucket).key(key).send().await {
-                        eprintln!("rust: cleanup could not delete {bucket}/{key}: {}", DisplayErrorContext(&error));
+                        eprintln!(
+                            "rust: cleanup could not delete {bucket}/{key}: {}",
+                            Problem::from(error).0
+                        );
                     }
                 }
             }
             Err(error) => {
-                eprintln!("rust: cleanup listing of {bucket} failed: {}", DisplayErrorContext(&error));
+                eprintln!(
+                    "rust: cleanup listing of {bucket} failed: {}",
+                    Problem::from(error).0
+                );
                 break;
             }
         }
@@ -104,13 +125,22 @@ async fn remove_bucket(s3: &Client, bucket: &str) {
                     .send()
                     .await;
                 if let Err(error) = aborted {
-                    eprintln!("rust: cleanup could not abort an upload: {}", DisplayErrorContext(&error));
+                    eprintln!(
+                        "rust: cleanup could not abort an upload: {}",
+                        Problem::from(error).0
+                    );
                 }
             }
         }
-        Err(error) => eprintln!("rust: cleanup of uploads in {bucket} failed: {}", DisplayErrorContext(&error)),
+        Err(error) => eprintln!(
+            "rust: cleanup of uploads in {bucket} failed: {}",
+            Problem::from(error).0
+        ),
     }
     if let Err(error) = s3.delete_bucket().bucket(bucket).send().await {
-        eprintln!("rust: cleanup could not delete bucket {bucket}: {}", DisplayErrorContext(&error));
+        eprintln!(
+            "rust: cleanup could not delete bucket {bucket}: {}",
+            Problem::from(error).0
+        );
     }
 }

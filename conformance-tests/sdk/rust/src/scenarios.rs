@@ -1,7 +1,8 @@
 //! The matrix scenarios against one working bucket (see ../../README.md).
 
 use crate::support::{
-    Endpoint, Fallible, Noise, check, check_same_bytes, crc32_base64, fail, multipart_etag, quoted_md5,
+    Endpoint, Fallible, Noise, check, check_same_bytes, crc32_base64, fail, multipart_etag,
+    quoted_md5,
 };
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{
@@ -10,7 +11,10 @@ use aws_sdk_s3::config::{
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::presigning::{PresignedRequest, PresigningConfig};
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{ChecksumMode, CompletedMultipartUpload, CompletedPart, Tag, Tagging};
+use aws_sdk_s3::types::{
+    BucketLocationConstraint, ChecksumMode, CompletedMultipartUpload, CompletedPart,
+    CreateBucketConfiguration, Tag, Tagging,
+};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -94,21 +98,43 @@ impl Scenarios {
         format!("{}-b", self.prefix)
     }
 
+    /// us-east-1 is the one region where CreateBucket takes no LocationConstraint.
+    pub async fn create_bucket(&self, name: &str) -> Fallible<()> {
+        let region = self.endpoint.region.as_str();
+        let config = (region != "us-east-1").then(|| {
+            CreateBucketConfiguration::builder()
+                .location_constraint(BucketLocationConstraint::from(region))
+                .build()
+        });
+        self.client
+            .create_bucket()
+            .bucket(name)
+            .set_create_bucket_configuration(config)
+            .send()
+            .await?;
+        Ok(())
+    }
+
     pub async fn bucket_scenario(&mut self) -> Fallible<Option<String>> {
         let name = self.spare_bucket();
+        self.create_bucket(&name).await?;
         let s3 = &self.client;
-        s3.create_bucket().bucket(&name).send().await?;
         let probe = async {
             s3.head_bucket().bucket(&name).send().await?;
             let listed = s3.list_buckets().send().await?;
             let names: Vec<&str> = listed.buckets().iter().filter_map(|b| b.name()).collect();
-            check(names.contains(&name.as_str()), || format!("ListBuckets does not list {name}: {names:?}"))
+            check(names.contains(&name.as_str()), || {
+                format!("ListBuckets does not list {name}: {names:?}")
+            })
         }
         .await;
         let deleted = s3.delete_bucket().bucket(&name).send().await;
         probe?;
         deleted?;
-        expect_not_found(s3.head_bucket().bucket(&name).send().await, "HeadBucket after DeleteBucket")?;
+        expect_not_found(
+            s3.head_bucket().bucket(&name).send().await,
+            "HeadBucket after DeleteBucket",
+        )?;
         Ok(None)
     }
 
@@ -126,23 +152,48 @@ impl Scenarios {
             .send()
             .await?;
         let etag = put.e_tag().unwrap_or_default().to_owned();
-        check(etag == quoted_md5(&body), || format!("PutObject ETag {etag}, expected {}", quoted_md5(&body)))?;
+        check(etag == quoted_md5(&body), || {
+            format!("PutObject ETag {etag}, expected {}", quoted_md5(&body))
+        })?;
         let blue = HashMap::from([("color".to_owned(), "blue".to_owned())]);
-        let got = s3.get_object().bucket(self.bucket()).key(key).send().await?;
+        let got = s3
+            .get_object()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
         check(got.content_type() == Some("text/plain"), || {
             format!("GetObject Content-Type {:?}", got.content_type())
         })?;
-        check(got.metadata() == Some(&blue), || format!("GetObject metadata {:?}", got.metadata()))?;
-        check(got.e_tag() == Some(etag.as_str()), || format!("GetObject ETag {:?}", got.e_tag()))?;
+        check(got.metadata() == Some(&blue), || {
+            format!("GetObject metadata {:?}", got.metadata())
+        })?;
+        check(got.e_tag() == Some(etag.as_str()), || {
+            format!("GetObject ETag {:?}", got.e_tag())
+        })?;
         let data = got.body.collect().await?.into_bytes();
         check_same_bytes(&data, &body, "GetObject body")?;
-        let head = s3.head_object().bucket(self.bucket()).key(key).send().await?;
-        check(head.content_length() == i64::try_from(body.len()).ok(), || {
-            format!("HeadObject Content-Length {:?}", head.content_length())
+        let head = s3
+            .head_object()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
+        check(
+            head.content_length() == i64::try_from(body.len()).ok(),
+            || format!("HeadObject Content-Length {:?}", head.content_length()),
+        )?;
+        check(head.e_tag() == Some(etag.as_str()), || {
+            format!("HeadObject ETag {:?}", head.e_tag())
         })?;
-        check(head.e_tag() == Some(etag.as_str()), || format!("HeadObject ETag {:?}", head.e_tag()))?;
-        check(head.metadata() == Some(&blue), || format!("HeadObject metadata {:?}", head.metadata()))?;
-        s3.delete_object().bucket(self.bucket()).key(key).send().await?;
+        check(head.metadata() == Some(&blue), || {
+            format!("HeadObject metadata {:?}", head.metadata())
+        })?;
+        s3.delete_object()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
         expect_not_found(
             s3.head_object().bucket(self.bucket()).key(key).send().await,
             "HeadObject after DeleteObject",
@@ -166,7 +217,13 @@ impl Scenarios {
             ("bytes=-50", &body[9950..], "bytes 9950-9999/10000"),
         ];
         for (range, expected, content_range) in cases {
-            let got = s3.get_object().bucket(self.bucket()).key(key).range(range).send().await?;
+            let got = s3
+                .get_object()
+                .bucket(self.bucket())
+                .key(key)
+                .range(range)
+                .send()
+                .await?;
             check(got.content_range() == Some(content_range), || {
                 format!("Range {range}: Content-Range {:?}", got.content_range())
             })?;
@@ -198,19 +255,34 @@ impl Scenarios {
                 .set_continuation_token(token.clone())
                 .send()
                 .await?;
-            let keys: Vec<String> = page.contents().iter().filter_map(|o| o.key()).map(str::to_owned).collect();
-            let prefixes: Vec<String> =
-                page.common_prefixes().iter().filter_map(|p| p.prefix()).map(str::to_owned).collect();
+            let keys: Vec<String> = page
+                .contents()
+                .iter()
+                .filter_map(|o| o.key())
+                .map(str::to_owned)
+                .collect();
+            let prefixes: Vec<String> = page
+                .common_prefixes()
+                .iter()
+                .filter_map(|p| p.prefix())
+                .map(str::to_owned)
+                .collect();
             let entries = keys.len() + prefixes.len();
             pages.push((keys, prefixes));
-            check(page.key_count().and_then(|n| usize::try_from(n).ok()) == Some(entries), || {
-                format!("page {}: KeyCount {:?}", pages.len(), page.key_count())
-            })?;
+            check(
+                page.key_count().and_then(|n| usize::try_from(n).ok()) == Some(entries),
+                || format!("page {}: KeyCount {:?}", pages.len(), page.key_count()),
+            )?;
             if page.is_truncated() != Some(true) {
                 break;
             }
             token = page.next_continuation_token().map(str::to_owned);
-            check(token.is_some(), || format!("page {} is truncated but has no NextContinuationToken", pages.len()))?;
+            check(token.is_some(), || {
+                format!(
+                    "page {} is truncated but has no NextContinuationToken",
+                    pages.len()
+                )
+            })?;
         }
         let expected: Vec<(Vec<String>, Vec<String>)> = EXPECTED_TREE_PAGES
             .iter()
@@ -221,7 +293,9 @@ impl Scenarios {
                 )
             })
             .collect();
-        check(pages == expected, || format!("pages {pages:?}, expected {expected:?}"))?;
+        check(pages == expected, || {
+            format!("pages {pages:?}, expected {expected:?}")
+        })?;
         Ok(None)
     }
 
@@ -229,7 +303,12 @@ impl Scenarios {
         let key = "multipart/big.bin";
         let parts: Vec<Vec<u8>> = (0..3).map(|_| self.noise.bytes(PART_SIZE)).collect();
         let s3 = &self.client;
-        let created = s3.create_multipart_upload().bucket(self.bucket()).key(key).send().await?;
+        let created = s3
+            .create_multipart_upload()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
         let Some(upload_id) = created.upload_id().map(str::to_owned) else {
             return fail("CreateMultipartUpload returned no UploadId");
         };
@@ -246,15 +325,26 @@ impl Scenarios {
                     .send()
                     .await?;
                 let etag = answer.e_tag().unwrap_or_default().to_owned();
-                check(etag == quoted_md5(part), || format!("UploadPart {number} ETag {etag}"))?;
-                completed.push(CompletedPart::builder().part_number(number).e_tag(etag).build());
+                check(etag == quoted_md5(part), || {
+                    format!("UploadPart {number} ETag {etag}")
+                })?;
+                completed.push(
+                    CompletedPart::builder()
+                        .part_number(number)
+                        .e_tag(etag)
+                        .build(),
+                );
             }
             let done = s3
                 .complete_multipart_upload()
                 .bucket(self.bucket())
                 .key(key)
                 .upload_id(&upload_id)
-                .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(completed)).build())
+                .multipart_upload(
+                    CompletedMultipartUpload::builder()
+                        .set_parts(Some(completed))
+                        .build(),
+                )
                 .send()
                 .await?;
             Fallible::Ok(done.e_tag().unwrap_or_default().to_owned())
@@ -263,8 +353,13 @@ impl Scenarios {
         let etag = match uploaded {
             Ok(etag) => etag,
             Err(error) => {
-                let aborted =
-                    s3.abort_multipart_upload().bucket(self.bucket()).key(key).upload_id(&upload_id).send().await;
+                let aborted = s3
+                    .abort_multipart_upload()
+                    .bucket(self.bucket())
+                    .key(key)
+                    .upload_id(&upload_id)
+                    .send()
+                    .await;
                 if let Err(abort_error) = aborted {
                     eprintln!("rust: abort of upload {upload_id} failed: {abort_error}");
                 }
@@ -275,9 +370,18 @@ impl Scenarios {
             format!("CompleteMultipartUpload ETag {etag} does not end in -3")
         })?;
         let expected_etag = multipart_etag(&parts);
-        check(etag == expected_etag, || format!("CompleteMultipartUpload ETag {etag}, expected {expected_etag}"))?;
-        let got = s3.get_object().bucket(self.bucket()).key(key).send().await?;
-        check(got.e_tag() == Some(etag.as_str()), || format!("GetObject ETag {:?}, expected {etag}", got.e_tag()))?;
+        check(etag == expected_etag, || {
+            format!("CompleteMultipartUpload ETag {etag}, expected {expected_etag}")
+        })?;
+        let got = s3
+            .get_object()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
+        check(got.e_tag() == Some(etag.as_str()), || {
+            format!("GetObject ETag {:?}, expected {etag}", got.e_tag())
+        })?;
         let data = got.body.collect().await?.into_bytes();
         check_same_bytes(&data, &parts.concat(), "GetObject of the completed upload")?;
         Ok(None)
@@ -303,10 +407,19 @@ impl Scenarios {
             .send()
             .await?;
         let copied_etag = copied.copy_object_result().and_then(|r| r.e_tag());
-        check(copied_etag == put.e_tag(), || format!("CopyObject ETag {copied_etag:?}, source {:?}", put.e_tag()))?;
-        let got = s3.get_object().bucket(self.bucket()).key(target).send().await?;
+        check(copied_etag == put.e_tag(), || {
+            format!("CopyObject ETag {copied_etag:?}, source {:?}", put.e_tag())
+        })?;
+        let got = s3
+            .get_object()
+            .bucket(self.bucket())
+            .key(target)
+            .send()
+            .await?;
         let origin = HashMap::from([("origin".to_owned(), "copy-test".to_owned())]);
-        check(got.metadata() == Some(&origin), || format!("copy metadata {:?}", got.metadata()))?;
+        check(got.metadata() == Some(&origin), || {
+            format!("copy metadata {:?}", got.metadata())
+        })?;
         let data = got.body.collect().await?.into_bytes();
         check_same_bytes(&data, &body, "GetObject of the copy")?;
         Ok(None)
@@ -326,14 +439,40 @@ impl Scenarios {
             .map(|(k, v)| Tag::builder().key(*k).value(*v).build())
             .collect::<Result<Vec<_>, _>>()?;
         let tagging = Tagging::builder().set_tag_set(Some(tags)).build()?;
-        s3.put_object_tagging().bucket(self.bucket()).key(key).tagging(tagging).send().await?;
-        let got = s3.get_object_tagging().bucket(self.bucket()).key(key).send().await?;
+        s3.put_object_tagging()
+            .bucket(self.bucket())
+            .key(key)
+            .tagging(tagging)
+            .send()
+            .await?;
+        let got = s3
+            .get_object_tagging()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
         let got: HashMap<&str, &str> = got.tag_set().iter().map(|t| (t.key(), t.value())).collect();
         let expected: HashMap<&str, &str> = TAGS.into_iter().collect();
-        check(got == expected, || format!("GetObjectTagging {got:?}, expected {expected:?}"))?;
-        s3.delete_object_tagging().bucket(self.bucket()).key(key).send().await?;
-        let left = s3.get_object_tagging().bucket(self.bucket()).key(key).send().await?;
-        check(left.tag_set().is_empty(), || format!("GetObjectTagging after DeleteObjectTagging: {:?}", left.tag_set()))?;
+        check(got == expected, || {
+            format!("GetObjectTagging {got:?}, expected {expected:?}")
+        })?;
+        s3.delete_object_tagging()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
+        let left = s3
+            .get_object_tagging()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
+        check(left.tag_set().is_empty(), || {
+            format!(
+                "GetObjectTagging after DeleteObjectTagging: {:?}",
+                left.tag_set()
+            )
+        })?;
         Ok(None)
     }
 
@@ -342,15 +481,28 @@ impl Scenarios {
         let body = self.noise.bytes(20 * 1024);
         let s3 = &self.client;
         let expiry = PresigningConfig::expires_in(Duration::from_secs(600))?;
-        let put = s3.put_object().bucket(self.bucket()).key(key).presigned(expiry.clone()).await?;
+        let put = s3
+            .put_object()
+            .bucket(self.bucket())
+            .key(key)
+            .presigned(expiry.clone())
+            .await?;
         let upload = scratch_file(&format!("rust-presigned-{}.bin", self.prefix));
         std::fs::write(&upload, &body)?;
         let put_answer = curl(&put, &["--upload-file", &upload.display().to_string()]);
         let download = scratch_file(&format!("rust-presigned-{}.out", self.prefix));
-        let get = s3.get_object().bucket(self.bucket()).key(key).presigned(expiry).await?;
+        let get = s3
+            .get_object()
+            .bucket(self.bucket())
+            .key(key)
+            .presigned(expiry)
+            .await?;
         let outcome = async {
             check_status("presigned PUT", put_answer?)?;
-            check_status("presigned GET", curl(&get, &["--output", &download.display().to_string()])?)?;
+            check_status(
+                "presigned GET",
+                curl(&get, &["--output", &download.display().to_string()])?,
+            )?;
             check_same_bytes(&std::fs::read(&download)?, &body, "presigned GET body")
         }
         .await;
@@ -374,7 +526,10 @@ impl Scenarios {
             .send()
             .await?;
         check(put.checksum_crc32().is_none_or(|c| c == expected), || {
-            format!("PutObject ChecksumCRC32 {:?}, expected {expected}", put.checksum_crc32())
+            format!(
+                "PutObject ChecksumCRC32 {:?}, expected {expected}",
+                put.checksum_crc32()
+            )
         })?;
         let got = s3
             .get_object()
@@ -384,7 +539,10 @@ impl Scenarios {
             .send()
             .await?;
         check(got.checksum_crc32().is_none_or(|c| c == expected), || {
-            format!("GetObject ChecksumCRC32 {:?}, expected {expected}", got.checksum_crc32())
+            format!(
+                "GetObject ChecksumCRC32 {:?}, expected {expected}",
+                got.checksum_crc32()
+            )
         })?;
         let data = got.body.collect().await?.into_bytes();
         check_same_bytes(&data, &body, "GetObject body")?;
@@ -403,9 +561,18 @@ impl Scenarios {
             .send()
             .await?;
         check(put.e_tag() == Some(quoted_md5(&body).as_str()), || {
-            format!("PutObject ETag {:?}, expected {}", put.e_tag(), quoted_md5(&body))
+            format!(
+                "PutObject ETag {:?}, expected {}",
+                put.e_tag(),
+                quoted_md5(&body)
+            )
         })?;
-        let got = s3.get_object().bucket(self.bucket()).key(key).send().await?;
+        let got = s3
+            .get_object()
+            .bucket(self.bucket())
+            .key(key)
+            .send()
+            .await?;
         let data = got.body.collect().await?.into_bytes();
         check_same_bytes(&data, &body, "GetObject body")?;
         Ok(None)
@@ -419,7 +586,14 @@ fn scratch_file(name: &str) -> PathBuf {
 /// Sends a presigned request with curl: Rust's standard library has no HTTP client.
 fn curl(request: &PresignedRequest, extra: &[&str]) -> Fallible<(u16, String)> {
     let mut command = Command::new("curl");
-    command.args(["--silent", "--show-error", "--write-out", "%{http_code}", "--request", request.method()]);
+    command.args([
+        "--silent",
+        "--show-error",
+        "--write-out",
+        "%{http_code}",
+        "--request",
+        request.method(),
+    ]);
     for (name, value) in request.headers() {
         command.args(["--header", &format!("{name}: {value}")]);
     }
@@ -430,10 +604,18 @@ fn curl(request: &PresignedRequest, extra: &[&str]) -> Fallible<(u16, String)> {
     let (text, status) = printed.split_at(printed.len().saturating_sub(3));
     match status.parse() {
         Ok(code) => Ok((code, text.to_owned())),
-        Err(_) => fail(format!("curl failed: {}", String::from_utf8_lossy(&output.stderr))),
+        Err(_) => fail(format!(
+            "curl failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )),
     }
 }
 
 fn check_status(what: &str, (status, text): (u16, String)) -> Fallible<()> {
-    check(status == 200, || format!("{what}: HTTP {status}: {}", text.chars().take(300).collect::<String>()))
+    check(status == 200, || {
+        format!(
+            "{what}: HTTP {status}: {}",
+            text.chars().take(300).collect::<String>()
+        )
+    })
 }

@@ -1,11 +1,51 @@
 //! Endpoint settings, test data, digests and the JSON-lines reporter.
 
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{BuildError, DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::presigning::PresigningConfigError;
+use aws_sdk_s3::primitives::ByteStreamError;
 use base64::Engine as _;
 use md5::{Digest as _, Md5};
 use std::error::Error;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub type Fallible<T> = Result<T, Box<dyn Error + Send + Sync>>;
+pub type Fallible<T> = Result<T, Problem>;
+
+/// Why a scenario failed, as one readable line.
+#[derive(Debug)]
+pub struct Problem(pub String);
+
+impl<E: ProvideErrorMetadata + Error + 'static> From<SdkError<E, HttpResponse>> for Problem {
+    fn from(error: SdkError<E, HttpResponse>) -> Self {
+        match &error {
+            SdkError::ServiceError(service) => Problem(format!(
+                "{} (HTTP {}): {}",
+                service.err().code().unwrap_or("no error code"),
+                service.raw().status().as_u16(),
+                service.err().message().unwrap_or("no message"),
+            )),
+            _ => Problem(DisplayErrorContext(&error).to_string()),
+        }
+    }
+}
+
+/// Errors outside the S3 calls (local I/O, request building, body streaming) keep their full chain.
+macro_rules! problem_from {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Problem {
+            fn from(error: $error) -> Self {
+                Problem(DisplayErrorContext(&error).to_string())
+            }
+        }
+    )*};
+}
+
+problem_from!(
+    std::io::Error,
+    BuildError,
+    ByteStreamError,
+    PresigningConfigError
+);
 
 pub const SCENARIOS: [&str; 10] = [
     "bucket",
@@ -30,7 +70,8 @@ pub struct Endpoint {
 
 impl Endpoint {
     pub fn from_env() -> Result<Self, String> {
-        let required = |name: &str| std::env::var(name).map_err(|_| format!("missing environment: {name}"));
+        let required =
+            |name: &str| std::env::var(name).map_err(|_| format!("missing environment: {name}"));
         Ok(Self {
             url: required("S3_ENDPOINT")?.trim_end_matches('/').to_owned(),
             access_key: required("S3_ACCESS_KEY")?,
@@ -45,7 +86,7 @@ impl Endpoint {
 
 /// A failed check, as the scenario's error.
 pub fn fail<T>(message: impl Into<String>) -> Fallible<T> {
-    Err(message.into().into())
+    Err(Problem(message.into()))
 }
 
 pub fn check(condition: bool, message: impl FnOnce() -> String) -> Fallible<()> {
@@ -58,7 +99,9 @@ pub struct Noise(u64);
 
 impl Noise {
     pub fn from_clock() -> Self {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
         // Truncating the nanoseconds keeps their fast-changing low bits, which is all a seed needs.
         Self((nanos as u64) ^ (u64::from(std::process::id()) << 32) | 1)
     }
@@ -107,7 +150,11 @@ fn hex(bytes: &[u8]) -> String {
 
 pub fn check_same_bytes(got: &[u8], expected: &[u8], what: &str) -> Fallible<()> {
     check(got == expected, || {
-        format!("{what}: got {} bytes, expected {} bytes with other content", got.len(), expected.len())
+        format!(
+            "{what}: got {} bytes, expected {} bytes with other content",
+            got.len(),
+            expected.len()
+        )
     })
 }
 

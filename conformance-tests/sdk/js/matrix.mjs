@@ -1,0 +1,409 @@
+// The SDK matrix scenarios driven by the AWS SDK for JavaScript v3: one JSON line
+// per scenario on stdout (see ../README.md). Arguments select scenarios; none runs all.
+
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
+import { crc32 } from "node:zlib";
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectTaggingCommand,
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListBucketsCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
+  S3Client,
+  UploadPartCommand,
+  paginateListObjectsV2,
+} from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+
+const SCENARIOS = [
+  "bucket",
+  "object",
+  "range",
+  "list-v2-delimiter",
+  "multipart",
+  "copy",
+  "tagging",
+  "presigned",
+  "checksum-default",
+  "checksum-off",
+];
+const PART_SIZE = 5 * 1024 * 1024;
+// Larger than one aws-chunked chunk, so streaming uploads span several chunks and a trailer.
+const CHECKSUM_BODY_SIZE = 256 * 1024 + 123;
+const TREE_KEYS = [
+  "tree/a.txt",
+  "tree/b.txt",
+  "tree/c.txt",
+  "tree/dir1/x.txt",
+  "tree/dir1/y.txt",
+  "tree/dir2/z.txt",
+  "tree/dir3/w.txt",
+];
+// ListObjectsV2 with prefix tree/, delimiter / and max-keys 2: [keys, common prefixes] per page.
+const EXPECTED_TREE_PAGES = [
+  [["tree/a.txt", "tree/b.txt"], []],
+  [["tree/c.txt"], ["tree/dir1/"]],
+  [[], ["tree/dir2/", "tree/dir3/"]],
+];
+const TAGS = { project: "s3gw", tier: "gold" };
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+function endpointFromEnv() {
+  const missing = ["S3_ENDPOINT", "S3_ACCESS_KEY", "S3_SECRET_KEY"].filter((n) => !process.env[n]);
+  if (missing.length > 0) {
+    console.error(`missing environment: ${missing.join(", ")}`);
+    process.exit(2);
+  }
+  return {
+    url: process.env.S3_ENDPOINT.replace(/\/+$/, ""),
+    accessKey: process.env.S3_ACCESS_KEY,
+    secretKey: process.env.S3_SECRET_KEY,
+    region: process.env.S3_REGION || "us-east-1",
+  };
+}
+
+function makeClient(endpoint, checksumsByDefault) {
+  return new S3Client({
+    region: endpoint.region,
+    endpoint: endpoint.url,
+    forcePathStyle: true,
+    credentials: { accessKeyId: endpoint.accessKey, secretAccessKey: endpoint.secretKey },
+    ...(checksumsByDefault
+      ? {}
+      : { requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" }),
+  });
+}
+
+const quotedMd5 = (data) => `"${createHash("md5").update(data).digest("hex")}"`;
+
+// The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N.
+function multipartEtag(parts) {
+  const joined = createHash("md5");
+  for (const part of parts) joined.update(createHash("md5").update(part).digest());
+  return `"${joined.digest("hex")}-${parts.length}"`;
+}
+
+function crc32Base64(data) {
+  const sum = Buffer.alloc(4);
+  sum.writeUInt32BE(crc32(data));
+  return sum.toString("base64");
+}
+
+function checkSameBytes(got, expected, what) {
+  check(
+    Buffer.compare(Buffer.from(got), expected) === 0,
+    `${what}: got ${got.length} bytes, expected ${expected.length} bytes with other content`,
+  );
+}
+
+async function expectNotFound(promise, what) {
+  try {
+    await promise;
+  } catch (error) {
+    const status = error.$metadata?.httpStatusCode;
+    check(status === 404, `${what}: expected 404, got ${status}: ${error.name}: ${error.message}`);
+    return;
+  }
+  throw new Failure(`${what}: still exists`);
+}
+
+const bodyBytes = async (answer) => Buffer.from(await answer.Body.transformToByteArray());
+
+function describeError(error) {
+  if (error instanceof Failure) return error.message;
+  const status = error.$metadata?.httpStatusCode;
+  return `${error.name}${status ? ` (HTTP ${status})` : ""}: ${error.message}`;
+}
+
+class Scenarios {
+  constructor(endpoint, s3, prefix) {
+    this.endpoint = endpoint;
+    this.s3 = s3;
+    this.prefix = prefix;
+    this.bucket = prefix;
+  }
+
+  // us-east-1 is the one region where CreateBucket takes no LocationConstraint.
+  async createBucket(Bucket) {
+    const region = this.endpoint.region;
+    const config = region === "us-east-1" ? {} : { CreateBucketConfiguration: { LocationConstraint: region } };
+    await this.s3.send(new CreateBucketCommand({ Bucket, ...config }));
+  }
+
+  async bucketScenario() {
+    const Bucket = `${this.prefix}-b`;
+    await this.createBucket(Bucket);
+    try {
+      await this.s3.send(new HeadBucketCommand({ Bucket }));
+      const names = ((await this.s3.send(new ListBucketsCommand({}))).Buckets ?? []).map((b) => b.Name);
+      check(names.includes(Bucket), `ListBuckets does not list ${Bucket}: ${names}`);
+    } finally {
+      await this.s3.send(new DeleteBucketCommand({ Bucket }));
+    }
+    await expectNotFound(this.s3.send(new HeadBucketCommand({ Bucket })), "HeadBucket after DeleteBucket");
+  }
+
+  async objectScenario() {
+    const target = { Bucket: this.bucket, Key: "object/hello world.txt" };
+    const body = randomBytes(64 * 1024 + 7);
+    const blue = { color: "blue" };
+    const put = await this.s3.send(
+      new PutObjectCommand({ ...target, Body: body, ContentType: "text/plain", Metadata: blue }),
+    );
+    check(put.ETag === quotedMd5(body), `PutObject ETag ${put.ETag}, expected ${quotedMd5(body)}`);
+    const got = await this.s3.send(new GetObjectCommand(target));
+    checkSameBytes(await bodyBytes(got), body, "GetObject body");
+    check(got.ContentType === "text/plain", `GetObject Content-Type ${got.ContentType}`);
+    check(isDeepStrictEqual(got.Metadata, blue), `GetObject metadata ${JSON.stringify(got.Metadata)}`);
+    check(got.ETag === put.ETag, `GetObject ETag ${got.ETag}`);
+    const head = await this.s3.send(new HeadObjectCommand(target));
+    check(head.ContentLength === body.length, `HeadObject Content-Length ${head.ContentLength}`);
+    check(head.ETag === put.ETag, `HeadObject ETag ${head.ETag}`);
+    check(isDeepStrictEqual(head.Metadata, blue), `HeadObject metadata ${JSON.stringify(head.Metadata)}`);
+    await this.s3.send(new DeleteObjectCommand(target));
+    await expectNotFound(this.s3.send(new HeadObjectCommand(target)), "HeadObject after DeleteObject");
+  }
+
+  async rangeScenario() {
+    const target = { Bucket: this.bucket, Key: "range/data.bin" };
+    const body = randomBytes(10_000);
+    await this.s3.send(new PutObjectCommand({ ...target, Body: body }));
+    const cases = [
+      ["bytes=100-199", body.subarray(100, 200), "bytes 100-199/10000"],
+      ["bytes=9950-", body.subarray(9950), "bytes 9950-9999/10000"],
+      ["bytes=-50", body.subarray(9950), "bytes 9950-9999/10000"],
+    ];
+    for (const [Range, expected, contentRange] of cases) {
+      const got = await this.s3.send(new GetObjectCommand({ ...target, Range }));
+      checkSameBytes(await bodyBytes(got), expected, `Range ${Range}`);
+      check(got.ContentRange === contentRange, `Range ${Range}: Content-Range ${got.ContentRange}`);
+    }
+  }
+
+  async listScenario() {
+    for (const Key of TREE_KEYS) {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: Key }));
+    }
+    const pages = [];
+    let ContinuationToken;
+    while (pages.length <= EXPECTED_TREE_PAGES.length) {
+      const page = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: "tree/",
+          Delimiter: "/",
+          MaxKeys: 2,
+          ContinuationToken,
+        }),
+      );
+      const keys = (page.Contents ?? []).map((o) => o.Key);
+      const prefixes = (page.CommonPrefixes ?? []).map((p) => p.Prefix);
+      pages.push([keys, prefixes]);
+      check(page.KeyCount === keys.length + prefixes.length, `page ${pages.length}: KeyCount ${page.KeyCount}`);
+      if (!page.IsTruncated) break;
+      ContinuationToken = page.NextContinuationToken;
+      check(ContinuationToken, `page ${pages.length} is truncated but has no NextContinuationToken`);
+    }
+    check(
+      isDeepStrictEqual(pages, EXPECTED_TREE_PAGES),
+      `pages ${JSON.stringify(pages)}, expected ${JSON.stringify(EXPECTED_TREE_PAGES)}`,
+    );
+  }
+
+  async multipartScenario() {
+    const target = { Bucket: this.bucket, Key: "multipart/big.bin" };
+    const parts = [randomBytes(PART_SIZE), randomBytes(PART_SIZE), randomBytes(PART_SIZE)];
+    const { UploadId } = await this.s3.send(new CreateMultipartUploadCommand(target));
+    let etag;
+    try {
+      const completed = [];
+      for (const [index, part] of parts.entries()) {
+        const PartNumber = index + 1;
+        const answer = await this.s3.send(new UploadPartCommand({ ...target, UploadId, PartNumber, Body: part }));
+        check(answer.ETag === quotedMd5(part), `UploadPart ${PartNumber} ETag ${answer.ETag}`);
+        completed.push({ PartNumber, ETag: answer.ETag });
+      }
+      const done = await this.s3.send(
+        new CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: completed } }),
+      );
+      etag = done.ETag;
+    } catch (error) {
+      await this.s3
+        .send(new AbortMultipartUploadCommand({ ...target, UploadId }))
+        .catch((abortError) => console.error(`js-v3: abort of upload ${UploadId} failed: ${abortError}`));
+      throw error;
+    }
+    check(etag.replaceAll('"', "").endsWith("-3"), `CompleteMultipartUpload ETag ${etag} does not end in -3`);
+    check(etag === multipartEtag(parts), `CompleteMultipartUpload ETag ${etag}, expected ${multipartEtag(parts)}`);
+    const got = await this.s3.send(new GetObjectCommand(target));
+    checkSameBytes(await bodyBytes(got), Buffer.concat(parts), "GetObject of the completed upload");
+    check(got.ETag === etag, `GetObject ETag ${got.ETag}, expected ${etag}`);
+  }
+
+  async copyScenario() {
+    const source = "copy/source.bin";
+    const body = randomBytes(32 * 1024);
+    const origin = { origin: "copy-test" };
+    const put = await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: source, Body: body, Metadata: origin }),
+    );
+    const target = { Bucket: this.bucket, Key: "copy/target.bin" };
+    const copied = await this.s3.send(new CopyObjectCommand({ ...target, CopySource: `${this.bucket}/${source}` }));
+    check(copied.CopyObjectResult?.ETag === put.ETag, `CopyObject ETag ${copied.CopyObjectResult?.ETag}`);
+    const got = await this.s3.send(new GetObjectCommand(target));
+    checkSameBytes(await bodyBytes(got), body, "GetObject of the copy");
+    check(isDeepStrictEqual(got.Metadata, origin), `copy metadata ${JSON.stringify(got.Metadata)}`);
+  }
+
+  async taggingScenario() {
+    const target = { Bucket: this.bucket, Key: "tagging/object.txt" };
+    await this.s3.send(new PutObjectCommand({ ...target, Body: "tagged" }));
+    const TagSet = Object.entries(TAGS).map(([Key, Value]) => ({ Key, Value }));
+    await this.s3.send(new PutObjectTaggingCommand({ ...target, Tagging: { TagSet } }));
+    const got = await this.s3.send(new GetObjectTaggingCommand(target));
+    const seen = Object.fromEntries((got.TagSet ?? []).map((t) => [t.Key, t.Value]));
+    check(isDeepStrictEqual(seen, TAGS), `GetObjectTagging ${JSON.stringify(seen)}, expected ${JSON.stringify(TAGS)}`);
+    await this.s3.send(new DeleteObjectTaggingCommand(target));
+    const left = (await this.s3.send(new GetObjectTaggingCommand(target))).TagSet ?? [];
+    check(left.length === 0, `GetObjectTagging after DeleteObjectTagging: ${JSON.stringify(left)}`);
+  }
+
+  async presignedScenario() {
+    const target = { Bucket: this.bucket, Key: "presigned/file.bin" };
+    const body = randomBytes(20 * 1024);
+    const putUrl = await getSignedUrl(this.s3, new PutObjectCommand(target), { expiresIn: 600 });
+    const put = await fetch(putUrl, { method: "PUT", body });
+    check(put.status === 200, `presigned PUT: HTTP ${put.status}: ${(await put.text()).slice(0, 300)}`);
+    const getUrl = await getSignedUrl(this.s3, new GetObjectCommand(target), { expiresIn: 600 });
+    const got = await fetch(getUrl);
+    const data = Buffer.from(await got.arrayBuffer());
+    check(got.status === 200, `presigned GET: HTTP ${got.status}: ${data.toString().slice(0, 300)}`);
+    checkSameBytes(data, body, "presigned GET body");
+  }
+
+  async checksumDefaultScenario() {
+    const target = { Bucket: this.bucket, Key: "checksum/default.bin" };
+    const body = randomBytes(CHECKSUM_BODY_SIZE);
+    const expected = crc32Base64(body);
+    const put = await this.s3.send(new PutObjectCommand({ ...target, Body: body }));
+    check([undefined, expected].includes(put.ChecksumCRC32), `PutObject ChecksumCRC32 ${put.ChecksumCRC32}, expected ${expected}`);
+    const got = await this.s3.send(new GetObjectCommand({ ...target, ChecksumMode: "ENABLED" }));
+    checkSameBytes(await bodyBytes(got), body, "GetObject body");
+    check([undefined, expected].includes(got.ChecksumCRC32), `GetObject ChecksumCRC32 ${got.ChecksumCRC32}, expected ${expected}`);
+  }
+
+  async checksumOffScenario() {
+    const s3 = makeClient(this.endpoint, false);
+    const target = { Bucket: this.bucket, Key: "checksum/off.bin" };
+    const body = randomBytes(CHECKSUM_BODY_SIZE);
+    const put = await s3.send(new PutObjectCommand({ ...target, Body: body }));
+    check(put.ETag === quotedMd5(body), `PutObject ETag ${put.ETag}, expected ${quotedMd5(body)}`);
+    const got = await s3.send(new GetObjectCommand(target));
+    checkSameBytes(await bodyBytes(got), body, "GetObject body");
+  }
+}
+
+// Best-effort cleanup: every object and pending upload, then the bucket.
+async function removeBucket(s3, Bucket) {
+  const warn = (what) => (error) => console.error(`js-v3: cleanup ${what} failed: ${describeError(error)}`);
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket }));
+  } catch {
+    return;
+  }
+  try {
+    for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket })) {
+      for (const { Key } of page.Contents ?? []) {
+        await s3.send(new DeleteObjectCommand({ Bucket, Key })).catch(warn(`delete of ${Bucket}/${Key}`));
+      }
+    }
+  } catch (error) {
+    warn(`listing of ${Bucket}`)(error);
+  }
+  try {
+    const { Uploads } = await s3.send(new ListMultipartUploadsCommand({ Bucket }));
+    for (const { Key, UploadId } of Uploads ?? []) {
+      await s3.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch(warn(`abort of ${UploadId}`));
+    }
+  } catch (error) {
+    warn(`of uploads in ${Bucket}`)(error);
+  }
+  await s3.send(new DeleteBucketCommand({ Bucket })).catch(warn(`delete of bucket ${Bucket}`));
+}
+
+function emit(version, scenario, ok, detail) {
+  const shortened = detail.length > 600 ? `${detail.slice(0, 600)}...` : detail;
+  console.log(JSON.stringify({ sdk: "js-v3", version, scenario, ok, detail: shortened }));
+}
+
+async function main() {
+  const requested = process.argv.slice(2);
+  const unknown = requested.filter((name) => !SCENARIOS.includes(name));
+  if (unknown.length > 0) {
+    console.error(`unknown scenario(s) ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
+    process.exit(2);
+  }
+  const wanted = requested.length > 0 ? SCENARIOS.filter((s) => requested.includes(s)) : SCENARIOS;
+  const endpoint = endpointFromEnv();
+  const version = JSON.parse(
+    readFileSync(new URL("./node_modules/@aws-sdk/client-s3/package.json", import.meta.url)),
+  ).version;
+  const s3 = makeClient(endpoint, true);
+  const scenarios = new Scenarios(endpoint, s3, `js-v3-${randomBytes(4).toString("hex")}`);
+  const bodies = {
+    bucket: () => scenarios.bucketScenario(),
+    object: () => scenarios.objectScenario(),
+    range: () => scenarios.rangeScenario(),
+    "list-v2-delimiter": () => scenarios.listScenario(),
+    multipart: () => scenarios.multipartScenario(),
+    copy: () => scenarios.copyScenario(),
+    tagging: () => scenarios.taggingScenario(),
+    presigned: () => scenarios.presignedScenario(),
+    "checksum-default": () => scenarios.checksumDefaultScenario(),
+    "checksum-off": () => scenarios.checksumOffScenario(),
+  };
+  let setupError;
+  if (wanted.some((name) => name !== "bucket")) {
+    await scenarios.createBucket(scenarios.bucket).catch((error) => {
+      setupError = `CreateBucket ${scenarios.bucket}: ${describeError(error)}`;
+    });
+  }
+  try {
+    for (const name of wanted) {
+      if (setupError && name !== "bucket") {
+        emit(version, name, false, `setup failed: ${setupError}`);
+        continue;
+      }
+      try {
+        await bodies[name]();
+        emit(version, name, true, "");
+      } catch (error) {
+        emit(version, name, false, describeError(error));
+      }
+    }
+  } finally {
+    await removeBucket(s3, scenarios.bucket);
+    await removeBucket(s3, `${scenarios.prefix}-b`);
+  }
+}
+
+await main();

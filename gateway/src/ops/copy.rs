@@ -1,0 +1,276 @@
+//! CopyObject: the source's bytes streamed into a new upload of the
+//! destination, with metadata and tags copied or replaced as the
+//! directives say, committed under the destination's write conditions.
+//!
+//! The embedded back end copies blocks rather than sharing them with the
+//! source. Each block then belongs to exactly one object, so reclamation
+//! needs no reference counts and deleting or overwriting one key can never
+//! free blocks another key still reads. The price is the copy I/O, which
+//! S3 clients already expect to happen server-side.
+
+use axum::response::Response;
+use http::HeaderMap;
+use http::request::Parts;
+use storage_client::{Identity, NewObject, ObjectChecksum};
+
+use super::copy_source::CopySource;
+use super::headers::{object_meta_from_request, quoted_etag};
+use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
+use super::tagging::tags_from_header;
+use super::xml_response;
+use crate::checksum::{ChecksumAlgorithm, Checksummer, Digests};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::xml::{ChecksumValues, CopyObjectResult, S3_NAMESPACE, iso8601};
+
+/// `x-amz-metadata-directive` / `x-amz-tagging-directive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Directive {
+    Copy,
+    Replace,
+}
+
+/// Headers that change an object copied onto itself, which AWS requires
+/// of such a copy (besides `x-amz-metadata-directive: REPLACE`).
+const IN_PLACE_CHANGES: [&str; 4] = [
+    "x-amz-storage-class",
+    "x-amz-checksum-algorithm",
+    "x-amz-server-side-encryption",
+    "x-amz-website-redirect-location",
+];
+
+pub async fn copy_object(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+    key: &str,
+) -> S3Result<Response> {
+    let headers = &parts.headers;
+    check_storage_class(headers)?;
+    let metadata_directive = directive(headers, "x-amz-metadata-directive")?;
+    let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
+    let requested_algorithm = checksum_algorithm(headers)?;
+    let condition = write_condition(headers)?;
+    let source = CopySource::from_request(state, parts, who).await?;
+
+    if source.bucket == bucket
+        && source.key == key
+        && metadata_directive == Directive::Copy
+        && !IN_PLACE_CHANGES
+            .iter()
+            .any(|name| headers.contains_key(*name))
+    {
+        return Err(S3Error::invalid_request(
+            "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+        ));
+    }
+    check_copy_size(source.info.size)?;
+    let meta = match metadata_directive {
+        Directive::Copy => source.info.meta.clone(),
+        Directive::Replace => object_meta_from_request(headers)?,
+    };
+    let tags = match tagging_directive {
+        Directive::Copy => source.info.tags.clone(),
+        Directive::Replace => tags_from_header(headers)?,
+    };
+    let (summer, carried) = checksum_plan(requested_algorithm, source.info.checksum.as_ref());
+
+    let mut writer = state
+        .storage
+        .create_object(who, bucket, key)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let digests = match source
+        .copy_into(state, who, 0..source.info.size, &mut writer, summer)
+        .await
+    {
+        Ok(digests) => digests,
+        Err(err) => {
+            writer.abort().await;
+            return Err(err);
+        }
+    };
+    let checksum = carried.or_else(|| computed_checksum(&digests));
+    let committed = writer
+        .commit(NewObject {
+            etag: digests.etag(),
+            meta,
+            tags,
+            checksum: checksum.clone(),
+            condition,
+        })
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+
+    let document = CopyObjectResult {
+        xmlns: S3_NAMESPACE,
+        etag: quoted_etag(&committed.etag),
+        last_modified: iso8601(committed.last_modified),
+        checksum: checksum.as_ref().and_then(ChecksumValues::from_stored),
+    };
+    xml_response("CopyObjectResult", &document)
+}
+
+/// CopyObject copies at most what one PUT may store; bigger sources are
+/// copied part by part with UploadPartCopy.
+fn check_copy_size(size: u64) -> S3Result<()> {
+    if size > MAX_OBJECT_SIZE {
+        return Err(S3Error::invalid_request(format!(
+            "The specified copy source is larger than the maximum allowable size for a copy source: {MAX_OBJECT_SIZE}"
+        )));
+    }
+    Ok(())
+}
+
+fn directive(headers: &HeaderMap, name: &'static str) -> S3Result<Directive> {
+    match headers.get(name).map(|value| value.as_bytes()) {
+        None | Some(b"COPY") => Ok(Directive::Copy),
+        Some(b"REPLACE") => Ok(Directive::Replace),
+        Some(other) => Err(S3Error::invalid_argument(format!(
+            "Unknown {name}: {}",
+            String::from_utf8_lossy(other)
+        ))
+        .with("ArgumentName", name)),
+    }
+}
+
+/// `x-amz-checksum-algorithm`: the checksum the copy should have.
+fn checksum_algorithm(headers: &HeaderMap) -> S3Result<Option<ChecksumAlgorithm>> {
+    let Some(value) = headers.get("x-amz-checksum-algorithm") else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(ChecksumAlgorithm::from_name)
+        .map(Some)
+        .ok_or_else(|| {
+            S3Error::invalid_request(
+                "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
+            )
+        })
+}
+
+/// What to compute while copying, and the source checksum to carry over
+/// instead when it still describes the copy: a whole-object value does,
+/// a composite one (per part of a multipart source) does not, because the
+/// copy is a single-part object, so it is recomputed with its algorithm.
+fn checksum_plan(
+    requested: Option<ChecksumAlgorithm>,
+    source: Option<&ObjectChecksum>,
+) -> (Checksummer, Option<ObjectChecksum>) {
+    if let Some(alg) = requested {
+        return (Checksummer::new(Some(alg)), None);
+    }
+    match source {
+        Some(stored) if stored.kind == "FULL_OBJECT" => {
+            (Checksummer::new(None), Some(stored.clone()))
+        }
+        Some(stored) => (
+            Checksummer::new(ChecksumAlgorithm::from_name(&stored.algorithm)),
+            None,
+        ),
+        None => (Checksummer::new(None), None),
+    }
+}
+
+fn computed_checksum(digests: &Digests) -> Option<ObjectChecksum> {
+    digests
+        .checksum
+        .as_ref()
+        .map(|(alg, value)| ObjectChecksum {
+            algorithm: alg.name().to_owned(),
+            value: value.clone(),
+            kind: "FULL_OBJECT".to_owned(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use http::{HeaderName, HeaderValue};
+
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    fn stored(kind: &str) -> ObjectChecksum {
+        ObjectChecksum {
+            algorithm: "crc32".into(),
+            value: "y/Q5Jg==".into(),
+            kind: kind.into(),
+        }
+    }
+
+    #[test]
+    fn directives_default_to_copy_and_reject_other_values() {
+        let name = "x-amz-metadata-directive";
+        assert_eq!(directive(&headers(&[]), name).unwrap(), Directive::Copy);
+        assert_eq!(
+            directive(&headers(&[(name, "COPY")]), name).unwrap(),
+            Directive::Copy
+        );
+        assert_eq!(
+            directive(&headers(&[(name, "REPLACE")]), name).unwrap(),
+            Directive::Replace
+        );
+        for bad in ["replace", "MOVE", ""] {
+            let err = directive(&headers(&[(name, bad)]), name).unwrap_err();
+            assert_eq!(err.code, "InvalidArgument", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sources_over_5_gib_need_upload_part_copy() {
+        assert!(check_copy_size(0).is_ok());
+        assert!(check_copy_size(MAX_OBJECT_SIZE).is_ok());
+        let err = check_copy_size(MAX_OBJECT_SIZE + 1).unwrap_err();
+        assert_eq!((err.code, err.status.as_u16()), ("InvalidRequest", 400));
+    }
+
+    #[test]
+    fn checksum_algorithm_must_be_known() {
+        assert_eq!(checksum_algorithm(&headers(&[])).unwrap(), None);
+        assert_eq!(
+            checksum_algorithm(&headers(&[("x-amz-checksum-algorithm", "SHA256")])).unwrap(),
+            Some(ChecksumAlgorithm::Sha256)
+        );
+        let err = checksum_algorithm(&headers(&[("x-amz-checksum-algorithm", "MD5")])).unwrap_err();
+        assert_eq!(err.code, "InvalidRequest");
+    }
+
+    #[test]
+    fn whole_object_checksums_are_carried_and_composite_ones_recomputed() {
+        let (mut summer, carried) = checksum_plan(None, Some(&stored("FULL_OBJECT")));
+        assert_eq!(carried, Some(stored("FULL_OBJECT")));
+        summer.update(b"123456789");
+        assert_eq!(summer.finish().checksum, None);
+
+        let (mut summer, carried) = checksum_plan(None, Some(&stored("COMPOSITE")));
+        assert_eq!(carried, None);
+        summer.update(b"123456789");
+        let digests = summer.finish();
+        assert_eq!(computed_checksum(&digests), Some(stored("FULL_OBJECT")));
+
+        let (mut summer, carried) =
+            checksum_plan(Some(ChecksumAlgorithm::Crc32), Some(&stored("FULL_OBJECT")));
+        assert_eq!(carried, None);
+        summer.update(b"123456789");
+        assert_eq!(
+            computed_checksum(&summer.finish()),
+            Some(stored("FULL_OBJECT"))
+        );
+
+        let (summer, carried) = checksum_plan(None, None);
+        assert_eq!((summer.finish().checksum, carried), (None, None));
+    }
+}

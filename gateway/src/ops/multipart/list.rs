@@ -1,0 +1,192 @@
+//! ListParts and ListMultipartUploads: one storage scan per page.
+
+use axum::response::Response;
+use http::request::Parts;
+use percent_encoding::utf8_percent_encode;
+use storage_client::{Identity, ObjectChecksum, UploadListQuery};
+
+use super::UploadRef;
+use crate::error::S3Error;
+use crate::ops::headers::quoted_etag;
+use crate::ops::list::URL_ENCODE;
+use crate::ops::xml_response;
+use crate::router::Query;
+use crate::state::AppState;
+use crate::xml::{self, ChecksumValues, CommonPrefix, Owner, S3_NAMESPACE};
+
+/// AWS caps both listings at 1000 entries per page.
+const MAX_PAGE: usize = 1000;
+const STORAGE_CLASS: &str = "STANDARD";
+
+/// A non-negative integer parameter, or AWS's InvalidArgument naming it.
+fn integer<T: std::str::FromStr>(query: &Query, name: &'static str) -> Result<Option<T>, S3Error> {
+    match query.non_empty(name) {
+        None => Ok(None),
+        Some(raw) => raw.parse().map(Some).map_err(|_| {
+            S3Error::invalid_argument(format!(
+                "Provided {name} not an integer or within integer range"
+            ))
+            .with("ArgumentName", name)
+            .with("ArgumentValue", raw)
+        }),
+    }
+}
+
+fn page_size(query: &Query, name: &'static str) -> Result<usize, S3Error> {
+    Ok(integer::<u64>(query, name)?.map_or(MAX_PAGE, |n| {
+        usize::try_from(n).unwrap_or(MAX_PAGE).min(MAX_PAGE)
+    }))
+}
+
+fn part_checksum(checksum: Option<&ObjectChecksum>) -> Option<ChecksumValues> {
+    checksum
+        .and_then(ChecksumValues::from_stored)
+        .map(|values| ChecksumValues {
+            checksum_type: None,
+            ..values
+        })
+}
+
+pub async fn list_parts(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    upload: UploadRef<'_>,
+) -> Result<Response, S3Error> {
+    let query = Query::parse(parts.uri.query())?;
+    let max_parts = page_size(&query, "max-parts")?;
+    // Markers past the last part number simply list nothing.
+    let marker = integer::<u64>(&query, "part-number-marker")?.unwrap_or(0);
+    let after = u16::try_from(marker).unwrap_or(u16::MAX);
+    let info = state
+        .storage
+        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .await
+        .map_err(|err| upload.error(err))?;
+    let page = state
+        .storage
+        .list_parts(
+            who,
+            upload.bucket,
+            upload.key,
+            upload.upload_id,
+            after,
+            max_parts,
+        )
+        .await
+        .map_err(|err| upload.error(err))?;
+    let owner = || Owner::from_access_key(&info.owner);
+    xml_response(
+        "ListPartsResult",
+        &xml::ListPartsResult {
+            xmlns: S3_NAMESPACE,
+            bucket: upload.bucket.to_owned(),
+            key: upload.key.to_owned(),
+            upload_id: upload.upload_id.to_owned(),
+            part_number_marker: after,
+            next_part_number_marker: page.next_marker,
+            max_parts,
+            is_truncated: page.is_truncated,
+            parts: page
+                .parts
+                .iter()
+                .map(|part| xml::ListedPart {
+                    part_number: part.number,
+                    last_modified: xml::iso8601(part.last_modified),
+                    etag: quoted_etag(&part.etag),
+                    size: part.size,
+                    checksum: part_checksum(part.checksum.as_ref()),
+                })
+                .collect(),
+            initiator: owner(),
+            owner: owner(),
+            storage_class: STORAGE_CLASS,
+            checksum_algorithm: info
+                .checksum_algorithm
+                .as_ref()
+                .map(|alg| alg.to_ascii_uppercase()),
+            checksum_type: info.checksum_type.clone(),
+        },
+    )
+}
+
+pub async fn list_multipart_uploads(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let query = Query::parse(parts.uri.query())?;
+    let url_encoding = match query.non_empty("encoding-type") {
+        None => false,
+        Some(value) if value.eq_ignore_ascii_case("url") => true,
+        Some(value) => {
+            return Err(
+                S3Error::invalid_argument("Invalid Encoding Method specified in Request")
+                    .with("ArgumentName", "encoding-type")
+                    .with("ArgumentValue", value),
+            );
+        }
+    };
+    let encode = |text: &str| {
+        if url_encoding {
+            utf8_percent_encode(text, URL_ENCODE).to_string()
+        } else {
+            text.to_owned()
+        }
+    };
+    let owned = |name| query.non_empty(name).map(str::to_owned);
+    let request = UploadListQuery {
+        prefix: owned("prefix").unwrap_or_default(),
+        delimiter: owned("delimiter"),
+        key_marker: owned("key-marker"),
+        // AWS ignores the upload id marker without a key marker.
+        upload_id_marker: owned("key-marker").and(owned("upload-id-marker")),
+        max_uploads: page_size(&query, "max-uploads")?,
+    };
+    let page = state
+        .storage
+        .list_multipart_uploads(who, bucket, &request)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))?;
+    xml_response(
+        "ListMultipartUploadsResult",
+        &xml::ListMultipartUploadsResult {
+            xmlns: S3_NAMESPACE,
+            bucket: bucket.to_owned(),
+            key_marker: encode(request.key_marker.as_deref().unwrap_or_default()),
+            upload_id_marker: request.upload_id_marker.clone().unwrap_or_default(),
+            next_key_marker: page.next_key_marker.as_deref().map(encode),
+            next_upload_id_marker: page.next_upload_id_marker.clone(),
+            prefix: encode(&request.prefix),
+            delimiter: request.delimiter.as_deref().map(encode),
+            max_uploads: request.max_uploads,
+            encoding_type: url_encoding.then_some("url"),
+            is_truncated: page.is_truncated,
+            uploads: page
+                .uploads
+                .iter()
+                .map(|u| xml::MultipartUpload {
+                    key: encode(&u.key),
+                    upload_id: u.upload_id.clone(),
+                    initiator: Owner::from_access_key(&u.owner),
+                    owner: Owner::from_access_key(&u.owner),
+                    storage_class: STORAGE_CLASS,
+                    initiated: xml::iso8601(u.initiated),
+                    checksum_algorithm: u
+                        .checksum_algorithm
+                        .as_ref()
+                        .map(|alg| alg.to_ascii_uppercase()),
+                    checksum_type: u.checksum_type.clone(),
+                })
+                .collect(),
+            common_prefixes: page
+                .common_prefixes
+                .iter()
+                .map(|prefix| CommonPrefix {
+                    prefix: encode(prefix),
+                })
+                .collect(),
+        },
+    )
+}

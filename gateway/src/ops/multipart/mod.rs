@@ -1,0 +1,220 @@
+//! Multipart uploads: CreateMultipartUpload and AbortMultipartUpload here,
+//! the part uploads in [`upload`], completion in [`complete`], the two
+//! listings in [`list`]. Storage keeps each part in its own blocks, and
+//! completing makes those blocks the object's: no byte is copied.
+
+mod checksum;
+mod complete;
+mod crc_combine;
+mod list;
+mod upload;
+
+pub use complete::complete_multipart_upload;
+pub use list::{list_multipart_uploads, list_parts};
+pub use upload::{upload_part, upload_part_copy};
+
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderMap, HeaderName, StatusCode};
+use storage_client::{Identity, NewUpload, StorageError};
+
+use super::headers::{insert, object_meta_from_request};
+use super::put::check_storage_class;
+use super::tagging::tags_from_header;
+use super::{empty_response, xml_response};
+use crate::checksum::ChecksumAlgorithm;
+use crate::error::S3Error;
+use crate::state::AppState;
+use crate::xml::{self, S3_NAMESPACE};
+use checksum::ChecksumType;
+
+const CHECKSUM_ALGORITHM: &str = "x-amz-checksum-algorithm";
+const CHECKSUM_TYPE: &str = "x-amz-checksum-type";
+
+/// Which upload a request names.
+pub struct UploadRef<'a> {
+    pub bucket: &'a str,
+    pub key: &'a str,
+    pub upload_id: &'a str,
+}
+
+impl UploadRef<'_> {
+    /// The S3 error for a storage failure on this upload.
+    fn error(&self, err: StorageError) -> S3Error {
+        match err {
+            StorageError::NoSuchUpload => no_such_upload(self.upload_id),
+            StorageError::InvalidPart(message) => {
+                S3Error::new("InvalidPart", StatusCode::BAD_REQUEST, message)
+                    .with("UploadId", self.upload_id)
+            }
+            other => S3Error::from(other).naming(self.bucket, Some(self.key)),
+        }
+    }
+}
+
+fn no_such_upload(upload_id: &str) -> S3Error {
+    S3Error::new(
+        "NoSuchUpload",
+        StatusCode::NOT_FOUND,
+        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+    )
+    .with("UploadId", upload_id)
+}
+
+pub async fn create_multipart_upload(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+    key: &str,
+) -> Result<Response, S3Error> {
+    let headers = &parts.headers;
+    check_storage_class(headers)?;
+    let (algorithm, kind) = requested_checksum(headers)?;
+    let upload = NewUpload {
+        meta: object_meta_from_request(headers)?,
+        tags: tags_from_header(headers)?,
+        checksum_algorithm: algorithm.map(|alg| alg.name().to_owned()),
+        checksum_type: kind.map(|kind| kind.as_str().to_owned()),
+    };
+    let created = state
+        .storage
+        .create_multipart_upload(who, bucket, key, upload)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let mut response = xml_response(
+        "InitiateMultipartUploadResult",
+        &xml::InitiateMultipartUploadResult {
+            xmlns: S3_NAMESPACE,
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            upload_id: created.upload_id,
+        },
+    )?;
+    if let (Some(alg), Some(kind)) = (algorithm, kind) {
+        let out = response.headers_mut();
+        insert(
+            out,
+            HeaderName::from_static(CHECKSUM_ALGORITHM),
+            &alg.name().to_ascii_uppercase(),
+        );
+        insert(out, HeaderName::from_static(CHECKSUM_TYPE), kind.as_str());
+    }
+    Ok(response)
+}
+
+/// `x-amz-checksum-algorithm` and `x-amz-checksum-type`, with AWS's
+/// defaults and its rules on which combinations exist.
+fn requested_checksum(
+    headers: &HeaderMap,
+) -> Result<(Option<ChecksumAlgorithm>, Option<ChecksumType>), S3Error> {
+    let text = |name| headers.get(name).map(|v| v.to_str().unwrap_or_default());
+    let algorithm = match text(CHECKSUM_ALGORITHM) {
+        None => None,
+        Some(name) => Some(ChecksumAlgorithm::from_name(name).ok_or_else(|| {
+            S3Error::invalid_request(
+                "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
+            )
+        })?),
+    };
+    let kind = match text(CHECKSUM_TYPE) {
+        None => None,
+        Some(value) => Some(ChecksumType::parse(value).ok_or_else(|| {
+            S3Error::invalid_request("Value for x-amz-checksum-type header is invalid.")
+        })?),
+    };
+    match (algorithm, kind) {
+        (None, None) => Ok((None, None)),
+        (None, Some(_)) => Err(S3Error::invalid_request(
+            "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.",
+        )),
+        (Some(alg), None) => Ok((Some(alg), Some(ChecksumType::default_for(alg)))),
+        (Some(alg), Some(kind)) if kind.supports(alg) => Ok((Some(alg), Some(kind))),
+        (Some(alg), Some(kind)) => Err(S3Error::invalid_request(format!(
+            "The {} checksum type cannot be used with the {} checksum algorithm.",
+            kind.as_str(),
+            alg.name().to_ascii_uppercase()
+        ))),
+    }
+}
+
+pub async fn abort_multipart_upload(
+    state: &AppState,
+    who: &Identity,
+    upload: UploadRef<'_>,
+) -> Result<Response, S3Error> {
+    state
+        .storage
+        .abort_multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .await
+        .map_err(|err| upload.error(err))?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn checksum_type_defaults_follow_the_algorithm() {
+        assert_eq!(requested_checksum(&headers(&[])).unwrap(), (None, None));
+        assert_eq!(
+            requested_checksum(&headers(&[(CHECKSUM_ALGORITHM, "CRC32")])).unwrap(),
+            (
+                Some(ChecksumAlgorithm::Crc32),
+                Some(ChecksumType::Composite)
+            )
+        );
+        assert_eq!(
+            requested_checksum(&headers(&[(CHECKSUM_ALGORITHM, "CRC64NVME")])).unwrap(),
+            (
+                Some(ChecksumAlgorithm::Crc64Nvme),
+                Some(ChecksumType::FullObject)
+            )
+        );
+        assert_eq!(
+            requested_checksum(&headers(&[
+                (CHECKSUM_ALGORITHM, "crc32c"),
+                (CHECKSUM_TYPE, "FULL_OBJECT")
+            ]))
+            .unwrap(),
+            (
+                Some(ChecksumAlgorithm::Crc32c),
+                Some(ChecksumType::FullObject)
+            )
+        );
+    }
+
+    #[test]
+    fn impossible_checksum_combinations_are_invalid_requests() {
+        for bad in [
+            &[(CHECKSUM_ALGORITHM, "MD5")][..],
+            &[(CHECKSUM_TYPE, "COMPOSITE")],
+            &[
+                (CHECKSUM_ALGORITHM, "CRC64NVME"),
+                (CHECKSUM_TYPE, "COMPOSITE"),
+            ],
+            &[
+                (CHECKSUM_ALGORITHM, "SHA256"),
+                (CHECKSUM_TYPE, "FULL_OBJECT"),
+            ],
+            &[(CHECKSUM_ALGORITHM, "CRC32"), (CHECKSUM_TYPE, "PARTIAL")],
+        ] {
+            let err = requested_checksum(&headers(bad)).unwrap_err();
+            assert_eq!((err.code, err.status.as_u16()), ("InvalidRequest", 400));
+        }
+    }
+}

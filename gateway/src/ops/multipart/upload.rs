@@ -1,0 +1,178 @@
+//! UploadPart and UploadPartCopy: a part is written like a PutObject body
+//! (streamed, digested, verified before anything is kept), then committed
+//! as part N of the upload, replacing an earlier part N.
+
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderName, StatusCode, header};
+use storage_client::{Identity, ObjectChecksum, PartCommit, UploadInfo};
+
+use super::UploadRef;
+use crate::auth::Payload;
+use crate::checksum::{ChecksumAlgorithm, Checksummer};
+use crate::error::S3Error;
+use crate::ops::copy_source::CopySource;
+use crate::ops::empty_response;
+use crate::ops::headers::{insert, quoted_etag};
+use crate::ops::integrity::IntegrityPlan;
+use crate::ops::put::{MAX_OBJECT_SIZE, receive};
+use crate::ops::xml_response;
+use crate::state::AppState;
+use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
+
+/// The algorithm every part of `upload` is checksummed with, if any.
+fn upload_algorithm(upload: &UploadInfo) -> Option<ChecksumAlgorithm> {
+    upload
+        .checksum_algorithm
+        .as_deref()
+        .and_then(ChecksumAlgorithm::from_name)
+}
+
+pub async fn upload_part(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    upload: UploadRef<'_>,
+    number: u16,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    let plan = IntegrityPlan::from_headers(&parts.headers)?;
+    if payload
+        .declared_length()
+        .is_some_and(|length| length > MAX_OBJECT_SIZE)
+    {
+        return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
+    }
+    let info = state
+        .storage
+        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .await
+        .map_err(|err| upload.error(err))?;
+    let required = upload_algorithm(&info);
+    if let (Some(sent), Some(required)) = (plan.algorithm(), required)
+        && sent != required
+    {
+        return Err(S3Error::invalid_request(format!(
+            "Checksum Type mismatch occurred, expected checksum Type: {}, actual checksum Type: {}",
+            required.name(),
+            sent.name()
+        )));
+    }
+    // A part of a checksummed upload gets its checksum even if the client
+    // sent none, so completion can combine them.
+    let summer = Checksummer::new(plan.algorithm().or(required));
+
+    let mut writer = state
+        .storage
+        .create_object(who, upload.bucket, upload.key)
+        .await
+        .map_err(|err| upload.error(err))?;
+    let verified = receive(&mut writer, payload, summer)
+        .await
+        .and_then(|digests| Ok((plan.verify(&digests, payload.trailers())?, digests)));
+    let (checksum, digests) = match verified {
+        Ok(verified) => verified,
+        Err(err) => {
+            writer.abort().await;
+            return Err(err);
+        }
+    };
+    let part = writer
+        .commit_part(
+            upload.upload_id,
+            number,
+            PartCommit {
+                etag: digests.etag(),
+                checksum,
+            },
+        )
+        .await
+        .map_err(|err| upload.error(err))?;
+
+    let mut response = empty_response(StatusCode::OK);
+    let out = response.headers_mut();
+    insert(out, header::ETAG, &quoted_etag(&part.etag));
+    if let Some(checksum) = &part.checksum
+        && let Some(alg) = ChecksumAlgorithm::from_name(&checksum.algorithm)
+    {
+        insert(
+            out,
+            HeaderName::from_static(alg.header_name()),
+            &checksum.value,
+        );
+    }
+    Ok(response)
+}
+
+/// UploadPartCopy: the part's bytes come from an existing object (all of
+/// it, or `x-amz-copy-source-range`). They are copied into the part's own
+/// blocks, so the part stays valid whatever happens to the source later.
+pub async fn upload_part_copy(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    upload: UploadRef<'_>,
+    number: u16,
+) -> Result<Response, S3Error> {
+    let info = state
+        .storage
+        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .await
+        .map_err(|err| upload.error(err))?;
+    let source = CopySource::from_request(state, parts, who).await?;
+    let range = source.range(&parts.headers)?;
+    if range.end - range.start > MAX_OBJECT_SIZE {
+        return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
+    }
+    let mut writer = state
+        .storage
+        .create_object(who, upload.bucket, upload.key)
+        .await
+        .map_err(|err| upload.error(err))?;
+    let summer = Checksummer::new(upload_algorithm(&info));
+    let digests = match source
+        .copy_into(state, who, range, &mut writer, summer)
+        .await
+    {
+        Ok(digests) => digests,
+        Err(err) => {
+            writer.abort().await;
+            return Err(err);
+        }
+    };
+    let checksum = digests
+        .checksum
+        .as_ref()
+        .map(|(alg, value)| ObjectChecksum {
+            algorithm: alg.name().to_owned(),
+            value: value.clone(),
+            kind: "FULL_OBJECT".to_owned(),
+        });
+    let part = writer
+        .commit_part(
+            upload.upload_id,
+            number,
+            PartCommit {
+                etag: digests.etag(),
+                checksum,
+            },
+        )
+        .await
+        .map_err(|err| upload.error(err))?;
+    xml_response(
+        "CopyPartResult",
+        &xml::CopyObjectResult {
+            xmlns: S3_NAMESPACE,
+            etag: quoted_etag(&part.etag),
+            last_modified: xml::iso8601(part.last_modified),
+            checksum: part
+                .checksum
+                .as_ref()
+                .and_then(ChecksumValues::from_stored)
+                .map(|values| ChecksumValues {
+                    checksum_type: None,
+                    ..values
+                }),
+        },
+    )
+}

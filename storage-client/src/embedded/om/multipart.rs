@@ -1,0 +1,436 @@
+//! The embedded OM's multipart uploads. An upload is one `UPLOADS` row; each
+//! part is one `PARTS` row holding the blocks the part was written to.
+//! Completing writes the object's `KEYS` row with those very blocks, so
+//! no byte is copied, and drops the upload in the same transaction.
+
+use std::ops::Bound;
+use std::time::SystemTime;
+
+use rand::RngCore;
+use redb::{ReadableTable, WriteTransaction};
+
+use super::{Inner, check_condition, owned_bucket, queue_for_reclaim, validate_layout};
+use crate::embedded::schema::{
+    BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
+    decode, encode, object_key,
+};
+use crate::embedded::{DbResult, now_ms};
+use crate::multipart::{
+    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, UploadInfo, position,
+};
+use crate::om::{OpenKey, validate_key};
+use crate::{BlockId, BlockLocation, Identity, KeyInfo, PartSummary, Result, StorageError};
+
+/// Upload ids are 128 random bits in hex: unguessable, and free of the
+/// 0x00 that separates key and id in an `UPLOADS` row.
+fn new_upload_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+fn upload_row(bucket: &str, key: &str, upload_id: &str) -> Result<Vec<u8>> {
+    validate_key(key)?;
+    // Any other id cannot exist, and a 0x00 in it could alias another key's row.
+    if upload_id.is_empty() || !upload_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(StorageError::NoSuchUpload);
+    }
+    Ok(object_key(bucket, &position(key, upload_id)))
+}
+
+/// The upload's record if it exists and `who` started it.
+fn owned_upload(
+    uploads: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    row: &[u8],
+    who: &Identity,
+) -> Result<UploadRecord> {
+    let record: UploadRecord = match uploads.get(row).db()? {
+        Some(bytes) => decode(bytes.value())?,
+        None => return Err(StorageError::NoSuchUpload),
+    };
+    if record.owner != who.access_key {
+        return Err(StorageError::AccessDenied);
+    }
+    Ok(record)
+}
+
+fn upload_info(bucket: &str, key: &str, upload_id: &str, record: UploadRecord) -> UploadInfo {
+    UploadInfo {
+        bucket: bucket.to_owned(),
+        key: key.to_owned(),
+        upload_id: upload_id.to_owned(),
+        owner: record.owner,
+        initiated: SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(record.initiated_ms),
+        meta: record.meta,
+        tags: record.tags,
+        checksum_algorithm: record.checksum_algorithm,
+        checksum_type: record.checksum_type,
+    }
+}
+
+fn part_info(number: u16, record: PartRecord) -> PartInfo {
+    PartInfo {
+        number,
+        size: record.size,
+        etag: record.etag,
+        checksum: record.checksum,
+        last_modified: record.last_modified,
+    }
+}
+
+/// Splits an `UPLOADS` row of `bucket` into key and upload id.
+fn split_row<'r>(bucket: &str, row: &'r [u8]) -> Result<(&'r str, &'r str)> {
+    let rest = &row[bucket.len() + 1..];
+    let at = rest
+        .iter()
+        .rposition(|&b| b == 0)
+        .ok_or_else(|| StorageError::Corrupt("upload row without an id".into()))?;
+    let text = |bytes| {
+        std::str::from_utf8(bytes)
+            .map_err(|_| StorageError::Corrupt("upload row is not UTF-8".into()))
+    };
+    Ok((text(&rest[..at])?, text(&rest[at + 1..])?))
+}
+
+/// Removes every part of the upload and returns their blocks.
+fn take_parts(txn: &WriteTransaction, upload_id: &str) -> Result<Vec<(u16, PartRecord)>> {
+    let mut parts = txn.open_table(PARTS).db()?;
+    let mut taken = Vec::new();
+    for row in parts
+        .extract_from_if((upload_id, 0u16)..=(upload_id, MAX_PART_NUMBER), |_, _| {
+            true
+        })
+        .db()?
+    {
+        let (key, value) = row.db()?;
+        taken.push((key.value().1, decode(value.value())?));
+    }
+    Ok(taken)
+}
+
+fn blocks_of(parts: &[(u16, PartRecord)]) -> impl Iterator<Item = BlockId> + '_ {
+    parts
+        .iter()
+        .flat_map(|(_, part)| part.blocks.iter().map(|b| b.block))
+}
+
+impl Inner {
+    pub(super) fn create_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        let upload_id = new_upload_id();
+        let row = upload_row(bucket, key, &upload_id)?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let record = UploadRecord {
+            owner: who.access_key.clone(),
+            initiated_ms: now_ms(),
+            meta: upload.meta,
+            tags: upload.tags,
+            checksum_algorithm: upload.checksum_algorithm,
+            checksum_type: upload.checksum_type,
+        };
+        txn.open_table(UPLOADS)
+            .db()?
+            .insert(row.as_slice(), encode(&record)?.as_slice())
+            .db()?;
+        txn.commit().db()?;
+        Ok(upload_info(bucket, key, &upload_id, record))
+    }
+
+    pub(super) fn upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo> {
+        let row = upload_row(bucket, key, upload_id)?;
+        let txn = self.db.begin_read().db()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        Ok(upload_info(bucket, key, upload_id, record))
+    }
+
+    pub(super) fn commit_part(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: &[BlockLocation],
+        part: PartCommit,
+    ) -> Result<PartInfo> {
+        let txn = self.write()?;
+        let written = Self::take_open_key(&txn, who, open)?;
+        // A bad block list is a caller bug: returning before `commit` keeps
+        // the open key, so it can still be aborted.
+        let stored = validate_layout(blocks, &written.blocks, self.settings.block_size)?;
+        let outcome = Self::store_part(&txn, who, open, upload_id, number, stored, part);
+        let used: Vec<BlockId> = match &outcome {
+            Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
+            Err(_) => Vec::new(),
+        };
+        queue_for_reclaim(
+            &txn,
+            written.blocks.iter().copied().filter(|b| !used.contains(b)),
+        )?;
+        txn.commit().db()?;
+        Ok(part_info(number, outcome?))
+    }
+
+    /// Inside the part's commit transaction: checks the upload, then puts
+    /// the part in place, queueing the blocks of a part it replaces.
+    fn store_part(
+        txn: &WriteTransaction,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: Vec<StoredBlock>,
+        part: PartCommit,
+    ) -> Result<PartRecord> {
+        if !(1..=MAX_PART_NUMBER).contains(&number) {
+            return Err(StorageError::InvalidArgument(format!(
+                "part number {number} is not between 1 and {MAX_PART_NUMBER}"
+            )));
+        }
+        let row = upload_row(&open.bucket, &open.key, upload_id)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, &open.bucket, who)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        let record = PartRecord {
+            size: blocks.iter().map(|b| b.length).sum(),
+            etag: part.etag,
+            checksum: part.checksum,
+            last_modified: SystemTime::now(),
+            blocks,
+        };
+        let replaced: Option<PartRecord> = txn
+            .open_table(PARTS)
+            .db()?
+            .insert((upload_id, number), encode(&record)?.as_slice())
+            .db()?
+            .map(|old| decode(old.value()))
+            .transpose()?;
+        if let Some(old) = replaced {
+            queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
+        }
+        Ok(record)
+    }
+
+    pub(super) fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>> {
+        let row = upload_row(bucket, key, upload_id)?;
+        let txn = self.db.begin_read().db()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        let parts = txn.open_table(PARTS).db()?;
+        let mut out = Vec::new();
+        if after >= MAX_PART_NUMBER {
+            return Ok(out);
+        }
+        for entry in parts
+            .range((upload_id, after + 1)..=(upload_id, MAX_PART_NUMBER))
+            .db()?
+            .take(limit)
+        {
+            let (id, value) = entry.db()?;
+            out.push(part_info(id.value().1, decode(value.value())?));
+        }
+        Ok(out)
+    }
+
+    pub(super) fn complete_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        let row = upload_row(bucket, key, upload_id)?;
+        let signer = self.signing_key()?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let upload = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        // Every failure below returns before `commit`, so the upload stays
+        // as it was and the client may fix its list and retry.
+        let parts = take_parts(&txn, upload_id)?;
+        let (blocks, summaries) = assemble(&parts, &complete.parts)?;
+
+        let mut keys = txn.open_table(KEYS).db()?;
+        let key_row = object_key(bucket, key.as_bytes());
+        let existing: Option<KeyRecord> = keys
+            .get(key_row.as_slice())
+            .db()?
+            .map(|v| decode(v.value()))
+            .transpose()?;
+        if !check_condition(&complete.condition, existing.as_ref()) {
+            return Err(StorageError::PreconditionFailed);
+        }
+        let record = KeyRecord {
+            size: summaries.iter().map(|p| p.size).sum(),
+            etag: complete.etag,
+            last_modified: SystemTime::now(),
+            owner: who.access_key.clone(),
+            meta: upload.meta,
+            tags: upload.tags,
+            checksum: complete.checksum,
+            blocks,
+            parts: summaries,
+        };
+        keys.insert(key_row.as_slice(), encode(&record)?.as_slice())
+            .db()?;
+        drop(keys);
+        txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
+        let chosen: Vec<u16> = complete.parts.iter().map(|(n, _)| *n).collect();
+        let unchosen: Vec<(u16, PartRecord)> = parts
+            .into_iter()
+            .filter(|(n, _)| !chosen.contains(n))
+            .collect();
+        queue_for_reclaim(&txn, blocks_of(&unchosen))?;
+        if let Some(old) = existing {
+            queue_for_reclaim(&txn, old.blocks.iter().map(|b| b.block))?;
+        }
+        txn.commit().db()?;
+        Ok(self.key_info(&signer, who, bucket, key, record))
+    }
+
+    pub(super) fn abort_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()> {
+        let row = upload_row(bucket, key, upload_id)?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
+        let parts = take_parts(&txn, upload_id)?;
+        queue_for_reclaim(&txn, blocks_of(&parts))?;
+        txn.commit().db()
+    }
+
+    pub(super) fn scan_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<UploadInfo>> {
+        let txn = self.db.begin_read().db()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let uploads = txn.open_table(UPLOADS).db()?;
+        let first = object_key(bucket, prefix.as_bytes());
+        let after_row = object_key(bucket, after);
+        let end = bucket_end(bucket);
+        let start = if after >= prefix.as_bytes() {
+            Bound::Excluded(after_row.as_slice())
+        } else {
+            Bound::Included(first.as_slice())
+        };
+        let mut out = Vec::with_capacity(limit.min(1024));
+        for entry in uploads
+            .range::<&[u8]>((start, Bound::Excluded(end.as_slice())))
+            .db()?
+        {
+            if out.len() == limit {
+                break;
+            }
+            let (name, value) = entry.db()?;
+            let name = name.value();
+            if !name.starts_with(&first) {
+                break;
+            }
+            let record: UploadRecord = decode(value.value())?;
+            // Left behind by an earlier bucket of the same name.
+            if record.owner != who.access_key {
+                continue;
+            }
+            let (key, upload_id) = split_row(bucket, name)?;
+            out.push(upload_info(bucket, key, upload_id, record));
+        }
+        Ok(out)
+    }
+
+    /// Aborts uploads started before `initiated_before_ms`; returns how many.
+    pub(super) fn expire_uploads(&self, initiated_before_ms: u64) -> Result<usize> {
+        let txn = self.write()?;
+        let mut expired = Vec::new();
+        for entry in txn.open_table(UPLOADS).db()?.iter().db()? {
+            let (name, value) = entry.db()?;
+            let record: UploadRecord = decode(value.value())?;
+            if record.initiated_ms < initiated_before_ms {
+                expired.push(name.value().to_vec());
+            }
+        }
+        for row in &expired {
+            txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
+            let at = row.iter().position(|&b| b == 0).unwrap_or(0);
+            let bucket = std::str::from_utf8(&row[..at])
+                .map_err(|_| StorageError::Corrupt("upload row is not UTF-8".into()))?;
+            let (_, upload_id) = split_row(bucket, row)?;
+            let parts = take_parts(&txn, upload_id)?;
+            queue_for_reclaim(&txn, blocks_of(&parts))?;
+        }
+        txn.commit().db()?;
+        Ok(expired.len())
+    }
+}
+
+/// The object's blocks (offsets within the object) and part summaries for
+/// the chosen parts, each of which must exist with the given ETag.
+fn assemble(
+    stored: &[(u16, PartRecord)],
+    chosen: &[(u16, String)],
+) -> Result<(Vec<StoredBlock>, Vec<PartSummary>)> {
+    let mut blocks = Vec::new();
+    let mut summaries: Vec<PartSummary> = Vec::with_capacity(chosen.len());
+    let mut offset = 0;
+    for (number, etag) in chosen {
+        if summaries.last().is_some_and(|last| last.number >= *number) {
+            return Err(StorageError::InvalidArgument(
+                "parts must be listed in ascending order without repeats".into(),
+            ));
+        }
+        let part = stored
+            .iter()
+            .find(|(n, _)| n == number)
+            .map(|(_, part)| part)
+            .filter(|part| part.etag.trim_matches('"') == etag.trim_matches('"'))
+            .ok_or_else(|| {
+                StorageError::InvalidPart(format!(
+                    "part {number} was not found or its ETag is not {etag}"
+                ))
+            })?;
+        for block in &part.blocks {
+            blocks.push(StoredBlock {
+                block: block.block,
+                offset: offset + block.offset,
+                length: block.length,
+            });
+        }
+        offset += part.size;
+        summaries.push(PartSummary {
+            number: *number,
+            size: part.size,
+            etag: part.etag.clone(),
+            checksum: part.checksum.clone(),
+        });
+    }
+    Ok((blocks, summaries))
+}

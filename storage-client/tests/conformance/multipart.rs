@@ -1,0 +1,350 @@
+//! Multipart uploads: parts written in any order become one object at
+//! completion, atomically, with the chosen parts' bytes in part order.
+
+use bytes::Bytes;
+use storage_client::{
+    CompleteUpload, Identity, NewUpload, ObjectMeta, PartCommit, PartInfo, Result, Storage,
+    StorageError, UploadListQuery, WriteCondition,
+};
+
+use super::{alice, bob, data, get, put_with};
+
+/// Writes `bytes` as part `number` with the ETag `etag-<number>-<len>`.
+pub async fn upload_part(
+    s: &Storage,
+    who: &Identity,
+    key: &str,
+    upload_id: &str,
+    number: u16,
+    bytes: &[u8],
+) -> Result<PartInfo> {
+    let mut writer = s.create_object(who, "b", key).await?;
+    for piece in bytes.chunks(5000) {
+        writer.write(Bytes::copy_from_slice(piece)).await?;
+    }
+    let etag = format!("etag-{number}-{}", bytes.len());
+    writer
+        .commit_part(
+            upload_id,
+            number,
+            PartCommit {
+                etag,
+                checksum: None,
+            },
+        )
+        .await
+}
+
+async fn start(s: &Storage, who: &Identity, key: &str) -> String {
+    let upload = NewUpload {
+        meta: ObjectMeta {
+            content_type: Some("text/plain".into()),
+            ..ObjectMeta::default()
+        },
+        tags: vec![("t".into(), "1".into())],
+        ..NewUpload::default()
+    };
+    s.create_multipart_upload(who, "b", key, upload)
+        .await
+        .expect("create upload")
+        .upload_id
+}
+
+fn complete(parts: &[&PartInfo], etag: &str, condition: WriteCondition) -> CompleteUpload {
+    CompleteUpload {
+        parts: parts.iter().map(|p| (p.number, p.etag.clone())).collect(),
+        etag: etag.into(),
+        checksum: None,
+        condition,
+    }
+}
+
+pub async fn multipart_out_of_order(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = start(s, &a, "k").await;
+    // Sizes cross block (16 KiB) and chunk boundaries in the test config.
+    let (one, two, three) = (data(40_000, 1), data(17_000, 2), data(333, 3));
+    let p3 = upload_part(s, &a, "k", &id, 3, &three).await.unwrap();
+    let p1 = upload_part(s, &a, "k", &id, 1, &one).await.unwrap();
+    let p2 = upload_part(s, &a, "k", &id, 2, &two).await.unwrap();
+    assert_eq!((p1.size, p2.size, p3.size), (40_000, 17_000, 333));
+
+    let info = s
+        .complete_multipart_upload(
+            &a,
+            "b",
+            "k",
+            &id,
+            complete(&[&p1, &p2, &p3], "final-3", WriteCondition::None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(info.size, 57_333);
+    assert_eq!(info.etag, "final-3");
+    assert_eq!(info.meta.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(info.tags, vec![("t".to_owned(), "1".to_owned())]);
+    let layout: Vec<(u16, u64)> = info.parts.iter().map(|p| (p.number, p.size)).collect();
+    assert_eq!(layout, [(1, 40_000), (2, 17_000), (3, 333)]);
+    assert_eq!(
+        get(s, &a, "b", "k").await.unwrap(),
+        [one, two, three].concat()
+    );
+    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().parts, info.parts);
+    // The upload is gone once completed.
+    assert!(matches!(
+        s.multipart_upload(&a, "b", "k", &id).await,
+        Err(StorageError::NoSuchUpload)
+    ));
+}
+
+pub async fn multipart_part_replacement_and_gaps(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = start(s, &a, "k").await;
+    upload_part(s, &a, "k", &id, 2, &data(20_000, 1))
+        .await
+        .unwrap();
+    let replaced = data(21_000, 2);
+    let p2 = upload_part(s, &a, "k", &id, 2, &replaced).await.unwrap();
+    let p7 = upload_part(s, &a, "k", &id, 7, b"tail").await.unwrap();
+    let listed = s.list_parts(&a, "b", "k", &id, 0, 100).await.unwrap();
+    let numbers: Vec<(u16, u64)> = listed.parts.iter().map(|p| (p.number, p.size)).collect();
+    assert_eq!(numbers, [(2, 21_000), (7, 4)]);
+    s.complete_multipart_upload(
+        &a,
+        "b",
+        "k",
+        &id,
+        complete(&[&p2, &p7], "x-2", WriteCondition::None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        get(s, &a, "b", "k").await.unwrap(),
+        [replaced, b"tail".to_vec()].concat()
+    );
+}
+
+pub async fn multipart_complete_rejects_bad_lists(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = start(s, &a, "k").await;
+    let p1 = upload_part(s, &a, "k", &id, 1, &data(1000, 1))
+        .await
+        .unwrap();
+    let missing = CompleteUpload {
+        parts: vec![(1, p1.etag.clone()), (2, "etag-2-5".into())],
+        etag: "e".into(),
+        ..CompleteUpload::default()
+    };
+    assert!(matches!(
+        s.complete_multipart_upload(&a, "b", "k", &id, missing)
+            .await,
+        Err(StorageError::InvalidPart(_))
+    ));
+    let wrong_etag = CompleteUpload {
+        parts: vec![(1, "not-the-etag".into())],
+        etag: "e".into(),
+        ..CompleteUpload::default()
+    };
+    assert!(matches!(
+        s.complete_multipart_upload(&a, "b", "k", &id, wrong_etag)
+            .await,
+        Err(StorageError::InvalidPart(_))
+    ));
+    assert!(matches!(
+        s.complete_multipart_upload(&a, "b", "k", "0123abcd", CompleteUpload::default())
+            .await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    // Another key's name with this upload id does not reach the upload.
+    assert!(matches!(
+        s.list_parts(&a, "b", "other", &id, 0, 10).await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    assert!(matches!(
+        s.multipart_upload(&bob(), "b", "k", &id).await,
+        Err(StorageError::AccessDenied)
+    ));
+    // Failed completions left the upload as it was; a quoted ETag matches.
+    let quoted = CompleteUpload {
+        parts: vec![(1, format!("\"{}\"", p1.etag))],
+        etag: "e".into(),
+        ..CompleteUpload::default()
+    };
+    s.complete_multipart_upload(&a, "b", "k", &id, quoted)
+        .await
+        .unwrap();
+    assert_eq!(get(s, &a, "b", "k").await.unwrap(), data(1000, 1));
+}
+
+pub async fn multipart_abort(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = start(s, &a, "k").await;
+    let p1 = upload_part(s, &a, "k", &id, 1, &data(30_000, 1))
+        .await
+        .unwrap();
+    s.abort_multipart_upload(&a, "b", "k", &id).await.unwrap();
+    assert!(matches!(
+        s.abort_multipart_upload(&a, "b", "k", &id).await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    assert!(matches!(
+        s.complete_multipart_upload(
+            &a,
+            "b",
+            "k",
+            &id,
+            complete(&[&p1], "e", WriteCondition::None)
+        )
+        .await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    // A part that finishes after the abort is refused.
+    assert!(matches!(
+        upload_part(s, &a, "k", &id, 2, b"late").await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    assert!(matches!(
+        s.lookup(&a, "b", "k").await,
+        Err(StorageError::NoSuchKey)
+    ));
+}
+
+pub async fn multipart_listing_pages(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let id = start(s, &a, "k").await;
+    for n in [5, 1, 3, 2, 4] {
+        upload_part(s, &a, "k", &id, n, &[n as u8; 10])
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = s.list_parts(&a, "b", "k", &id, after, 2).await.unwrap();
+        seen.extend(page.parts.iter().map(|p| p.number));
+        match page.next_marker {
+            Some(marker) => {
+                assert!(page.is_truncated);
+                after = marker;
+            }
+            None => {
+                assert!(!page.is_truncated);
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, [1, 2, 3, 4, 5]);
+
+    let mut expected = vec![("k".to_owned(), id.clone())];
+    for key in ["dir/a", "dir/b", "dir/b", "z"] {
+        expected.push((key.to_owned(), start(s, &a, key).await));
+    }
+    expected.sort();
+    let mut query = UploadListQuery {
+        max_uploads: 2,
+        ..UploadListQuery::default()
+    };
+    let mut listed = Vec::new();
+    loop {
+        let page = s.list_multipart_uploads(&a, "b", &query).await.unwrap();
+        listed.extend(page.uploads.into_iter().map(|u| (u.key, u.upload_id)));
+        if !page.is_truncated {
+            break;
+        }
+        query.key_marker = page.next_key_marker;
+        query.upload_id_marker = page.next_upload_id_marker;
+    }
+    assert_eq!(listed, expected);
+
+    let grouped = UploadListQuery {
+        delimiter: Some("/".into()),
+        max_uploads: 1000,
+        ..UploadListQuery::default()
+    };
+    let page = s.list_multipart_uploads(&a, "b", &grouped).await.unwrap();
+    assert_eq!(page.common_prefixes, ["dir/"]);
+    let keys: Vec<&str> = page.uploads.iter().map(|u| u.key.as_str()).collect();
+    assert_eq!(keys, ["k", "z"]);
+    let under_dir = UploadListQuery {
+        prefix: "dir/b".into(),
+        max_uploads: 1000,
+        ..UploadListQuery::default()
+    };
+    let page = s.list_multipart_uploads(&a, "b", &under_dir).await.unwrap();
+    assert_eq!(page.uploads.len(), 2);
+}
+
+pub async fn multipart_conditional_complete_races_put(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    // An existing object makes If-None-Match fail and If-Match decide.
+    put_with(s, &a, "b", "taken", b"old", WriteCondition::None)
+        .await
+        .unwrap();
+    let id = start(s, &a, "taken").await;
+    let p1 = upload_part(s, &a, "taken", &id, 1, b"new").await.unwrap();
+    assert!(matches!(
+        s.complete_multipart_upload(
+            &a,
+            "b",
+            "taken",
+            &id,
+            complete(&[&p1], "e", WriteCondition::IfAbsent)
+        )
+        .await,
+        Err(StorageError::PreconditionFailed)
+    ));
+    assert!(matches!(
+        s.complete_multipart_upload(
+            &a,
+            "b",
+            "taken",
+            &id,
+            complete(&[&p1], "e", WriteCondition::IfEtag("nope".into()))
+        )
+        .await,
+        Err(StorageError::PreconditionFailed)
+    ));
+    let old_etag = s.lookup(&a, "b", "taken").await.unwrap().etag;
+    s.complete_multipart_upload(
+        &a,
+        "b",
+        "taken",
+        &id,
+        complete(&[&p1], "e", WriteCondition::IfEtag(old_etag)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(get(s, &a, "b", "taken").await.unwrap(), b"new");
+
+    // Racing If-None-Match: * writers, one completing, one putting: one wins.
+    for round in 0..8 {
+        let key = format!("race-{round}");
+        let id = start(s, &a, &key).await;
+        let part = upload_part(s, &a, &key, &id, 1, b"from-multipart")
+            .await
+            .unwrap();
+        let completing = s.complete_multipart_upload(
+            &a,
+            "b",
+            &key,
+            &id,
+            complete(&[&part], "mp", WriteCondition::IfAbsent),
+        );
+        let putting = put_with(s, &a, "b", &key, b"from-put", WriteCondition::IfAbsent);
+        let (completed, put) = tokio::join!(completing, putting);
+        let winners = [completed.is_ok(), put.is_ok()];
+        assert_eq!(winners.iter().filter(|w| **w).count(), 1, "{key}");
+        let expected: &[u8] = if completed.is_ok() {
+            b"from-multipart"
+        } else {
+            b"from-put"
+        };
+        assert_eq!(get(s, &a, "b", &key).await.unwrap(), expected);
+    }
+}

@@ -1,0 +1,86 @@
+//! Object tags: stored with the object, replaced or removed on their own
+//! without touching the data, and gone with an overwrite.
+
+use bytes::Bytes;
+use storage_client::{NewObject, Storage, StorageError};
+
+use super::{alice, assert_err, bob, get, put};
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+pub async fn tags(s: &Storage) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+
+    // Tags given at commit come back in the order they were given.
+    let mut writer = s.create_object(&a, "b", "k").await.unwrap();
+    writer.write(Bytes::from_static(b"tagged")).await.unwrap();
+    let committed = writer
+        .commit(NewObject {
+            etag: "e1".into(),
+            tags: pairs(&[("z", "last"), ("a", "")]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(committed.tags, pairs(&[("z", "last"), ("a", "")]));
+    let before = s.lookup(&a, "b", "k").await.unwrap();
+    assert_eq!(before.tags, pairs(&[("z", "last"), ("a", "")]));
+
+    // Replacing the tag set keeps the data, ETag and Last-Modified, and the
+    // next lookup sees it at once.
+    let replacement = pairs(&[("color", "blue"), ("ünï", "çødé")]);
+    s.put_tags(&a, "b", "k", replacement.clone()).await.unwrap();
+    let after = s.lookup(&a, "b", "k").await.unwrap();
+    assert_eq!(after.tags, replacement);
+    assert_eq!(after.etag, before.etag);
+    assert_eq!(after.last_modified, before.last_modified);
+    assert_eq!(after.size, before.size);
+    assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"tagged");
+
+    s.delete_tags(&a, "b", "k").await.unwrap();
+    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+    // Removing tags from an untagged object is not an error.
+    s.delete_tags(&a, "b", "k").await.unwrap();
+
+    // An overwrite carries its own tags (here none), not the old ones.
+    s.put_tags(&a, "b", "k", pairs(&[("old", "1")]))
+        .await
+        .unwrap();
+    put(s, &a, "b", "k", b"new").await;
+    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+
+    let no_key = |e: &StorageError| matches!(e, StorageError::NoSuchKey);
+    assert_err(
+        s.put_tags(&a, "b", "missing", pairs(&[("t", "1")])).await,
+        no_key,
+        "tagging a missing key",
+    );
+    assert_err(
+        s.delete_tags(&a, "b", "missing").await,
+        no_key,
+        "untagging a missing key",
+    );
+    assert_err(
+        s.put_tags(&a, "nobucket", "k", Vec::new()).await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "tagging in a missing bucket",
+    );
+    let denied = |e: &StorageError| matches!(e, StorageError::AccessDenied);
+    assert_err(
+        s.put_tags(&bob(), "b", "k", pairs(&[("t", "1")])).await,
+        denied,
+        "tagging another owner's object",
+    );
+    assert_err(
+        s.delete_tags(&bob(), "b", "k").await,
+        denied,
+        "untagging another owner's object",
+    );
+    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+}
