@@ -31,6 +31,7 @@ REPO_ROOT = SUITE_DIR.parent
 CHECKSUM_MODES = ["when_supported", "when_required"]
 STARTED_SERVERS: list[GatewayProcess] = []
 BINARY: list[Path] = []  # resolved once per session, at session start
+SDK_MATRIX_TABLE: list[str] = []  # the SDK runner's table, printed at the end
 
 
 @dataclass
@@ -100,6 +101,9 @@ def pytest_sessionstart(session):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus):
+    for table in SDK_MATRIX_TABLE:
+        terminalreporter.section("SDK x scenario matrix")
+        terminalreporter.write_line(table)
     if exitstatus == 0:
         return
     for server in STARTED_SERVERS:

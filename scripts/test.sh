@@ -36,6 +36,11 @@ target_dir="$(cargo metadata --format-version 1 --no-deps \
     | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 export S3GW_BIN="$target_dir/debug/s3-gateway"
 
+# The SDK matrix clients (Rust, Java, Go, JS, Python) take minutes to build on
+# a cold machine: install them here, outside any test's timeout.
+echo "==> installing the SDK matrix clients"
+"$venv/bin/python" conformance-tests/sdk/run-matrix --install-only
+
 echo "==> pytest conformance-tests"
 "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest")
 

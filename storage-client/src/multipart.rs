@@ -136,7 +136,7 @@ fn past_prefix(prefix: &str) -> Vec<u8> {
 
 fn common_prefix<'k>(key: &'k str, prefix: &str, delimiter: Option<&str>) -> Option<&'k str> {
     let delimiter = delimiter.filter(|d| !d.is_empty())?;
-    let rest = key.get(prefix.len()..)?;
+    let rest = key.strip_prefix(prefix)?;
     let at = rest.find(delimiter)?;
     Some(&key[..prefix.len() + at + delimiter.len()])
 }

@@ -380,6 +380,8 @@ impl Inner {
             }
             buckets.remove(name).db()?;
         }
+        // As in S3, uploads in progress do not keep a bucket alive.
+        multipart::drop_bucket_uploads(&txn, name)?;
         txn.commit().db()
     }
 

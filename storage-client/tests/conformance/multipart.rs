@@ -211,6 +211,21 @@ pub async fn multipart_abort(s: &Storage) {
         s.lookup(&a, "b", "k").await,
         Err(StorageError::NoSuchKey)
     ));
+
+    // Deleting the bucket ends the uploads still in progress in it.
+    let pending = start(s, &a, "pending").await;
+    s.delete_bucket(&a, "b").await.unwrap();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    assert!(matches!(
+        s.multipart_upload(&a, "b", "pending", &pending).await,
+        Err(StorageError::NoSuchUpload)
+    ));
+    let query = UploadListQuery {
+        max_uploads: 10,
+        ..UploadListQuery::default()
+    };
+    let listed = s.list_multipart_uploads(&a, "b", &query).await.unwrap();
+    assert!(listed.uploads.is_empty());
 }
 
 pub async fn multipart_listing_pages(s: &Storage) {

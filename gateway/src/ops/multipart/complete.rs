@@ -148,13 +148,9 @@ fn plan(
         }
         chosen.push(part);
     }
-    if let Some((number, part)) = chosen
-        .iter()
-        .enumerate()
-        .take(chosen.len() - 1)
-        .find(|(_, part)| part.size < MIN_PART_SIZE)
-        .map(|(i, part)| (i, *part))
-    {
+    // Every part but the last must reach the minimum.
+    let all_but_last = &chosen[..chosen.len().saturating_sub(1)];
+    if let Some(part) = all_but_last.iter().find(|part| part.size < MIN_PART_SIZE) {
         return Err(S3Error::new(
             "EntityTooSmall",
             StatusCode::BAD_REQUEST,
@@ -162,7 +158,7 @@ fn plan(
         )
         .with("ProposedSize", part.size.to_string())
         .with("MinSizeAllowed", MIN_PART_SIZE.to_string())
-        .with("PartNumber", requested[number].part_number.to_string())
+        .with("PartNumber", part.number.to_string())
         .with("ETag", part.etag.clone()));
     }
     let total: u64 = chosen.iter().map(|p| p.size).sum();

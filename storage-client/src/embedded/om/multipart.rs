@@ -392,6 +392,29 @@ impl Inner {
     }
 }
 
+/// Inside a bucket's deletion: ends every upload into it and queues their blocks.
+pub(super) fn drop_bucket_uploads(txn: &WriteTransaction, bucket: &str) -> Result<()> {
+    let start = object_key(bucket, b"");
+    let end = bucket_end(bucket);
+    let mut rows = Vec::new();
+    {
+        let mut uploads = txn.open_table(UPLOADS).db()?;
+        for entry in uploads
+            .extract_from_if::<&[u8], _>(start.as_slice()..end.as_slice(), |_, _| true)
+            .db()?
+        {
+            let (name, _) = entry.db()?;
+            rows.push(name.value().to_vec());
+        }
+    }
+    for row in rows {
+        let (_, upload_id) = split_row(bucket, &row)?;
+        let parts = take_parts(txn, upload_id)?;
+        queue_for_reclaim(txn, blocks_of(&parts))?;
+    }
+    Ok(())
+}
+
 /// The object's blocks (offsets within the object) and part summaries for
 /// the chosen parts, each of which must exist with the given ETag.
 fn assemble(
