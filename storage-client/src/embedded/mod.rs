@@ -2,8 +2,9 @@
 //! container directories, both in-process.
 //!
 //! On disk, under `data_dir`:
-//! - `om.redb`: buckets, keys, credentials, open keys, blocks awaiting
-//!   reclamation and block-token secret keys (see [`schema`]).
+//! - `om.redb`: buckets, keys, credentials, open keys, multipart uploads
+//!   and their parts, blocks awaiting reclamation and block-token secret
+//!   keys (see [`schema`]).
 //! - `containers/<container id>/<local id>.block` and `.crc`: block bytes
 //!   and their per-window CRC32s (see [`block_file`]).
 

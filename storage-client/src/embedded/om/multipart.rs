@@ -357,10 +357,6 @@ impl Inner {
                 break;
             }
             let record: UploadRecord = decode(value.value())?;
-            // Left behind by an earlier bucket of the same name.
-            if record.owner != who.access_key {
-                continue;
-            }
             let (key, upload_id) = split_row(bucket, name)?;
             out.push(upload_info(bucket, key, upload_id, record));
         }
