@@ -19,15 +19,15 @@ impl Op {
             Op::Delete => "DELETE",
         }
     }
-
-    /// Whether the operation needs an existing object.
-    pub fn reads_existing(self) -> bool {
-        matches!(self, Op::Get | Op::Head | Op::Delete)
-    }
 }
 
 /// Weights in percent; they add up to 100.
-pub const WARP_MIX: [(Op, u32); 4] = [(Op::Get, 45), (Op::Head, 30), (Op::Put, 15), (Op::Delete, 10)];
+pub const WARP_MIX: [(Op, u32); 4] = [
+    (Op::Get, 45),
+    (Op::Head, 30),
+    (Op::Put, 15),
+    (Op::Delete, 10),
+];
 
 /// Maps a roll in `0..100` onto the mix: the first operation whose
 /// cumulative weight exceeds the roll. Rolls past the end give the last one.

@@ -43,25 +43,12 @@ impl Drop for Lease<'_> {
 }
 
 impl ObjectPool {
-    pub fn new(keys: Vec<String>) -> Self {
-        Self {
-            state: Mutex::new(State {
-                keys,
-                readers: HashMap::new(),
-            }),
-        }
-    }
-
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panicking worker cannot leave the pool half-updated: every
         // critical section is a single push, remove or counter change.
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub fn len(&self) -> usize {
-        self.lock().keys.len()
     }
 
     pub fn insert(&self, key: String) {
@@ -101,7 +88,11 @@ mod tests {
     use super::*;
 
     fn pool(keys: &[&str]) -> ObjectPool {
-        ObjectPool::new(keys.iter().map(|key| key.to_string()).collect())
+        let pool = ObjectPool::default();
+        for key in keys {
+            pool.insert(key.to_string());
+        }
+        pool
     }
 
     #[test]
@@ -113,7 +104,7 @@ mod tests {
         assert_eq!(pool.take_unleased(0), None);
         drop(lease);
         assert_eq!(pool.take_unleased(0).as_deref(), Some("a"));
-        assert_eq!(pool.len(), 0);
+        assert!(pool.drain().is_empty());
         assert!(pool.lease(3).is_none());
     }
 
@@ -133,11 +124,10 @@ mod tests {
         let pool = pool(&["a", "b", "c"]);
         assert_eq!(pool.lease(4).expect("lease").key(), "b");
         pool.insert("d".into());
-        assert_eq!(pool.len(), 4);
         assert_eq!(pool.take_unleased(3).as_deref(), Some("d"));
         let mut rest = pool.drain();
         rest.sort();
         assert_eq!(rest, ["a", "b", "c"]);
-        assert_eq!(pool.len(), 0);
+        assert!(pool.drain().is_empty());
     }
 }

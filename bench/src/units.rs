@@ -14,7 +14,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .unwrap_or(text.len());
     let (digits, unit) = text.split_at(split);
     if digits.is_empty() {
-        return Err(format!("{text:?} is not a size: expected e.g. 4KiB or 16MiB"));
+        return Err(format!(
+            "{text:?} is not a size: expected e.g. 4KiB or 16MiB"
+        ));
     }
     let number: u64 = digits
         .parse()
@@ -98,7 +100,15 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_refused() {
-        for bad in ["", "KiB", "4 KiBs", "4TB", "-1", "1.5MiB", "99999999999999999999"] {
+        for bad in [
+            "",
+            "KiB",
+            "4 KiBs",
+            "4TB",
+            "-1",
+            "1.5MiB",
+            "99999999999999999999",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad:?}");
         }
         assert!(parse_size("18446744073709551615GiB").is_err());

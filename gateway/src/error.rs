@@ -348,6 +348,14 @@ impl From<StorageError> for S3Error {
             StorageError::PreconditionFailed => Self::precondition_failed(),
             StorageError::InvalidArgument(message) => Self::invalid_argument(message),
             StorageError::Unavailable(message) => Self::service_unavailable(message),
+            StorageError::NoSuchUpload => Self::new(
+                "NoSuchUpload",
+                StatusCode::NOT_FOUND,
+                "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+            ),
+            StorageError::InvalidPart(message) => {
+                Self::new("InvalidPart", StatusCode::BAD_REQUEST, message)
+            }
             // Corrupt data, I/O and internal faults are ours, not the client's;
             // the detail goes to the log, never to the caller.
             other => {
@@ -460,6 +468,8 @@ mod tests {
                 500,
             ),
             (StorageError::Internal("x".into()), "InternalError", 500),
+            (StorageError::NoSuchUpload, "NoSuchUpload", 404),
+            (StorageError::InvalidPart("x".into()), "InvalidPart", 400),
         ];
         for (err, code, status) in cases {
             let s3 = S3Error::from(err);

@@ -17,6 +17,7 @@ pub mod error;
 pub mod listing;
 pub mod multipart;
 pub mod om;
+pub mod ozone;
 pub mod token;
 mod types;
 mod writer;

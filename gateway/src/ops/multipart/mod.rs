@@ -42,23 +42,12 @@ impl UploadRef<'_> {
     /// The S3 error for a storage failure on this upload.
     fn error(&self, err: StorageError) -> S3Error {
         match err {
-            StorageError::NoSuchUpload => no_such_upload(self.upload_id),
-            StorageError::InvalidPart(message) => {
-                S3Error::new("InvalidPart", StatusCode::BAD_REQUEST, message)
-                    .with("UploadId", self.upload_id)
+            StorageError::NoSuchUpload | StorageError::InvalidPart(_) => {
+                S3Error::from(err).with("UploadId", self.upload_id)
             }
             other => S3Error::from(other).naming(self.bucket, Some(self.key)),
         }
     }
-}
-
-fn no_such_upload(upload_id: &str) -> S3Error {
-    S3Error::new(
-        "NoSuchUpload",
-        StatusCode::NOT_FOUND,
-        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
-    )
-    .with("UploadId", upload_id)
 }
 
 pub async fn create_multipart_upload(

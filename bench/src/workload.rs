@@ -1,0 +1,403 @@
+//! One benchmark run: create the bucket, prepare the objects the mode reads,
+//! run the timed phase with N workers, then delete everything it wrote.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use rand::RngCore;
+
+use crate::budget::Budget;
+use crate::client::{RequestError, S3Client};
+use crate::mix::{self, Op};
+use crate::pool::ObjectPool;
+use crate::report::ErrorLog;
+use crate::stats::Samples;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// GET prepared objects
+    Get,
+    /// PUT new objects
+    Put,
+    /// HEAD prepared objects
+    Stat,
+    /// ListObjectsV2 pages over the prepared objects
+    List,
+    /// DELETE prepared objects, one request each, until none are left
+    Delete,
+    /// GET 45 / HEAD 30 / PUT 15 / DELETE 10 over prepared objects
+    Mixed,
+    /// Whole multipart uploads: create, parts, complete
+    Multipart,
+}
+
+impl Mode {
+    fn needs_objects(self) -> bool {
+        !matches!(self, Mode::Put | Mode::Multipart)
+    }
+}
+
+pub struct Plan {
+    pub mode: Mode,
+    pub bucket: String,
+    pub concurrency: usize,
+    pub duration: Duration,
+    pub ops: Option<u64>,
+    pub object_size: u64,
+    pub objects: usize,
+    pub part_size: u64,
+}
+
+pub struct Outcome {
+    pub by_op: BTreeMap<&'static str, Samples>,
+    pub elapsed: Duration,
+}
+
+/// What the workers share.
+struct Context {
+    client: Arc<S3Client>,
+    bucket: String,
+    /// Every key of this run starts with it, so runs never collide.
+    prefix: String,
+    data: Bytes,
+    part_size: u64,
+    objects: usize,
+    pool: ObjectPool,
+    errors: ErrorLog,
+}
+
+pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
+    let created_bucket = client
+        .create_bucket(&plan.bucket)
+        .await
+        .map_err(|e| format!("cannot create bucket {}: {e}", plan.bucket))?;
+    let mut data = vec![0u8; usize::try_from(plan.object_size).map_err(|e| e.to_string())?];
+    rand::rng().fill_bytes(&mut data);
+    let context = Arc::new(Context {
+        client,
+        bucket: plan.bucket.clone(),
+        prefix: format!("s3-bench-{:08x}/", rand::random::<u32>()),
+        data: Bytes::from(data),
+        part_size: plan.part_size,
+        objects: plan.objects,
+        pool: ObjectPool::default(),
+        errors: ErrorLog::default(),
+    });
+
+    let prepared = if plan.mode.needs_objects() {
+        prepare(&context, plan.objects, plan.concurrency).await
+    } else {
+        Ok(())
+    };
+    let outcome = match prepared {
+        Ok(()) => {
+            // The deadline counts from here, not from before the preparation.
+            let budget = Arc::new(Budget::new(plan.duration, plan.ops));
+            Ok(timed_phase(&context, budget, plan.mode, plan.concurrency).await)
+        }
+        Err(e) => Err(e),
+    };
+    cleanup(&context, plan.concurrency, created_bucket).await;
+    outcome
+}
+
+async fn prepare(context: &Context, objects: usize, concurrency: usize) -> Result<(), String> {
+    eprintln!(
+        "preparing {objects} objects of {} ...",
+        crate::units::format_size(context.data.len() as u64)
+    );
+    let failures = AtomicU64::new(0);
+    futures::stream::iter(0..objects)
+        .for_each_concurrent(concurrency, |index| {
+            let failures = &failures;
+            async move {
+                let key = format!("{}obj-{index}", context.prefix);
+                match context
+                    .client
+                    .put_object(&context.bucket, &key, context.data.clone())
+                    .await
+                {
+                    Ok(()) => context.pool.insert(key),
+                    Err(e) => {
+                        context.errors.report("PUT", &key, &e);
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        })
+        .await;
+    match failures.into_inner() {
+        0 => Ok(()),
+        failed => Err(format!(
+            "{failed} of {objects} objects could not be prepared"
+        )),
+    }
+}
+
+/// Runs the workers on the runtime's threads and merges what they saw.
+async fn timed_phase(
+    context: &Arc<Context>,
+    budget: Arc<Budget>,
+    mode: Mode,
+    concurrency: usize,
+) -> Outcome {
+    let start = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|id| tokio::spawn(worker(Arc::clone(context), Arc::clone(&budget), mode, id)))
+        .collect();
+    let mut by_op: BTreeMap<&'static str, Samples> = BTreeMap::new();
+    for worker in workers {
+        match worker.await {
+            Ok(seen) => {
+                for (op, samples) in seen {
+                    by_op.entry(op).or_default().merge(samples);
+                }
+            }
+            Err(e) => eprintln!("error: a worker failed: {e}"),
+        }
+    }
+    Outcome {
+        by_op,
+        elapsed: start.elapsed(),
+    }
+}
+
+async fn worker(
+    context: Arc<Context>,
+    budget: Arc<Budget>,
+    mode: Mode,
+    id: usize,
+) -> BTreeMap<&'static str, Samples> {
+    let mut seen: BTreeMap<&'static str, Samples> = BTreeMap::new();
+    let mut sequence = 0u64;
+    let mut listing = Listing::default();
+    while budget.claim() {
+        sequence += 1;
+        let fresh_key = || format!("{}w{id}-{sequence}", context.prefix);
+        let (op, key, start, result) = match mode {
+            Mode::List => {
+                let start = Instant::now();
+                let result = listing.next_page(&context).await;
+                ("LIST", String::new(), start, result)
+            }
+            Mode::Multipart => {
+                let key = fresh_key();
+                let start = Instant::now();
+                let result = multipart_upload(&context, &key).await;
+                context.pool.insert(key.clone());
+                ("MULTIPART", key, start, result)
+            }
+            Mode::Delete => {
+                let Some(key) = context.pool.take_unleased(rand::random::<u32>() as usize) else {
+                    break;
+                };
+                let start = Instant::now();
+                let result = object_op(&context, Op::Delete, &key).await;
+                (Op::Delete.name(), key, start, result)
+            }
+            Mode::Get | Mode::Put | Mode::Stat | Mode::Mixed => {
+                let wanted = match mode {
+                    Mode::Get => Op::Get,
+                    Mode::Stat => Op::Head,
+                    Mode::Put => Op::Put,
+                    _ => mix::pick(rand::random_range(0..100)),
+                };
+                let hint = rand::random::<u32>() as usize;
+                match wanted {
+                    Op::Get | Op::Head => match context.pool.lease(hint) {
+                        Some(lease) => {
+                            let start = Instant::now();
+                            let result = object_op(&context, wanted, lease.key()).await;
+                            (wanted.name(), lease.key().to_string(), start, result)
+                        }
+                        None => put_new(&context, fresh_key()).await,
+                    },
+                    Op::Delete => match context.pool.take_unleased(hint) {
+                        Some(key) => {
+                            let start = Instant::now();
+                            let result = object_op(&context, Op::Delete, &key).await;
+                            (Op::Delete.name(), key, start, result)
+                        }
+                        None => put_new(&context, fresh_key()).await,
+                    },
+                    Op::Put => put_new(&context, fresh_key()).await,
+                }
+            }
+        };
+        let latency = start.elapsed();
+        let samples = seen.entry(op).or_default();
+        match result {
+            Ok(bytes) => samples.record_success(latency, bytes),
+            Err(e) => {
+                samples.record_error();
+                context.errors.report(op, &key, &e);
+            }
+        }
+    }
+    seen
+}
+
+type Step = (&'static str, String, Instant, Result<u64, RequestError>);
+
+/// PUTs a new object and adds it to the pool: it is readable, and cleaned
+/// up afterwards (also after a failed PUT, which may still have landed).
+async fn put_new(context: &Context, key: String) -> Step {
+    let start = Instant::now();
+    let result = object_op(context, Op::Put, &key).await;
+    context.pool.insert(key.clone());
+    (Op::Put.name(), key, start, result)
+}
+
+/// One object request; returns the object bytes it moved.
+async fn object_op(context: &Context, op: Op, key: &str) -> Result<u64, RequestError> {
+    let client = &context.client;
+    let bucket = &context.bucket;
+    let size = context.data.len() as u64;
+    match op {
+        Op::Get => {
+            let read = client.get_object(bucket, key).await?;
+            expect_size(read, size)?;
+            Ok(read)
+        }
+        Op::Head => {
+            expect_size(client.head_object(bucket, key).await?, size)?;
+            Ok(0)
+        }
+        Op::Put => {
+            client.put_object(bucket, key, context.data.clone()).await?;
+            Ok(size)
+        }
+        Op::Delete => {
+            client.delete_object(bucket, key).await?;
+            Ok(0)
+        }
+    }
+}
+
+fn expect_size(actual: u64, expected: u64) -> Result<(), RequestError> {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(RequestError::Unexpected(format!(
+            "object has {actual} bytes, expected {expected}"
+        )))
+    }
+}
+
+/// A worker's position in a repeated full listing of the run's objects.
+#[derive(Default)]
+struct Listing {
+    token: Option<String>,
+    keys_so_far: usize,
+}
+
+impl Listing {
+    /// Fetches the next page; at the end of each full listing, checks that
+    /// every prepared object was listed once.
+    async fn next_page(&mut self, context: &Context) -> Result<u64, RequestError> {
+        let token = self.token.take();
+        let page = context
+            .client
+            .list_page(&context.bucket, &context.prefix, token.as_deref())
+            .await?;
+        self.keys_so_far += page.keys;
+        self.token = page.next_token;
+        if self.token.is_none() {
+            let listed = std::mem::take(&mut self.keys_so_far);
+            if listed != context.objects {
+                return Err(RequestError::Unexpected(format!(
+                    "listing returned {listed} keys, expected {}",
+                    context.objects
+                )));
+            }
+        }
+        Ok(0)
+    }
+}
+
+async fn multipart_upload(context: &Context, key: &str) -> Result<u64, RequestError> {
+    let client = &context.client;
+    let bucket = &context.bucket;
+    let upload_id = client.create_multipart(bucket, key).await?;
+    let uploaded = async {
+        let mut etags = Vec::new();
+        for (index, range) in part_ranges(context.data.len(), context.part_size).enumerate() {
+            let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            let part = context.data.slice(range);
+            etags.push(
+                client
+                    .upload_part(bucket, key, &upload_id, number, part)
+                    .await?,
+            );
+        }
+        client
+            .complete_multipart(bucket, key, &upload_id, &etags)
+            .await
+    }
+    .await;
+    if uploaded.is_err() {
+        // Best effort: the failure is already being reported.
+        let _ = client.abort_multipart(bucket, key, &upload_id).await;
+    }
+    uploaded.map(|()| context.data.len() as u64)
+}
+
+/// The byte ranges of the parts of an object; the last may be shorter.
+/// A zero part size is treated as one byte so the iterator always ends.
+pub fn part_ranges(object_size: usize, part_size: u64) -> impl Iterator<Item = Range<usize>> {
+    let part = usize::try_from(part_size).unwrap_or(usize::MAX).max(1);
+    (0..object_size.div_ceil(part).max(1))
+        .map(move |index| index * part..((index + 1).saturating_mul(part)).min(object_size))
+}
+
+/// Deletes every object the run left and the bucket if the run created it.
+async fn cleanup(context: &Context, concurrency: usize, created_bucket: bool) {
+    let keys = context.pool.drain();
+    if !keys.is_empty() {
+        eprintln!("cleaning up {} objects ...", keys.len());
+    }
+    let errors = ErrorLog::default();
+    futures::stream::iter(keys)
+        .for_each_concurrent(concurrency, |key| {
+            let errors = &errors;
+            async move {
+                if let Err(e) = context.client.delete_object(&context.bucket, &key).await {
+                    errors.report("cleanup DELETE", &key, &e);
+                }
+            }
+        })
+        .await;
+    if created_bucket && let Err(e) = context.client.delete_bucket(&context.bucket).await {
+        eprintln!("warning: cannot delete bucket {}: {e}", context.bucket);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_the_object_exactly() {
+        let bounds = |size, part| -> Vec<(usize, usize)> {
+            part_ranges(size, part).map(|r| (r.start, r.end)).collect()
+        };
+        assert_eq!(bounds(12, 5), [(0, 5), (5, 10), (10, 12)]);
+        assert_eq!(bounds(10, 5), [(0, 5), (5, 10)]);
+        assert_eq!(bounds(3, 5), [(0, 3)]);
+        assert_eq!(bounds(0, 5), [(0, 0)]);
+    }
+
+    #[test]
+    fn only_writing_modes_skip_preparation() {
+        assert!(!Mode::Put.needs_objects());
+        assert!(!Mode::Multipart.needs_objects());
+        for mode in [Mode::Get, Mode::Stat, Mode::List, Mode::Delete, Mode::Mixed] {
+            assert!(mode.needs_objects(), "{mode:?}");
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Verifies chunk data against the checksums Ozone stored with it: one
+//! checksum per window of `bytes_per_checksum` bytes, computed by the writer.
+
+use bytes::Bytes;
+use md5::Md5;
+use sha2::{Digest, Sha256};
+
+use crate::{Result, StorageError};
+
+use super::proto::hadoop::hdds::datanode::{ChecksumData, ChecksumType};
+
+/// One window's running checksum, in the algorithm the writer chose.
+enum Hasher {
+    Crc32(crc32fast::Hasher),
+    Crc32c(u32),
+    Sha256(Sha256),
+    Md5(Md5),
+}
+
+impl Hasher {
+    fn new(kind: ChecksumType) -> Option<Self> {
+        match kind {
+            ChecksumType::Crc32 => Some(Self::Crc32(crc32fast::Hasher::new())),
+            ChecksumType::Crc32c => Some(Self::Crc32c(0)),
+            ChecksumType::Sha256 => Some(Self::Sha256(Sha256::new())),
+            ChecksumType::Md5 => Some(Self::Md5(Md5::new())),
+            ChecksumType::None | ChecksumType::Unspecified => None,
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        match self {
+            Self::Crc32(h) => h.update(data),
+            Self::Crc32c(crc) => *crc = crc32c::crc32c_append(*crc, data),
+            Self::Sha256(h) => h.update(data),
+            Self::Md5(h) => h.update(data),
+        }
+    }
+
+    /// The checksum as Ozone stores it: CRCs as 4 big-endian bytes.
+    fn finish(self) -> Vec<u8> {
+        match self {
+            Self::Crc32(h) => h.finalize().to_be_bytes().to_vec(),
+            Self::Crc32c(crc) => crc.to_be_bytes().to_vec(),
+            Self::Sha256(h) => h.finalize().to_vec(),
+            Self::Md5(h) => h.finalize().to_vec(),
+        }
+    }
+}
+
+/// Checks `data`, which starts at window `first_window` of the chunk and
+/// covers whole windows (the last may be the chunk's short tail).
+pub(super) fn verify(checksums: &ChecksumData, first_window: usize, data: &[Bytes]) -> Result<()> {
+    let kind = checksums.r#type();
+    let window = checksums.bytes_per_checksum as usize;
+    if Hasher::new(kind).is_none() {
+        return Ok(());
+    }
+    if window == 0 {
+        return Err(StorageError::Corrupt(
+            "chunk checksum window of 0 bytes".into(),
+        ));
+    }
+    let mut index = first_window;
+    let mut hasher = Hasher::new(kind);
+    let mut filled = 0;
+    let check = |hasher: Option<Hasher>, index: usize| -> Result<()> {
+        let actual = hasher.map(Hasher::finish).unwrap_or_default();
+        match checksums.checksums.get(index) {
+            Some(expected) if expected[..] == actual[..] => Ok(()),
+            Some(_) => Err(StorageError::Corrupt(format!(
+                "checksum mismatch in window {index} ({kind:?}, {window} bytes per checksum)"
+            ))),
+            None => Err(StorageError::Corrupt(format!(
+                "no stored checksum for window {index}"
+            ))),
+        }
+    };
+    for buffer in data {
+        let mut rest = &buffer[..];
+        while !rest.is_empty() {
+            let take = rest.len().min(window - filled);
+            if let Some(h) = hasher.as_mut() {
+                h.update(&rest[..take]);
+            }
+            filled += take;
+            rest = &rest[take..];
+            if filled == window {
+                check(hasher.take(), index)?;
+                hasher = Hasher::new(kind);
+                index += 1;
+                filled = 0;
+            }
+        }
+    }
+    if filled > 0 {
+        check(hasher, index)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crc32_windows(data: &[u8], window: usize) -> ChecksumData {
+        ChecksumData {
+            r#type: ChecksumType::Crc32 as i32,
+            bytes_per_checksum: window as u32,
+            checksums: data
+                .chunks(window)
+                .map(|w| Bytes::copy_from_slice(&crc32fast::hash(w).to_be_bytes()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn accepts_windows_split_across_buffers() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let sums = crc32_windows(&data, 16);
+        let buffers = [
+            Bytes::copy_from_slice(&data[..5]),
+            Bytes::copy_from_slice(&data[5..40]),
+            Bytes::copy_from_slice(&data[40..]),
+        ];
+        verify(&sums, 0, &buffers).unwrap();
+    }
+
+    #[test]
+    fn checks_from_a_later_window() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let sums = crc32_windows(&data, 16);
+        verify(&sums, 2, &[Bytes::copy_from_slice(&data[32..])]).unwrap();
+    }
+
+    #[test]
+    fn refuses_a_flipped_bit() {
+        let mut data: Vec<u8> = (0..100u8).collect();
+        let sums = crc32_windows(&data, 16);
+        data[50] ^= 1;
+        let result = verify(&sums, 0, &[Bytes::from(data)]);
+        assert!(
+            matches!(&result, Err(StorageError::Corrupt(m)) if m.contains("window 3")),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn refuses_data_beyond_the_stored_checksums() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let sums = crc32_windows(&data[..64], 16);
+        let result = verify(&sums, 0, &[Bytes::from(data)]);
+        assert!(
+            matches!(result, Err(StorageError::Corrupt(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn verifies_crc32c() {
+        let data = b"hello, ozone".to_vec();
+        let sums = ChecksumData {
+            r#type: ChecksumType::Crc32c as i32,
+            bytes_per_checksum: 1024,
+            checksums: vec![Bytes::copy_from_slice(&crc32c::crc32c(&data).to_be_bytes())],
+        };
+        verify(&sums, 0, &[Bytes::from(data)]).unwrap();
+    }
+
+    #[test]
+    fn skips_unchecksummed_chunks() {
+        let sums = ChecksumData {
+            r#type: ChecksumType::None as i32,
+            bytes_per_checksum: 0,
+            checksums: Vec::new(),
+        };
+        verify(&sums, 0, &[Bytes::from_static(b"anything")]).unwrap();
+    }
+}

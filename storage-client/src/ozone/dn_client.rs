@@ -1,0 +1,417 @@
+//! Reads block bytes from Ozone datanodes over gRPC
+//! (`hadoop.hdds.datanode.XceiverClientProtocolService/send`): `GetBlock`
+//! for the chunk list, then one `ReadChunk` per chunk the range touches.
+//!
+//! Reads never go through Ratis; any replica serves them. A replica that
+//! fails (down, behind the block's commit sequence id, bad data) is skipped
+//! for the next one. Every byte handed out has passed its stored checksum:
+//! a sub-range read is widened to whole checksum windows, verified, then
+//! trimmed.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::storage::ByteStream;
+use crate::{Result, StorageError};
+
+use super::checksum;
+use super::model::{Datanode, OzoneBlock};
+use super::proto::hadoop::hdds::datanode::{
+    self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, DatanodeBlockId,
+    ReadChunkVersion, read_chunk_response::ResponseData,
+    xceiver_client_protocol_service_client::XceiverClientProtocolServiceClient,
+};
+
+/// The container protocol version Ozone 2.x clients announce.
+const CLIENT_VERSION: u32 = 3;
+
+/// A datanode answers with at most 32 MiB per message.
+const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Connection settings of the datanode client.
+#[derive(Clone, Debug)]
+pub struct DnConfig {
+    pub connect_timeout: Duration,
+    /// Deadline of one command at one datanode, answer included.
+    pub request_timeout: Duration,
+}
+
+impl Default for DnConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+type Rpc = XceiverClientProtocolServiceClient<Channel>;
+
+/// A datanode read client; clones share one channel per datanode.
+#[derive(Clone)]
+pub struct DnClient {
+    config: DnConfig,
+    channels: Arc<Mutex<HashMap<String, Rpc>>>,
+}
+
+/// One ReadChunk to send: `wanted` (block offsets) lies inside `chunk`.
+struct ChunkRead {
+    chunk: ChunkInfo,
+    wanted: Range<u64>,
+}
+
+impl DnClient {
+    pub fn new(config: DnConfig) -> Self {
+        Self {
+            config,
+            channels: Arc::default(),
+        }
+    }
+
+    /// Streams bytes `range` of `block` (offsets within the block), each
+    /// piece verified against its stored checksums. The chunk list is
+    /// fetched before this returns, so a block no replica can serve fails
+    /// here rather than mid-stream.
+    pub async fn read(&self, block: &OzoneBlock, range: Range<u64>) -> Result<ByteStream> {
+        if range.start > range.end || range.end > block.length {
+            return Err(StorageError::InvalidArgument(format!(
+                "range {range:?} outside block of {} bytes",
+                block.length
+            )));
+        }
+        if range.is_empty() {
+            return Ok(stream::empty().boxed());
+        }
+        let (first, chunks) = self.get_block(block).await?;
+        let reads: Vec<ChunkRead> = chunks
+            .into_iter()
+            .filter(|c| c.offset < range.end && c.offset + c.len > range.start)
+            .map(|chunk| ChunkRead {
+                wanted: range.start.max(chunk.offset)..range.end.min(chunk.offset + chunk.len),
+                chunk,
+            })
+            .collect();
+        let covered: u64 = reads.iter().map(|r| r.wanted.end - r.wanted.start).sum();
+        if covered != range.end - range.start {
+            return Err(StorageError::Corrupt(format!(
+                "block {:?} has chunks for {covered} of the {} bytes asked for",
+                block.id,
+                range.end - range.start
+            )));
+        }
+        // Ask the replica that served GetBlock first, then the others.
+        let mut order = block.datanodes.clone();
+        order.rotate_left(first);
+        let client = self.clone();
+        let block = block.clone();
+        let pieces = stream::iter(reads)
+            .then(move |read| {
+                let (client, block, order) = (client.clone(), block.clone(), order.clone());
+                async move { client.read_chunk(&block, &order, read).await }
+            })
+            .map_ok(|buffers| stream::iter(buffers.into_iter().map(Ok)))
+            .try_flatten();
+        Ok(pieces.boxed())
+    }
+
+    /// The block's chunk list from the first replica that has the block
+    /// at its commit sequence id, and that replica's index.
+    async fn get_block(&self, block: &OzoneBlock) -> Result<(usize, Vec<ChunkInfo>)> {
+        let mut last = unavailable("the block has no datanode");
+        for (index, node) in block.datanodes.iter().enumerate() {
+            let request = ContainerCommandRequest {
+                get_block: Some(dn::GetBlockRequest {
+                    block_id: block_id(block),
+                }),
+                ..command(dn::Type::GetBlock, block, node)
+            };
+            match self.call(node, request).await {
+                Ok(response) => match response.get_block {
+                    Some(answer) => return Ok((index, answer.block_data.chunks)),
+                    None => last = internal(node, "GetBlock answer without block data"),
+                },
+                Err(error) => last = error,
+            }
+            tracing::debug!(datanode = %node.address, error = %last, "GetBlock failed, next replica");
+        }
+        Err(last)
+    }
+
+    /// The verified bytes `read.wanted`, from the first replica in `order`
+    /// that serves them intact.
+    async fn read_chunk(
+        &self,
+        block: &OzoneBlock,
+        order: &[Datanode],
+        read: ChunkRead,
+    ) -> Result<Vec<Bytes>> {
+        let checksums = &read.chunk.checksum_data;
+        let window = u64::from(checksums.bytes_per_checksum);
+        let verifies = checksums.r#type() != dn::ChecksumType::None && window > 0;
+        // Offsets within the chunk: what was asked for, widened to windows.
+        let start = read.wanted.start - read.chunk.offset;
+        let end = read.wanted.end - read.chunk.offset;
+        let (from, to) = if verifies {
+            (
+                start / window * window,
+                end.div_ceil(window)
+                    .saturating_mul(window)
+                    .min(read.chunk.len),
+            )
+        } else {
+            (start, end)
+        };
+        let narrowed = ChunkInfo {
+            offset: read.chunk.offset + from,
+            len: to - from,
+            ..read.chunk.clone()
+        };
+        let mut last = unavailable("the block has no datanode");
+        for node in order {
+            let request = ContainerCommandRequest {
+                read_chunk: Some(dn::ReadChunkRequest {
+                    block_id: block_id(block),
+                    chunk_data: narrowed.clone(),
+                    read_chunk_version: Some(ReadChunkVersion::V1 as i32),
+                }),
+                ..command(dn::Type::ReadChunk, block, node)
+            };
+            let buffers = match self.call(node, request).await {
+                Ok(response) => chunk_buffers(node, response),
+                Err(error) => Err(error),
+            };
+            let checked = buffers.and_then(|buffers| {
+                let got: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+                if got != to - from {
+                    return Err(StorageError::Corrupt(format!(
+                        "{} sent {got} bytes of chunk {} for {} asked",
+                        node.address,
+                        read.chunk.chunk_name,
+                        to - from
+                    )));
+                }
+                if verifies {
+                    checksum::verify(checksums, (from / window) as usize, &buffers)?;
+                }
+                Ok(trim(buffers, start - from, end - start))
+            });
+            match checked {
+                Ok(bytes) => return Ok(bytes),
+                Err(error) => {
+                    tracing::debug!(datanode = %node.address, %error, "ReadChunk failed, next replica");
+                    last = error;
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// One command on its own stream: send, half-close, read one answer.
+    async fn call(
+        &self,
+        node: &Datanode,
+        request: ContainerCommandRequest,
+    ) -> Result<ContainerCommandResponse> {
+        let mut rpc = self.rpc(node)?;
+        let exchange = async {
+            let mut answers = rpc.send(stream::iter([request])).await?.into_inner();
+            answers.message().await
+        };
+        let answer = match tokio::time::timeout(self.config.request_timeout, exchange).await {
+            Err(_) => return Err(unavailable_at(node, "timed out")),
+            Ok(Err(status)) => {
+                let what = format!("{:?} {}", status.code(), status.message());
+                return Err(unavailable_at(node, &what));
+            }
+            Ok(Ok(None)) => return Err(unavailable_at(node, "no answer")),
+            Ok(Ok(Some(answer))) => answer,
+        };
+        match answer.result() {
+            dn::Result::Success => Ok(answer),
+            result => Err(result_error(node, result, answer.message())),
+        }
+    }
+
+    /// The reused client for `node`, created (unconnected) on first use.
+    fn rpc(&self, node: &Datanode) -> Result<Rpc> {
+        let mut channels = self
+            .channels
+            .lock()
+            .map_err(|_| StorageError::Internal("datanode channel map poisoned".into()))?;
+        if let Some(rpc) = channels.get(&node.address) {
+            return Ok(rpc.clone());
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{}", node.address))
+            .map_err(|e| internal(node, &format!("bad address: {e}")))?
+            .connect_timeout(self.config.connect_timeout)
+            .tcp_nodelay(true);
+        let rpc = XceiverClientProtocolServiceClient::new(endpoint.connect_lazy())
+            .max_decoding_message_size(MAX_MESSAGE_BYTES);
+        channels.insert(node.address.clone(), rpc.clone());
+        Ok(rpc)
+    }
+}
+
+/// The fields every container command carries; the block token, when the
+/// OM issued one, in Hadoop's URL encoding.
+fn command(cmd: dn::Type, block: &OzoneBlock, node: &Datanode) -> ContainerCommandRequest {
+    ContainerCommandRequest {
+        cmd_type: cmd as i32,
+        container_id: block.id.container as i64,
+        datanode_uuid: node.uuid.clone(),
+        encoded_token: block.token.as_ref().map(|t| t.encode_url()),
+        version: Some(CLIENT_VERSION),
+        ..Default::default()
+    }
+}
+
+fn block_id(block: &OzoneBlock) -> DatanodeBlockId {
+    DatanodeBlockId {
+        container_id: block.id.container as i64,
+        local_id: block.id.local as i64,
+        block_commit_sequence_id: Some(block.commit_sequence_id),
+        replica_index: None,
+    }
+}
+
+fn chunk_buffers(node: &Datanode, response: ContainerCommandResponse) -> Result<Vec<Bytes>> {
+    match response.read_chunk.and_then(|r| r.response_data) {
+        Some(ResponseData::DataBuffers(buffers)) => Ok(buffers.buffers),
+        Some(ResponseData::Data(data)) => Ok(vec![data]),
+        None => Err(internal(node, "ReadChunk answer without data")),
+    }
+}
+
+/// Drops `skip` bytes from the front of `buffers` and keeps the next `keep`,
+/// slicing without copying.
+fn trim(buffers: Vec<Bytes>, mut skip: u64, mut keep: u64) -> Vec<Bytes> {
+    let mut out = Vec::with_capacity(buffers.len());
+    for mut buffer in buffers {
+        let len = buffer.len() as u64;
+        if skip >= len {
+            skip -= len;
+            continue;
+        }
+        let from = skip as usize;
+        let to = (skip + keep).min(len) as usize;
+        skip = 0;
+        keep -= (to - from) as u64;
+        buffer.truncate(to);
+        out.push(buffer.slice(from..));
+        if keep == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// The error a datanode's result code stands for.
+fn result_error(node: &Datanode, result: dn::Result, message: &str) -> StorageError {
+    let text = format!(
+        "datanode {}: {}: {message}",
+        node.address,
+        result.as_str_name()
+    );
+    match result {
+        dn::Result::BlockTokenVerificationFailed => StorageError::TokenRefused(text),
+        dn::Result::ChecksumMismatch => StorageError::Corrupt(text),
+        dn::Result::NoSuchBlock | dn::Result::UnableToFindChunk => StorageError::Internal(text),
+        // Behind on the block (UNKNOWN_BCSID), container gone or unhealthy,
+        // I/O trouble: another replica may serve it.
+        _ => StorageError::Unavailable(text),
+    }
+}
+
+fn unavailable(text: &str) -> StorageError {
+    StorageError::Unavailable(text.to_owned())
+}
+
+fn unavailable_at(node: &Datanode, text: &str) -> StorageError {
+    StorageError::Unavailable(format!("datanode {}: {text}", node.address))
+}
+
+fn internal(node: &Datanode, text: &str) -> StorageError {
+    StorageError::Internal(format!("datanode {}: {text}", node.address))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(parts: &[&'static [u8]]) -> Vec<Bytes> {
+        parts.iter().map(|p| Bytes::from_static(p)).collect()
+    }
+
+    fn joined(buffers: Vec<Bytes>) -> Vec<u8> {
+        buffers.concat()
+    }
+
+    #[test]
+    fn trims_across_buffers() {
+        let buffers = pieces(&[b"abcd", b"efgh", b"ijkl"]);
+        assert_eq!(joined(trim(buffers, 3, 6)), b"defghi");
+    }
+
+    #[test]
+    fn trims_inside_one_buffer() {
+        let buffers = pieces(&[b"abcd", b"efgh"]);
+        assert_eq!(joined(trim(buffers, 5, 2)), b"fg");
+    }
+
+    #[test]
+    fn keeps_everything_when_nothing_is_trimmed() {
+        let buffers = pieces(&[b"ab", b"cd"]);
+        assert_eq!(joined(trim(buffers, 0, 4)), b"abcd");
+    }
+
+    #[test]
+    fn maps_datanode_results() {
+        let node = Datanode {
+            uuid: "u".into(),
+            address: "dn:9859".into(),
+        };
+        assert!(matches!(
+            result_error(&node, dn::Result::UnknownBcsid, ""),
+            StorageError::Unavailable(_)
+        ));
+        assert!(matches!(
+            result_error(&node, dn::Result::BlockTokenVerificationFailed, ""),
+            StorageError::TokenRefused(_)
+        ));
+        assert!(matches!(
+            result_error(&node, dn::Result::NoSuchBlock, ""),
+            StorageError::Internal(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn refuses_a_range_outside_the_block() {
+        let block = OzoneBlock {
+            id: crate::BlockId {
+                container: 1,
+                local: 2,
+            },
+            commit_sequence_id: 0,
+            offset: 0,
+            length: 10,
+            token: None,
+            datanodes: Vec::new(),
+            part_number: None,
+        };
+        let client = DnClient::new(DnConfig::default());
+        assert!(matches!(
+            client.read(&block, 5..11).await,
+            Err(StorageError::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            client.read(&block, 0..10).await,
+            Err(StorageError::Unavailable(_))
+        ));
+    }
+}

@@ -1,0 +1,340 @@
+//! What the OM tells us about keys and blocks, in our terms: the decoded
+//! form of `KeyInfo`, `KeyLocation` and `Pipeline` that the datanode client
+//! and (next) the `MetadataStore` implementation work with.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::token::BlockToken;
+use crate::{BlockId, BucketInfo, ListEntry};
+
+use super::proto::hadoop::{common, hdds, ozone};
+
+/// The metadata key under which Ozone's S3 gateway stores an object's ETag.
+pub const ETAG_METADATA_KEY: &str = "ETag";
+
+/// The datanode gRPC port Ozone uses when a member advertises none.
+const DEFAULT_STANDALONE_PORT: u32 = 9859;
+
+/// One replica holder of a block, as the datanode client reaches it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datanode {
+    /// The datanode's UUID string; every container command must name it.
+    pub uuid: String,
+    /// `host:port` of its `XceiverClientProtocolService` (the STANDALONE port).
+    pub address: String,
+}
+
+/// One block of a key, with everything needed to read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneBlock {
+    pub id: BlockId,
+    /// The commit sequence id a replica must have reached to serve this block.
+    pub commit_sequence_id: u64,
+    /// Offset of the block's first byte within the key.
+    pub offset: u64,
+    pub length: u64,
+    /// The READ token the OM issued (absent when security is off).
+    pub token: Option<BlockToken>,
+    /// The pipeline's members, its leader first.
+    pub datanodes: Vec<Datanode>,
+    /// The multipart part this block belongs to, if any.
+    pub part_number: Option<u32>,
+}
+
+/// A key as the OM describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneKey {
+    pub bucket: String,
+    pub key: String,
+    pub size: u64,
+    pub created: SystemTime,
+    pub modified: SystemTime,
+    pub owner: String,
+    /// Key metadata as stored, including `ETag`.
+    pub metadata: BTreeMap<String, String>,
+    pub tags: Vec<(String, String)>,
+    /// The blocks of the latest version, in key order (empty for HEAD).
+    pub blocks: Vec<OzoneBlock>,
+    pub is_multipart: bool,
+}
+
+impl OzoneKey {
+    /// The S3 ETag the writer recorded, without quotes.
+    pub fn etag(&self) -> Option<&str> {
+        self.metadata.get(ETAG_METADATA_KEY).map(String::as_str)
+    }
+}
+
+/// A key handed out by `CreateKey`, not visible until committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneOpenKey {
+    pub bucket: String,
+    pub key: String,
+    /// The OM's handle for the open key (`clientID` of AllocateBlock/CommitKey).
+    pub id: u64,
+    /// Blocks the OM allocated with the key (none for an empty size hint).
+    pub blocks: Vec<OzoneBlock>,
+    /// The replication the OM chose for the key; AllocateBlock and
+    /// CommitKey must repeat it (the OM has no default for them).
+    pub replication: Replication,
+    /// Set when the open key is a part of a multipart upload.
+    pub part: Option<OpenPart>,
+}
+
+/// Which multipart upload and part an open key will become.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenPart {
+    pub upload_id: String,
+    pub number: u32,
+}
+
+/// A committed part of a multipart upload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzonePart {
+    pub number: u32,
+    /// The OM's name for the part, which completion must quote.
+    pub name: String,
+    pub size: u64,
+    pub modified: SystemTime,
+    pub etag: Option<String>,
+}
+
+/// A multipart upload in progress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneUpload {
+    pub key: String,
+    pub upload_id: String,
+    pub created: SystemTime,
+}
+
+/// A key's replication as the OM states it (`hadoop.hdds` wire values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replication {
+    /// RATIS=1, STAND_ALONE=2, EC=4.
+    pub kind: i32,
+    /// ONE=1, THREE=3.
+    pub factor: i32,
+}
+
+pub(super) fn millis(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
+}
+
+pub(super) fn pairs(values: Vec<hdds::KeyValue>) -> Vec<(String, String)> {
+    values
+        .into_iter()
+        .map(|kv| (kv.key, kv.value.unwrap_or_default()))
+        .collect()
+}
+
+pub(super) fn key_values(pairs: &[(String, String)]) -> Vec<hdds::KeyValue> {
+    pairs
+        .iter()
+        .map(|(key, value)| hdds::KeyValue {
+            key: key.clone(),
+            value: Some(value.clone()),
+        })
+        .collect()
+}
+
+pub(super) fn bucket_from_proto(info: ozone::BucketInfo) -> BucketInfo {
+    BucketInfo {
+        owner: info.owner.clone().unwrap_or_default(),
+        created: millis(info.creation_time()),
+        name: info.bucket_name,
+        region: String::new(),
+    }
+}
+
+pub(super) fn key_from_proto(info: ozone::KeyInfo) -> OzoneKey {
+    // Only the latest version's locations matter to an S3 reader.
+    let latest = info.key_location_list.into_iter().last();
+    let is_multipart = latest.as_ref().is_some_and(|l| l.is_multipart_key());
+    let mut blocks: Vec<OzoneBlock> = latest
+        .map(|l| l.key_locations.into_iter().map(block_from_proto).collect())
+        .unwrap_or_default();
+    // The OM's `offset` is not the block's place in the key (it is 0 for
+    // every block); the blocks simply follow each other.
+    let mut offset = 0;
+    for block in &mut blocks {
+        block.offset = offset;
+        offset += block.length;
+    }
+    OzoneKey {
+        size: info.data_size,
+        created: millis(info.creation_time),
+        modified: millis(info.modification_time),
+        owner: info.owner_name.unwrap_or_default(),
+        metadata: pairs(info.metadata).into_iter().collect(),
+        tags: pairs(info.tags),
+        blocks,
+        is_multipart,
+        bucket: info.bucket_name,
+        key: info.key_name,
+    }
+}
+
+pub(super) fn listed_from_proto(info: ozone::BasicKeyInfo) -> ListEntry {
+    ListEntry {
+        size: info.data_size(),
+        last_modified: millis(info.modification_time()),
+        etag: info.etag.unwrap_or_default(),
+        owner: info.owner_name.unwrap_or_default(),
+        key: info.key_name.unwrap_or_default(),
+    }
+}
+
+pub(super) fn block_from_proto(location: ozone::KeyLocation) -> OzoneBlock {
+    let id = location.block_id.container_block_id;
+    OzoneBlock {
+        id: BlockId {
+            // Ozone's ids are non-negative int64 on the wire.
+            container: id.container_id as u64,
+            local: id.local_id as u64,
+        },
+        commit_sequence_id: location.block_id.block_commit_sequence_id(),
+        // Placed by the caller: see `key_from_proto`.
+        offset: 0,
+        length: location.length,
+        token: location.token.map(token_from_proto),
+        datanodes: location.pipeline.map(datanodes).unwrap_or_default(),
+        part_number: location
+            .part_number
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
+    }
+}
+
+pub(super) fn block_to_proto(block: &OzoneBlock) -> ozone::KeyLocation {
+    ozone::KeyLocation {
+        block_id: hdds::BlockId {
+            container_block_id: hdds::ContainerBlockId {
+                container_id: block.id.container as i64,
+                local_id: block.id.local as i64,
+            },
+            block_commit_sequence_id: Some(block.commit_sequence_id),
+        },
+        // Ozone's writers send 0 here: a block's place in the key is
+        // given by the order of the locations.
+        offset: 0,
+        length: block.length,
+        part_number: block.part_number.and_then(|n| i32::try_from(n).ok()),
+        ..Default::default()
+    }
+}
+
+fn token_from_proto(token: common::Token) -> BlockToken {
+    BlockToken {
+        identifier: token.identifier,
+        password: token.password,
+        kind: token.kind,
+        service: token.service,
+    }
+}
+
+/// The pipeline's members as gRPC endpoints, the Raft leader first (reads
+/// of a just-written block succeed there first).
+fn datanodes(pipeline: hdds::Pipeline) -> Vec<Datanode> {
+    let leader = pipeline.leader_id.clone().unwrap_or_default();
+    let mut nodes: Vec<Datanode> = pipeline
+        .members
+        .into_iter()
+        .map(|member| {
+            let port = member
+                .ports
+                .iter()
+                .find(|p| p.name == "STANDALONE")
+                .map_or(DEFAULT_STANDALONE_PORT, |p| p.value);
+            let host = member.ip_address;
+            Datanode {
+                uuid: member.uuid.unwrap_or_default(),
+                // An IPv6 literal needs brackets before the port.
+                address: if host.contains(':') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                },
+            }
+        })
+        .collect();
+    nodes.sort_by_key(|node| node.uuid != leader);
+    nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn location(
+        local: i64,
+        length: u64,
+        members: &[(&str, u32)],
+        leader: &str,
+    ) -> ozone::KeyLocation {
+        ozone::KeyLocation {
+            block_id: hdds::BlockId {
+                container_block_id: hdds::ContainerBlockId {
+                    container_id: 7,
+                    local_id: local,
+                },
+                block_commit_sequence_id: Some(3),
+            },
+            offset: 0,
+            length,
+            pipeline: Some(hdds::Pipeline {
+                members: members
+                    .iter()
+                    .map(|(uuid, port)| hdds::DatanodeDetails {
+                        uuid: Some((*uuid).into()),
+                        ip_address: "10.0.0.1".into(),
+                        host_name: "dn".into(),
+                        ports: vec![hdds::Port {
+                            name: "STANDALONE".into(),
+                            value: *port,
+                        }],
+                        uuid128: None,
+                    })
+                    .collect(),
+                leader_id: Some(leader.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn places_blocks_one_after_another_leader_first() {
+        let info = ozone::KeyInfo {
+            key_name: "k".into(),
+            data_size: 150,
+            key_location_list: vec![ozone::KeyLocationList {
+                key_locations: vec![
+                    location(1, 100, &[("a", 1), ("b", 2)], "b"),
+                    location(2, 50, &[("a", 1)], "a"),
+                ],
+                ..Default::default()
+            }],
+            metadata: vec![hdds::KeyValue {
+                key: ETAG_METADATA_KEY.into(),
+                value: Some("abc".into()),
+            }],
+            ..Default::default()
+        };
+        let key = key_from_proto(info);
+        assert_eq!(key.etag(), Some("abc"));
+        let places: Vec<_> = key.blocks.iter().map(|b| (b.offset, b.length)).collect();
+        assert_eq!(places, [(0, 100), (100, 50)]);
+        let first = &key.blocks[0];
+        assert_eq!(
+            first.id,
+            BlockId {
+                container: 7,
+                local: 1
+            }
+        );
+        assert_eq!(first.commit_sequence_id, 3);
+        assert_eq!(first.datanodes[0].uuid, "b");
+        assert_eq!(first.datanodes[0].address, "10.0.0.1:2");
+    }
+}

@@ -1,0 +1,832 @@
+//! The Ozone Manager client: every metadata command goes through
+//! `hadoop.ozone.OzoneManagerService/submitRequest` on one reused HTTP/2
+//! channel per OM, with failover to the next OM when one is down or not the
+//! Raft leader.
+//!
+//! Each request names the acting S3 access key in `s3Authentication.accessId`
+//! and carries the `client_hostname` / `client_ip_address` gRPC headers: over
+//! gRPC the OM has no Hadoop RPC caller, and without both it either fails
+//! S3-context lookups or attributes the request to its own process user.
+
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tonic::metadata::AsciiMetadataValue;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::{BucketInfo, ListEntry, Result, StorageError};
+
+use super::model::{
+    self, ETAG_METADATA_KEY, OzoneBlock, OzoneKey, OzoneOpenKey, Replication, block_to_proto,
+    key_values,
+};
+use super::proto::hadoop::{hdds, ozone};
+use ozone::om_request::Command;
+use ozone::om_response::Answer;
+use ozone::ozone_manager_service_client::OzoneManagerServiceClient;
+use ozone::{KeyArgs, OmRequest, OmResponse, Status, Type};
+
+/// The body of an OM answer if it is the `$variant` one.
+macro_rules! answer {
+    ($response:expr, $variant:ident) => {
+        match $response.answer {
+            Some(Answer::$variant(body)) => Some(body),
+            _ => None,
+        }
+    };
+}
+pub(super) use answer;
+
+/// The volume that holds every S3 bucket.
+pub const S3_VOLUME: &str = "s3v";
+
+/// The client protocol version Ozone 2.x clients announce.
+const CLIENT_VERSION: u32 = 3;
+
+/// OM answers can be large (a listing of 1000 keys with locations); the OM
+/// itself allows 128 MiB.
+const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+
+/// Connection and retry settings of the OM client.
+#[derive(Clone, Debug)]
+pub struct OmConfig {
+    /// `host:port` of each OM's gRPC server (`ozone.om.grpc.port`, 8981).
+    pub addresses: Vec<String>,
+    pub connect_timeout: Duration,
+    /// Deadline of one attempt of one command.
+    pub request_timeout: Duration,
+    /// Attempts per command over all OMs before giving up as unavailable.
+    pub max_attempts: usize,
+    /// Pause before another round over the OMs, so that a leader election
+    /// can finish.
+    pub retry_backoff: Duration,
+    /// Sent as `client_hostname`; this machine's host name when `None`.
+    pub client_hostname: Option<String>,
+}
+
+impl OmConfig {
+    pub fn new(addresses: Vec<String>) -> Self {
+        Self {
+            addresses,
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_attempts: 6,
+            retry_backoff: Duration::from_millis(500),
+            client_hostname: None,
+        }
+    }
+}
+
+struct OmNode {
+    address: String,
+    rpc: OzoneManagerServiceClient<Channel>,
+    /// Our address as this OM sees it: the local end of a route to it.
+    client_ip: AsciiMetadataValue,
+}
+
+/// A client of one Ozone Manager ring.
+pub struct OmClient {
+    nodes: Vec<OmNode>,
+    /// Index of the OM believed to be the leader.
+    leader: AtomicUsize,
+    client_id: String,
+    client_hostname: AsciiMetadataValue,
+    request_timeout: Duration,
+    max_attempts: usize,
+    retry_backoff: Duration,
+}
+
+/// What one attempt at one OM came to.
+enum Attempt {
+    /// Boxed: an answer is large next to the other outcomes.
+    Done(Result<Box<OmResponse>>),
+    /// Try another OM (this one is down or not the leader), preferably `hint`.
+    Failover { reason: String, hint: Option<usize> },
+    /// Ask the same OM again after a pause (it is the leader but not ready).
+    Wait(String),
+}
+
+impl OmClient {
+    /// Sets up one lazily connected channel per OM; nothing is sent yet.
+    pub fn new(config: &OmConfig) -> Result<Self> {
+        if config.addresses.is_empty() {
+            return Err(StorageError::InvalidArgument(
+                "no Ozone Manager address given".into(),
+            ));
+        }
+        let nodes = config
+            .addresses
+            .iter()
+            .map(|address| connect(address, config))
+            .collect::<Result<Vec<_>>>()?;
+        let hostname = config
+            .client_hostname
+            .clone()
+            .unwrap_or_else(local_hostname);
+        Ok(Self {
+            nodes,
+            leader: AtomicUsize::new(0),
+            client_id: format!("s3gw-{}", uuid::Uuid::new_v4()),
+            client_hostname: ascii_header(&hostname, "localhost"),
+            request_timeout: config.request_timeout,
+            max_attempts: config.max_attempts.max(1),
+            retry_backoff: config.retry_backoff,
+        })
+    }
+
+    /// Sends one command; a `success=false` answer becomes the matching
+    /// [`StorageError`].
+    pub(super) async fn submit(
+        &self,
+        access_id: &str,
+        cmd: Type,
+        command: Command,
+    ) -> Result<OmResponse> {
+        let response = self.send(access_id, cmd, command).await?;
+        if response.success() {
+            Ok(response)
+        } else {
+            Err(failure(response))
+        }
+    }
+
+    /// Sends one command, failing over between OMs, and returns the OM's
+    /// answer whether or not it reports success.
+    async fn send(&self, access_id: &str, cmd: Type, command: Command) -> Result<OmResponse> {
+        let request = OmRequest {
+            cmd_type: cmd as i32,
+            client_id: self.client_id.clone(),
+            version: Some(CLIENT_VERSION),
+            s3_authentication: Some(ozone::S3Authentication {
+                access_id: Some(access_id.to_owned()),
+                ..Default::default()
+            }),
+            command: Some(command),
+            trace_id: None,
+        };
+        let mut index = self.leader.load(Ordering::Relaxed) % self.nodes.len();
+        let mut last_failure = String::new();
+        for attempt in 0..self.max_attempts {
+            // Pause once every OM has been tried, not between failovers.
+            if attempt > 0 && attempt % self.nodes.len() == 0 {
+                tokio::time::sleep(self.retry_backoff).await;
+            }
+            match self.attempt(&self.nodes[index], request.clone()).await {
+                Attempt::Done(result) => {
+                    self.leader.store(index, Ordering::Relaxed);
+                    return result.map(|response| *response);
+                }
+                Attempt::Failover { reason, hint } => {
+                    tracing::debug!(om = %self.nodes[index].address, %reason, "OM failover");
+                    last_failure = reason;
+                    index = hint.unwrap_or((index + 1) % self.nodes.len());
+                }
+                Attempt::Wait(reason) => {
+                    last_failure = reason;
+                    tokio::time::sleep(self.retry_backoff).await;
+                }
+            }
+        }
+        Err(StorageError::Unavailable(format!(
+            "no Ozone Manager answered {cmd:?} after {} attempts: {last_failure}",
+            self.max_attempts
+        )))
+    }
+
+    async fn attempt(&self, node: &OmNode, request: OmRequest) -> Attempt {
+        let mut call = tonic::Request::new(request);
+        let headers = call.metadata_mut();
+        headers.insert("client_hostname", self.client_hostname.clone());
+        headers.insert("client_ip_address", node.client_ip.clone());
+        let mut rpc = node.rpc.clone();
+        match tokio::time::timeout(self.request_timeout, rpc.submit_request(call)).await {
+            Ok(Ok(response)) => Attempt::Done(Ok(Box::new(response.into_inner()))),
+            Ok(Err(status)) => self.classify(node, status),
+            Err(_) => Attempt::Failover {
+                reason: format!(
+                    "{}: no answer within {:?}",
+                    node.address, self.request_timeout
+                ),
+                hint: None,
+            },
+        }
+    }
+
+    /// Sorts a gRPC failure into retry or give up. The OM reports server
+    /// exceptions as INTERNAL with `<exception class>: <message>` as text.
+    fn classify(&self, node: &OmNode, status: tonic::Status) -> Attempt {
+        let text = status.message();
+        let reason = format!("{}: {:?} {text}", node.address, status.code());
+        match status.code() {
+            tonic::Code::Internal if text.contains("OMNotLeaderException") => Attempt::Failover {
+                hint: self.suggested_leader(text),
+                reason,
+            },
+            tonic::Code::Internal if text.contains("OMLeaderNotReadyException") => {
+                Attempt::Wait(reason)
+            }
+            tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Cancelled
+            | tonic::Code::Unknown => Attempt::Failover { reason, hint: None },
+            _ => Attempt::Done(Err(StorageError::Internal(format!(
+                "Ozone Manager {reason}"
+            )))),
+        }
+    }
+
+    /// The OM whose host a not-leader answer names ("Suggested leader is
+    /// OM:om1[host:port]"; that port is Hadoop RPC, not gRPC, so match the host).
+    fn suggested_leader(&self, text: &str) -> Option<usize> {
+        let (_, rest) = text.split_once("Suggested leader is")?;
+        let inside = rest.split_once('[')?.1.split_once(']')?.0;
+        let host = inside.rsplit_once(':').map_or(inside, |(host, _)| host);
+        self.nodes
+            .iter()
+            .position(|node| node.address.rsplit_once(':').map(|(h, _)| h) == Some(host))
+    }
+
+    // ---- buckets ----
+
+    /// Creates `s3v/<name>` with the OBJECT_STORE layout, owned by `access_id`.
+    pub async fn create_bucket(&self, access_id: &str, name: &str) -> Result<()> {
+        let info = ozone::BucketInfo {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: name.into(),
+            is_version_enabled: false,
+            storage_type: hdds::StorageType::Disk as i32,
+            bucket_layout: Some(ozone::BucketLayout::ObjectStore as i32),
+            // The OM leaves the owner empty unless the client names one.
+            owner: Some(access_id.into()),
+            ..Default::default()
+        };
+        let command = Command::CreateBucket(ozone::CreateBucketRequest { bucket_info: info });
+        self.submit(access_id, Type::CreateBucket, command).await?;
+        Ok(())
+    }
+
+    pub async fn info_bucket(&self, access_id: &str, name: &str) -> Result<BucketInfo> {
+        let command = Command::InfoBucket(ozone::InfoBucketRequest {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: name.into(),
+        });
+        let response = self.submit(access_id, Type::InfoBucket, command).await?;
+        let info = answer!(response, InfoBucket)
+            .and_then(|r| r.bucket_info)
+            .ok_or_else(|| missing("InfoBucket", "bucketInfo"))?;
+        Ok(model::bucket_from_proto(info))
+    }
+
+    /// `BucketNotEmpty` while the bucket holds keys.
+    pub async fn delete_bucket(&self, access_id: &str, name: &str) -> Result<()> {
+        let command = Command::DeleteBucket(ozone::DeleteBucketRequest {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: name.into(),
+        });
+        self.submit(access_id, Type::DeleteBucket, command).await?;
+        Ok(())
+    }
+
+    /// Up to `count` buckets of `s3v` named after `start_after` (all owners),
+    /// in name order.
+    pub async fn list_buckets(
+        &self,
+        access_id: &str,
+        prefix: &str,
+        start_after: &str,
+        count: usize,
+    ) -> Result<Vec<BucketInfo>> {
+        let command = Command::ListBuckets(ozone::ListBucketsRequest {
+            volume_name: S3_VOLUME.into(),
+            start_key: non_empty(start_after),
+            prefix: non_empty(prefix),
+            count: Some(wire_count(count)),
+        });
+        let response = self.submit(access_id, Type::ListBuckets, command).await?;
+        Ok(answer!(response, ListBuckets)
+            .map(|r| r.bucket_info)
+            .unwrap_or_default()
+            .into_iter()
+            .map(model::bucket_from_proto)
+            .collect())
+    }
+
+    // ---- keys ----
+
+    /// The S3 read path in one round trip: the key with a READ token and
+    /// freshly resolved datanodes on every block, or with `head` only its
+    /// metadata (no tokens, no pipeline lookups).
+    pub async fn get_key_info(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        key: &str,
+        head: bool,
+    ) -> Result<OzoneKey> {
+        let args = KeyArgs {
+            head_op: Some(head),
+            latest_version_location: Some(true),
+            sort_datanodes: Some(false),
+            ..key_args(bucket, key)
+        };
+        let command = Command::GetKeyInfo(ozone::GetKeyInfoRequest {
+            key_args: args,
+            assume_s3_context: Some(true),
+        });
+        let response = self.submit(access_id, Type::GetKeyInfo, command).await?;
+        let info = answer!(response, GetKeyInfo)
+            .and_then(|r| r.key_info)
+            .ok_or_else(|| missing("GetKeyInfo", "keyInfo"))?;
+        Ok(model::key_from_proto(info))
+    }
+
+    /// Opens a key for writing, with the replication the OM's defaults
+    /// give and the object's `tags` (the OM takes tags here, not at commit).
+    /// With `size_hint > 0` the OM allocates the first block(s) at once,
+    /// saving an `allocate_block` round trip.
+    pub async fn create_key(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        key: &str,
+        size_hint: u64,
+        tags: &[(String, String)],
+    ) -> Result<OzoneOpenKey> {
+        let args = KeyArgs {
+            data_size: Some(size_hint),
+            owner_name: Some(access_id.into()),
+            tags: key_values(tags),
+            latest_version_location: Some(true),
+            ..key_args(bucket, key)
+        };
+        let command = Command::CreateKey(ozone::CreateKeyRequest {
+            key_args: args,
+            client_id: None,
+        });
+        let response = self.submit(access_id, Type::CreateKey, command).await?;
+        let created = answer!(response, CreateKey)
+            .ok_or_else(|| missing("CreateKey", "createKeyResponse"))?;
+        let id = created.id.ok_or_else(|| missing("CreateKey", "ID"))?;
+        let info = created
+            .key_info
+            .ok_or_else(|| missing("CreateKey", "keyInfo"))?;
+        let replication = Replication {
+            kind: info.r#type,
+            factor: info.factor.unwrap_or(hdds::ReplicationFactor::One as i32),
+        };
+        Ok(OzoneOpenKey {
+            bucket: bucket.into(),
+            key: key.into(),
+            id,
+            blocks: model::key_from_proto(info).blocks,
+            replication,
+            part: None,
+        })
+    }
+
+    /// One more block (READ+WRITE token) for an open key.
+    pub async fn allocate_block(&self, access_id: &str, open: &OzoneOpenKey) -> Result<OzoneBlock> {
+        let command = Command::AllocateBlock(ozone::AllocateBlockRequest {
+            key_args: open_key_args(open),
+            client_id: open.id,
+        });
+        let response = self.submit(access_id, Type::AllocateBlock, command).await?;
+        let location = answer!(response, AllocateBlock)
+            .and_then(|r| r.key_location)
+            .ok_or_else(|| missing("AllocateBlock", "keyLocation"))?;
+        Ok(model::block_from_proto(location))
+    }
+
+    /// Makes the open key visible with `blocks` (in key order, with their
+    /// written lengths and commit sequence ids), the ETag as metadata
+    /// `ETag` and the other `metadata`.
+    pub async fn commit_key(
+        &self,
+        access_id: &str,
+        open: &OzoneOpenKey,
+        blocks: &[OzoneBlock],
+        etag: &str,
+        metadata: &[(String, String)],
+    ) -> Result<()> {
+        let mut all_metadata = vec![(ETAG_METADATA_KEY.to_owned(), etag.to_owned())];
+        all_metadata.extend(metadata.iter().cloned());
+        let args = KeyArgs {
+            data_size: Some(blocks.iter().map(|b| b.length).sum()),
+            key_locations: blocks.iter().map(block_to_proto).collect(),
+            metadata: key_values(&all_metadata),
+            owner_name: Some(access_id.into()),
+            ..open_key_args(open)
+        };
+        let command = Command::CommitKey(ozone::CommitKeyRequest {
+            key_args: args,
+            client_id: open.id,
+        });
+        self.submit(access_id, Type::CommitKey, command).await?;
+        Ok(())
+    }
+
+    /// Up to `count` keys starting with `prefix` and sorting after
+    /// `start_after`, in byte order, with their ETags (ListKeysLight: no
+    /// block locations), and whether more follow.
+    pub async fn list_keys(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        prefix: &str,
+        start_after: &str,
+        count: usize,
+    ) -> Result<(Vec<ListEntry>, bool)> {
+        let command = Command::ListKeys(ozone::ListKeysRequest {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: bucket.into(),
+            start_key: non_empty(start_after),
+            prefix: non_empty(prefix),
+            count: Some(wire_count(count)),
+        });
+        let response = self.submit(access_id, Type::ListKeysLight, command).await?;
+        let page = answer!(response, ListKeysLight).unwrap_or_default();
+        let truncated = page.is_truncated();
+        let entries = page
+            .basic_key_info
+            .into_iter()
+            .map(model::listed_from_proto)
+            .collect();
+        Ok((entries, truncated))
+    }
+
+    /// `NoSuchKey` when there is no such key (S3's idempotent delete is the
+    /// caller's choice).
+    pub async fn delete_key(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {
+        let command = Command::DeleteKey(ozone::DeleteKeyRequest {
+            key_args: key_args(bucket, key),
+        });
+        self.submit(access_id, Type::DeleteKey, command).await?;
+        Ok(())
+    }
+
+    /// Deletes many keys in one command; returns the keys that were not
+    /// deleted with the OM's reason. Missing keys count as deleted.
+    pub async fn delete_keys(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        keys: &[String],
+    ) -> Result<Vec<(String, String)>> {
+        let command = Command::DeleteKeys(ozone::DeleteKeysRequest {
+            delete_keys: Some(ozone::DeleteKeyArgs {
+                volume_name: S3_VOLUME.into(),
+                bucket_name: bucket.into(),
+                keys: keys.to_vec(),
+            }),
+        });
+        // A partial failure arrives as success=false with status
+        // PARTIAL_DELETE and the per-key errors in the body.
+        let response = self.send(access_id, Type::DeleteKeys, command).await?;
+        let (success, status, message) = (response.success(), response.status, response.message);
+        let errors = match response.answer {
+            Some(Answer::DeleteKeys(body)) => body.errors,
+            _ if success => Vec::new(),
+            _ => return Err(status_error(status, message.unwrap_or_default())),
+        };
+        Ok(errors
+            .into_iter()
+            .filter(|e| e.error_code.as_deref() != Some("KEY_NOT_FOUND"))
+            .map(|e| {
+                let reason = format!(
+                    "{}: {}",
+                    e.error_code.unwrap_or_default(),
+                    e.error_msg.unwrap_or_default()
+                );
+                (e.key.unwrap_or_default(), reason)
+            })
+            .collect())
+    }
+
+    // ---- tags ----
+
+    pub async fn get_tags(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Vec<(String, String)>> {
+        let command = Command::GetObjectTagging(ozone::GetObjectTaggingRequest {
+            key_args: key_args(bucket, key),
+        });
+        let response = self
+            .submit(access_id, Type::GetObjectTagging, command)
+            .await?;
+        Ok(model::pairs(
+            answer!(response, GetObjectTagging)
+                .map(|r| r.tags)
+                .unwrap_or_default(),
+        ))
+    }
+
+    /// Replaces the key's tag set.
+    pub async fn put_tags(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        key: &str,
+        tags: &[(String, String)],
+    ) -> Result<()> {
+        let command = Command::PutObjectTagging(ozone::PutObjectTaggingRequest {
+            key_args: KeyArgs {
+                tags: key_values(tags),
+                ..key_args(bucket, key)
+            },
+        });
+        self.submit(access_id, Type::PutObjectTagging, command)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn delete_tags(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {
+        let command = Command::DeleteObjectTagging(ozone::DeleteObjectTaggingRequest {
+            key_args: key_args(bucket, key),
+        });
+        self.submit(access_id, Type::DeleteObjectTagging, command)
+            .await?;
+        Ok(())
+    }
+
+    // ---- credentials ----
+
+    /// Asks the OM for the S3 secret of `access_id`, creating one if
+    /// `create` and it has none. Ozone reveals a secret only once, in the
+    /// answer that creates it: afterwards it reports `AlreadyIssued`.
+    pub async fn get_s3_secret(&self, access_id: &str, create: bool) -> Result<SecretAnswer> {
+        let command = Command::GetS3Secret(ozone::GetS3SecretRequest {
+            kerberos_id: access_id.into(),
+            create_if_not_exist: Some(create),
+        });
+        let response = self.send(access_id, Type::GetS3Secret, command).await?;
+        match Status::try_from(response.status) {
+            _ if response.success() => answer!(response, GetS3Secret)
+                .and_then(|r| r.s3_secret)
+                .map(|s| SecretAnswer::Secret(s.aws_secret))
+                .ok_or_else(|| missing("GetS3Secret", "s3Secret")),
+            Ok(Status::S3SecretAlreadyExists) => Ok(SecretAnswer::AlreadyIssued),
+            Ok(Status::AccessIdNotFound) => Ok(SecretAnswer::Unknown),
+            _ => Err(failure(response)),
+        }
+    }
+}
+
+/// What the OM answers when asked for an S3 secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretAnswer {
+    /// The secret, generated by this very request.
+    Secret(String),
+    /// The access id has a secret, which the OM does not hand out again.
+    AlreadyIssued,
+    /// The access id has no secret (and none was to be created).
+    Unknown,
+}
+
+fn connect(address: &str, config: &OmConfig) -> Result<OmNode> {
+    let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| StorageError::InvalidArgument(format!("OM address {address:?}: {e}")))?
+        .connect_timeout(config.connect_timeout)
+        .tcp_nodelay(true);
+    let rpc = OzoneManagerServiceClient::new(endpoint.connect_lazy())
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    Ok(OmNode {
+        address: address.to_owned(),
+        rpc,
+        client_ip: ascii_header(&local_ip_towards(address), "127.0.0.1"),
+    })
+}
+
+/// The local address the OS would use to reach `address`. Connecting a UDP
+/// socket only picks a route; no packet is sent.
+fn local_ip_towards(address: &str) -> String {
+    UdpSocket::bind("0.0.0.0:0")
+        .and_then(|socket| {
+            socket.connect(address)?;
+            socket.local_addr()
+        })
+        .map(|local| local.ip().to_string())
+        .unwrap_or_else(|_| "127.0.0.1".into())
+}
+
+fn local_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn ascii_header(value: &str, fallback: &'static str) -> AsciiMetadataValue {
+    value
+        .parse()
+        .unwrap_or_else(|_| AsciiMetadataValue::from_static(fallback))
+}
+
+pub(super) fn key_args(bucket: &str, key: &str) -> KeyArgs {
+    KeyArgs {
+        volume_name: S3_VOLUME.into(),
+        bucket_name: bucket.into(),
+        key_name: key.into(),
+        ..Default::default()
+    }
+}
+
+/// Key arguments naming an open key (and its upload and part, for a
+/// part) and repeating its replication.
+pub(super) fn open_key_args(open: &OzoneOpenKey) -> KeyArgs {
+    KeyArgs {
+        r#type: Some(open.replication.kind),
+        factor: Some(open.replication.factor),
+        is_multipart_key: open.part.as_ref().map(|_| true),
+        multipart_upload_id: open.part.as_ref().map(|p| p.upload_id.clone()),
+        multipart_number: open.part.as_ref().map(|p| p.number),
+        ..key_args(&open.bucket, &open.key)
+    }
+}
+
+pub(super) fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+pub(super) fn wire_count(count: usize) -> i32 {
+    i32::try_from(count).unwrap_or(i32::MAX)
+}
+
+fn failure(response: OmResponse) -> StorageError {
+    status_error(response.status, response.message.unwrap_or_default())
+}
+
+pub(super) fn missing(command: &str, field: &str) -> StorageError {
+    StorageError::Internal(format!("the OM's {command} answer has no {field}"))
+}
+
+/// The [`StorageError`] for an OM `status` code (`OMResponse.status`).
+pub fn status_error(status: i32, message: String) -> StorageError {
+    let Ok(status) = Status::try_from(status) else {
+        return StorageError::Internal(format!("OM status {status}: {message}"));
+    };
+    match status {
+        Status::VolumeNotFound | Status::BucketNotFound => StorageError::NoSuchBucket,
+        Status::KeyNotFound | Status::FileNotFound => StorageError::NoSuchKey,
+        Status::BucketAlreadyExists => StorageError::BucketAlreadyExists,
+        Status::BucketNotEmpty => StorageError::BucketNotEmpty,
+        Status::AccessDenied
+        | Status::PermissionDenied
+        | Status::UserMismatch
+        | Status::InvalidToken
+        | Status::TokenExpired
+        | Status::Unauthorized
+        | Status::S3SecretNotFound
+        | Status::AccessIdNotFound => StorageError::AccessDenied,
+        Status::NoSuchMultipartUploadError => StorageError::NoSuchUpload,
+        Status::InvalidPart
+        | Status::InvalidPartOrder
+        | Status::MismatchMultipartList
+        | Status::MissingUploadParts => StorageError::InvalidPart(message),
+        Status::EtagMismatch | Status::KeyAlreadyExists => StorageError::PreconditionFailed,
+        Status::InvalidKeyName
+        | Status::InvalidBucketName
+        | Status::InvalidRequest
+        | Status::EntityTooSmall => StorageError::InvalidArgument(message),
+        Status::OmNotInitialized | Status::ScmInSafeMode | Status::Timeout | Status::RatisError => {
+            StorageError::Unavailable(format!("{}: {message}", status.as_str_name()))
+        }
+        _ => StorageError::Internal(format!("{}: {message}", status.as_str_name())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_om_statuses_to_storage_errors() {
+        let err = |s: Status| status_error(s as i32, "text".into());
+        assert!(matches!(
+            err(Status::BucketNotFound),
+            StorageError::NoSuchBucket
+        ));
+        assert!(matches!(err(Status::KeyNotFound), StorageError::NoSuchKey));
+        assert!(matches!(
+            err(Status::BucketAlreadyExists),
+            StorageError::BucketAlreadyExists
+        ));
+        assert!(matches!(
+            err(Status::BucketNotEmpty),
+            StorageError::BucketNotEmpty
+        ));
+        assert!(matches!(
+            err(Status::PermissionDenied),
+            StorageError::AccessDenied
+        ));
+        assert!(matches!(
+            err(Status::ScmInSafeMode),
+            StorageError::Unavailable(_)
+        ));
+        assert!(matches!(
+            status_error(62, "partial".into()),
+            StorageError::Internal(m) if m.contains("62")
+        ));
+    }
+
+    #[test]
+    fn refuses_an_empty_address_list() {
+        assert!(matches!(
+            OmClient::new(&OmConfig::new(Vec::new())),
+            Err(StorageError::InvalidArgument(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn picks_the_suggested_leader_by_host() {
+        let config = OmConfig::new(vec!["om-a:8981".into(), "om-b:8981".into()]);
+        let client = OmClient::new(&config).unwrap();
+        let text = "org.apache.hadoop.ozone.om.exceptions.OMNotLeaderException: \
+                    OM:om1 is not the leader. Suggested leader is OM:om2[om-b:9862].";
+        assert_eq!(client.suggested_leader(text), Some(1));
+        assert_eq!(
+            client.suggested_leader("OMNotLeaderException: no hint"),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_om_is_unavailable() {
+        // Port 1 on localhost refuses connections at once.
+        let config = OmConfig {
+            max_attempts: 2,
+            retry_backoff: Duration::from_millis(1),
+            ..OmConfig::new(vec!["127.0.0.1:1".into()])
+        };
+        let client = OmClient::new(&config).unwrap();
+        let result = client.info_bucket("alice", "b").await;
+        assert!(
+            matches!(result, Err(StorageError::Unavailable(_))),
+            "{result:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use prost::Message;
+
+    use super::*;
+
+    /// The field key of a length-delimited protobuf field, as varint bytes.
+    fn field_key(field: u32) -> Vec<u8> {
+        let mut key = Vec::new();
+        prost::encoding::encode_varint(u64::from(field << 3 | 2), &mut key);
+        key
+    }
+
+    fn encoded(command: Command) -> Vec<u8> {
+        OmRequest {
+            command: Some(command),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn commands_use_ozones_field_numbers() {
+        let args = || key_args("b", "k");
+        let cases = [
+            (
+                Command::GetKeyInfo(ozone::GetKeyInfoRequest {
+                    key_args: args(),
+                    assume_s3_context: None,
+                }),
+                111,
+            ),
+            (
+                Command::GetObjectTagging(ozone::GetObjectTaggingRequest { key_args: args() }),
+                140,
+            ),
+            (
+                Command::PutObjectTagging(ozone::PutObjectTaggingRequest { key_args: args() }),
+                141,
+            ),
+            (
+                Command::ListUploads(ozone::ListUploadsRequest::default()),
+                83,
+            ),
+        ];
+        for (command, field) in cases {
+            assert!(
+                contains(&encoded(command), &field_key(field)),
+                "field {field}"
+            );
+        }
+    }
+}
