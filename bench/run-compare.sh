@@ -31,16 +31,19 @@ gateway_bin=target/release/s3-gateway
 
 data=$(mktemp -d)
 gateway_pid=""
-ozone_started=0
+# What this script started of the Ozone cluster: nothing, only the S3G (on a
+# cluster someone else runs, which stays up), or the whole cluster.
+ozone_started=none
 stop_all() {
   if [[ -n "$gateway_pid" ]]; then
     kill "$gateway_pid" 2>/dev/null || true
     wait "$gateway_pid" 2>/dev/null || true
   fi
   rm -rf "$data"
-  if [[ $ozone_started == 1 ]]; then
-    conformance-tests/ozone/ozone-dev stop || true
-  fi
+  case $ozone_started in
+    cluster) conformance-tests/ozone/ozone-dev stop || true ;;
+    s3g) conformance-tests/ozone/ozone-dev kill s3g || true ;;
+  esac
 }
 trap stop_all EXIT
 
@@ -93,8 +96,14 @@ wait "$gateway_pid" 2>/dev/null || true
 gateway_pid=""
 
 if [[ $with_ozone == 1 ]]; then
+  if conformance-tests/ozone/ozone-dev status | grep -q '^s3g  running'; then
+    echo "Ozone S3G already running; using it and leaving it up"
+  elif conformance-tests/ozone/ozone-dev status | grep -q running; then
+    ozone_started=s3g
+  else
+    ozone_started=cluster
+  fi
   conformance-tests/ozone/ozone-dev start --with-s3g
-  ozone_started=1
   for mode in put get stat mixed; do
     run "ozone-small-$mode" "http://127.0.0.1:${OZONE_DEV_S3G_PORT:-29878}" "$mode" \
       --obj-size 4KiB --concurrency 20 --objects 1000

@@ -51,12 +51,12 @@ impl RunReport {
             self.seconds
         );
         out.push_str(&format!(
-            "{:<7} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
+            "{:<9} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
             "op", "ops", "ops/s", "MiB/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"
         ));
         for row in &self.results {
             out.push_str(&format!(
-                "{:<7} {:>9} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7}\n",
+                "{:<9} {:>9} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7}\n",
                 row.op,
                 row.ops,
                 row.ops_per_sec,

@@ -98,7 +98,15 @@ pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
         Ok(()) => {
             // The deadline counts from here, not from before the preparation.
             let budget = Arc::new(Budget::new(plan.duration, plan.ops));
-            Ok(timed_phase(&context, budget, plan.mode, plan.concurrency).await)
+            let outcome = timed_phase(&context, budget, plan.mode, plan.concurrency).await;
+            if plan.mode == Mode::Delete && context.pool.is_empty() {
+                eprintln!(
+                    "note: all {} objects were deleted before the time was up; \
+                     prepare more with --objects",
+                    plan.objects
+                );
+            }
+            Ok(outcome)
         }
         Err(e) => Err(e),
     };
