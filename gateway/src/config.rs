@@ -3,17 +3,26 @@
 //!
 //! Every setting is first collected as text together with where it came from,
 //! so that an invalid value is reported in one line naming its source
-//! (`--listen`, `S3GW_LISTEN` or `listen in gateway.toml`).
+//! (`--listen`, `S3GW_LISTEN` or `listen in gateway.toml`). A setting is named
+//! once, in [`SETTINGS`]; its environment variable and flag follow from that
+//! name, so adding one costs an entry there, a flag, and its validation.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
+use storage_client::StorageConfig;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9878";
 pub const DEFAULT_DATA_DIR: &str = "./data";
 pub const DEFAULT_REGION: &str = "us-east-1";
 pub const DEFAULT_LOG_LEVEL: &str = "info";
+
+/// Longer durations are refused: nobody means them, and the caches panic
+/// on a time-to-live beyond a thousand years.
+const MAX_DURATION: Duration = Duration::from_secs(3650 * 24 * 60 * 60);
 
 /// The validated configuration the server runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,9 +36,14 @@ pub struct Config {
     pub keys: Vec<KeyEntry>,
     /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
     pub root_key: Option<KeyEntry>,
-    /// Storage tunables; `None` keeps the storage back end's measured default.
+    /// Storage tunables; `None` keeps the storage back end's default (see
+    /// [`StorageConfig`] for what each one means).
     pub block_size: Option<u64>,
     pub chunk_size: Option<u64>,
+    pub read_buffer: Option<u64>,
+    pub multipart_upload_expiry: Option<Duration>,
+    pub key_cache_ttl: Option<Duration>,
+    pub metadata_cache_ttl: Option<Duration>,
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
     pub log_level: String,
     pub tls: Option<TlsFiles>,
@@ -86,6 +100,18 @@ pub struct ServeArgs {
     /// Storage chunk size, e.g. 4MiB [env: S3GW_CHUNK_SIZE]
     #[arg(long, value_name = "SIZE")]
     pub chunk_size: Option<String>,
+    /// Bytes per piece of a read stream, e.g. 256KiB [env: S3GW_READ_BUFFER]
+    #[arg(long, value_name = "SIZE")]
+    pub read_buffer: Option<String>,
+    /// Abort multipart uploads not completed within this time, e.g. 7d [env: S3GW_MULTIPART_UPLOAD_EXPIRY]
+    #[arg(long, value_name = "DURATION")]
+    pub multipart_upload_expiry: Option<String>,
+    /// Keep completed key lookups this long; 0 only coalesces concurrent ones [env: S3GW_KEY_CACHE_TTL]
+    #[arg(long, value_name = "DURATION")]
+    pub key_cache_ttl: Option<String>,
+    /// Staleness bound for credentials and buckets changed via other replicas; 0 disables [env: S3GW_METADATA_CACHE_TTL]
+    #[arg(long, value_name = "DURATION")]
+    pub metadata_cache_ttl: Option<String>,
     /// Log filter, e.g. info or s3_gateway=debug [env: S3GW_LOG_LEVEL] [default: info]
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
@@ -97,6 +123,35 @@ pub struct ServeArgs {
     pub tls_key: Option<String>,
 }
 
+/// What a setting's value looks like in a TOML file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Text,
+    /// Text; a relative path is relative to the file.
+    Path,
+    /// A size or a duration: a TOML integer or text with a unit.
+    Quantity,
+}
+
+/// Every setting by its TOML key. Its environment variable is `S3GW_` and
+/// the key in upper case; its flag is `--` and the key with `-` for `_`.
+const SETTINGS: &[(&str, Kind)] = &[
+    ("listen", Kind::Text),
+    ("data_dir", Kind::Path),
+    ("region", Kind::Text),
+    ("domain", Kind::Text),
+    ("credentials", Kind::Path),
+    ("block_size", Kind::Quantity),
+    ("chunk_size", Kind::Quantity),
+    ("read_buffer", Kind::Quantity),
+    ("multipart_upload_expiry", Kind::Quantity),
+    ("key_cache_ttl", Kind::Quantity),
+    ("metadata_cache_ttl", Kind::Quantity),
+    ("log_level", Kind::Text),
+    ("tls_cert", Kind::Path),
+    ("tls_key", Kind::Path),
+];
+
 /// A raw setting and where it came from, for error messages.
 #[derive(Clone, Debug)]
 struct Setting {
@@ -104,44 +159,10 @@ struct Setting {
     origin: String,
 }
 
-/// The settings one source provides; later layers override earlier ones.
+/// The settings one source provides, by TOML key; later layers override
+/// earlier ones.
 #[derive(Clone, Debug, Default)]
-struct Layer {
-    listen: Option<Setting>,
-    data_dir: Option<Setting>,
-    region: Option<Setting>,
-    domain: Option<Setting>,
-    credentials: Option<Setting>,
-    block_size: Option<Setting>,
-    chunk_size: Option<Setting>,
-    log_level: Option<Setting>,
-    tls_cert: Option<Setting>,
-    tls_key: Option<Setting>,
-}
-
-/// The TOML file's shape; unknown keys are refused so typos do not pass silently.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileSettings {
-    listen: Option<String>,
-    data_dir: Option<String>,
-    region: Option<String>,
-    domain: Option<String>,
-    credentials: Option<String>,
-    block_size: Option<SizeValue>,
-    chunk_size: Option<SizeValue>,
-    log_level: Option<String>,
-    tls_cert: Option<String>,
-    tls_key: Option<String>,
-}
-
-/// Sizes may be written as a byte count or as text with a unit (`"4MiB"`).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum SizeValue {
-    Bytes(u64),
-    Text(String),
-}
+struct Layer(BTreeMap<&'static str, Setting>);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -174,29 +195,61 @@ impl Config {
         let root_key = root_key_from_env(&env)?;
         layer.validate(root_key)
     }
+
+    /// The storage back end's configuration: its defaults, overridden by
+    /// every tunable set here.
+    pub fn storage_config(&self) -> StorageConfig {
+        // Sizes were validated as u64; on a 32-bit target an oversized one
+        // saturates and storage refuses it at open.
+        let bytes = |size: u64| usize::try_from(size).unwrap_or(usize::MAX);
+        let defaults = StorageConfig::new(&self.data_dir);
+        StorageConfig {
+            block_size: self.block_size.unwrap_or(defaults.block_size),
+            chunk_size: self.chunk_size.map_or(defaults.chunk_size, bytes),
+            read_buffer: self.read_buffer.map_or(defaults.read_buffer, bytes),
+            multipart_upload_expiry: self
+                .multipart_upload_expiry
+                .unwrap_or(defaults.multipart_upload_expiry),
+            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: self
+                .metadata_cache_ttl
+                .unwrap_or(defaults.metadata_cache_ttl),
+            ..defaults
+        }
+    }
 }
 
 impl Layer {
     fn merge(&mut self, over: Layer) {
-        fn take(base: &mut Option<Setting>, over: Option<Setting>) {
-            if over.is_some() {
-                *base = over;
-            }
+        self.0.extend(over.0);
+    }
+
+    fn get(&self, key: &str) -> Option<&Setting> {
+        debug_assert!(
+            SETTINGS.iter().any(|(name, _)| *name == key),
+            "{key} is not in SETTINGS"
+        );
+        self.0.get(key)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, ConfigError> {
+        self.get(key).map(parse_size).transpose()
+    }
+
+    /// A duration setting, refused below `at_least`.
+    fn duration(&self, key: &str, at_least: Duration) -> Result<Option<Duration>, ConfigError> {
+        let Some(s) = self.get(key) else {
+            return Ok(None);
+        };
+        let duration = parse_duration(s)?;
+        if duration < at_least {
+            return Err(s.invalid(&format!("must be at least {}s", at_least.as_secs())));
         }
-        take(&mut self.listen, over.listen);
-        take(&mut self.data_dir, over.data_dir);
-        take(&mut self.region, over.region);
-        take(&mut self.domain, over.domain);
-        take(&mut self.credentials, over.credentials);
-        take(&mut self.block_size, over.block_size);
-        take(&mut self.chunk_size, over.chunk_size);
-        take(&mut self.log_level, over.log_level);
-        take(&mut self.tls_cert, over.tls_cert);
-        take(&mut self.tls_key, over.tls_key);
+        Ok(Some(duration))
     }
 
     fn validate(self, root_key: Option<KeyEntry>) -> Result<Config, ConfigError> {
-        let listen = match &self.listen {
+        let listen = match self.get("listen") {
             Some(s) => s
                 .value
                 .parse::<SocketAddr>()
@@ -205,12 +258,12 @@ impl Layer {
                 .parse()
                 .map_err(|_| ConfigError("the default listen address is invalid".into()))?,
         };
-        let data_dir = match &self.data_dir {
+        let data_dir = match self.get("data_dir") {
             Some(s) if s.value.is_empty() => return Err(s.invalid("must not be empty")),
             Some(s) => PathBuf::from(&s.value),
             None => PathBuf::from(DEFAULT_DATA_DIR),
         };
-        let region = match &self.region {
+        let region = match self.get("region") {
             Some(s) => {
                 let valid = !s.value.is_empty()
                     && s.value
@@ -223,7 +276,7 @@ impl Layer {
             }
             None => DEFAULT_REGION.to_string(),
         };
-        let domain = match &self.domain {
+        let domain = match self.get("domain") {
             Some(s) => {
                 let valid = !s.value.is_empty()
                     && s.value
@@ -236,12 +289,12 @@ impl Layer {
             }
             None => None,
         };
-        let keys = match &self.credentials {
+        let keys = match self.get("credentials") {
             Some(s) => load_credentials_file(Path::new(&s.value))?,
             None => Vec::new(),
         };
-        let block_size = self.block_size.as_ref().map(parse_size).transpose()?;
-        let chunk_size = self.chunk_size.as_ref().map(parse_size).transpose()?;
+        let block_size = self.size("block_size")?;
+        let chunk_size = self.size("chunk_size")?;
         if let (Some(block), Some(chunk)) = (block_size, chunk_size)
             && chunk > block
         {
@@ -249,7 +302,14 @@ impl Layer {
                 "chunk size {chunk} is larger than block size {block}"
             )));
         }
-        let log_level = match &self.log_level {
+        let read_buffer = self.size("read_buffer")?;
+        // An expiry of zero would abort every upload at the next reclamation
+        // pass; zero TTLs are meaningful (no caching).
+        let multipart_upload_expiry =
+            self.duration("multipart_upload_expiry", Duration::from_secs(1))?;
+        let key_cache_ttl = self.duration("key_cache_ttl", Duration::ZERO)?;
+        let metadata_cache_ttl = self.duration("metadata_cache_ttl", Duration::ZERO)?;
+        let log_level = match self.get("log_level") {
             Some(s) => {
                 tracing_subscriber::EnvFilter::try_new(&s.value)
                     .map_err(|e| s.invalid(&e.to_string()))?;
@@ -257,7 +317,7 @@ impl Layer {
             }
             None => DEFAULT_LOG_LEVEL.to_string(),
         };
-        let tls = match (&self.tls_cert, &self.tls_key) {
+        let tls = match (self.get("tls_cert"), self.get("tls_key")) {
             (Some(cert), Some(key)) => Some(TlsFiles {
                 cert: PathBuf::from(&cert.value),
                 key: PathBuf::from(&key.value),
@@ -276,6 +336,10 @@ impl Layer {
             root_key,
             block_size,
             chunk_size,
+            read_buffer,
+            multipart_upload_expiry,
+            key_cache_ttl,
+            metadata_cache_ttl,
             log_level,
             tls,
         })
@@ -298,72 +362,75 @@ impl Setting {
 fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
-    let file: FileSettings = toml::from_str(&text).map_err(|e| {
+    let table: toml::Table = toml::from_str(&text).map_err(|e| {
         ConfigError(format!(
             "config file {}: {}",
             path.display(),
             one_line(e.message())
         ))
     })?;
-    let origin = |key: &str| format!("{key} in {}", path.display());
-    let text_setting =
-        |value: Option<String>, key: &str| value.map(|v| Setting::new(v, origin(key)));
-    let size_setting = |value: Option<SizeValue>, key: &str| {
-        value.map(|v| match v {
-            SizeValue::Bytes(n) => Setting::new(n.to_string(), origin(key)),
-            SizeValue::Text(t) => Setting::new(t, origin(key)),
-        })
-    };
     // Relative paths inside the file are relative to the file, as a reader expects.
     let base = path.parent().unwrap_or(Path::new(""));
-    let path_setting = |value: Option<String>, key: &str| {
-        value.map(|v| Setting::new(base.join(v).to_string_lossy(), origin(key)))
-    };
-    Ok(Layer {
-        listen: text_setting(file.listen, "listen"),
-        data_dir: path_setting(file.data_dir, "data_dir"),
-        region: text_setting(file.region, "region"),
-        domain: text_setting(file.domain, "domain"),
-        credentials: path_setting(file.credentials, "credentials"),
-        block_size: size_setting(file.block_size, "block_size"),
-        chunk_size: size_setting(file.chunk_size, "chunk_size"),
-        log_level: text_setting(file.log_level, "log_level"),
-        tls_cert: path_setting(file.tls_cert, "tls_cert"),
-        tls_key: path_setting(file.tls_key, "tls_key"),
-    })
+    let mut layer = Layer::default();
+    for (key, value) in table {
+        // Unknown keys are refused so that typos do not pass silently.
+        let Some(&(name, kind)) = SETTINGS.iter().find(|(name, _)| *name == key) else {
+            return Err(ConfigError(format!(
+                "config file {}: unknown key {key:?}",
+                path.display()
+            )));
+        };
+        let origin = format!("{name} in {}", path.display());
+        let value = match (kind, value) {
+            (Kind::Text | Kind::Quantity, toml::Value::String(text)) => text,
+            (Kind::Path, toml::Value::String(text)) => base.join(text).to_string_lossy().into(),
+            (Kind::Quantity, toml::Value::Integer(n)) => n.to_string(),
+            (Kind::Quantity, _) => {
+                return Err(ConfigError(format!(
+                    "{origin}: expected a number or a string"
+                )));
+            }
+            (Kind::Text | Kind::Path, _) => {
+                return Err(ConfigError(format!("{origin}: expected a string")));
+            }
+        };
+        layer.0.insert(name, Setting::new(value, origin));
+    }
+    Ok(layer)
 }
 
 fn env_layer(env: &impl Fn(&str) -> Option<String>) -> Layer {
-    let get = |name: &str| env(name).map(|v| Setting::new(v, name));
-    Layer {
-        listen: get("S3GW_LISTEN"),
-        data_dir: get("S3GW_DATA_DIR"),
-        region: get("S3GW_REGION"),
-        domain: get("S3GW_DOMAIN"),
-        credentials: get("S3GW_CREDENTIALS"),
-        block_size: get("S3GW_BLOCK_SIZE"),
-        chunk_size: get("S3GW_CHUNK_SIZE"),
-        log_level: get("S3GW_LOG_LEVEL"),
-        tls_cert: get("S3GW_TLS_CERT"),
-        tls_key: get("S3GW_TLS_KEY"),
-    }
+    let settings = SETTINGS.iter().filter_map(|&(name, _)| {
+        let var = format!("S3GW_{}", name.to_ascii_uppercase());
+        env(&var).map(|value| (name, Setting::new(value, var)))
+    });
+    Layer(settings.collect())
 }
 
 fn flag_layer(flags: &ServeArgs) -> Layer {
-    let get =
-        |value: &Option<String>, flag: &str| value.as_ref().map(|v| Setting::new(v.clone(), flag));
-    Layer {
-        listen: get(&flags.listen, "--listen"),
-        data_dir: get(&flags.data_dir, "--data-dir"),
-        region: get(&flags.region, "--region"),
-        domain: get(&flags.domain, "--domain"),
-        credentials: get(&flags.credentials, "--credentials"),
-        block_size: get(&flags.block_size, "--block-size"),
-        chunk_size: get(&flags.chunk_size, "--chunk-size"),
-        log_level: get(&flags.log_level, "--log-level"),
-        tls_cert: get(&flags.tls_cert, "--tls-cert"),
-        tls_key: get(&flags.tls_key, "--tls-key"),
-    }
+    let given = [
+        ("listen", &flags.listen),
+        ("data_dir", &flags.data_dir),
+        ("region", &flags.region),
+        ("domain", &flags.domain),
+        ("credentials", &flags.credentials),
+        ("block_size", &flags.block_size),
+        ("chunk_size", &flags.chunk_size),
+        ("read_buffer", &flags.read_buffer),
+        ("multipart_upload_expiry", &flags.multipart_upload_expiry),
+        ("key_cache_ttl", &flags.key_cache_ttl),
+        ("metadata_cache_ttl", &flags.metadata_cache_ttl),
+        ("log_level", &flags.log_level),
+        ("tls_cert", &flags.tls_cert),
+        ("tls_key", &flags.tls_key),
+    ];
+    let settings = given.into_iter().filter_map(|(name, value)| {
+        let flag = format!("--{}", name.replace('_', "-"));
+        value
+            .as_ref()
+            .map(|v| (name, Setting::new(v.clone(), flag)))
+    });
+    Layer(settings.collect())
 }
 
 fn root_key_from_env(
@@ -481,6 +548,37 @@ fn parse_size(s: &Setting) -> Result<u64, ConfigError> {
         return Err(s.invalid("must be greater than zero"));
     }
     Ok(size)
+}
+
+/// Parses `90s`, `15m`, `2h`, `7d` or a plain number of seconds (`3600`).
+fn parse_duration(s: &Setting) -> Result<Duration, ConfigError> {
+    let expected = "expected a duration such as 90s, 15m, 2h, 7d or a number of seconds";
+    let text = s.value.trim();
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    // Lower case only: `15M` could as well mean months.
+    let seconds_per_unit: u64 = match unit.trim() {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 60 * 60,
+        "d" => 24 * 60 * 60,
+        _ => return Err(s.invalid(expected)),
+    };
+    let seconds = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(seconds_per_unit))
+        .ok_or_else(|| s.invalid(expected))?;
+    let duration = Duration::from_secs(seconds);
+    if duration > MAX_DURATION {
+        return Err(s.invalid(&format!(
+            "must be at most {}d",
+            MAX_DURATION.as_secs() / (24 * 60 * 60)
+        )));
+    }
+    Ok(duration)
 }
 
 /// TOML parse messages can span lines; stderr gets one.
@@ -741,5 +839,169 @@ mod tests {
                 .contains("S3GW_LOG_LEVEL")
         );
         assert!(error_of(&ServeArgs::default(), &[("S3GW_TLS_CERT", "cert.pem")]).contains("both"));
+    }
+
+    #[test]
+    fn durations_accept_units_and_refuse_nonsense() {
+        let ok = [
+            ("90s", 90),
+            ("15m", 15 * 60),
+            ("2h", 2 * 3600),
+            ("7d", 7 * 86400),
+            ("3600", 3600),
+            ("0", 0),
+            ("3650d", 3650 * 86400),
+        ];
+        for (text, seconds) in ok {
+            let env = [("S3GW_KEY_CACHE_TTL", text)];
+            let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
+            assert_eq!(
+                config.key_cache_ttl,
+                Some(Duration::from_secs(seconds)),
+                "{text}"
+            );
+        }
+        for bad in [
+            "",
+            "1w",
+            "15M",
+            "-1",
+            "1.5h",
+            "1h30m",
+            "h",
+            "3651d",
+            "99999999999999999999",
+        ] {
+            let message = error_of(&ServeArgs::default(), &[("S3GW_KEY_CACHE_TTL", bad)]);
+            assert!(message.contains("S3GW_KEY_CACHE_TTL"), "{bad:?}: {message}");
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn a_zero_multipart_upload_expiry_is_refused() {
+        let flags = ServeArgs {
+            multipart_upload_expiry: Some("0s".into()),
+            ..ServeArgs::default()
+        };
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--multipart-upload-expiry"), "{message}");
+        assert!(message.contains("at least 1s"), "{message}");
+    }
+
+    #[test]
+    fn storage_settings_follow_file_then_env_then_flags() {
+        let file = file_with(
+            "read_buffer = \"64KiB\"\nmultipart_upload_expiry = \"2d\"\nkey_cache_ttl = 5\nmetadata_cache_ttl = \"10m\"\n",
+        );
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            metadata_cache_ttl: Some("0".into()),
+            ..ServeArgs::default()
+        };
+        let env = [
+            ("S3GW_MULTIPART_UPLOAD_EXPIRY", "36h"),
+            ("S3GW_METADATA_CACHE_TTL", "1m"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert_eq!(config.read_buffer, Some(64 << 10), "file beats default");
+        assert_eq!(
+            config.key_cache_ttl,
+            Some(Duration::from_secs(5)),
+            "TOML integer"
+        );
+        assert_eq!(
+            config.multipart_upload_expiry,
+            Some(Duration::from_secs(36 * 3600)),
+            "env beats file"
+        );
+        assert_eq!(
+            config.metadata_cache_ttl,
+            Some(Duration::ZERO),
+            "flag beats env"
+        );
+    }
+
+    #[test]
+    fn unset_storage_settings_keep_the_storage_defaults() {
+        let defaults = StorageConfig::default();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        let storage = config.storage_config();
+        assert_eq!(storage.data_dir, config.data_dir);
+        assert_eq!(storage.block_size, defaults.block_size);
+        assert_eq!(storage.chunk_size, defaults.chunk_size);
+        assert_eq!(storage.read_buffer, defaults.read_buffer);
+        assert_eq!(
+            storage.multipart_upload_expiry,
+            defaults.multipart_upload_expiry
+        );
+        assert_eq!(storage.key_cache_ttl, defaults.key_cache_ttl);
+        assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+
+        let env = [
+            ("S3GW_BLOCK_SIZE", "8MiB"),
+            ("S3GW_CHUNK_SIZE", "1MiB"),
+            ("S3GW_READ_BUFFER", "512KiB"),
+            ("S3GW_MULTIPART_UPLOAD_EXPIRY", "1d"),
+            ("S3GW_KEY_CACHE_TTL", "2s"),
+            ("S3GW_METADATA_CACHE_TTL", "0"),
+        ];
+        let storage = Config::load_from(&ServeArgs::default(), env_of(&env))
+            .expect("valid")
+            .storage_config();
+        assert_eq!(storage.block_size, 8 << 20);
+        assert_eq!(storage.chunk_size, 1 << 20);
+        assert_eq!(storage.read_buffer, 512 << 10);
+        assert_eq!(storage.multipart_upload_expiry, Duration::from_secs(86400));
+        assert_eq!(storage.key_cache_ttl, Duration::from_secs(2));
+        assert_eq!(storage.metadata_cache_ttl, Duration::ZERO);
+    }
+
+    #[test]
+    fn every_setting_has_a_flag() {
+        let flags = ServeArgs {
+            config: None,
+            listen: Some("x".into()),
+            data_dir: Some("x".into()),
+            region: Some("x".into()),
+            domain: Some("x".into()),
+            credentials: Some("x".into()),
+            block_size: Some("x".into()),
+            chunk_size: Some("x".into()),
+            read_buffer: Some("x".into()),
+            multipart_upload_expiry: Some("x".into()),
+            key_cache_ttl: Some("x".into()),
+            metadata_cache_ttl: Some("x".into()),
+            log_level: Some("x".into()),
+            tls_cert: Some("x".into()),
+            tls_key: Some("x".into()),
+        };
+        let layer = flag_layer(&flags);
+        let mut flagged: Vec<&str> = layer.0.keys().copied().collect();
+        let mut named: Vec<&str> = SETTINGS.iter().map(|(name, _)| *name).collect();
+        flagged.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(flagged, named);
+        assert_eq!(
+            layer.get("key_cache_ttl").map(|s| s.origin.as_str()),
+            Some("--key-cache-ttl")
+        );
+    }
+
+    #[test]
+    fn file_values_of_the_wrong_type_are_refused() {
+        for (text, expected) in [
+            ("listen = 9878\n", "listen in"),
+            ("key_cache_ttl = true\n", "key_cache_ttl in"),
+        ] {
+            let file = file_with(text);
+            let flags = ServeArgs {
+                config: Some(file.path().to_path_buf()),
+                ..ServeArgs::default()
+            };
+            let message = error_of(&flags, &[]);
+            assert!(message.contains(expected), "{text:?} gave {message}");
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
     }
 }

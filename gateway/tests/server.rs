@@ -32,6 +32,10 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         root_key: root,
         block_size: None,
         chunk_size: None,
+        read_buffer: None,
+        multipart_upload_expiry: None,
+        key_cache_ttl: None,
+        metadata_cache_ttl: None,
         log_level: "info".into(),
         tls: None,
     }

@@ -22,7 +22,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use storage_client::{Storage, StorageConfig, StorageError};
+use storage_client::{Storage, StorageError};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
 use tokio_rustls::TlsAcceptor;
@@ -98,14 +98,7 @@ impl Gateway {
             addr: config.listen,
             source,
         })?;
-        let mut storage_config = StorageConfig::new(&config.data_dir);
-        if let Some(block_size) = config.block_size {
-            storage_config.block_size = block_size;
-        }
-        if let Some(chunk_size) = config.chunk_size {
-            storage_config.chunk_size = usize::try_from(chunk_size).unwrap_or(usize::MAX);
-        }
-        let storage = Storage::open_embedded(storage_config)
+        let storage = Storage::open_embedded(config.storage_config())
             .await
             .map_err(|source| StartError::Storage {
                 dir: config.data_dir.display().to_string(),
