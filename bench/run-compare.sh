@@ -9,7 +9,7 @@
 #
 # Usage: bench/run-compare.sh [--with-ozone]
 # Environment: DURATION (default 10s), OUT (default target/bench-results),
-#              PORT (default 19878, our gateway's port).
+#              PORT (default 39878, our gateway's port).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ esac
 
 duration=${DURATION:-10s}
 out=${OUT:-target/bench-results}
-port=${PORT:-19878}
+port=${PORT:-39878}
 mkdir -p "$out"
 
 cargo build --release -p s3-gateway -p s3-bench
@@ -47,6 +47,10 @@ stop_all() {
 }
 trap stop_all EXIT
 
+if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "port $port is already in use; set PORT" >&2
+  exit 1
+fi
 # Fixed benchmark-only keys, for a throwaway data dir.
 export AWS_ACCESS_KEY_ID=s3benchkey
 export AWS_SECRET_ACCESS_KEY=s3benchsecret0123456789
@@ -104,6 +108,13 @@ if [[ $with_ozone == 1 ]]; then
     ozone_started=cluster
   fi
   conformance-tests/ozone/ozone-dev start --with-s3g
+  # A fresh JVM runs interpreted until the JIT has compiled the hot paths
+  # (HEAD was 7x slower on a just-started S3G), so warm it up first and
+  # keep the warm-up results apart.
+  for mode in put get stat mixed; do
+    "$bench" "$mode" --endpoint "http://127.0.0.1:${OZONE_DEV_S3G_PORT:-29878}" --duration 5s \
+      --obj-size 4KiB --concurrency 20 --objects 200 >>"$out/ozone-warmup.txt" 2>&1
+  done
   for mode in put get stat mixed; do
     run "ozone-small-$mode" "http://127.0.0.1:${OZONE_DEV_S3G_PORT:-29878}" "$mode" \
       --obj-size 4KiB --concurrency 20 --objects 1000
