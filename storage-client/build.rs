@@ -4,7 +4,14 @@
 use std::path::Path;
 
 const PROTO_DIR: &str = "src/ozone/proto";
-const PROTOS: [&str; 4] = ["hdds.proto", "security.proto", "om.proto", "datanode.proto"];
+const PROTOS: [&str; 6] = [
+    "hdds.proto",
+    "security.proto",
+    "om.proto",
+    "datanode.proto",
+    "ratis.proto",
+    "ratis_grpc.proto",
+];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files: Vec<_> = PROTOS
@@ -20,6 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_transport(false)
         // Chunk data decodes as `Bytes` views into the received frame: no copy.
         .bytes(".hadoop.hdds.datanode")
+        // Ratis message contents are large (a chunk of data): no copy either.
+        .bytes(".ratis.common")
         .include_file("ozone_protos.rs")
         .compile_fds(descriptors)?;
     Ok(())

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use storage_client::StorageConfig;
+use storage_client::{OzoneStorageConfig, StorageConfig};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9878";
 pub const DEFAULT_DATA_DIR: &str = "./data";
@@ -28,6 +28,10 @@ const MAX_DURATION: Duration = Duration::from_secs(3650 * 24 * 60 * 60);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// Where objects live.
+    pub backend: Backend,
+    /// The embedded store; on every back end also where a generated root
+    /// key is written.
     pub data_dir: PathBuf,
     pub region: String,
     /// Base domain for virtual-host style (`bucket.<domain>`).
@@ -47,6 +51,25 @@ pub struct Config {
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
     pub log_level: String,
     pub tls: Option<TlsFiles>,
+}
+
+/// The storage back end and what only it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// OM and datanode roles in this process, on local disk (`data_dir`).
+    Embedded,
+    /// A real Apache Ozone cluster.
+    Ozone(OzoneSettings),
+}
+
+/// How to reach an Ozone cluster; `None` keeps the back end's default.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneSettings {
+    /// `HOST:PORT` of every Ozone Manager's gRPC server, at least one.
+    pub om: Vec<String>,
+    pub connect_timeout: Option<Duration>,
+    /// Deadline of one attempt of one command at an OM or a datanode.
+    pub request_timeout: Option<Duration>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +114,18 @@ pub struct ServeArgs {
     /// Base domain for virtual-host style requests [env: S3GW_DOMAIN]
     #[arg(long)]
     pub domain: Option<String>,
+    /// Storage back end: embedded or ozone [env: S3GW_BACKEND] [default: embedded]
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Ozone Manager gRPC address(es), for --backend ozone [env: S3GW_OM]
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    pub om: Option<String>,
+    /// Connection timeout to Ozone Managers and datanodes, e.g. 5s [env: S3GW_OZONE_CONNECT_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub ozone_connect_timeout: Option<String>,
+    /// Deadline of one Ozone command attempt, e.g. 60s [env: S3GW_OZONE_REQUEST_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub ozone_request_timeout: Option<String>,
     /// TOML file of `[[keys]]` to load at start [env: S3GW_CREDENTIALS]
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<String>,
@@ -131,12 +166,18 @@ enum Kind {
     Path,
     /// A size or a duration: a TOML integer or text with a unit.
     Quantity,
+    /// Comma-separated text, or a TOML array of strings.
+    List,
 }
 
 /// Every setting by its TOML key. Its environment variable is `S3GW_` and
 /// the key in upper case; its flag is `--` and the key with `-` for `_`.
 const SETTINGS: &[(&str, Kind)] = &[
     ("listen", Kind::Text),
+    ("backend", Kind::Text),
+    ("om", Kind::List),
+    ("ozone_connect_timeout", Kind::Quantity),
+    ("ozone_request_timeout", Kind::Quantity),
     ("data_dir", Kind::Path),
     ("region", Kind::Text),
     ("domain", Kind::Text),
@@ -199,17 +240,31 @@ impl Config {
     /// The storage back end's configuration: its defaults, overridden by
     /// every tunable set here.
     pub fn storage_config(&self) -> StorageConfig {
-        // Sizes were validated as u64; on a 32-bit target an oversized one
-        // saturates and storage refuses it at open.
-        let bytes = |size: u64| usize::try_from(size).unwrap_or(usize::MAX);
         let defaults = StorageConfig::new(&self.data_dir);
         StorageConfig {
             block_size: self.block_size.unwrap_or(defaults.block_size),
-            chunk_size: self.chunk_size.map_or(defaults.chunk_size, bytes),
-            read_buffer: self.read_buffer.map_or(defaults.read_buffer, bytes),
+            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
+            read_buffer: self.read_buffer.map_or(defaults.read_buffer, in_memory),
             multipart_upload_expiry: self
                 .multipart_upload_expiry
                 .unwrap_or(defaults.multipart_upload_expiry),
+            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: self
+                .metadata_cache_ttl
+                .unwrap_or(defaults.metadata_cache_ttl),
+            ..defaults
+        }
+    }
+
+    /// The `ozone` back end's configuration: its defaults, overridden by
+    /// `ozone` and by the tunables both back ends share.
+    pub fn ozone_storage_config(&self, ozone: &OzoneSettings) -> OzoneStorageConfig {
+        let defaults = OzoneStorageConfig::new(ozone.om.clone());
+        OzoneStorageConfig {
+            block_size: self.block_size.unwrap_or(defaults.block_size),
+            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
+            connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
+            request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -309,6 +364,7 @@ impl Layer {
             self.duration("multipart_upload_expiry", Duration::from_secs(1))?;
         let key_cache_ttl = self.duration("key_cache_ttl", Duration::ZERO)?;
         let metadata_cache_ttl = self.duration("metadata_cache_ttl", Duration::ZERO)?;
+        let backend = self.backend()?;
         let log_level = match self.get("log_level") {
             Some(s) => {
                 tracing_subscriber::EnvFilter::try_new(&s.value)
@@ -329,6 +385,7 @@ impl Layer {
         };
         Ok(Config {
             listen,
+            backend,
             data_dir,
             region,
             domain,
@@ -344,6 +401,71 @@ impl Layer {
             tls,
         })
     }
+
+    /// The back end, refusing settings that only the other one reads: a
+    /// setting that silently does nothing hides a mistake.
+    fn backend(&self) -> Result<Backend, ConfigError> {
+        const OZONE_ONLY: [&str; 3] = ["om", "ozone_connect_timeout", "ozone_request_timeout"];
+        const EMBEDDED_ONLY: [&str; 2] = ["read_buffer", "multipart_upload_expiry"];
+        let name = self.get("backend").map_or("embedded", |s| s.value.as_str());
+        let (given, not_read) = match name {
+            "embedded" => (OZONE_ONLY.as_slice(), "--backend ozone"),
+            "ozone" => (EMBEDDED_ONLY.as_slice(), "the embedded back end"),
+            _ => {
+                let s = self
+                    .get("backend")
+                    .ok_or_else(|| ConfigError("the default back end is unknown".into()))?;
+                return Err(s.invalid("expected embedded or ozone"));
+            }
+        };
+        if let Some(s) = given.iter().find_map(|key| self.get(key)) {
+            return Err(s.invalid(&format!("only {not_read} reads this setting")));
+        }
+        if name == "embedded" {
+            return Ok(Backend::Embedded);
+        }
+        let Some(om) = self.get("om") else {
+            return Err(ConfigError(
+                "backend ozone needs the Ozone Manager address: --om HOST:PORT[,HOST:PORT...] (or S3GW_OM)"
+                    .into(),
+            ));
+        };
+        let addresses: Vec<String> = om.value.split(',').map(|a| a.trim().to_owned()).collect();
+        if let Some(bad) = addresses.iter().find(|a| !is_host_port(a)) {
+            return Err(om.invalid(&format!(
+                "{bad:?} is not HOST:PORT (e.g. om1.example.com:8981)"
+            )));
+        }
+        // A zero timeout would fail every command.
+        let at_least = Duration::from_secs(1);
+        Ok(Backend::Ozone(OzoneSettings {
+            om: addresses,
+            connect_timeout: self.duration("ozone_connect_timeout", at_least)?,
+            request_timeout: self.duration("ozone_request_timeout", at_least)?,
+        }))
+    }
+}
+
+/// A size of an in-memory buffer. Sizes were validated as u64; on a 32-bit
+/// target an oversized one saturates and storage refuses it at open.
+fn in_memory(size: u64) -> usize {
+    usize::try_from(size).unwrap_or(usize::MAX)
+}
+
+/// `host:port` or `[v6]:port` with a non-zero port; no scheme, no path.
+fn is_host_port(address: &str) -> bool {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return false;
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':'));
+    host_ok && port.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 impl Setting {
@@ -385,6 +507,22 @@ fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
             (Kind::Text | Kind::Quantity, toml::Value::String(text)) => text,
             (Kind::Path, toml::Value::String(text)) => base.join(text).to_string_lossy().into(),
             (Kind::Quantity, toml::Value::Integer(n)) => n.to_string(),
+            (Kind::List, toml::Value::String(text)) => text,
+            (Kind::List, toml::Value::Array(items)) => items
+                .into_iter()
+                .map(|item| match item {
+                    toml::Value::String(text) => Ok(text),
+                    _ => Err(ConfigError(format!(
+                        "{origin}: expected an array of strings"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .join(","),
+            (Kind::List, _) => {
+                return Err(ConfigError(format!(
+                    "{origin}: expected a string or an array of strings"
+                )));
+            }
             (Kind::Quantity, _) => {
                 return Err(ConfigError(format!(
                     "{origin}: expected a number or a string"
@@ -410,6 +548,10 @@ fn env_layer(env: &impl Fn(&str) -> Option<String>) -> Layer {
 fn flag_layer(flags: &ServeArgs) -> Layer {
     let given = [
         ("listen", &flags.listen),
+        ("backend", &flags.backend),
+        ("om", &flags.om),
+        ("ozone_connect_timeout", &flags.ozone_connect_timeout),
+        ("ozone_request_timeout", &flags.ozone_request_timeout),
         ("data_dir", &flags.data_dir),
         ("region", &flags.region),
         ("domain", &flags.domain),
@@ -962,6 +1104,10 @@ mod tests {
         let flags = ServeArgs {
             config: None,
             listen: Some("x".into()),
+            backend: Some("x".into()),
+            om: Some("x".into()),
+            ozone_connect_timeout: Some("x".into()),
+            ozone_request_timeout: Some("x".into()),
             data_dir: Some("x".into()),
             region: Some("x".into()),
             domain: Some("x".into()),
@@ -986,6 +1132,155 @@ mod tests {
             layer.get("key_cache_ttl").map(|s| s.origin.as_str()),
             Some("--key-cache-ttl")
         );
+    }
+
+    fn ozone_settings_of(config: &Config) -> &OzoneSettings {
+        match &config.backend {
+            Backend::Ozone(ozone) => ozone,
+            Backend::Embedded => panic!("expected the ozone back end"),
+        }
+    }
+
+    #[test]
+    fn the_embedded_back_end_is_the_default() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.backend, Backend::Embedded);
+        let env = [("S3GW_BACKEND", "embedded")];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        assert_eq!(config.backend, Backend::Embedded);
+    }
+
+    #[test]
+    fn the_ozone_back_end_takes_one_or_more_oms_from_any_layer() {
+        let flags = ServeArgs {
+            backend: Some("ozone".into()),
+            om: Some("om1:8981, om2.example.com:8981,[::1]:8981".into()),
+            ..ServeArgs::default()
+        };
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["om1:8981", "om2.example.com:8981", "[::1]:8981"]);
+        assert_eq!(ozone.connect_timeout, None);
+
+        let file = file_with(
+            "backend = \"ozone\"\nom = [\"om1:8981\", \"om2:8981\"]\nozone_request_timeout = \"90s\"\n",
+        );
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            ..ServeArgs::default()
+        };
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["om1:8981", "om2:8981"], "TOML array");
+        assert_eq!(ozone.request_timeout, Some(Duration::from_secs(90)));
+
+        let env = [
+            ("S3GW_OM", "127.0.0.1:8981"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "2s"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["127.0.0.1:8981"], "env beats file");
+        assert_eq!(ozone.connect_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn the_ozone_back_end_needs_an_om() {
+        let env = [("S3GW_BACKEND", "ozone")];
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(message.contains("--om HOST:PORT"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn an_om_without_the_ozone_back_end_is_refused() {
+        let flags = ServeArgs {
+            om: Some("127.0.0.1:8981".into()),
+            ..ServeArgs::default()
+        };
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--om"), "{message}");
+        assert!(message.contains("--backend ozone"), "{message}");
+        let env = [("S3GW_OZONE_REQUEST_TIMEOUT", "10s")];
+        assert!(error_of(&ServeArgs::default(), &env).contains("S3GW_OZONE_REQUEST_TIMEOUT"));
+    }
+
+    #[test]
+    fn embedded_only_settings_are_refused_on_ozone() {
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_READ_BUFFER", "64KiB"),
+        ];
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(message.contains("S3GW_READ_BUFFER"), "{message}");
+        assert!(message.contains("embedded"), "{message}");
+    }
+
+    #[test]
+    fn unknown_back_ends_and_bad_om_addresses_are_refused() {
+        let message = error_of(&ServeArgs::default(), &[("S3GW_BACKEND", "s3")]);
+        assert!(message.contains("S3GW_BACKEND"), "{message}");
+        assert!(message.contains("embedded or ozone"), "{message}");
+        for bad in [
+            "",
+            "om1",
+            "om1:",
+            "om1:0",
+            "om1:99999",
+            "http://om1:8981",
+            ":8981",
+            "om1:8981,",
+            "om 1:8981",
+        ] {
+            let env = [("S3GW_BACKEND", "ozone"), ("S3GW_OM", bad)];
+            let message = error_of(&ServeArgs::default(), &env);
+            assert!(message.contains("S3GW_OM"), "{bad:?}: {message}");
+            assert!(message.contains("HOST:PORT"), "{bad:?}: {message}");
+        }
+        let file = file_with("backend = \"ozone\"\nom = [8981]\n");
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            ..ServeArgs::default()
+        };
+        assert!(error_of(&flags, &[]).contains("array of strings"));
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "0"),
+        ];
+        assert!(error_of(&ServeArgs::default(), &env).contains("at least 1s"));
+    }
+
+    #[test]
+    fn ozone_storage_settings_keep_the_back_end_defaults_unless_set() {
+        let env = [("S3GW_BACKEND", "ozone"), ("S3GW_OM", "om1:8981,om2:8981")];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        let defaults = OzoneStorageConfig::new(Vec::new());
+        assert_eq!(storage.om_addresses, ["om1:8981", "om2:8981"]);
+        assert_eq!(storage.block_size, defaults.block_size);
+        assert_eq!(storage.chunk_size, defaults.chunk_size);
+        assert_eq!(storage.connect_timeout, defaults.connect_timeout);
+        assert_eq!(storage.request_timeout, defaults.request_timeout);
+        assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_BLOCK_SIZE", "1MiB"),
+            ("S3GW_CHUNK_SIZE", "256KiB"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "3s"),
+            ("S3GW_OZONE_REQUEST_TIMEOUT", "20s"),
+            ("S3GW_KEY_CACHE_TTL", "1s"),
+        ];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        assert_eq!(storage.block_size, 1 << 20);
+        assert_eq!(storage.chunk_size, 256 << 10);
+        assert_eq!(storage.connect_timeout, Duration::from_secs(3));
+        assert_eq!(storage.request_timeout, Duration::from_secs(20));
+        assert_eq!(storage.key_cache_ttl, Duration::from_secs(1));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! server, or print the version.
 //!
 //! Exit codes: 0 success, 1 runtime failure (including "no such key" for
-//! `admin keys delete`), 2 invalid configuration or usage.
+//! `admin keys delete`, and an Ozone Manager that does not answer at start),
+//! 2 invalid configuration or usage.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use s3_gateway::admin::bootstrap::ROOT_CREDENTIALS_FILE;
 use s3_gateway::admin::client::AdminClient;
-use s3_gateway::config::{self, Config, KeyEntry, ServeArgs};
+use s3_gateway::config::{self, Backend, Config, KeyEntry, ServeArgs};
 use s3_gateway::server::{self, Gateway};
 
 #[derive(Parser)]
@@ -142,7 +143,11 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         let endpoint = gateway.endpoint();
         print!("{}", gateway.root_keys().banner(&endpoint));
         println!("s3-gateway listening on {endpoint}");
-        tracing::info!(%endpoint, data_dir = %config.data_dir.display(), region = %config.region, "serving");
+        let backend = match &config.backend {
+            Backend::Embedded => format!("embedded in {}", config.data_dir.display()),
+            Backend::Ozone(ozone) => format!("ozone at {}", ozone.om.join(",")),
+        };
+        tracing::info!(%endpoint, %backend, region = %config.region, "serving");
         gateway.serve(server::shutdown_signal()).await;
         tracing::info!("stopped");
         ExitCode::SUCCESS

@@ -40,7 +40,7 @@ macro_rules! endpoints {
 
 endpoints! {
     // ---- service ----
-    ListBuckets {},
+    ListBuckets { query: ListBucketsParams },
 
     // ---- buckets ----
     CreateBucket { bucket: String },
@@ -147,6 +147,19 @@ endpoints! {
 /// Listing parameters shared by ListObjects, ListObjectsV2 and
 /// ListObjectVersions. Empty query values mean "not given", as AWS treats
 /// them (warp sends `prefix=&delimiter=`).
+/// The most buckets one ListBuckets page may be asked for.
+pub const MAX_LIST_BUCKETS: usize = 10_000;
+
+/// ListBuckets query parameters; without `max-buckets` every bucket is
+/// listed in one answer, as before paging existed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListBucketsParams {
+    pub max_buckets: Option<usize>,
+    /// Opaque, as handed out in a previous page.
+    pub continuation_token: Option<String>,
+    pub prefix: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListParams {
     pub prefix: String,
@@ -157,7 +170,8 @@ pub struct ListParams {
     pub url_encoding: bool,
     /// v2 `fetch-owner=true`.
     pub fetch_owner: bool,
-    /// v2 `continuation-token`, still opaque.
+    /// v2 `continuation-token`, still opaque; `Some("")` when sent empty,
+    /// which S3 echoes but treats as "from the start".
     pub continuation_token: Option<String>,
     /// v2 `start-after`, v1 `marker`, versions `key-marker`.
     pub start_after: Option<String>,
@@ -250,7 +264,7 @@ pub fn route(
         return Err(S3Error::key_too_long());
     }
     if bucket.is_empty() {
-        return service_endpoint(method);
+        return service_endpoint(method, &query);
     }
     if key.is_empty() {
         bucket_endpoint(method, bucket, &query)
@@ -285,11 +299,35 @@ fn strip_port(host: &str) -> &str {
     host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
-fn service_endpoint(method: &Method) -> Result<Endpoint, S3Error> {
+fn service_endpoint(method: &Method, query: &Query) -> Result<Endpoint, S3Error> {
     match *method {
-        Method::GET => Ok(Endpoint::ListBuckets {}),
+        Method::GET => Ok(Endpoint::ListBuckets {
+            query: list_buckets_params(query)?,
+        }),
         _ => Err(S3Error::method_not_allowed()),
     }
+}
+
+/// ListBuckets paging: `max-buckets` (1-10000), `continuation-token`, `prefix`.
+fn list_buckets_params(query: &Query) -> Result<ListBucketsParams, S3Error> {
+    let max_buckets = match query.non_empty("max-buckets") {
+        None => None,
+        Some(text) => Some(
+            text.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_LIST_BUCKETS).contains(n))
+                .ok_or_else(|| {
+                    S3Error::invalid_argument("max-buckets must be between 1 and 10000")
+                        .with("ArgumentName", "max-buckets")
+                        .with("ArgumentValue", text)
+                })?,
+        ),
+    };
+    Ok(ListBucketsParams {
+        max_buckets,
+        continuation_token: query.owned("continuation-token"),
+        prefix: query.owned("prefix"),
+    })
 }
 
 /// Bucket sub-resources whose operation depends only on the method.
@@ -609,7 +647,10 @@ fn list_params(query: &Query, version: ListVersion) -> Result<ListParams, S3Erro
         max_keys,
         url_encoding,
         fetch_owner: v2 && query.get("fetch-owner") == Some("true"),
-        continuation_token: query.owned("continuation-token").filter(|_| v2),
+        continuation_token: query
+            .get("continuation-token")
+            .filter(|_| v2)
+            .map(str::to_owned),
         start_after,
     })
 }
@@ -1001,11 +1042,34 @@ mod tests {
                     max_keys: 1000,
                     url_encoding: true,
                     fetch_owner: true,
-                    continuation_token: None,
+                    continuation_token: Some(String::new()),
                     start_after: None,
                 },
             }
         );
+    }
+
+    #[test]
+    fn list_buckets_takes_paging_parameters() {
+        let endpoint = route_with(
+            Method::GET,
+            "/?max-buckets=2&continuation-token=YQ&prefix=ph",
+            &[],
+        );
+        assert_eq!(
+            endpoint,
+            Endpoint::ListBuckets {
+                query: ListBucketsParams {
+                    max_buckets: Some(2),
+                    continuation_token: Some("YQ".into()),
+                    prefix: Some("ph".into()),
+                }
+            }
+        );
+        for bad in ["0", "10001", "many"] {
+            let err = try_route(Method::GET, &format!("/?max-buckets={bad}"), &[]).unwrap_err();
+            assert_eq!(err.code, "InvalidArgument", "{bad}");
+        }
     }
 
     #[test]

@@ -70,6 +70,11 @@ pub struct ListAllMyBucketsResult {
     pub owner: Owner,
     #[serde(rename = "Buckets")]
     pub buckets: Buckets,
+    /// Where the next page starts; only when this one is truncated.
+    #[serde(rename = "ContinuationToken", skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+    #[serde(rename = "Prefix", skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -610,6 +615,8 @@ mod tests {
         let doc = ListAllMyBucketsResult {
             xmlns: S3_NAMESPACE,
             owner: Owner::from_access_key("AKID"),
+            continuation_token: None,
+            prefix: None,
             buckets: Buckets {
                 bucket: vec![BucketEntry {
                     name: "b1".into(),
@@ -633,6 +640,8 @@ mod tests {
         let doc = ListAllMyBucketsResult {
             xmlns: S3_NAMESPACE,
             owner: Owner::from_access_key("A"),
+            continuation_token: None,
+            prefix: None,
             buckets: Buckets { bucket: vec![] },
         };
         let xml = to_xml("ListAllMyBucketsResult", &doc).unwrap();

@@ -16,10 +16,13 @@ fn gateway() -> Command {
 
 #[test]
 fn invalid_configuration_exits_2_with_one_line() {
-    let cases: [&[&str]; 3] = [
+    let cases: [&[&str]; 6] = [
         &["--listen", "not-an-address"],
         &["--config", "/nonexistent/gateway.toml"],
         &["--credentials", "/nonexistent/keys.toml"],
+        &["--backend", "ozone"],
+        &["--backend", "hdfs"],
+        &["--om", "127.0.0.1:8981"],
     ];
     for args in cases {
         let output = gateway().args(args).output().expect("runs");
@@ -31,6 +34,28 @@ fn invalid_configuration_exits_2_with_one_line() {
             "{args:?}: {stderr}"
         );
     }
+}
+
+#[test]
+fn an_unreachable_ozone_manager_exits_1_naming_it() {
+    // A port that was just free: nothing answers there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port();
+    let om = format!("127.0.0.1:{port}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = gateway()
+        .args(["--backend", "ozone", "--om", &om, "--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&om), "{stderr}");
+    assert!(stderr.contains("unavailable"), "{stderr}");
 }
 
 #[test]

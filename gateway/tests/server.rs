@@ -13,7 +13,7 @@ use aws_smithy_runtime_api::client::identity::Identity;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
 use s3_gateway::admin::client::{AdminClient, ClientError};
-use s3_gateway::config::{self, Config, KeyEntry, TlsFiles};
+use s3_gateway::config::{self, Backend, Config, KeyEntry, TlsFiles};
 use s3_gateway::server::Gateway;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -25,6 +25,7 @@ const ROOT_SECRET_KEY: &str = "testrootsecretkeytestrootsecretkey000001";
 fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
     Config {
         listen: "127.0.0.1:0".parse().expect("address"),
+        backend: Backend::Embedded,
         data_dir: data_dir.to_path_buf(),
         region: "us-east-1".into(),
         domain: None,

@@ -80,7 +80,7 @@ enum CredentialMiss {
 }
 
 /// Copies an error for one more caller of a coalesced load.
-fn clone_error(error: &StorageError) -> StorageError {
+pub(crate) fn clone_error(error: &StorageError) -> StorageError {
     match error {
         StorageError::NoSuchBucket => StorageError::NoSuchBucket,
         StorageError::NoSuchKey => StorageError::NoSuchKey,
@@ -247,6 +247,19 @@ impl MetadataStore for CachedOm {
 
     async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
         self.inner.open_key(who, bucket, key).await
+    }
+
+    async fn open_part(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        number: u16,
+    ) -> Result<OpenKey> {
+        self.inner
+            .open_part(who, bucket, key, upload_id, number)
+            .await
     }
 
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {

@@ -20,7 +20,9 @@ pub trait BlockStore: Send + Sync {
     async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()>;
 
     /// Seals the block at `length` bytes and makes it durable (fsync).
-    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<()>;
+    /// Returns the block's commit sequence id, which the OM must be given
+    /// with the block (0 where the back end keeps none).
+    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<u64>;
 
     /// Streams `range` (offsets within the block) after checking the token;
     /// every byte yielded has passed its stored checksum.

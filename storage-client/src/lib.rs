@@ -28,7 +28,7 @@ pub use multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo, UploadListPage,
     UploadListQuery,
 };
-pub use storage::{ByteStream, Storage, StorageConfig};
+pub use storage::{ByteStream, OzoneStorageConfig, Storage, StorageConfig};
 pub use types::*;
 pub use writer::ObjectWriter;
 

@@ -52,6 +52,20 @@ pub trait MetadataStore: Send + Sync {
     async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo>;
     /// Starts an upload; nothing becomes visible until `commit_key`.
     async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey>;
+    /// Starts the upload of part `number` of multipart upload `upload_id`
+    /// (for `bucket`/`key`), to be committed with `commit_part`. Back ends
+    /// that must know the part when the upload starts (Ozone) override
+    /// this; for the others a part is opened like any key.
+    async fn open_part(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        _upload_id: &str,
+        _number: u16,
+    ) -> Result<OpenKey> {
+        self.open_key(who, bucket, key).await
+    }
     /// One more block (READ+WRITE token) for an open key.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
     /// Makes the object visible atomically, replacing any previous one, if

@@ -18,6 +18,10 @@ use crate::embedded::{
 use crate::listing::{self, KeyScan};
 use crate::multipart::{self, UploadScan};
 use crate::om::MetadataStore;
+use crate::ozone::dn_client::{DnClient, DnConfig};
+use crate::ozone::om_client::{OmClient, OmConfig};
+use crate::ozone::ratis_client::{RatisClient, RatisConfig};
+use crate::ozone::{OzoneBlocks, OzoneMetadata};
 use crate::token::KeyRing;
 use crate::{
     BucketInfo, CompleteUpload, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery,
@@ -121,6 +125,55 @@ impl Default for StorageConfig {
     }
 }
 
+/// The `ozone` back end: a real Apache Ozone 2.x cluster. Build it with
+/// [`OzoneStorageConfig::new`] and adjust fields as needed.
+#[derive(Clone, Debug)]
+pub struct OzoneStorageConfig {
+    /// `host:port` of every Ozone Manager's gRPC server (`ozone.om.grpc.port`).
+    pub om_addresses: Vec<String>,
+    /// The cluster's `ozone.scm.block.size`: bytes written per block.
+    pub block_size: u64,
+    /// Bytes per WriteChunk; a multiple of `bytes_per_checksum`.
+    pub chunk_size: usize,
+    /// Bytes covered by one stored CRC32.
+    pub bytes_per_checksum: u32,
+    /// Put in front of every bucket name on the cluster; empty (the
+    /// default) keeps names as S3 clients give them, which Ozone's own S3
+    /// gateway needs to see the same buckets.
+    pub bucket_prefix: String,
+    pub connect_timeout: Duration,
+    /// Deadline of one attempt of one command at an OM or datanode.
+    pub request_timeout: Duration,
+    /// How long an upload may go without a write before this gateway
+    /// forgets it (Ozone expires the open key on its own).
+    pub open_key_expiry: Duration,
+    /// As in [`StorageConfig`].
+    pub metadata_cache_ttl: Duration,
+    pub key_cache_ttl: Duration,
+    pub cache_capacity: u64,
+}
+
+impl OzoneStorageConfig {
+    pub fn new(om_addresses: Vec<String>) -> Self {
+        let defaults = StorageConfig::default();
+        Self {
+            om_addresses,
+            block_size: defaults.block_size,
+            // Each chunk is one Raft round trip and one buffer per upload:
+            // Ozone's own client uses 4 MiB; 1 MiB keeps uploads lighter.
+            chunk_size: MIB,
+            bytes_per_checksum: defaults.bytes_per_checksum,
+            bucket_prefix: String::new(),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(60),
+            open_key_expiry: defaults.open_key_expiry,
+            metadata_cache_ttl: defaults.metadata_cache_ttl,
+            key_cache_ttl: defaults.key_cache_ttl,
+            cache_capacity: defaults.cache_capacity,
+        }
+    }
+}
+
 pub struct Storage {
     om: Arc<CachedOm>,
     dn: Arc<dyn BlockStore>,
@@ -199,6 +252,17 @@ impl Storage {
             config.bytes_per_checksum,
             config.read_buffer,
         ));
+        // Allocations are not durable until a commit follows them: files a
+        // crash left for ids the OM will hand out again are removed here.
+        let orphans = dn
+            .remove_unallocated(om.first_unallocated_block().await?)
+            .await?;
+        if orphans > 0 {
+            tracing::info!(
+                blocks = orphans,
+                "removed blocks of uploads lost in a crash"
+            );
+        }
         let reclaimer = Arc::new(Reclaimer::new(
             Arc::clone(&om),
             Arc::clone(&dn),
@@ -219,6 +283,59 @@ impl Storage {
             chunk_size: config.chunk_size,
             reclaimer: Some(reclaimer),
             _background: Some(background),
+        })
+    }
+
+    /// Connects to a real Ozone cluster. Fails (`Unavailable`) when no OM
+    /// answers; creates the gateway's credentials bucket on first use.
+    pub async fn open_ozone(config: OzoneStorageConfig) -> Result<Self> {
+        StorageConfig {
+            block_size: config.block_size,
+            chunk_size: config.chunk_size,
+            bytes_per_checksum: config.bytes_per_checksum,
+            ..StorageConfig::default()
+        }
+        .validate()?;
+        let om_config = OmConfig {
+            connect_timeout: config.connect_timeout,
+            request_timeout: config.request_timeout,
+            ..OmConfig::new(config.om_addresses.clone())
+        };
+        let metadata = OzoneMetadata::new(
+            OmClient::new(&om_config)?,
+            config.bucket_prefix.clone(),
+            config.open_key_expiry,
+            config.metadata_cache_ttl,
+        );
+        metadata.prepare().await?;
+        let reader = DnClient::new(DnConfig {
+            connect_timeout: config.connect_timeout,
+            request_timeout: config.request_timeout,
+        });
+        let writer = RatisClient::new(RatisConfig {
+            connect_timeout: config.connect_timeout,
+            request_timeout: config.request_timeout,
+            ..RatisConfig::default()
+        });
+        let blocks = OzoneBlocks::new(
+            reader,
+            writer,
+            config.bytes_per_checksum,
+            config.open_key_expiry,
+        );
+        let cache = CacheConfig {
+            capacity: config.cache_capacity,
+            metadata_ttl: config.metadata_cache_ttl,
+            key_ttl: config.key_cache_ttl,
+        };
+        Ok(Self {
+            om: Arc::new(CachedOm::new(Arc::new(metadata), cache)),
+            dn: Arc::new(blocks),
+            block_size: config.block_size,
+            chunk_size: config.chunk_size,
+            // Ozone reclaims replaced and abandoned blocks itself.
+            reclaimer: None,
+            _background: None,
         })
     }
 
@@ -327,6 +444,31 @@ impl Storage {
         ))
     }
 
+    /// Starts writing part `number` of multipart upload `upload_id`; commit
+    /// it with [`ObjectWriter::commit_part`] for that upload and number.
+    /// Some back ends (Ozone) must know the part before its first byte.
+    pub async fn create_part(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        number: u16,
+    ) -> Result<ObjectWriter> {
+        let open = self
+            .om
+            .open_part(who, bucket, key, upload_id, number)
+            .await?;
+        Ok(ObjectWriter::new(
+            Arc::clone(&self.om) as Arc<dyn MetadataStore>,
+            Arc::clone(&self.dn),
+            who.clone(),
+            open,
+            self.block_size,
+            self.chunk_size,
+        ))
+    }
+
     /// Idempotent: deleting a missing key succeeds.
     pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
         self.om.delete_key(who, bucket, key).await
@@ -366,7 +508,7 @@ impl Storage {
 
     // ---- multipart uploads ----
 
-    /// Starts a multipart upload; parts are written with [`Storage::create_object`]
+    /// Starts a multipart upload; parts are written with [`Storage::create_part`]
     /// and [`ObjectWriter::commit_part`].
     pub async fn create_multipart_upload(
         &self,

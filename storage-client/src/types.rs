@@ -86,6 +86,37 @@ pub struct BlockLocation {
     pub datanodes: Vec<String>,
     /// Token issued by the OM for this block; the DN refuses a request without it.
     pub token: Option<BlockToken>,
+    /// The version of the block a replica must have reached to serve it
+    /// (Ozone's block commit sequence id); 0 where the back end keeps none.
+    /// Like the two fields below it lives only in memory: the embedded
+    /// back end's stored records do not carry it.
+    #[serde(skip)]
+    pub commit_sequence_id: u64,
+    /// The datanodes holding a replica with their read endpoints, preferred
+    /// first; empty where `datanodes` alone addresses the replicas.
+    #[serde(skip)]
+    pub replicas: Vec<Replica>,
+    /// The replication group writes to the block go through (Ozone's Raft
+    /// pipeline); `None` where the back end writes replicas directly.
+    #[serde(skip)]
+    pub write_group: Option<WriteGroup>,
+}
+
+/// One datanode as a distributed back end addresses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replica {
+    /// The datanode's id, which every command to it must name.
+    pub id: String,
+    /// `host:port` of the service the command goes to.
+    pub address: String,
+}
+
+/// A replication group: a consensus group whose leader orders the writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteGroup {
+    pub id: uuid::Uuid,
+    /// The members with their write endpoints, the leader first.
+    pub members: Vec<Replica>,
 }
 
 /// Everything the OM knows about one committed object.
@@ -128,6 +159,8 @@ pub enum WriteCondition {
     IfAbsent,
     /// `If-Match: <etag>`: fail unless the current object has this ETag.
     IfEtag(String),
+    /// `If-Match: *`: fail unless an object exists under the key.
+    IfExists,
 }
 
 /// What `ObjectWriter::commit` records with the bytes written.

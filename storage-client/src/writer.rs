@@ -204,8 +204,8 @@ impl ObjectWriter {
     }
 
     async fn seal_current(&mut self) -> Result<()> {
-        if let Some(block) = self.current.take() {
-            self.dn.put_block(&block, block.length).await?;
+        if let Some(mut block) = self.current.take() {
+            block.commit_sequence_id = self.dn.put_block(&block, block.length).await?;
             self.sealed.push(block);
         }
         Ok(())

@@ -6,6 +6,12 @@
 //! Without it every test returns at once with a note. Objects are written
 //! with Ozone's own shell (`ozone-dev sh key put`), so these tests also show
 //! that we read what Ozone's Java client wrote.
+//!
+//! The write tests go the other way: keys and parts written through our
+//! Ratis client are read back with our datanode client and through Ozone's
+//! own S3 gateway (`ozone-dev start --with-s3g`; `OZONE_S3G_ADDRESS`,
+//! default 127.0.0.1:29878, reached with `curl --aws-sigv4`), whose Java
+//! client verifies the chunk checksums.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -14,7 +20,9 @@ use std::process::Command;
 use futures::TryStreamExt;
 use storage_client::StorageError;
 use storage_client::ozone::dn_client::{DnClient, DnConfig};
+use storage_client::ozone::key_writer::{KeyWriter, NewObject, NewPart, WriterConfig};
 use storage_client::ozone::om_client::{OmClient, OmConfig, SecretAnswer};
+use storage_client::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
 use storage_client::ozone::{Datanode, OzoneKey};
 
 const ACCESS_ID: &str = "s3gw-live-test";
@@ -477,4 +485,355 @@ async fn runs_a_multipart_upload() {
 
     om.delete_key(ACCESS_ID, &bucket, "big").await.unwrap();
     om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+}
+
+// ---- writes through Ratis ----
+
+/// A writer that cuts chunks the way the dev cluster's Java clients do.
+fn ratis_writer() -> KeyWriter {
+    let config = WriterConfig {
+        chunk_size: CHUNK as usize,
+        ..WriterConfig::default()
+    };
+    KeyWriter::new(RatisClient::new(RatisConfig::default()), config)
+}
+
+/// `data` as a request body arriving in uneven pieces.
+fn body(data: &[u8]) -> storage_client::ByteStream {
+    let pieces: Vec<storage_client::Result<bytes::Bytes>> = data
+        .chunks(100_003)
+        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
+        .collect();
+    Box::pin(futures::stream::iter(pieces))
+}
+
+fn md5_hex(data: &[u8]) -> String {
+    use md5::Digest;
+    hex::encode(md5::Md5::digest(data))
+}
+
+/// A request to Ozone's own S3 gateway (`OZONE_S3G_ADDRESS`, by default
+/// the dev cluster's 127.0.0.1:29878), signed with SigV4 by curl; with
+/// security off it takes any access key and secret. Returns the response
+/// headers and body.
+fn ozone_s3g(method: &str, bucket: &str, key: &str) -> (String, Vec<u8>) {
+    let address =
+        std::env::var("OZONE_S3G_ADDRESS").unwrap_or_else(|_| "127.0.0.1:29878".to_owned());
+    let dir = tempfile::tempdir().unwrap();
+    let headers = dir.path().join("headers");
+    let data = dir.path().join("body");
+    let mut curl = Command::new("curl");
+    curl.args([
+        "-sS",
+        "--fail-with-body",
+        "--aws-sigv4",
+        "aws:amz:us-east-1:s3",
+    ])
+    .args(["--user", &format!("{ACCESS_ID}:any-secret")])
+    .args(["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"])
+    .arg("-D")
+    .arg(&headers)
+    .arg("-o")
+    .arg(&data);
+    if method == "HEAD" {
+        curl.arg("-I");
+    }
+    let status = curl
+        .arg(format!("http://{address}/{bucket}/{key}"))
+        .status()
+        .expect("run curl");
+    assert!(
+        status.success(),
+        "{method} /{bucket}/{key} through Ozone's S3 gateway: {status}"
+    );
+    (
+        std::fs::read_to_string(headers).unwrap(),
+        std::fs::read(data).unwrap_or_default(),
+    )
+}
+
+/// The value of response header `name` (case-insensitive).
+fn header<'a>(headers: &'a str, name: &str) -> Option<&'a str> {
+    headers.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// Checks `key` against `data` three ways: the OM's view, our datanode
+/// reads, and Ozone's own S3 gateway (bytes, ETag, user metadata).
+async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag: &str) {
+    let info = om
+        .get_key_info(ACCESS_ID, bucket, key, false)
+        .await
+        .unwrap();
+    assert_eq!(info.size, data.len() as u64, "{key}");
+    assert_eq!(info.etag(), Some(etag), "{key}");
+    assert!(
+        info.blocks.iter().all(|b| b.commit_sequence_id > 0),
+        "{key}: {:?}",
+        info.blocks
+    );
+    let dn = DnClient::new(DnConfig::default());
+    assert!(
+        read_object(&dn, &info, 0..data.len() as u64).await == data,
+        "{key}: datanode read differs"
+    );
+
+    let (headers, got) = ozone_s3g("GET", bucket, key);
+    assert!(
+        got == data,
+        "{key}: S3 gateway GET differs ({} bytes)",
+        got.len()
+    );
+    let (headers_head, _) = ozone_s3g("HEAD", bucket, key);
+    for headers in [&headers, &headers_head] {
+        assert_eq!(
+            header(headers, "ETag"),
+            Some(format!("\"{etag}\"").as_str()),
+            "{key}: {headers}"
+        );
+        assert_eq!(
+            header(headers, "Content-Length"),
+            Some(data.len().to_string().as_str()),
+            "{key}: {headers}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn writes_keys_through_ratis_that_ozone_reads() {
+    let Some(om) = om() else { return };
+    let bucket = unique_bucket("ratis");
+    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    let writer = ratis_writer();
+    // Ozone stores user metadata without the `x-amz-meta-` prefix; its S3
+    // gateway adds the prefix back on every name but `ETag`.
+    let metadata = [("origin".to_owned(), "ratis".to_owned())];
+    // (key, size, size hint, blocks): a hint of 0 makes every block an
+    // AllocateBlock; the right hint lets CreateKey hand them all out.
+    let cases = [
+        ("empty", 0, 0, 0),
+        ("one-byte", 1, 1, 1),
+        ("multi-chunk", 300_000, 300_000, 1),
+        ("multi-block", 3_500_000, 3_500_000, 4),
+        ("allocated/multi-block", 3_500_000, 0, 4),
+        ("block-sized", BLOCK as usize, BLOCK, 1),
+    ];
+    for (key, size, hint, blocks) in cases {
+        let data = pattern(size);
+        let object = NewObject {
+            bucket: &bucket,
+            key,
+            size_hint: hint,
+            metadata: &metadata,
+            tags: &[],
+        };
+        let written = writer
+            .put_object(&om, ACCESS_ID, &object, body(&data))
+            .await
+            .unwrap();
+        assert_eq!(written.size, size as u64);
+        assert_eq!(written.etag, md5_hex(&data));
+        assert_eq!(written.blocks.len(), blocks, "{key}: {:?}", written.blocks);
+        assert!(written.blocks.iter().all(|b| b.length <= BLOCK));
+        check_object(&om, &bucket, key, &data, &written.etag).await;
+    }
+    let (headers, _) = ozone_s3g("HEAD", &bucket, "multi-chunk");
+    assert_eq!(
+        header(&headers, "x-amz-meta-origin"),
+        Some("ratis"),
+        "{headers}"
+    );
+
+    let keys: Vec<String> = cases.iter().map(|c| c.0.to_owned()).collect();
+    assert!(
+        om.delete_keys(ACCESS_ID, &bucket, &keys)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+}
+
+#[tokio::test]
+async fn writes_a_multipart_upload_through_ratis() {
+    let Some(om) = om() else { return };
+    let bucket = unique_bucket("ratis-mpu");
+    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    let writer = ratis_writer();
+    let upload = om
+        .initiate_multipart(ACCESS_ID, &bucket, "joined", &[], &[])
+        .await
+        .unwrap();
+    // Every part but the last must reach S3's 5 MiB minimum.
+    let first = pattern(5 * BLOCK as usize + 3);
+    let second: Vec<u8> = pattern(300_001).into_iter().map(|b| b ^ 0x5a).collect();
+    let mut parts = Vec::new();
+    for (number, data) in [(1, &first), (2, &second)] {
+        let part = NewPart {
+            bucket: &bucket,
+            key: "joined",
+            upload_id: &upload,
+            number,
+            size_hint: data.len() as u64,
+        };
+        let written = writer
+            .put_part(&om, ACCESS_ID, &part, body(data))
+            .await
+            .unwrap();
+        assert_eq!(written.etag, md5_hex(data));
+        assert_eq!(written.size, data.len() as u64);
+        assert!(!written.name.is_empty());
+        parts.push((number, written.etag));
+    }
+    let listed = om
+        .list_parts(ACCESS_ID, &bucket, "joined", &upload, 0, 10)
+        .await
+        .unwrap();
+    let sizes: Vec<_> = listed.parts.iter().map(|p| (p.number, p.size)).collect();
+    assert_eq!(sizes, [(1, first.len() as u64), (2, second.len() as u64)]);
+
+    let etag = om
+        .complete_multipart(ACCESS_ID, &bucket, "joined", &upload, &parts)
+        .await
+        .unwrap();
+    assert!(etag.ends_with("-2"), "{etag}");
+    let whole = [first, second].concat();
+    check_object(&om, &bucket, "joined", &whole, &etag).await;
+
+    om.delete_key(ACCESS_ID, &bucket, "joined").await.unwrap();
+    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+}
+
+#[tokio::test]
+async fn writes_a_block_chunk_by_chunk_and_watches_it() {
+    let Some(om) = om() else { return };
+    let bucket = unique_bucket("ratis-low");
+    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    let open = om
+        .create_key(ACCESS_ID, &bucket, "k", 10, &[])
+        .await
+        .unwrap();
+    let block = open.blocks[0].clone();
+    let pipeline = block.pipeline.clone().expect("a Ratis pipeline");
+    assert_eq!(block.length, BLOCK, "the OM sizes blocks at the block size");
+
+    let ratis = RatisClient::new(RatisConfig::default());
+    let data = pattern(10);
+    let chunk = |n: u64, range: Range<usize>| chunk_of(&block, n, range);
+    let first = ratis
+        .write_chunk(
+            &block,
+            chunk(1, 0..4),
+            bytes::Bytes::copy_from_slice(&data[..4]),
+        )
+        .await
+        .unwrap();
+    let second = ratis
+        .write_chunk(
+            &block,
+            chunk(2, 4..10),
+            bytes::Bytes::copy_from_slice(&data[4..]),
+        )
+        .await
+        .unwrap();
+    assert!(second > first, "log indexes {first} then {second}");
+    let committed = ratis
+        .put_block(&block, vec![chunk(1, 0..4), chunk(2, 4..10)], true)
+        .await
+        .unwrap();
+    assert_eq!(committed.length, 10);
+    assert!(committed.log_index > second);
+    assert!(committed.commit_sequence_id > 0);
+    // One member: every index the leader committed is all-committed.
+    assert_eq!(
+        ratis.watch(&pipeline, committed.log_index).await.unwrap(),
+        Replicated::AllCommitted
+    );
+
+    // A member that cannot be reached is skipped for the next one (the
+    // call keeps its id, so a resend could not apply twice).
+    let other_block = om.allocate_block(ACCESS_ID, &open).await.unwrap();
+    let mut detour = other_block.clone();
+    if let Some(p) = detour.pipeline.as_mut() {
+        let leader = p.members[0].uuid.clone();
+        p.members.insert(
+            0,
+            Datanode {
+                uuid: leader,
+                address: "127.0.0.1:1".into(),
+            },
+        );
+    }
+    ratis
+        .write_chunk(
+            &detour,
+            chunk_of(&other_block, 1, 0..4),
+            bytes::Bytes::copy_from_slice(&data[..4]),
+        )
+        .await
+        .unwrap();
+
+    // A group the datanode does not serve fails, and does not hang.
+    let mut stranger = other_block.clone();
+    if let Some(p) = stranger.pipeline.as_mut() {
+        p.id = uuid::Uuid::new_v4();
+    }
+    let refused = ratis
+        .write_chunk(
+            &stranger,
+            chunk_of(&other_block, 2, 4..10),
+            bytes::Bytes::copy_from_slice(&data[4..]),
+        )
+        .await;
+    assert!(
+        matches!(&refused, Err(StorageError::Unavailable(m)) if m.contains("GroupMismatchException")),
+        "{refused:?}"
+    );
+
+    let written = storage_client::ozone::OzoneBlock {
+        length: 10,
+        commit_sequence_id: committed.commit_sequence_id,
+        ..block
+    };
+    om.commit_key(ACCESS_ID, &open, &[written], &md5_hex(&data), &[])
+        .await
+        .unwrap();
+    let key = om
+        .get_key_info(ACCESS_ID, &bucket, "k", false)
+        .await
+        .unwrap();
+    assert_eq!(
+        key.blocks[0].commit_sequence_id,
+        committed.commit_sequence_id
+    );
+    let dn = DnClient::new(DnConfig::default());
+    assert_eq!(read_object(&dn, &key, 0..10).await, data);
+    assert_eq!(read_object(&dn, &key, 3..7).await, &data[3..7]);
+
+    om.delete_key(ACCESS_ID, &bucket, "k").await.unwrap();
+    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+}
+
+/// An unchecksummed chunk of `block` (the reader then skips verification).
+fn chunk_of(
+    block: &storage_client::ozone::OzoneBlock,
+    n: u64,
+    range: Range<usize>,
+) -> storage_client::ozone::proto::hadoop::hdds::datanode::ChunkInfo {
+    use storage_client::ozone::proto::hadoop::hdds::datanode::{
+        ChecksumData, ChecksumType, ChunkInfo,
+    };
+    ChunkInfo {
+        chunk_name: format!("{}_chunk_{n}", block.id.local),
+        offset: range.start as u64,
+        len: range.len() as u64,
+        metadata: Vec::new(),
+        checksum_data: ChecksumData {
+            r#type: ChecksumType::None as i32,
+            bytes_per_checksum: 0,
+            checksums: Vec::new(),
+        },
+    }
 }

@@ -365,7 +365,12 @@ impl Verifier {
         let bucket = sigv2::virtual_host_bucket(host, self.domain.as_deref());
         let string_to_sign = sigv2::string_to_sign(parts, date_line, bucket);
         let computed = sigv2::sign(&stored.secret_key, &string_to_sign);
-        if !signatures_match(&computed, signature) {
+        let matches_bucket_root = || {
+            sigv2::bucket_root_string_to_sign(parts, date_line, bucket).is_some_and(|text| {
+                signatures_match(&sigv2::sign(&stored.secret_key, &text), signature)
+            })
+        };
+        if !signatures_match(&computed, signature) && !matches_bucket_root() {
             return Err(signature_mismatch(Some(MismatchDetails {
                 access_key: access_key.to_owned(),
                 string_to_sign,

@@ -8,6 +8,7 @@ use super::errors::{access_denied, query_malformed};
 use super::header::parse_signed_headers;
 use super::sigv4::{ALGORITHM, format_amz_date, parse_amz_date};
 use crate::error::S3Error;
+use http::StatusCode;
 
 /// The longest validity AWS allows a presigned URL: seven days.
 pub(crate) const MAX_EXPIRES_SECS: u64 = 604_800;
@@ -126,17 +127,26 @@ fn parse_expires(text: &str) -> Result<Duration, S3Error> {
         && !digits.is_empty()
         && digits.bytes().all(|b| b.is_ascii_digit())
     {
-        return Err(query_malformed("X-Amz-Expires must be non-negative"));
+        return Err(lifetime_out_of_range("X-Amz-Expires must be non-negative"));
     }
     let seconds: u64 = text
         .parse()
         .map_err(|_| query_malformed("X-Amz-Expires should be a number"))?;
     if seconds > MAX_EXPIRES_SECS {
-        return Err(query_malformed(
+        return Err(lifetime_out_of_range(
             "X-Amz-Expires must be less than a week (in seconds) that is 604800",
         ));
     }
     Ok(Duration::from_secs(seconds))
+}
+
+/// A well-formed lifetime S3 will not honour: refused with 403 like an
+/// expired URL (S3 and its conformance suites agree), unlike the 400 of a
+/// malformed query.
+fn lifetime_out_of_range(message: &str) -> S3Error {
+    let mut error = query_malformed(message);
+    error.status = StatusCode::FORBIDDEN;
+    error
 }
 
 #[cfg(test)]
@@ -196,6 +206,12 @@ mod tests {
             );
         }
         assert!(parse(&with("X-Amz-Expires", "604800")).is_ok());
+        for lifetime in ["604801", "-1"] {
+            let error = parse(&with("X-Amz-Expires", lifetime)).unwrap_err();
+            assert_eq!(error.status, StatusCode::FORBIDDEN, "{lifetime}");
+        }
+        let error = parse(&with("X-Amz-Expires", "soon")).unwrap_err();
+        assert_eq!(error.status, StatusCode::BAD_REQUEST);
     }
 
     #[test]

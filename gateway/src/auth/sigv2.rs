@@ -120,6 +120,30 @@ pub(crate) fn parse_query(raw_query: &str) -> Result<PresignedV2, S3Error> {
 /// or, for a presigned URL, `Expires`. `bucket` is the bucket named by a
 /// virtual-host style Host header.
 pub(crate) fn string_to_sign(parts: &Parts, date_line: &str, bucket: Option<&str>) -> String {
+    build_string_to_sign(parts, date_line, bucket, parts.uri.path())
+}
+
+/// The string to sign with a trailing `/` after a path-style bucket
+/// (`/bucket` signed as `/bucket/`), as botocore and other clients sign
+/// bucket-level requests; `None` when the request does not address a bucket
+/// alone that way.
+pub(crate) fn bucket_root_string_to_sign(
+    parts: &Parts,
+    date_line: &str,
+    bucket: Option<&str>,
+) -> Option<String> {
+    let path = parts.uri.path();
+    let is_bare_bucket =
+        bucket.is_none() && path.len() > 1 && path.starts_with('/') && !path[1..].contains('/');
+    is_bare_bucket.then(|| build_string_to_sign(parts, date_line, bucket, &format!("{path}/")))
+}
+
+fn build_string_to_sign(
+    parts: &Parts,
+    date_line: &str,
+    bucket: Option<&str>,
+    path: &str,
+) -> String {
     let header = |name: &str| {
         parts
             .headers
@@ -156,7 +180,7 @@ pub(crate) fn string_to_sign(parts: &Parts, date_line: &str, bucket: Option<&str
         out.push('/');
         out.push_str(bucket);
     }
-    out.push_str(parts.uri.path());
+    out.push_str(path);
     push_sub_resources(&mut out, parts.uri.query().unwrap_or(""));
     out
 }
@@ -357,5 +381,24 @@ mod tests {
         assert!(!is_presigned("AWSAccessKeyId=a"));
         assert!(parse_query("AWSAccessKeyId=a&Signature=b").is_err());
         assert!(parse_query("AWSAccessKeyId=a&Signature=b&Expires=soon").is_err());
+    }
+
+    #[test]
+    fn a_path_style_bucket_may_be_signed_with_a_trailing_slash() {
+        let date = "Tue, 27 Mar 2007 19:36:42 +0000";
+        let request = parts("PUT", "/photos?acl", &[("date", date)]);
+        assert_eq!(
+            bucket_root_string_to_sign(&request, date, None).as_deref(),
+            Some("PUT\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/photos/?acl")
+        );
+        let object = parts("PUT", "/photos/cat.jpg", &[("date", date)]);
+        assert_eq!(bucket_root_string_to_sign(&object, date, None), None);
+        let root = parts("GET", "/", &[("date", date)]);
+        assert_eq!(bucket_root_string_to_sign(&root, date, None), None);
+        let virtual_host = parts("GET", "/", &[("date", date)]);
+        assert_eq!(
+            bucket_root_string_to_sign(&virtual_host, date, Some("photos")),
+            None
+        );
     }
 }

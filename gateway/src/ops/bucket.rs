@@ -9,9 +9,11 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use storage_client::{BucketInfo, Identity};
 
 use super::body::read_to_end;
+use super::list::{decode_token, encode_token};
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::S3Error;
+use crate::router::ListBucketsParams;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
@@ -21,13 +23,21 @@ const MAX_CONFIGURATION_BYTES: usize = 64 * 1024;
 /// The region S3 reports as an empty LocationConstraint.
 const DEFAULT_REGION: &str = "us-east-1";
 
-pub async fn list_buckets(state: &AppState, who: &Identity) -> Result<Response, S3Error> {
-    let buckets = state.storage.list_buckets(who).await?;
+pub async fn list_buckets(
+    state: &AppState,
+    who: &Identity,
+    query: ListBucketsParams,
+) -> Result<Response, S3Error> {
+    let mut buckets = state.storage.list_buckets(who).await?;
+    buckets.sort_by(|a, b| a.name.cmp(&b.name));
+    let (page, next) = bucket_page(&buckets, &query)?;
     let document = xml::ListAllMyBucketsResult {
         xmlns: S3_NAMESPACE,
         owner: xml::Owner::from_access_key(&who.access_key),
+        continuation_token: next.map(|last| encode_token(&last.name)),
+        prefix: query.prefix,
         buckets: xml::Buckets {
-            bucket: buckets
+            bucket: page
                 .iter()
                 .map(|b| xml::BucketEntry {
                     name: b.name.clone(),
@@ -38,6 +48,31 @@ pub async fn list_buckets(state: &AppState, who: &Identity) -> Result<Response, 
         },
     };
     xml_response("ListAllMyBucketsResult", &document)
+}
+
+/// The buckets after the continuation token that match the prefix, at most
+/// `max_buckets` of them, and the last one listed when more remain.
+fn bucket_page<'a>(
+    sorted: &'a [BucketInfo],
+    query: &ListBucketsParams,
+) -> Result<(Vec<&'a BucketInfo>, Option<&'a BucketInfo>), S3Error> {
+    let after = query
+        .continuation_token
+        .as_deref()
+        .map(decode_token)
+        .transpose()?;
+    let prefix = query.prefix.as_deref().unwrap_or("");
+    let mut matching = sorted.iter().filter(|b| {
+        b.name.starts_with(prefix) && after.as_deref().is_none_or(|after| b.name.as_str() > after)
+    });
+    let limit = query.max_buckets.unwrap_or(usize::MAX);
+    let page: Vec<&BucketInfo> = matching.by_ref().take(limit).collect();
+    let next = if matching.next().is_some() {
+        page.last().copied()
+    } else {
+        None
+    };
+    Ok((page, next))
 }
 
 pub async fn create_bucket(
@@ -174,6 +209,9 @@ pub fn validate_bucket_name(name: &str) -> Result<(), S3Error> {
         && alnum(bytes.first())
         && alnum(bytes.last())
         && !name.contains("..")
+        // Each dot-separated label is a DNS label: no hyphen next to a dot.
+        && !name.contains("-.")
+        && !name.contains(".-")
         && name.parse::<Ipv4Addr>().is_err()
         && !name.starts_with("xn--")
         && !name.starts_with("sthree-")
@@ -188,7 +226,44 @@ pub fn validate_bucket_name(name: &str) -> Result<(), S3Error> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
     use super::*;
+
+    #[test]
+    fn buckets_are_paged_by_name_after_the_token() {
+        let buckets: Vec<BucketInfo> = ["a1", "a2", "a3", "b1"]
+            .iter()
+            .map(|name| BucketInfo {
+                name: (*name).to_owned(),
+                owner: "o".into(),
+                created: SystemTime::UNIX_EPOCH,
+                region: String::new(),
+            })
+            .collect();
+        let names = |page: &[&BucketInfo]| page.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+        let mut query = ListBucketsParams {
+            max_buckets: Some(2),
+            continuation_token: None,
+            prefix: Some("a".into()),
+        };
+        let (page, next) = bucket_page(&buckets, &query).unwrap();
+        assert_eq!(names(&page), ["a1", "a2"]);
+        query.continuation_token = next.map(|b| encode_token(&b.name));
+        let (page, next) = bucket_page(&buckets, &query).unwrap();
+        assert_eq!(names(&page), ["a3"]);
+        assert!(next.is_none());
+
+        let all = bucket_page(&buckets, &ListBucketsParams::default()).unwrap();
+        assert_eq!(names(&all.0), ["a1", "a2", "a3", "b1"]);
+        assert!(all.1.is_none());
+
+        query.continuation_token = Some("not base64!".into());
+        assert_eq!(
+            bucket_page(&buckets, &query).unwrap_err().code,
+            "InvalidArgument"
+        );
+    }
 
     #[test]
     fn names_from_the_aws_rules_are_accepted() {
@@ -219,6 +294,8 @@ mod tests {
             "ab",
             &"a".repeat(64),
             "my..bucket",
+            "my-.bucket",
+            "my.-bucket",
             "192.168.5.4",
             "xn--bucket",
             "sthree-bucket",

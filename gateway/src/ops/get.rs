@@ -106,8 +106,13 @@ pub async fn get_object(
     if target.part_number.is_some() && !info.parts.is_empty() {
         out.insert("x-amz-mp-parts-count", HeaderValue::from(info.parts.len()));
     }
-    if status == StatusCode::OK && checksum_mode_enabled(headers) {
-        checksum_headers(out, &info);
+    if checksum_mode_enabled(headers) {
+        match target.part_number {
+            // A part of a multipart object is described by its own checksum.
+            Some(number) if !info.parts.is_empty() => part_checksum_headers(out, &info, number),
+            _ if status == StatusCode::OK => checksum_headers(out, &info),
+            _ => {}
+        }
     }
     for (name, value) in overrides {
         out.insert(name, value);
@@ -190,22 +195,32 @@ fn checksum_mode_enabled(headers: &HeaderMap) -> bool {
 
 /// The stored checksum, sent only with the whole object it describes.
 fn checksum_headers(out: &mut HeaderMap, info: &KeyInfo) {
-    let Some(checksum) = &info.checksum else {
+    if let Some(checksum) = &info.checksum {
+        insert_checksum(out, &checksum.algorithm, &checksum.value, &checksum.kind);
+    }
+}
+
+/// Part `number`'s own checksum, typed like the object's (COMPOSITE or
+/// FULL_OBJECT), as S3 answers a `?partNumber=` GET in checksum mode.
+fn part_checksum_headers(out: &mut HeaderMap, info: &KeyInfo, number: u16) {
+    let (Some(object), Some(part)) = (
+        &info.checksum,
+        usize::from(number)
+            .checked_sub(1)
+            .and_then(|index| info.parts.get(index))
+            .and_then(|part| part.checksum.as_ref()),
+    ) else {
         return;
     };
-    let Some(alg) = ChecksumAlgorithm::from_name(&checksum.algorithm) else {
+    insert_checksum(out, &part.algorithm, &part.value, &object.kind);
+}
+
+fn insert_checksum(out: &mut HeaderMap, algorithm: &str, value: &str, kind: &str) {
+    let Some(alg) = ChecksumAlgorithm::from_name(algorithm) else {
         return;
     };
-    insert(
-        out,
-        HeaderName::from_static(alg.header_name()),
-        &checksum.value,
-    );
-    insert(
-        out,
-        HeaderName::from_static("x-amz-checksum-type"),
-        &checksum.kind,
-    );
+    insert(out, HeaderName::from_static(alg.header_name()), value);
+    insert(out, HeaderName::from_static("x-amz-checksum-type"), kind);
 }
 
 /// Header overrides from `response-content-type` and friends.
@@ -328,6 +343,34 @@ mod tests {
         checksum_headers(&mut out, &info());
         assert_eq!(out["x-amz-checksum-crc32"], "y/Q5Jg==");
         assert_eq!(out["x-amz-checksum-type"], "FULL_OBJECT");
+    }
+
+    #[test]
+    fn a_part_is_described_by_its_own_checksum_and_the_object_type() {
+        let mut object = info();
+        object.checksum = Some(ObjectChecksum {
+            algorithm: "sha256".into(),
+            value: "whole-2".into(),
+            kind: "COMPOSITE".into(),
+        });
+        let part = |number, value: &str| PartSummary {
+            number,
+            size: 5,
+            etag: "e".into(),
+            checksum: Some(ObjectChecksum {
+                algorithm: "sha256".into(),
+                value: value.into(),
+                kind: "FULL_OBJECT".into(),
+            }),
+        };
+        object.parts = vec![part(1, "first"), part(2, "second")];
+        let mut out = HeaderMap::new();
+        part_checksum_headers(&mut out, &object, 2);
+        assert_eq!(out["x-amz-checksum-sha256"], "second");
+        assert_eq!(out["x-amz-checksum-type"], "COMPOSITE");
+        let mut out = HeaderMap::new();
+        part_checksum_headers(&mut out, &object, 3);
+        assert!(out.is_empty());
     }
 
     #[test]

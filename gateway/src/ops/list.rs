@@ -32,9 +32,9 @@ pub async fn list_objects_v2(
     params: ListParams,
 ) -> Result<Response, S3Error> {
     // The token wins over start-after, as in S3.
-    let start_after = match &params.continuation_token {
-        Some(token) => Some(decode_token(token)?),
-        None => params.start_after.clone(),
+    let start_after = match params.continuation_token.as_deref() {
+        Some(token) if !token.is_empty() => Some(decode_token(token)?),
+        _ => params.start_after.clone(),
     };
     let page = scan(state, who, bucket, &params, start_after).await?;
     let encode = Encoder(params.url_encoding);
@@ -80,7 +80,8 @@ pub async fn list_objects_v1(
     let document = xml::ListBucketResultV1 {
         xmlns: S3_NAMESPACE,
         name: bucket.to_owned(),
-        prefix: encode.apply(&params.prefix),
+        // S3 leaves the v1 Prefix unencoded (SDKs decode only the others).
+        prefix: params.prefix.clone(),
         marker: encode.apply(params.start_after.as_deref().unwrap_or("")),
         next_marker,
         max_keys: params.max_keys,
@@ -205,11 +206,11 @@ impl Encoder {
 }
 
 /// Continuation tokens are opaque to clients: the key to continue after.
-fn encode_token(after: &str) -> String {
+pub(super) fn encode_token(after: &str) -> String {
     URL_SAFE_NO_PAD.encode(after)
 }
 
-fn decode_token(token: &str) -> Result<String, S3Error> {
+pub(super) fn decode_token(token: &str) -> Result<String, S3Error> {
     URL_SAFE_NO_PAD
         .decode(token)
         .ok()

@@ -63,7 +63,7 @@ async fn run(
 ) -> Result<Response, S3Error> {
     use Endpoint as E;
     match endpoint {
-        E::ListBuckets {} => bucket::list_buckets(state, who).await,
+        E::ListBuckets { query } => bucket::list_buckets(state, who, query).await,
         E::CreateBucket { bucket } => {
             bucket::create_bucket(state, who, &parts.headers, &bucket, payload).await
         }

@@ -122,6 +122,9 @@ pub fn check_storage_class(headers: &HeaderMap) -> Result<(), S3Error> {
 pub fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
     if let Some(value) = headers.get(header::IF_MATCH) {
         let etag = value.to_str().unwrap_or_default().trim();
+        if etag == "*" {
+            return Ok(WriteCondition::IfExists);
+        }
         return Ok(WriteCondition::IfEtag(
             etag.trim_start_matches("W/").trim_matches('"').to_owned(),
         ));
@@ -181,6 +184,10 @@ mod tests {
         assert_eq!(
             write_condition(&headers(&[("if-match", "\"abc\"")])).unwrap(),
             WriteCondition::IfEtag("abc".into())
+        );
+        assert_eq!(
+            write_condition(&headers(&[("if-match", "*")])).unwrap(),
+            WriteCondition::IfExists
         );
         assert_eq!(
             write_condition(&headers(&[("if-none-match", "\"abc\"")]))

@@ -28,7 +28,7 @@ use tokio::time::timeout;
 use tokio_rustls::TlsAcceptor;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
-use crate::config::Config;
+use crate::config::{Backend, Config};
 use crate::state::AppState;
 
 pub use metrics::Metrics;
@@ -45,6 +45,8 @@ struct Shared {
 pub enum StartError {
     #[error("cannot open storage in {dir}: {source}")]
     Storage { dir: String, source: StorageError },
+    #[error("cannot use the Ozone cluster at {om}: {source}")]
+    Ozone { om: String, source: StorageError },
     #[error("cannot set up keys: {0}")]
     Keys(#[from] BootstrapError),
     #[error("cannot listen on {addr}: {source}")]
@@ -59,11 +61,17 @@ pub enum StartError {
 impl StartError {
     /// Whether the operator's configuration is at fault (bad TLS files, or
     /// storage tunables the back end refuses) rather than the environment.
+    /// An Ozone Manager that does not answer is the environment's fault: it
+    /// may be starting, so a supervisor should retry.
     pub fn is_configuration(&self) -> bool {
         matches!(
             self,
             StartError::Tls(_)
                 | StartError::Storage {
+                    source: StorageError::InvalidArgument(_),
+                    ..
+                }
+                | StartError::Ozone {
                     source: StorageError::InvalidArgument(_),
                     ..
                 }
@@ -98,12 +106,7 @@ impl Gateway {
             addr: config.listen,
             source,
         })?;
-        let storage = Storage::open_embedded(config.storage_config())
-            .await
-            .map_err(|source| StartError::Storage {
-                dir: config.data_dir.display().to_string(),
-                source,
-            })?;
+        let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
         let state = AppState::new(
             Arc::new(storage),
@@ -184,6 +187,24 @@ impl Gateway {
         drop(self.listener);
         tracing::info!("shutting down: waiting for in-flight requests");
         graceful.shutdown().await;
+    }
+}
+
+/// Opens the configured back end.
+async fn open_storage(config: &Config) -> Result<Storage, StartError> {
+    match &config.backend {
+        Backend::Embedded => Storage::open_embedded(config.storage_config())
+            .await
+            .map_err(|source| StartError::Storage {
+                dir: config.data_dir.display().to_string(),
+                source,
+            }),
+        Backend::Ozone(ozone) => Storage::open_ozone(config.ozone_storage_config(ozone))
+            .await
+            .map_err(|source| StartError::Ozone {
+                om: ozone.om.join(","),
+                source,
+            }),
     }
 }
 

@@ -4,6 +4,8 @@
 //! metrics), so they are answered here only for an unauthenticated GET: a
 //! signed or presigned request always goes to S3.
 
+use std::time::Duration;
+
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
@@ -45,24 +47,37 @@ pub fn probe_of(request: &Request) -> Option<Probe> {
     }
 }
 
+/// How long `/ready` waits for storage. A back end that has not answered
+/// by then is as good as down to a load balancer, and a short bound keeps a
+/// dead Ozone Manager (with its client's retries) from stalling the probe.
+/// Generous next to a healthy answer (milliseconds) so load does not flap it.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
 pub async fn answer(probe: Probe, state: &AppState, metrics: &Metrics) -> Response {
     match probe {
         Probe::Health => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
-        Probe::Ready => match state.storage.list_credentials().await {
-            Ok(_) => text(
-                StatusCode::OK,
+        // Credentials are never cached as a list, so this reaches the
+        // metadata role (the OM on Ozone) every time.
+        Probe::Ready => {
+            let check = tokio::time::timeout(READY_TIMEOUT, state.storage.list_credentials());
+            let failure = match check.await {
+                Ok(Ok(_)) => {
+                    return text(
+                        StatusCode::OK,
+                        "text/plain; charset=utf-8",
+                        "ready\n".into(),
+                    );
+                }
+                Ok(Err(e)) => e.to_string(),
+                Err(_elapsed) => format!("no answer within {READY_TIMEOUT:?}"),
+            };
+            tracing::warn!(error = %failure, "readiness check failed");
+            text(
+                StatusCode::SERVICE_UNAVAILABLE,
                 "text/plain; charset=utf-8",
-                "ready\n".into(),
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, "readiness check failed");
-                text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "text/plain; charset=utf-8",
-                    "storage unavailable\n".into(),
-                )
-            }
-        },
+                "storage unavailable\n".into(),
+            )
+        }
         Probe::Metrics => text(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",

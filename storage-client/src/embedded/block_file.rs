@@ -93,7 +93,11 @@ pub(crate) fn append(
     Ok(())
 }
 
-/// Makes a fully written block durable: file contents and directory entries.
+/// Makes a fully written block durable before the OM commit names it.
+/// Each of the three syncs is needed: the bytes, their checksums (a block
+/// whose sums were lost would read as corrupt), and the directory, which
+/// holds the two files' names (new files: a crash could otherwise leave
+/// synced contents under no name). One directory sync covers both names.
 pub(crate) fn seal(paths: &BlockPaths, length: u64) -> Result<()> {
     let data_file = File::open(&paths.data)?;
     let current = data_file.metadata()?.len();
@@ -105,6 +109,43 @@ pub(crate) fn seal(paths: &BlockPaths, length: u64) -> Result<()> {
     data_file.sync_data()?;
     File::open(&paths.sums)?.sync_data()?;
     sync_dir(&paths.dir)
+}
+
+/// The local id a block file is named after, if `name` is one.
+fn local_id(name: &str) -> Option<u64> {
+    let stem = name
+        .strip_suffix(".block")
+        .or_else(|| name.strip_suffix(".crc"))?;
+    stem.parse().ok()
+}
+
+/// Removes the files of `first` and of every later block id, which no
+/// committed record can name (see `EmbeddedOm::first_unallocated_block`).
+/// Only the containers from `first`'s on are listed. Returns how many
+/// blocks had files.
+pub(crate) fn remove_from(containers: &Path, first: BlockId) -> Result<usize> {
+    let mut removed = std::collections::BTreeSet::new();
+    for entry in fs::read_dir(containers)? {
+        let entry = entry?;
+        let container = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u64>().ok());
+        if container.is_none_or(|c| c < first.container) {
+            continue;
+        }
+        for file in fs::read_dir(entry.path())? {
+            let file = file?;
+            let Some(local) = file.file_name().to_str().and_then(local_id) else {
+                continue;
+            };
+            if local >= first.local {
+                fs::remove_file(file.path())?;
+                removed.insert(local);
+            }
+        }
+    }
+    Ok(removed.len())
 }
 
 pub(crate) fn delete(paths: &BlockPaths) -> Result<()> {
@@ -187,6 +228,13 @@ impl BlockReader {
 
     pub(crate) fn window(&self) -> u64 {
         self.window
+    }
+
+    /// Reads and verifies every window `range` touches, in one piece.
+    pub(crate) fn read_all(&self, block: BlockId, range: std::ops::Range<u64>) -> Result<Bytes> {
+        let first = range.start / self.window;
+        let count = range.end.div_ceil(self.window) - first;
+        self.read_windows(block, first, count, range)
     }
 
     /// Reads windows `first..first + count`, verifies each, and returns the

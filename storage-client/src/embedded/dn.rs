@@ -48,6 +48,14 @@ impl EmbeddedDn {
         token::verify(&self.keys, location.token.as_ref(), access, now_ms()).map(drop)
     }
 
+    /// Removes the files of `first` and every later block id, which the OM
+    /// has not handed out; called at start-up, before any upload. Returns
+    /// how many blocks had files.
+    pub(crate) async fn remove_unallocated(&self, first: BlockId) -> Result<usize> {
+        let containers = self.containers.clone();
+        blocking(move || block_file::remove_from(&containers, first)).await
+    }
+
     /// Removes a block's files; called by the reclaimer only, after the OM
     /// has dropped every reference to the block.
     pub(crate) async fn delete_block(&self, block: BlockId) -> Result<()> {
@@ -65,10 +73,12 @@ impl BlockStore for EmbeddedDn {
         blocking(move || block_file::append(&paths, offset, &data, window)).await
     }
 
-    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<()> {
+    async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<u64> {
         self.check(block, AccessMode::Write, length)?;
         let paths = BlockPaths::new(&self.containers, block.block);
-        blocking(move || block_file::seal(&paths, length)).await
+        blocking(move || block_file::seal(&paths, length)).await?;
+        // Local blocks are never behind: there is no sequence to report.
+        Ok(0)
     }
 
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {
@@ -85,6 +95,15 @@ impl BlockStore for EmbeddedDn {
         let (id, length) = (block.block, block.length);
         let paths = BlockPaths::new(&self.containers, id);
         let (start, end) = (range.start, range.end);
+        if end - start <= self.read_buffer as u64 {
+            // A small range is one trip to the blocking pool: open, read and
+            // verify together, instead of one trip to open and one to read.
+            let bytes = blocking(move || {
+                BlockReader::open(&paths, id, length, start, end)?.read_all(id, start..end)
+            })
+            .await?;
+            return Ok(Box::pin(stream::once(async move { Ok(bytes) })));
+        }
         let reader =
             Arc::new(blocking(move || BlockReader::open(&paths, id, length, start, end)).await?);
         let window = reader.window();

@@ -1,7 +1,11 @@
 //! The embedded metadata role: an OM on one redb file. Every write is one
-//! redb transaction committed with `Durability::Immediate` (fsync), so a
-//! commit that returned survives power loss, and an overwrite, the
-//! reclamation bookkeeping and the write condition all happen atomically.
+//! redb transaction, so an overwrite, the reclamation bookkeeping and the
+//! write condition all happen atomically. A write that returned survives
+//! power loss: it was committed with `Durability::Immediate` (fsync), the
+//! hot key operations several to a commit (see [`batch`]). The exceptions
+//! are the allocations of an upload in progress (`open_key`,
+//! `allocate_block`) and its abort, whose loss a crash may cause and
+//! start-up repairs.
 
 use std::ops::Bound;
 use std::path::Path;
@@ -11,7 +15,10 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use redb::{Database, Durability, ReadableTable, WriteTransaction};
 
+mod batch;
 mod multipart;
+
+use batch::{Batcher, Op};
 
 use super::schema::{
     BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID,
@@ -40,6 +47,9 @@ pub(crate) struct OmSettings {
 
 pub struct EmbeddedOm {
     inner: Arc<Inner>,
+    /// Declared after `inner`: dropping it waits for the writer thread, the
+    /// last other holder of the database.
+    batcher: Batcher,
 }
 
 struct Inner {
@@ -77,12 +87,15 @@ fn next_counter(txn: &WriteTransaction, name: &str) -> Result<u64> {
     Ok(next)
 }
 
-fn new_block_id(txn: &WriteTransaction) -> Result<BlockId> {
-    let local = next_counter(txn, NEXT_LOCAL_ID)?;
-    Ok(BlockId {
-        container: (local - 1) / BLOCKS_PER_CONTAINER + 1,
+fn block_id(local: u64) -> BlockId {
+    BlockId {
+        container: local.saturating_sub(1) / BLOCKS_PER_CONTAINER + 1,
         local,
-    })
+    }
+}
+
+fn new_block_id(txn: &WriteTransaction) -> Result<BlockId> {
+    Ok(block_id(next_counter(txn, NEXT_LOCAL_ID)?))
 }
 
 /// The bucket if it exists and `who` owns it.
@@ -117,6 +130,7 @@ fn check_condition(condition: &WriteCondition, existing: Option<&KeyRecord>) -> 
         WriteCondition::IfEtag(etag) => {
             existing.is_some_and(|e| e.etag.trim_matches('"') == etag.trim_matches('"'))
         }
+        WriteCondition::IfExists => existing.is_some(),
     }
 }
 
@@ -236,6 +250,9 @@ impl Inner {
                 &[AccessMode::Read, AccessMode::Write],
                 size,
             )),
+            commit_sequence_id: 0,
+            replicas: Vec::new(),
+            write_group: None,
         }
     }
 
@@ -256,6 +273,9 @@ impl Inner {
                 length: b.length,
                 datanodes: Vec::new(),
                 token: Some(self.token(signer, who, b.block, &[AccessMode::Read], b.length)),
+                commit_sequence_id: 0,
+                replicas: Vec::new(),
+                write_group: None,
             })
             .collect();
         KeyInfo {
@@ -401,13 +421,23 @@ impl Inner {
         Ok(self.key_info(&signer, who, bucket, key, record))
     }
 
-    fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
-        validate_key(key)?;
-        let signer = self.signing_key()?;
-        let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let id = next_counter(&txn, NEXT_OPEN_KEY_ID)?;
-        let block = new_block_id(&txn)?;
+    /// Allocates the open key and its first block. Not durable on its own
+    /// (see `EmbeddedOm::open_key`).
+    fn open_key(
+        &self,
+        signer: &SecretKey,
+        txn: &WriteTransaction,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Result<OpenKey>> {
+        let checked = validate_key(key)
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who));
+        if let Err(e) = checked {
+            return Ok(Err(e));
+        }
+        let id = next_counter(txn, NEXT_OPEN_KEY_ID)?;
+        let block = new_block_id(txn)?;
         let record = OpenKeyRecord {
             bucket: bucket.to_owned(),
             key: key.to_owned(),
@@ -419,21 +449,21 @@ impl Inner {
             .db()?
             .insert(id, encode(&record)?.as_slice())
             .db()?;
-        txn.commit().db()?;
-        Ok(OpenKey {
+        Ok(Ok(OpenKey {
             id,
             bucket: bucket.to_owned(),
             key: key.to_owned(),
-            first_block: Some(self.write_location(&signer, who, block)),
-        })
+            first_block: Some(self.write_location(signer, who, block)),
+        }))
     }
 
-    fn take_open_key(
+    /// The open key's record, if `who` opened it for its bucket and key.
+    fn read_open_key(
         txn: &WriteTransaction,
         who: &Identity,
         open: &OpenKey,
     ) -> Result<OpenKeyRecord> {
-        let mut table = txn.open_table(OPEN_KEYS).db()?;
+        let table = txn.open_table(OPEN_KEYS).db()?;
         let record: OpenKeyRecord = match table.get(open.id).db()? {
             Some(bytes) => decode(bytes.value())?,
             None => return Err(upload_gone()),
@@ -442,76 +472,120 @@ impl Inner {
         {
             return Err(StorageError::AccessDenied);
         }
-        table.remove(open.id).db()?;
         Ok(record)
     }
 
-    fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
-        let signer = self.signing_key()?;
-        let txn = self.write()?;
-        let mut record = Self::take_open_key(&txn, who, open)?;
-        let block = new_block_id(&txn)?;
+    fn take_open_key(
+        txn: &WriteTransaction,
+        who: &Identity,
+        open: &OpenKey,
+    ) -> Result<OpenKeyRecord> {
+        let record = Self::read_open_key(txn, who, open)?;
+        txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
+        Ok(record)
+    }
+
+    /// Adds a block to the open key. Not durable on its own, like `open_key`.
+    fn allocate_block(
+        &self,
+        signer: &SecretKey,
+        txn: &WriteTransaction,
+        who: &Identity,
+        open: &OpenKey,
+    ) -> Result<Result<BlockLocation>> {
+        let mut record = match Self::read_open_key(txn, who, open) {
+            Ok(record) => record,
+            Err(e) => return Ok(Err(e)),
+        };
+        let block = new_block_id(txn)?;
         record.blocks.push(block);
         txn.open_table(OPEN_KEYS)
             .db()?
             .insert(open.id, encode(&record)?.as_slice())
             .db()?;
-        txn.commit().db()?;
-        Ok(self.write_location(&signer, who, block))
+        Ok(Ok(self.write_location(signer, who, block)))
     }
 
+    /// Checks everything first, then consumes the open key: the object
+    /// replaces the key's old one if the bucket and the condition allow,
+    /// and every block the commit leaves unused is queued for reclamation.
     fn commit_key(
         &self,
+        signer: &SecretKey,
+        txn: &WriteTransaction,
         who: &Identity,
         open: &OpenKey,
         blocks: &[BlockLocation],
         obj: NewObject,
-    ) -> Result<KeyInfo> {
-        let signer = self.signing_key()?;
-        let txn = self.write()?;
-        let upload = Self::take_open_key(&txn, who, open)?;
-        // A bad block list is a caller bug: returning before `commit` keeps
+    ) -> Result<Result<KeyInfo>> {
+        // A bad block list is a caller bug: refusing before any change keeps
         // the upload, so it can still be aborted.
-        let stored = validate_layout(blocks, &upload.blocks, self.settings.block_size)?;
+        let checked = Self::read_open_key(txn, who, open).and_then(|upload| {
+            let stored = validate_layout(blocks, &upload.blocks, self.settings.block_size)?;
+            Ok((upload, stored))
+        });
+        let (upload, stored) = match checked {
+            Ok(checked) => checked,
+            Err(e) => return Ok(Err(e)),
+        };
+        let existing = Self::check_replace(txn, who, &upload, &obj.condition);
         // From here on the upload is consumed whatever the outcome.
-        let outcome = self.swap_in(&txn, who, &upload, stored, obj);
+        txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
+        let outcome = match existing {
+            Ok(existing) => Ok(self.replace(txn, who, &upload, existing, stored, obj)?),
+            Err(e) => Err(e),
+        };
         let used: Vec<BlockId> = match &outcome {
             Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
             Err(_) => Vec::new(),
         };
         queue_for_reclaim(
-            &txn,
+            txn,
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
-        txn.commit().db()?;
-        Ok(self.key_info(&signer, who, &upload.bucket, &upload.key, outcome?))
+        Ok(outcome.map(|record| self.key_info(signer, who, &upload.bucket, &upload.key, record)))
     }
 
-    /// Inside the commit transaction: checks the bucket and the condition,
-    /// then replaces the key, queueing the old object's blocks.
-    fn swap_in(
-        &self,
+    /// Read only: checks the bucket and the write condition, and returns the
+    /// object the commit would replace.
+    fn check_replace(
         txn: &WriteTransaction,
         who: &Identity,
         upload: &OpenKeyRecord,
-        blocks: Vec<StoredBlock>,
-        obj: NewObject,
-    ) -> Result<KeyRecord> {
+        condition: &WriteCondition,
+    ) -> Result<Option<KeyRecord>> {
         owned_bucket(&txn.open_table(BUCKETS).db()?, &upload.bucket, who)?;
-        let mut keys = txn.open_table(KEYS).db()?;
+        let keys = txn.open_table(KEYS).db()?;
         let row = object_key(&upload.bucket, upload.key.as_bytes());
         let existing: Option<KeyRecord> = keys
             .get(row.as_slice())
             .db()?
             .map(|v| decode(v.value()))
             .transpose()?;
-        if matches!(obj.condition, WriteCondition::IfEtag(_)) && existing.is_none() {
+        if matches!(
+            condition,
+            WriteCondition::IfEtag(_) | WriteCondition::IfExists
+        ) && existing.is_none()
+        {
             // S3 answers If-Match on a missing object 404, not 412.
             return Err(StorageError::NoSuchKey);
         }
-        if !check_condition(&obj.condition, existing.as_ref()) {
+        if !check_condition(condition, existing.as_ref()) {
             return Err(StorageError::PreconditionFailed);
         }
+        Ok(existing)
+    }
+
+    /// Writes the key's new record and queues the replaced object's blocks.
+    fn replace(
+        &self,
+        txn: &WriteTransaction,
+        who: &Identity,
+        upload: &OpenKeyRecord,
+        existing: Option<KeyRecord>,
+        blocks: Vec<StoredBlock>,
+        obj: NewObject,
+    ) -> Result<KeyRecord> {
         let record = KeyRecord {
             size: blocks.iter().map(|b| b.length).sum(),
             etag: obj.etag,
@@ -523,38 +597,55 @@ impl Inner {
             blocks,
             parts: Vec::new(),
         };
-        let bytes = encode(&record)?;
-        keys.insert(row.as_slice(), bytes.as_slice()).db()?;
-        drop(keys);
+        let row = object_key(&upload.bucket, upload.key.as_bytes());
+        txn.open_table(KEYS)
+            .db()?
+            .insert(row.as_slice(), encode(&record)?.as_slice())
+            .db()?;
         if let Some(old) = existing {
             queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
         }
         Ok(record)
     }
 
-    fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
-        let txn = self.write()?;
-        let upload = Self::take_open_key(&txn, who, open)?;
-        queue_for_reclaim(&txn, upload.blocks)?;
-        txn.commit().db()
+    /// Not durable on its own: a lost abort leaves an open key, which the
+    /// next start-up expires.
+    fn abort_key(txn: &WriteTransaction, who: &Identity, open: &OpenKey) -> Result<Result<()>> {
+        let upload = match Self::read_open_key(txn, who, open) {
+            Ok(upload) => upload,
+            Err(e) => return Ok(Err(e)),
+        };
+        txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
+        queue_for_reclaim(txn, upload.blocks)?;
+        Ok(Ok(()))
     }
 
-    fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
-        validate_key(key)?;
-        let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let removed: Option<KeyRecord> = txn
-            .open_table(KEYS)
-            .db()?
-            .remove(object_key(bucket, key.as_bytes()).as_slice())
-            .db()?
-            .map(|v| decode(v.value()))
-            .transpose()?;
-        let Some(old) = removed else {
-            return Ok(());
+    fn delete_key(
+        txn: &WriteTransaction,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Result<()>> {
+        let row = object_key(bucket, key.as_bytes());
+        let checked = validate_key(key)
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who))
+            .and_then(|_| {
+                txn.open_table(KEYS)
+                    .db()?
+                    .get(row.as_slice())
+                    .db()?
+                    .map(|v| decode::<KeyRecord>(v.value()))
+                    .transpose()
+            });
+        let old = match checked {
+            Ok(Some(old)) => old,
+            // Deleting a missing key succeeds, as in S3.
+            Ok(None) => return Ok(Ok(())),
+            Err(e) => return Ok(Err(e)),
         };
-        queue_for_reclaim(&txn, old.blocks.iter().map(|b| b.block))?;
-        txn.commit().db()
+        txn.open_table(KEYS).db()?.remove(row.as_slice()).db()?;
+        queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
+        Ok(Ok(()))
     }
 
     /// Rewrites only the tags of the key's record, in one transaction, so a
@@ -708,14 +799,35 @@ impl EmbeddedOm {
         }
         txn.commit().db()?;
         keys.replace(loaded);
+        let inner = Arc::new(Inner {
+            db,
+            keys,
+            settings,
+            rotation: Mutex::new(()),
+        });
         Ok(Self {
-            inner: Arc::new(Inner {
-                db,
-                keys,
-                settings,
-                rotation: Mutex::new(()),
-            }),
+            batcher: Batcher::start(Arc::clone(&inner))?,
+            inner,
         })
+    }
+
+    /// The next block id to allocate. Called at start-up, before any
+    /// allocation, no committed record names this block or a later one:
+    /// files found for them were written by an upload whose (non-durable)
+    /// allocation a crash erased, and nothing will ever reclaim them.
+    pub(crate) async fn first_unallocated_block(&self) -> Result<BlockId> {
+        self.run(|om| {
+            let txn = om.db.begin_read().db()?;
+            let counters = txn.open_table(COUNTERS).db()?;
+            let local = counters.get(NEXT_LOCAL_ID).db()?.map_or(1, |v| v.value());
+            Ok(block_id(local))
+        })
+        .await
+    }
+
+    /// Runs `op` in the next group commit (see [`batch`]).
+    async fn batched<T: Send + 'static>(&self, durable: bool, op: Op<T>) -> Result<T> {
+        self.batcher.submit(durable, op).await
     }
 
     async fn run<T, F>(&self, f: F) -> Result<T>
@@ -802,14 +914,28 @@ impl MetadataStore for EmbeddedOm {
         self.run(move |om| om.lookup_key(&who, &bucket, &key)).await
     }
 
+    /// Not durable: a crash may erase the open key and its block ids. The
+    /// ids are then handed out again (the counter is erased too), and the
+    /// files the upload wrote are removed at start-up (see
+    /// [`EmbeddedOm::first_unallocated_block`]); the commit that makes an
+    /// object of them is durable and makes this allocation durable with it.
     async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
         let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
-        self.run(move |om| om.open_key(&who, &bucket, &key)).await
+        self.batched(
+            false,
+            Box::new(move |om, signer, txn| om.open_key(signer, txn, &who, &bucket, &key)),
+        )
+        .await
     }
 
+    /// Not durable, as `open_key`.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
         let (who, open) = (who.clone(), open.clone());
-        self.run(move |om| om.allocate_block(&who, &open)).await
+        self.batched(
+            false,
+            Box::new(move |om, signer, txn| om.allocate_block(signer, txn, &who, &open)),
+        )
+        .await
     }
 
     async fn commit_key(
@@ -820,18 +946,29 @@ impl MetadataStore for EmbeddedOm {
         obj: NewObject,
     ) -> Result<KeyInfo> {
         let (who, open) = (who.clone(), open.clone());
-        self.run(move |om| om.commit_key(&who, &open, &blocks, obj))
-            .await
+        self.batched(
+            true,
+            Box::new(move |om, signer, txn| om.commit_key(signer, txn, &who, &open, &blocks, obj)),
+        )
+        .await
     }
 
     async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
         let (who, open) = (who.clone(), open.clone());
-        self.run(move |om| om.abort_key(&who, &open)).await
+        self.batched(
+            false,
+            Box::new(move |_, _, txn| Inner::abort_key(txn, &who, &open)),
+        )
+        .await
     }
 
     async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
         let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
-        self.run(move |om| om.delete_key(&who, &bucket, &key)).await
+        self.batched(
+            true,
+            Box::new(move |_, _, txn| Inner::delete_key(txn, &who, &bucket, &key)),
+        )
+        .await
     }
 
     async fn set_tags(

@@ -48,6 +48,22 @@ impl Hasher {
     }
 }
 
+/// The CRC32 of every `window`-byte slice of `data` (the last may be
+/// shorter), as Ozone's writers store them with a chunk.
+pub(super) fn crc32_windows(data: &[u8], window: u32) -> ChecksumData {
+    // A zero window would never advance; one checksum over all is the
+    // closest meaning.
+    let step = (window as usize).max(1);
+    ChecksumData {
+        r#type: ChecksumType::Crc32 as i32,
+        bytes_per_checksum: window.max(1),
+        checksums: data
+            .chunks(step)
+            .map(|w| Bytes::copy_from_slice(&crc32fast::hash(w).to_be_bytes()))
+            .collect(),
+    }
+}
+
 /// Checks `data`, which starts at window `first_window` of the chunk and
 /// covers whole windows (the last may be the chunk's short tail).
 pub(super) fn verify(checksums: &ChecksumData, first_window: usize, data: &[Bytes]) -> Result<()> {
@@ -103,15 +119,16 @@ pub(super) fn verify(checksums: &ChecksumData, first_window: usize, data: &[Byte
 mod tests {
     use super::*;
 
-    fn crc32_windows(data: &[u8], window: usize) -> ChecksumData {
-        ChecksumData {
-            r#type: ChecksumType::Crc32 as i32,
-            bytes_per_checksum: window as u32,
-            checksums: data
-                .chunks(window)
-                .map(|w| Bytes::copy_from_slice(&crc32fast::hash(w).to_be_bytes()))
-                .collect(),
-        }
+    #[test]
+    fn computed_windows_verify_and_stay_big_endian() {
+        let data: Vec<u8> = (0..40u8).collect();
+        let sums = crc32_windows(&data, 16);
+        assert_eq!(sums.checksums.len(), 3);
+        assert_eq!(
+            sums.checksums[2][..],
+            crc32fast::hash(&data[32..]).to_be_bytes()
+        );
+        verify(&sums, 0, &[Bytes::from(data)]).unwrap();
     }
 
     #[test]

@@ -312,7 +312,7 @@ fn trim(buffers: Vec<Bytes>, mut skip: u64, mut keep: u64) -> Vec<Bytes> {
 }
 
 /// The error a datanode's result code stands for.
-fn result_error(node: &Datanode, result: dn::Result, message: &str) -> StorageError {
+pub(super) fn result_error(node: &Datanode, result: dn::Result, message: &str) -> StorageError {
     let text = format!(
         "datanode {}: {}: {message}",
         node.address,
@@ -403,6 +403,7 @@ mod tests {
             token: None,
             datanodes: Vec::new(),
             part_number: None,
+            pipeline: None,
         };
         let client = DnClient::new(DnConfig::default());
         assert!(matches!(

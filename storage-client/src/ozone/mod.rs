@@ -1,19 +1,29 @@
 //! The `ozone` back end: a real Apache Ozone 2.x cluster spoken to over its
 //! own wire protocols. [`om_client::OmClient`] sends metadata commands to the
-//! Ozone Manager (`OzoneManagerService/submitRequest`), and
+//! Ozone Manager (`OzoneManagerService/submitRequest`),
 //! [`dn_client::DnClient`] reads block bytes from datanodes
-//! (`XceiverClientProtocolService/send`). The message definitions are our own
+//! (`XceiverClientProtocolService/send`), [`ratis_client::RatisClient`]
+//! writes them through the pipeline's Raft group
+//! (`RaftClientProtocolService/unordered`), and [`key_writer::KeyWriter`]
+//! ties OM and Ratis together into a key or part write. The message definitions are our own
 //! subsets of Ozone's, in `proto/`.
 
+mod block_store;
 mod checksum;
 pub mod dn_client;
+pub mod key_writer;
+mod metadata_store;
 mod model;
+mod object_mapping;
 pub mod om_client;
 pub mod om_multipart;
+pub mod ratis_client;
 
+pub(crate) use block_store::OzoneBlocks;
+pub(crate) use metadata_store::OzoneMetadata;
 pub use model::{
     Datanode, ETAG_METADATA_KEY, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey, OzonePart,
-    OzoneUpload, Replication,
+    OzoneUpload, RatisPipeline, Replication,
 };
 
 /// Code generated from `proto/` by `build.rs`.

@@ -16,6 +16,10 @@ pub const ETAG_METADATA_KEY: &str = "ETag";
 /// The datanode gRPC port Ozone uses when a member advertises none.
 const DEFAULT_STANDALONE_PORT: u32 = 9859;
 
+/// The datanode Ratis client port (`hdds.container.ratis.ipc.port`) Ozone
+/// uses when a member advertises none.
+const DEFAULT_RATIS_PORT: u32 = 9858;
+
 /// One replica holder of a block, as the datanode client reaches it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datanode {
@@ -40,6 +44,18 @@ pub struct OzoneBlock {
     pub datanodes: Vec<Datanode>,
     /// The multipart part this block belongs to, if any.
     pub part_number: Option<u32>,
+    /// The Raft group that writes to the block go through (absent when the
+    /// OM sent no usable pipeline).
+    pub pipeline: Option<RatisPipeline>,
+}
+
+/// A block's pipeline as a Ratis client addresses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RatisPipeline {
+    /// The pipeline id, which is also the Raft group id.
+    pub id: uuid::Uuid,
+    /// The members with their RATIS client endpoints, the leader first.
+    pub members: Vec<Datanode>,
 }
 
 /// A key as the OM describes it.
@@ -198,6 +214,7 @@ pub(super) fn block_from_proto(location: ozone::KeyLocation) -> OzoneBlock {
         offset: 0,
         length: location.length,
         token: location.token.map(token_from_proto),
+        pipeline: location.pipeline.as_ref().and_then(ratis_pipeline),
         datanodes: location.pipeline.map(datanodes).unwrap_or_default(),
         part_number: location
             .part_number
@@ -236,19 +253,39 @@ fn token_from_proto(token: common::Token) -> BlockToken {
 /// The pipeline's members as gRPC endpoints, the Raft leader first (reads
 /// of a just-written block succeed there first).
 fn datanodes(pipeline: hdds::Pipeline) -> Vec<Datanode> {
+    endpoints(&pipeline, "STANDALONE", DEFAULT_STANDALONE_PORT)
+}
+
+/// The Raft group of a pipeline: its id (a UUID, given as a string or as
+/// two halves) and its members' RATIS endpoints.
+fn ratis_pipeline(pipeline: &hdds::Pipeline) -> Option<RatisPipeline> {
+    let id = match (&pipeline.id.id, &pipeline.id.uuid128) {
+        (Some(text), _) => uuid::Uuid::parse_str(text).ok()?,
+        (None, Some(halves)) => {
+            uuid::Uuid::from_u64_pair(halves.most_sig_bits as u64, halves.least_sig_bits as u64)
+        }
+        (None, None) => return None,
+    };
+    let members = endpoints(pipeline, "RATIS", DEFAULT_RATIS_PORT);
+    (!members.is_empty()).then_some(RatisPipeline { id, members })
+}
+
+/// Each member's `host:port` for the port named `port_name`, the Raft
+/// leader first.
+fn endpoints(pipeline: &hdds::Pipeline, port_name: &str, default_port: u32) -> Vec<Datanode> {
     let leader = pipeline.leader_id.clone().unwrap_or_default();
     let mut nodes: Vec<Datanode> = pipeline
         .members
-        .into_iter()
+        .iter()
         .map(|member| {
             let port = member
                 .ports
                 .iter()
-                .find(|p| p.name == "STANDALONE")
-                .map_or(DEFAULT_STANDALONE_PORT, |p| p.value);
-            let host = member.ip_address;
+                .find(|p| p.name == port_name)
+                .map_or(default_port, |p| p.value);
+            let host = &member.ip_address;
             Datanode {
-                uuid: member.uuid.unwrap_or_default(),
+                uuid: member.uuid.clone().unwrap_or_default(),
                 // An IPv6 literal needs brackets before the port.
                 address: if host.contains(':') {
                     format!("[{host}]:{port}")
@@ -336,5 +373,38 @@ mod tests {
         assert_eq!(first.commit_sequence_id, 3);
         assert_eq!(first.datanodes[0].uuid, "b");
         assert_eq!(first.datanodes[0].address, "10.0.0.1:2");
+    }
+
+    #[test]
+    fn finds_the_raft_group_and_ratis_ports() {
+        let group = "5a0a8e5e-3b71-4c8e-9d38-0d5c0a3c2f11";
+        let mut with_string_id = location(1, 10, &[("a", 1), ("b", 2)], "b");
+        let pipeline = with_string_id.pipeline.as_mut().unwrap();
+        pipeline.id.id = Some(group.into());
+        pipeline.members[0].ports.push(hdds::Port {
+            name: "RATIS".into(),
+            value: 7777,
+        });
+        let block = block_from_proto(with_string_id);
+        let ratis = block.pipeline.unwrap();
+        assert_eq!(ratis.id.to_string(), group);
+        // The leader first; a member without a RATIS port gets the default.
+        let addresses: Vec<_> = ratis.members.iter().map(|m| m.address.as_str()).collect();
+        assert_eq!(addresses, ["10.0.0.1:9858", "10.0.0.1:7777"]);
+
+        let id = uuid::Uuid::parse_str(group).unwrap();
+        let (most, least) = id.as_u64_pair();
+        let mut with_halves = location(1, 10, &[("a", 1)], "a");
+        with_halves.pipeline.as_mut().unwrap().id.uuid128 = Some(hdds::Uuid {
+            most_sig_bits: most as i64,
+            least_sig_bits: least as i64,
+        });
+        assert_eq!(block_from_proto(with_halves).pipeline.unwrap().id, id);
+
+        // No id at all: the block cannot be written through Ratis.
+        assert_eq!(
+            block_from_proto(location(1, 10, &[("a", 1)], "a")).pipeline,
+            None
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! them (see `embedded.rs`). Block and chunk sizes should be small so that
 //! the range cases cross block and chunk boundaries.
 
-mod multipart;
-mod tags;
+pub mod multipart;
+pub mod tags;
 
 use std::collections::BTreeSet;
 use std::ops::Range;

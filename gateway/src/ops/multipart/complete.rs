@@ -8,7 +8,9 @@ use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode, header};
 use md5::{Digest, Md5};
-use storage_client::{CompleteUpload, Identity, ObjectChecksum, PartInfo, UploadInfo};
+use storage_client::{
+    CompleteUpload, Identity, KeyInfo, ObjectChecksum, PartInfo, StorageError, UploadInfo,
+};
 
 use super::UploadRef;
 use super::checksum::{ChecksumType, combine};
@@ -43,11 +45,22 @@ pub async fn complete_multipart_upload(
     if request.parts.is_empty() {
         return Err(S3Error::malformed_xml());
     }
-    let info = state
+    let info = match state
         .storage
         .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
         .await
-        .map_err(|err| upload.error(err))?;
+    {
+        Ok(info) => info,
+        Err(StorageError::NoSuchUpload) => {
+            // S3 answers a retried completion with the object it made, so a
+            // client whose first response was lost does not see an error.
+            return match already_completed(state, who, &upload, &request.parts).await {
+                Some(object) => completed_response(&parts.headers, &upload, &object),
+                None => Err(upload.error(StorageError::NoSuchUpload)),
+            };
+        }
+        Err(err) => return Err(upload.error(err)),
+    };
     let stored = state
         .storage
         .all_parts(who, upload.bucket, upload.key, upload.upload_id)
@@ -67,12 +80,43 @@ pub async fn complete_multipart_upload(
         .complete_multipart_upload(who, upload.bucket, upload.key, upload.upload_id, complete)
         .await
         .map_err(|err| upload.error(err))?;
+    completed_response(&parts.headers, &upload, &object)
+}
 
+/// The object under the upload's key, if it is what completing `requested`
+/// made: its parts are exactly the listed numbers and ETags, in order.
+async fn already_completed(
+    state: &AppState,
+    who: &Identity,
+    upload: &UploadRef<'_>,
+    requested: &[CompletedPart],
+) -> Option<KeyInfo> {
+    let object = state
+        .storage
+        .lookup(who, upload.bucket, upload.key)
+        .await
+        .ok()?;
+    is_completion_of(&object, requested).then_some(object)
+}
+
+fn is_completion_of(object: &KeyInfo, requested: &[CompletedPart]) -> bool {
+    !object.parts.is_empty()
+        && object.parts.len() == requested.len()
+        && object.parts.iter().zip(requested).all(|(part, wanted)| {
+            u32::from(part.number) == wanted.part_number && part.etag == unquoted(&wanted.etag)
+        })
+}
+
+fn completed_response(
+    headers: &HeaderMap,
+    upload: &UploadRef<'_>,
+    object: &KeyInfo,
+) -> Result<Response, S3Error> {
     let mut response = xml_response(
         "CompleteMultipartUploadResult",
         &xml::CompleteMultipartUploadResult {
             xmlns: S3_NAMESPACE,
-            location: location(&parts.headers, upload.bucket, upload.key),
+            location: location(headers, upload.bucket, upload.key),
             bucket: upload.bucket.to_owned(),
             key: upload.key.to_owned(),
             etag: quoted_etag(&object.etag),
@@ -328,6 +372,47 @@ mod tests {
             vec![(1, parts[0].etag.clone()), (2, parts[1].etag.clone())]
         );
         assert_eq!(plan.checksum, None);
+    }
+
+    #[test]
+    fn a_retried_completion_is_recognised_by_its_part_list() {
+        let summary = |number, etag: &str| storage_client::PartSummary {
+            number,
+            size: 5 * MIB,
+            etag: etag.to_owned(),
+            checksum: None,
+        };
+        let object = KeyInfo {
+            bucket: "b".into(),
+            key: "k".into(),
+            size: 10 * MIB,
+            etag: "x-2".into(),
+            last_modified: SystemTime::UNIX_EPOCH,
+            owner: "o".into(),
+            meta: ObjectMeta::default(),
+            tags: Vec::new(),
+            checksum: None,
+            locations: Vec::new(),
+            parts: vec![summary(1, "aa"), summary(2, "bb")],
+        };
+        assert!(is_completion_of(
+            &object,
+            &[request(1, "\"aa\""), request(2, "bb")]
+        ));
+        assert!(!is_completion_of(&object, &[request(1, "aa")]));
+        assert!(!is_completion_of(
+            &object,
+            &[request(1, "aa"), request(2, "cc")]
+        ));
+        assert!(!is_completion_of(
+            &object,
+            &[request(1, "aa"), request(3, "bb")]
+        ));
+        let single_put = KeyInfo {
+            parts: Vec::new(),
+            ..object
+        };
+        assert!(!is_completion_of(&single_put, &[]));
     }
 
     #[test]

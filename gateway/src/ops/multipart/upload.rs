@@ -64,7 +64,7 @@ pub async fn upload_part(
 
     let mut writer = state
         .storage
-        .create_object(who, upload.bucket, upload.key)
+        .create_part(who, upload.bucket, upload.key, upload.upload_id, number)
         .await
         .map_err(|err| upload.error(err))?;
     let verified = receive(&mut writer, payload, summer)
@@ -126,7 +126,7 @@ pub async fn upload_part_copy(
     }
     let mut writer = state
         .storage
-        .create_object(who, upload.bucket, upload.key)
+        .create_part(who, upload.bucket, upload.key, upload.upload_id, number)
         .await
         .map_err(|err| upload.error(err))?;
     let summer = Checksummer::new(upload_algorithm(&info));

@@ -1,0 +1,919 @@
+//! The metadata role on a real Ozone Manager: S3 buckets in volume `s3v`
+//! (OBJECT_STORE layout), keys, tags and multipart uploads through the OM
+//! client, and the gateway's S3 credentials kept in Ozone too, so that
+//! every gateway replica shares them.
+//!
+//! Ownership is enforced here as the embedded OM does: a bucket belongs to
+//! the access key that created it (the bucket's Ozone owner) and every
+//! other identity gets `AccessDenied`, checked before any key command.
+//!
+//! Credentials: the OM hands out an S3 secret only in the answer that
+//! creates it, so it cannot serve the secrets SigV4 verification needs.
+//! Each credential is instead an empty key in a system bucket (named by
+//! its access key, the credential in its metadata), owned by an identity
+//! no S3 client signs as.
+//!
+//! Known gaps, each an error rather than a silent weakening: write
+//! conditions (`If-None-Match`/`If-Match`) are not supported, because
+//! Ozone checks them against what was given at CreateKey while the facade
+//! states them at commit; object tags given at commit are applied right
+//! after it (Ozone takes tags only at CreateKey), so the object is briefly
+//! visible untagged.
+
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt, stream};
+
+use crate::cache::clone_error;
+use crate::multipart::{
+    CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo, position as upload_position,
+};
+use crate::om::{MetadataStore, OpenKey, validate_key};
+use crate::{
+    BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
+    StorageError, WriteCondition,
+};
+
+use super::model::{self, OpenPart, OzoneOpenKey, key_values};
+use super::object_mapping::{
+    block_from_location, committed_info, key_info, location_from_block, object_metadata,
+};
+use super::om_client::{OmClient, S3_VOLUME, answer};
+use super::proto::hadoop::{hdds, ozone};
+use ozone::Type;
+use ozone::om_request::Command;
+use ozone::om_response::Answer;
+
+/// The owner of the gateway's own buckets; not an access key any S3
+/// client can sign with (access keys have no dot).
+const SYSTEM_OWNER: &str = ".s3gw";
+/// The system bucket holding one empty key per credential.
+const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
+/// Bucket metadata entry holding the LocationConstraint given at creation.
+const REGION_KEY: &str = "s3gw-region";
+const NAME_KEY: &str = "s3gw-name";
+const SECRET_KEY: &str = "s3gw-secret";
+const ROOT_KEY: &str = "s3gw-root";
+/// Keys and uploads asked of the OM per listing command (its own cap).
+const LIST_BATCH: usize = 1000;
+/// Credential lookups in flight at once when listing every credential.
+const PARALLEL_LOOKUPS: usize = 16;
+/// Buckets whose owner is remembered.
+const BUCKET_CACHE_CAPACITY: u64 = 100_000;
+
+pub(crate) struct OzoneMetadata {
+    om: OmClient,
+    /// Put in front of every bucket name on the cluster, so that several
+    /// gateways (or test runs) can share one cluster without meeting.
+    bucket_prefix: String,
+    /// Open keys by id with what Ozone wants repeated on AllocateBlock and
+    /// CommitKey; those of abandoned uploads expire.
+    open_keys: moka::future::Cache<u64, OzoneOpenKey>,
+    /// Buckets by name, so that the ownership check before every key
+    /// command costs no round trip; `None` when caching is off. Only
+    /// existing buckets are kept, for at most the metadata TTL.
+    buckets: Option<moka::future::Cache<String, BucketInfo>>,
+}
+
+impl OzoneMetadata {
+    /// `abandon_after`: how long an open key is remembered without use;
+    /// `bucket_ttl`: how long a bucket's owner is trusted without asking
+    /// the OM again (zero: always ask).
+    pub(crate) fn new(
+        om: OmClient,
+        bucket_prefix: String,
+        abandon_after: Duration,
+        bucket_ttl: Duration,
+    ) -> Self {
+        Self {
+            om,
+            bucket_prefix,
+            open_keys: moka::future::Cache::builder()
+                .time_to_idle(abandon_after)
+                .build(),
+            buckets: (!bucket_ttl.is_zero()).then(|| {
+                moka::future::Cache::builder()
+                    .time_to_live(bucket_ttl)
+                    .max_capacity(BUCKET_CACHE_CAPACITY)
+                    .build()
+            }),
+        }
+    }
+
+    /// Checks that the OM answers and creates the credentials bucket if
+    /// this is the first gateway on the cluster.
+    pub(crate) async fn prepare(&self) -> Result<()> {
+        match self
+            .create_ozone_bucket(SYSTEM_OWNER, &self.credentials_bucket(), "")
+            .await
+        {
+            Ok(()) | Err(StorageError::BucketAlreadyExists) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn ozone_name(&self, bucket: &str) -> String {
+        format!("{}{bucket}", self.bucket_prefix)
+    }
+
+    fn credentials_bucket(&self) -> String {
+        self.ozone_name(CREDENTIALS_BUCKET)
+    }
+
+    async fn create_ozone_bucket(&self, owner: &str, name: &str, region: &str) -> Result<()> {
+        let info = ozone::BucketInfo {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: name.into(),
+            is_version_enabled: false,
+            storage_type: hdds::StorageType::Disk as i32,
+            metadata: key_values(&[(REGION_KEY.to_owned(), region.to_owned())]),
+            bucket_layout: Some(ozone::BucketLayout::ObjectStore as i32),
+            owner: Some(owner.into()),
+            ..Default::default()
+        };
+        let command = Command::CreateBucket(ozone::CreateBucketRequest { bucket_info: info });
+        self.om.submit(owner, Type::CreateBucket, command).await?;
+        Ok(())
+    }
+
+    /// The bucket as the facade names it (prefix removed), with its region.
+    fn bucket_info(&self, info: ozone::BucketInfo) -> BucketInfo {
+        let region = info
+            .metadata
+            .iter()
+            .find(|kv| kv.key == REGION_KEY)
+            .and_then(|kv| kv.value.clone())
+            .unwrap_or_default();
+        let mut bucket = model::bucket_from_proto(info);
+        if let Some(name) = bucket.name.strip_prefix(&self.bucket_prefix) {
+            bucket.name = name.to_owned();
+        }
+        bucket.region = region;
+        bucket
+    }
+
+    async fn info_bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        let command = Command::InfoBucket(ozone::InfoBucketRequest {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: self.ozone_name(name),
+        });
+        let response = self
+            .om
+            .submit(&who.access_key, Type::InfoBucket, command)
+            .await?;
+        let info = answer!(response, InfoBucket)
+            .and_then(|r| r.bucket_info)
+            .ok_or_else(|| StorageError::Internal("InfoBucket answer without bucketInfo".into()))?;
+        Ok(self.bucket_info(info))
+    }
+
+    /// The bucket if `who` owns it: `NoSuchBucket` or `AccessDenied` otherwise.
+    async fn owned_bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        let info = match &self.buckets {
+            Some(cache) => cache
+                .try_get_with_by_ref(name, self.info_bucket(who, name))
+                .await
+                .map_err(|e| clone_error(&e))?,
+            None => self.info_bucket(who, name).await?,
+        };
+        if info.owner == who.access_key {
+            Ok(info)
+        } else {
+            Err(StorageError::AccessDenied)
+        }
+    }
+
+    /// The open key behind the facade's handle.
+    async fn open_key_of(&self, open: &OpenKey) -> Result<OzoneOpenKey> {
+        self.open_keys.get(&open.id).await.ok_or_else(|| {
+            StorageError::InvalidArgument(format!(
+                "upload {} of {:?} is unknown or abandoned",
+                open.id, open.key
+            ))
+        })
+    }
+
+    async fn remember(&self, open: OzoneOpenKey) -> OpenKey {
+        let handle = OpenKey {
+            id: open.id,
+            bucket: open.bucket.clone(),
+            key: open.key.clone(),
+            first_block: None,
+        };
+        self.open_keys.insert(open.id, open).await;
+        handle
+    }
+
+    async fn credential_at(&self, access_key: &str) -> Result<Option<Credential>> {
+        let bucket = self.credentials_bucket();
+        match self
+            .om
+            .get_key_info(SYSTEM_OWNER, &bucket, access_key, true)
+            .await
+        {
+            Ok(key) => {
+                let field = |name: &str| key.metadata.get(name).cloned().unwrap_or_default();
+                Ok(Some(Credential {
+                    name: field(NAME_KEY),
+                    access_key: access_key.to_owned(),
+                    secret_key: field(SECRET_KEY),
+                    is_root: field(ROOT_KEY) == "true",
+                }))
+            }
+            Err(StorageError::NoSuchKey) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Aborts every multipart upload in progress in the bucket.
+    async fn abort_every_upload(&self, who: &Identity, bucket: &str) -> Result<()> {
+        loop {
+            let uploads = self.scan_uploads(who, bucket, "", &[], LIST_BATCH).await?;
+            if uploads.is_empty() {
+                return Ok(());
+            }
+            for upload in uploads {
+                match self
+                    .abort_upload(who, bucket, &upload.key, &upload.upload_id)
+                    .await
+                {
+                    Ok(()) | Err(StorageError::NoSuchUpload) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+
+    /// Every key of an Ozone bucket starting with `prefix` after `start`
+    /// (exclusive), at most `limit`.
+    async fn list_ozone_keys(
+        &self,
+        who: &str,
+        bucket: &str,
+        prefix: &str,
+        start: &str,
+        limit: usize,
+    ) -> Result<(Vec<ListEntry>, bool)> {
+        self.om
+            .list_keys(who, bucket, prefix, start, limit.min(LIST_BATCH))
+            .await
+    }
+}
+
+/// A string start key for Ozone's exclusive `startKey` that sorts at or
+/// before `after` (raw bytes that may not be UTF-8): results between the
+/// two are dropped by the caller.
+fn start_key(after: &[u8]) -> String {
+    match std::str::from_utf8(after) {
+        Ok(text) => text.to_owned(),
+        Err(e) => {
+            let valid = &after[..e.valid_up_to()];
+            let mut start = String::from_utf8_lossy(valid).into_owned();
+            // A byte no UTF-8 text contains (such as 0xFF, "past every key
+            // with this prefix") sorts after the largest character.
+            if after[e.valid_up_to()] >= 0xF5 {
+                start.push(char::MAX);
+            }
+            start
+        }
+    }
+}
+
+/// The upload a facade scan position names: (key marker, upload-id
+/// marker) for Ozone, at or before the position.
+fn upload_markers(after: &[u8]) -> (String, String) {
+    match after.iter().position(|b| *b == 0) {
+        Some(at) => (
+            String::from_utf8_lossy(&after[..at]).into_owned(),
+            String::from_utf8_lossy(&after[at + 1..]).into_owned(),
+        ),
+        // "Past every upload of key K" (K then 0x01) or "past prefix P"
+        // (P then 0xFF): uploads of keys after K, or after P, which the
+        // caller filters further.
+        None => {
+            let trimmed = match after.last() {
+                Some(0x01 | 0xFF) => &after[..after.len() - 1],
+                _ => after,
+            };
+            (String::from_utf8_lossy(trimmed).into_owned(), String::new())
+        }
+    }
+}
+
+fn unsupported_condition(condition: &WriteCondition) -> Result<()> {
+    match condition {
+        WriteCondition::None => Ok(()),
+        _ => Err(StorageError::InvalidArgument(
+            "conditional writes are not supported by the Ozone back end".into(),
+        )),
+    }
+}
+
+fn part_number(number: u16) -> Result<u32> {
+    if (1..=crate::multipart::MAX_PART_NUMBER).contains(&number) {
+        Ok(u32::from(number))
+    } else {
+        Err(StorageError::InvalidArgument(format!(
+            "part number {number} outside 1-{}",
+            crate::multipart::MAX_PART_NUMBER
+        )))
+    }
+}
+
+#[async_trait]
+impl MetadataStore for OzoneMetadata {
+    // ---- credentials ----
+
+    async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
+        if validate_key(access_key).is_err() {
+            return Ok(None);
+        }
+        self.credential_at(access_key).await
+    }
+
+    async fn put_credential(&self, cred: Credential) -> Result<()> {
+        validate_key(&cred.access_key)?;
+        let bucket = self.credentials_bucket();
+        let open = self
+            .om
+            .create_key(SYSTEM_OWNER, &bucket, &cred.access_key, 0, &[])
+            .await?;
+        let fields = [
+            (NAME_KEY.to_owned(), cred.name),
+            (SECRET_KEY.to_owned(), cred.secret_key),
+            (ROOT_KEY.to_owned(), cred.is_root.to_string()),
+        ];
+        self.om
+            .commit_key(SYSTEM_OWNER, &open, &[], "", &fields)
+            .await
+    }
+
+    async fn list_credentials(&self) -> Result<Vec<Credential>> {
+        let bucket = self.credentials_bucket();
+        let mut names: Vec<String> = Vec::new();
+        loop {
+            let start = names.last().cloned().unwrap_or_default();
+            let (page, truncated) = self
+                .list_ozone_keys(SYSTEM_OWNER, &bucket, "", &start, LIST_BATCH)
+                .await?;
+            let done = !truncated || page.is_empty();
+            names.extend(page.into_iter().map(|e| e.key));
+            if done {
+                break;
+            }
+        }
+        let found: Vec<Option<Credential>> = stream::iter(names)
+            .map(|name| async move { self.credential_at(&name).await })
+            .buffered(PARALLEL_LOOKUPS)
+            .try_collect()
+            .await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    async fn delete_credential(&self, access_key: &str) -> Result<bool> {
+        if validate_key(access_key).is_err() {
+            return Ok(false);
+        }
+        match self
+            .om
+            .delete_key(SYSTEM_OWNER, &self.credentials_bucket(), access_key)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(StorageError::NoSuchKey) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    // ---- buckets ----
+
+    async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+        match self
+            .create_ozone_bucket(&who.access_key, &self.ozone_name(name), region)
+            .await
+        {
+            Err(StorageError::BucketAlreadyExists) => match self.info_bucket(who, name).await {
+                Ok(info) if info.owner == who.access_key => {
+                    Err(StorageError::BucketAlreadyOwnedByYou)
+                }
+                _ => Err(StorageError::BucketAlreadyExists),
+            },
+            other => other,
+        }
+    }
+
+    async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+        self.owned_bucket(who, name).await
+    }
+
+    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+        let mut owned = Vec::new();
+        let mut start = String::new();
+        loop {
+            let command = Command::ListBuckets(ozone::ListBucketsRequest {
+                volume_name: S3_VOLUME.into(),
+                start_key: (!start.is_empty()).then(|| start.clone()),
+                prefix: (!self.bucket_prefix.is_empty()).then(|| self.bucket_prefix.clone()),
+                count: Some(LIST_BATCH as i32),
+            });
+            let response = self
+                .om
+                .submit(&who.access_key, Type::ListBuckets, command)
+                .await?;
+            let page = answer!(response, ListBuckets)
+                .map(|r| r.bucket_info)
+                .unwrap_or_default();
+            let Some(last) = page.last() else { break };
+            start = last.bucket_name.clone();
+            let full = page.len() >= LIST_BATCH;
+            owned.extend(
+                page.into_iter()
+                    .filter(|b| b.owner.as_deref() == Some(who.access_key.as_str()))
+                    .map(|b| self.bucket_info(b)),
+            );
+            if !full {
+                break;
+            }
+        }
+        Ok(owned)
+    }
+
+    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+        self.owned_bucket(who, name).await?;
+        if let Some(cache) = &self.buckets {
+            cache.invalidate(name).await;
+        }
+        let ozone_name = self.ozone_name(name);
+        match self.om.delete_bucket(&who.access_key, &ozone_name).await {
+            // Ozone counts uploads in progress as content; S3 ends them
+            // with the bucket. Only a bucket without objects gets there.
+            Err(StorageError::BucketNotEmpty) => {
+                let (objects, _) = self
+                    .list_ozone_keys(&who.access_key, &ozone_name, "", "", 1)
+                    .await?;
+                if !objects.is_empty() {
+                    return Err(StorageError::BucketNotEmpty);
+                }
+                self.abort_every_upload(who, name).await?;
+                self.om.delete_bucket(&who.access_key, &ozone_name).await
+            }
+            other => other,
+        }
+    }
+
+    // ---- keys ----
+
+    async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+        let name = self.ozone_name(bucket);
+        let (owner, found) = tokio::join!(
+            self.owned_bucket(who, bucket),
+            self.om.get_key_info(&who.access_key, &name, key, false)
+        );
+        owner?;
+        let mut info = key_info(found?);
+        info.bucket = bucket.to_owned();
+        Ok(info)
+    }
+
+    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+        validate_key(key)?;
+        self.owned_bucket(who, bucket).await?;
+        let open = self
+            .om
+            .create_key(&who.access_key, &self.ozone_name(bucket), key, 0, &[])
+            .await?;
+        let mut handle = self.remember(open).await;
+        handle.bucket = bucket.to_owned();
+        Ok(handle)
+    }
+
+    async fn open_part(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        number: u16,
+    ) -> Result<OpenKey> {
+        validate_key(key)?;
+        let number = part_number(number)?;
+        self.owned_bucket(who, bucket).await?;
+        let open = self
+            .om
+            .create_part(
+                &who.access_key,
+                &self.ozone_name(bucket),
+                key,
+                upload_id,
+                number,
+                0,
+            )
+            .await?;
+        let mut handle = self.remember(open).await;
+        handle.bucket = bucket.to_owned();
+        Ok(handle)
+    }
+
+    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
+        let ozone_open = self.open_key_of(open).await?;
+        let block = self.om.allocate_block(&who.access_key, &ozone_open).await?;
+        Ok(location_from_block(block))
+    }
+
+    async fn commit_key(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        blocks: Vec<BlockLocation>,
+        obj: NewObject,
+    ) -> Result<KeyInfo> {
+        let ozone_open = self.open_key_of(open).await?;
+        self.open_keys.invalidate(&open.id).await;
+        unsupported_condition(&obj.condition)?;
+        if ozone_open.part.is_some() {
+            return Err(StorageError::InvalidArgument(
+                "an upload opened as a part must be committed as a part".into(),
+            ));
+        }
+        let ozone_blocks: Vec<_> = blocks
+            .iter()
+            .map(|b| block_from_location(b, None))
+            .collect();
+        let metadata = object_metadata(&obj.meta, obj.checksum.as_ref());
+        self.om
+            .commit_key(
+                &who.access_key,
+                &ozone_open,
+                &ozone_blocks,
+                &obj.etag,
+                &metadata,
+            )
+            .await?;
+        if !obj.tags.is_empty() {
+            self.om
+                .put_tags(&who.access_key, &ozone_open.bucket, &open.key, &obj.tags)
+                .await?;
+        }
+        Ok(committed_info(
+            &open.bucket,
+            &open.key,
+            &who.access_key,
+            blocks,
+            obj,
+        ))
+    }
+
+    async fn abort_key(&self, _who: &Identity, open: &OpenKey) -> Result<()> {
+        // Ozone has no client command to drop an open key: the OM expires
+        // it (and reclaims its blocks) on its own; it is never visible.
+        self.open_keys.invalidate(&open.id).await;
+        Ok(())
+    }
+
+    async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+        self.owned_bucket(who, bucket).await?;
+        match self
+            .om
+            .delete_key(&who.access_key, &self.ozone_name(bucket), key)
+            .await
+        {
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn set_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        if tags.is_empty() {
+            self.om.delete_tags(&who.access_key, &name, key).await
+        } else {
+            self.om.put_tags(&who.access_key, &name, key, &tags).await
+        }
+    }
+
+    async fn scan_keys(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<ListEntry>> {
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        let mut start = start_key(after);
+        // Ozone seeks to `startKey` only within the prefix.
+        if start.as_str() < prefix {
+            start.clear();
+        }
+        let mut out = Vec::new();
+        while out.len() < limit {
+            let (page, truncated) = self
+                .list_ozone_keys(&who.access_key, &name, prefix, &start, limit - out.len())
+                .await?;
+            let Some(last) = page.last() else { break };
+            start = last.key.clone();
+            out.extend(page.into_iter().filter(|e| e.key.as_bytes() > after));
+            if !truncated {
+                break;
+            }
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    // ---- multipart uploads ----
+
+    async fn create_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        validate_key(key)?;
+        self.owned_bucket(who, bucket).await?;
+        let metadata = object_metadata(&upload.meta, None);
+        let upload_id = self
+            .om
+            .initiate_multipart(
+                &who.access_key,
+                &self.ozone_name(bucket),
+                key,
+                &metadata,
+                &upload.tags,
+            )
+            .await?;
+        Ok(UploadInfo {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+            upload_id,
+            owner: who.access_key.clone(),
+            initiated: SystemTime::now(),
+            meta: upload.meta,
+            tags: upload.tags,
+            checksum_algorithm: upload.checksum_algorithm,
+            checksum_type: upload.checksum_type,
+        })
+    }
+
+    async fn upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<UploadInfo> {
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        let mut key_marker = String::new();
+        let mut id_marker = String::new();
+        loop {
+            let page = self
+                .om
+                .list_uploads(
+                    &who.access_key,
+                    &name,
+                    key,
+                    &key_marker,
+                    &id_marker,
+                    LIST_BATCH,
+                )
+                .await?;
+            if let Some(found) = page
+                .uploads
+                .iter()
+                .find(|u| u.key == key && u.upload_id == upload_id)
+            {
+                // Ozone does not hand back what the upload was started with.
+                return Ok(UploadInfo {
+                    bucket: bucket.to_owned(),
+                    key: key.to_owned(),
+                    upload_id: upload_id.to_owned(),
+                    owner: who.access_key.clone(),
+                    initiated: found.created,
+                    meta: Default::default(),
+                    tags: Vec::new(),
+                    checksum_algorithm: None,
+                    checksum_type: None,
+                });
+            }
+            match (
+                page.is_truncated,
+                page.next_key_marker,
+                page.next_upload_id_marker,
+            ) {
+                (true, Some(next_key), next_id) if next_key.as_str() <= key => {
+                    key_marker = next_key;
+                    id_marker = next_id.unwrap_or_default();
+                }
+                _ => return Err(StorageError::NoSuchUpload),
+            }
+        }
+    }
+
+    async fn commit_part(
+        &self,
+        who: &Identity,
+        open: &OpenKey,
+        upload_id: &str,
+        number: u16,
+        blocks: Vec<BlockLocation>,
+        part: PartCommit,
+    ) -> Result<PartInfo> {
+        let ozone_open = self.open_key_of(open).await?;
+        self.open_keys.invalidate(&open.id).await;
+        let wanted = OpenPart {
+            upload_id: upload_id.to_owned(),
+            number: part_number(number)?,
+        };
+        if ozone_open.part.as_ref() != Some(&wanted) {
+            return Err(StorageError::InvalidArgument(format!(
+                "this back end needs part {number} opened as that part (Storage::create_part)"
+            )));
+        }
+        let ozone_blocks: Vec<_> = blocks
+            .iter()
+            .map(|b| block_from_location(b, Some(wanted.number)))
+            .collect();
+        self.om
+            .commit_part(&who.access_key, &ozone_open, &ozone_blocks, &part.etag)
+            .await?;
+        Ok(PartInfo {
+            number,
+            size: blocks.iter().map(|b| b.length).sum(),
+            etag: part.etag,
+            checksum: part.checksum,
+            last_modified: SystemTime::now(),
+        })
+    }
+
+    async fn list_parts(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>> {
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        let mut out = Vec::new();
+        let mut marker = u32::from(after);
+        while out.len() < limit {
+            let want = (limit - out.len()).min(LIST_BATCH) as u32;
+            let page = self
+                .om
+                .list_parts(&who.access_key, &name, key, upload_id, marker, want)
+                .await?;
+            out.extend(page.parts.into_iter().filter_map(|p| {
+                Some(PartInfo {
+                    number: u16::try_from(p.number).ok()?,
+                    size: p.size,
+                    etag: p.etag.unwrap_or(p.name),
+                    checksum: None,
+                    last_modified: p.modified,
+                })
+            }));
+            if !page.is_truncated || page.next_marker <= marker {
+                break;
+            }
+            marker = page.next_marker;
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    async fn complete_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        unsupported_condition(&complete.condition)?;
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        let parts: Vec<(u32, String)> = complete
+            .parts
+            .iter()
+            // Clients may quote part ETags; the OM compares bare ones.
+            .map(|(number, etag)| (u32::from(*number), etag.trim_matches('"').to_owned()))
+            .collect();
+        self.om
+            .complete_multipart(&who.access_key, &name, key, upload_id, &parts)
+            .await?;
+        let mut info = key_info(
+            self.om
+                .get_key_info(&who.access_key, &name, key, false)
+                .await?,
+        );
+        info.bucket = bucket.to_owned();
+        Ok(info)
+    }
+
+    async fn abort_upload(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<()> {
+        self.owned_bucket(who, bucket).await?;
+        self.om
+            .abort_multipart(&who.access_key, &self.ozone_name(bucket), key, upload_id)
+            .await
+    }
+
+    async fn scan_uploads(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<UploadInfo>> {
+        self.owned_bucket(who, bucket).await?;
+        let name = self.ozone_name(bucket);
+        let (mut key_marker, mut id_marker) = upload_markers(after);
+        let mut out = Vec::new();
+        while out.len() < limit {
+            let page = self
+                .om
+                .list_uploads(
+                    &who.access_key,
+                    &name,
+                    prefix,
+                    &key_marker,
+                    &id_marker,
+                    LIST_BATCH.min(limit - out.len()),
+                )
+                .await?;
+            out.extend(
+                page.uploads
+                    .into_iter()
+                    .filter(|u| upload_position(&u.key, &u.upload_id).as_slice() > after)
+                    .map(|u| UploadInfo {
+                        bucket: bucket.to_owned(),
+                        key: u.key,
+                        upload_id: u.upload_id,
+                        owner: who.access_key.clone(),
+                        initiated: u.created,
+                        meta: Default::default(),
+                        tags: Vec::new(),
+                        checksum_algorithm: None,
+                        checksum_type: None,
+                    }),
+            );
+            match (page.is_truncated, page.next_key_marker) {
+                (true, Some(next_key)) => {
+                    key_marker = next_key;
+                    id_marker = page.next_upload_id_marker.unwrap_or_default();
+                }
+                _ => break,
+            }
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_keys_never_pass_the_position() {
+        assert_eq!(start_key(b""), "");
+        assert_eq!(start_key("a/é".as_bytes()), "a/é");
+        let past_prefix = start_key(b"a/\xff");
+        assert_eq!(past_prefix, format!("a/{}", char::MAX));
+        assert!(past_prefix.as_bytes() < b"a/\xff".as_slice());
+        // A cut-off character: start at the text before it.
+        assert_eq!(start_key(b"ab\xc3"), "ab");
+    }
+
+    #[test]
+    fn upload_markers_follow_scan_positions() {
+        assert_eq!(upload_markers(b""), (String::new(), String::new()));
+        assert_eq!(
+            upload_markers(b"k\0id-1"),
+            ("k".to_owned(), "id-1".to_owned())
+        );
+        assert_eq!(upload_markers(b"k\x01"), ("k".to_owned(), String::new()));
+        assert_eq!(
+            upload_markers(b"logs/\xff"),
+            ("logs/".to_owned(), String::new())
+        );
+    }
+}
