@@ -407,21 +407,23 @@ impl Layer {
     fn backend(&self) -> Result<Backend, ConfigError> {
         const OZONE_ONLY: [&str; 3] = ["om", "ozone_connect_timeout", "ozone_request_timeout"];
         const EMBEDDED_ONLY: [&str; 2] = ["read_buffer", "multipart_upload_expiry"];
-        let name = self.get("backend").map_or("embedded", |s| s.value.as_str());
-        let (given, not_read) = match name {
-            "embedded" => (OZONE_ONLY.as_slice(), "--backend ozone"),
-            "ozone" => (EMBEDDED_ONLY.as_slice(), "the embedded back end"),
-            _ => {
-                let s = self
-                    .get("backend")
-                    .ok_or_else(|| ConfigError("the default back end is unknown".into()))?;
-                return Err(s.invalid("expected embedded or ozone"));
-            }
+        let ozone = match self.get("backend") {
+            None => false,
+            Some(s) => match s.value.as_str() {
+                "embedded" => false,
+                "ozone" => true,
+                _ => return Err(s.invalid("expected embedded or ozone")),
+            },
         };
-        if let Some(s) = given.iter().find_map(|key| self.get(key)) {
-            return Err(s.invalid(&format!("only {not_read} reads this setting")));
+        let (not_read_here, reader) = if ozone {
+            (EMBEDDED_ONLY.as_slice(), "the embedded back end")
+        } else {
+            (OZONE_ONLY.as_slice(), "--backend ozone")
+        };
+        if let Some(s) = not_read_here.iter().find_map(|key| self.get(key)) {
+            return Err(s.invalid(&format!("only {reader} reads this setting")));
         }
-        if name == "embedded" {
+        if !ozone {
             return Ok(Backend::Embedded);
         }
         let Some(om) = self.get("om") else {
