@@ -172,21 +172,10 @@ fn object_parts(info: &KeyInfo, page: &PartPage) -> Option<ObjectParts> {
 mod tests {
     use std::time::SystemTime;
 
-    use http::{HeaderName, HeaderValue};
     use storage_client::{ObjectChecksum, ObjectMeta, PartSummary};
 
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.append(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::ops::test_headers as headers;
 
     fn multipart(parts: u16) -> KeyInfo {
         KeyInfo {

@@ -188,20 +188,9 @@ fn computed_checksum(digests: &Digests) -> Option<ObjectChecksum> {
 
 #[cfg(test)]
 mod tests {
-    use http::{HeaderName, HeaderValue};
 
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::ops::test_headers as headers;
 
     fn stored(kind: &str) -> ObjectChecksum {
         ObjectChecksum {

@@ -187,21 +187,10 @@ fn digits(text: &str) -> Option<u64> {
 mod tests {
     use std::time::{Duration, SystemTime};
 
-    use http::HeaderValue;
     use storage_client::ObjectMeta;
 
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::ops::test_headers as headers;
 
     fn source(value: &str) -> S3Result<(String, String)> {
         parse_copy_source(&headers(&[(COPY_SOURCE, value)]))

@@ -208,26 +208,15 @@ fn trailer_value(alg: ChecksumAlgorithm, trailers: &HeaderMap) -> Result<String,
 
 #[cfg(test)]
 mod tests {
-    use http::HeaderValue;
 
     use super::*;
+    use crate::ops::test_headers as headers;
 
     const BODY: &[u8] = b"123456789";
     /// CRC32 of BODY (0xCBF43926), base64.
     const BODY_CRC32: &str = "y/Q5Jg==";
     /// MD5 of BODY, base64.
     const BODY_MD5: &str = "JfnnlDI7RTiF9RgfG2JNCw==";
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
 
     fn check(
         request: &[(&str, &str)],

@@ -228,6 +228,19 @@ fn empty_response(status: StatusCode) -> Response {
     response
 }
 
+/// A header map from name/value pairs (repeated names append), for unit tests.
+#[cfg(test)]
+pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for (name, value) in pairs {
+        map.append(
+            http::HeaderName::from_bytes(name.as_bytes()).expect("header name"),
+            http::HeaderValue::from_str(value).expect("header value"),
+        );
+    }
+    map
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

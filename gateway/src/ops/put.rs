@@ -143,20 +143,9 @@ pub fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
 
 #[cfg(test)]
 mod tests {
-    use http::HeaderValue;
 
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::ops::test_headers as headers;
 
     #[test]
     fn only_standard_storage_class_is_accepted() {

@@ -142,20 +142,9 @@ pub async fn abort_multipart_upload(
 
 #[cfg(test)]
 mod tests {
-    use http::HeaderValue;
 
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::ops::test_headers as headers;
 
     #[test]
     fn checksum_type_defaults_follow_the_algorithm() {
