@@ -138,11 +138,7 @@ async fn run(
             part_number,
             upload_id,
         } => {
-            let upload = multipart::UploadRef {
-                bucket: &bucket,
-                key: &key,
-                upload_id: &upload_id,
-            };
+            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
             multipart::upload_part(state, who, parts, upload, part_number, payload).await
         }
         E::UploadPartCopy {
@@ -151,11 +147,7 @@ async fn run(
             part_number,
             upload_id,
         } => {
-            let upload = multipart::UploadRef {
-                bucket: &bucket,
-                key: &key,
-                upload_id: &upload_id,
-            };
+            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
             multipart::upload_part_copy(state, who, parts, upload, part_number).await
         }
         E::CompleteMultipartUpload {
@@ -163,11 +155,7 @@ async fn run(
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef {
-                bucket: &bucket,
-                key: &key,
-                upload_id: &upload_id,
-            };
+            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
             multipart::complete_multipart_upload(state, who, parts, upload, payload).await
         }
         E::AbortMultipartUpload {
@@ -175,11 +163,7 @@ async fn run(
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef {
-                bucket: &bucket,
-                key: &key,
-                upload_id: &upload_id,
-            };
+            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
             multipart::abort_multipart_upload(state, who, upload).await
         }
         E::ListParts {
@@ -187,11 +171,7 @@ async fn run(
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef {
-                bucket: &bucket,
-                key: &key,
-                upload_id: &upload_id,
-            };
+            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
             multipart::list_parts(state, who, parts, upload).await
         }
         E::ListMultipartUploads { bucket } => {

@@ -38,7 +38,15 @@ pub struct UploadRef<'a> {
     pub upload_id: &'a str,
 }
 
-impl UploadRef<'_> {
+impl<'a> UploadRef<'a> {
+    pub fn new(bucket: &'a str, key: &'a str, upload_id: &'a str) -> Self {
+        Self {
+            bucket,
+            key,
+            upload_id,
+        }
+    }
+
     /// The S3 error for a storage failure on this upload.
     fn error(&self, err: StorageError) -> S3Error {
         match err {
