@@ -1,9 +1,9 @@
 //! The Ozone OM and datanode clients against a real Ozone cluster.
 //!
-//! Runs only when `OZONE_OM_ADDRESS` names an OM gRPC endpoint, e.g. after
+//! Every test is `#[ignore]`d (a run without a cluster lists them as
+//! ignored); run them against one started with
 //! `conformance-tests/ozone/ozone-dev start`:
-//! `OZONE_OM_ADDRESS=127.0.0.1:8981 cargo test -p storage-client --test ozone_live`.
-//! Without it every test returns at once with a note. Objects are written
+//! `OZONE_OM_ADDRESS=127.0.0.1:8981 cargo test -p storage-client --test ozone_live -- --ignored`. Objects are written
 //! with Ozone's own shell (`ozone-dev sh key put`), so these tests also show
 //! that we read what Ozone's Java client wrote.
 //!
@@ -32,13 +32,13 @@ const ACCESS_ID: &str = "s3gw-live-test";
 const BLOCK: u64 = 1024 * 1024;
 const CHUNK: u64 = 256 * 1024;
 
-fn om() -> Option<OmClient> {
-    let Ok(addresses) = std::env::var("OZONE_OM_ADDRESS") else {
-        eprintln!("OZONE_OM_ADDRESS is not set: skipping the live Ozone test");
-        return None;
-    };
-    let config = OmConfig::new(addresses.split(',').map(str::to_owned).collect());
-    Some(OmClient::new(&config).expect("valid OM addresses"))
+fn om_addresses() -> String {
+    std::env::var("OZONE_OM_ADDRESS").expect("set OZONE_OM_ADDRESS to the OM's gRPC address")
+}
+
+fn om() -> OmClient {
+    let config = OmConfig::new(om_addresses().split(',').map(str::to_owned).collect());
+    OmClient::new(&config).expect("valid OM addresses")
 }
 
 fn unique_bucket(purpose: &str) -> String {
@@ -95,8 +95,9 @@ async fn read_object(dn: &DnClient, key: &OzoneKey, range: Range<u64>) -> Vec<u8
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn bucket_lifecycle() {
-    let Some(om) = om() else { return };
+    let om = om();
     let name = unique_bucket("life");
     om.create_bucket(ACCESS_ID, &name).await.unwrap();
     assert!(matches!(
@@ -128,8 +129,9 @@ async fn bucket_lifecycle() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn reads_a_multi_block_key_written_by_ozone() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("read");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     // 2.6 blocks, the last chunk short and not a whole checksum window.
@@ -222,8 +224,9 @@ async fn reads_a_multi_block_key_written_by_ozone() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_metadata_lists_tags_and_deletes() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("meta");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
 
@@ -311,8 +314,9 @@ async fn writes_metadata_lists_tags_and_deletes() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn allocates_blocks_for_an_open_key() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("alloc");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     let open = om
@@ -339,8 +343,9 @@ async fn allocates_blocks_for_an_open_key() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn reports_missing_buckets_and_keys() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("none");
     assert!(matches!(
         om.info_bucket(ACCESS_ID, &bucket).await,
@@ -359,8 +364,9 @@ async fn reports_missing_buckets_and_keys() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn generates_an_s3_secret_once() {
-    let Some(om) = om() else { return };
+    let om = om();
     let access = format!("live-{}", uuid::Uuid::new_v4().simple());
     assert_eq!(
         om.get_s3_secret(&access, false).await.unwrap(),
@@ -381,11 +387,9 @@ async fn generates_an_s3_secret_once() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn fails_over_past_an_unreachable_om() {
-    let Ok(address) = std::env::var("OZONE_OM_ADDRESS") else {
-        eprintln!("OZONE_OM_ADDRESS is not set: skipping the live Ozone test");
-        return;
-    };
+    let address = om_addresses();
     // Port 1 refuses connections: the client moves on to the real OM.
     let mut addresses = vec!["127.0.0.1:1".to_owned()];
     addresses.extend(address.split(',').map(str::to_owned));
@@ -401,8 +405,9 @@ async fn fails_over_past_an_unreachable_om() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn runs_a_multipart_upload() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("mpu");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     let meta = [("x-amz-meta-kind".to_owned(), "parts".to_owned())];
@@ -602,8 +607,9 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_keys_through_ratis_that_ozone_reads() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("ratis");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     let writer = ratis_writer();
@@ -657,8 +663,9 @@ async fn writes_keys_through_ratis_that_ozone_reads() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_a_multipart_upload_through_ratis() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("ratis-mpu");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     let writer = ratis_writer();
@@ -707,8 +714,9 @@ async fn writes_a_multipart_upload_through_ratis() {
 }
 
 #[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_a_block_chunk_by_chunk_and_watches_it() {
-    let Some(om) = om() else { return };
+    let om = om();
     let bucket = unique_bucket("ratis-low");
     om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
     let open = om
