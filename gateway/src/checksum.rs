@@ -7,6 +7,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use md5::{Digest, Md5};
 use sha1::Sha1;
 use sha2::Sha256;
+use storage_client::ObjectChecksum;
 
 /// The additional checksum algorithms S3 supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +176,16 @@ impl Digests {
     /// The MD5 as `Content-MD5` carries it.
     pub fn md5_base64(&self) -> String {
         BASE64.encode(self.md5)
+    }
+
+    /// The additional checksum as stored: computed over all the bytes
+    /// written, so it describes the whole object (or part).
+    pub fn stored_checksum(&self) -> Option<ObjectChecksum> {
+        self.checksum.as_ref().map(|(alg, value)| ObjectChecksum {
+            algorithm: alg.name().to_owned(),
+            value: value.clone(),
+            kind: "FULL_OBJECT".to_owned(),
+        })
     }
 }
 

@@ -145,21 +145,11 @@ impl S3Error {
     }
 
     pub fn no_such_bucket(bucket: &str) -> Self {
-        Self::new(
-            "NoSuchBucket",
-            StatusCode::NOT_FOUND,
-            "The specified bucket does not exist",
-        )
-        .with("BucketName", bucket)
+        Self::from(StorageError::NoSuchBucket).naming(bucket, None)
     }
 
     pub fn no_such_key(key: &str) -> Self {
-        Self::new(
-            "NoSuchKey",
-            StatusCode::NOT_FOUND,
-            "The specified key does not exist.",
-        )
-        .with("Key", key)
+        Self::from(StorageError::NoSuchKey).with("Key", key)
     }
 
     pub fn object_lock_configuration_not_found(bucket: &str) -> Self {
@@ -177,33 +167,6 @@ impl S3Error {
             StatusCode::METHOD_NOT_ALLOWED,
             "The specified method is not allowed against this resource.",
         )
-    }
-
-    pub fn bucket_already_exists(bucket: &str) -> Self {
-        Self::new(
-            "BucketAlreadyExists",
-            StatusCode::CONFLICT,
-            "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.",
-        )
-        .with("BucketName", bucket)
-    }
-
-    pub fn bucket_already_owned_by_you(bucket: &str) -> Self {
-        Self::new(
-            "BucketAlreadyOwnedByYou",
-            StatusCode::CONFLICT,
-            "Your previous request to create the named bucket succeeded and you already own it.",
-        )
-        .with("BucketName", bucket)
-    }
-
-    pub fn bucket_not_empty(bucket: &str) -> Self {
-        Self::new(
-            "BucketNotEmpty",
-            StatusCode::CONFLICT,
-            "The bucket you tried to delete is not empty",
-        )
-        .with("BucketName", bucket)
     }
 
     // ---- 412 / 416 ----

@@ -216,6 +216,41 @@ impl Query {
         self.get(name).filter(|v| !v.is_empty())
     }
 
+    /// A non-negative integer parameter, or AWS's InvalidArgument naming it.
+    pub fn integer(&self, name: &'static str) -> Result<Option<u64>, S3Error> {
+        let Some(raw) = self.non_empty(name) else {
+            return Ok(None);
+        };
+        raw.parse().map(Some).map_err(|_| {
+            S3Error::invalid_argument(format!(
+                "Provided {name} not an integer or within integer range"
+            ))
+            .with("ArgumentName", name)
+            .with("ArgumentValue", raw)
+        })
+    }
+
+    /// A page size such as `max-keys`: `cap` when absent, and larger
+    /// values are capped rather than refused, as AWS does.
+    pub fn page_size(&self, name: &'static str, cap: usize) -> Result<usize, S3Error> {
+        Ok(self
+            .integer(name)?
+            .map_or(cap, |n| usize::try_from(n).unwrap_or(cap).min(cap)))
+    }
+
+    /// `encoding-type`: `url` asks for percent-encoded keys in a listing.
+    pub fn url_encoding(&self) -> Result<bool, S3Error> {
+        match self.non_empty("encoding-type") {
+            None => Ok(false),
+            Some(value) if value.eq_ignore_ascii_case("url") => Ok(true),
+            Some(value) => Err(S3Error::invalid_argument(
+                "Invalid Encoding Method specified in Request",
+            )
+            .with("ArgumentName", "encoding-type")
+            .with("ArgumentValue", value)),
+        }
+    }
+
     fn owned(&self, name: &str) -> Option<String> {
         self.non_empty(name).map(str::to_owned)
     }
@@ -607,34 +642,8 @@ enum ListVersion {
 }
 
 fn list_params(query: &Query, version: ListVersion) -> Result<ListParams, S3Error> {
-    let max_keys = match query.non_empty("max-keys") {
-        None => MAX_LIST_KEYS,
-        Some(raw) => raw
-            .parse::<u64>()
-            .map(|n| {
-                usize::try_from(n)
-                    .unwrap_or(MAX_LIST_KEYS)
-                    .min(MAX_LIST_KEYS)
-            })
-            .map_err(|_| {
-                S3Error::invalid_argument(
-                    "Provided max-keys not an integer or within integer range",
-                )
-                .with("ArgumentName", "max-keys")
-                .with("ArgumentValue", raw)
-            })?,
-    };
-    let url_encoding = match query.non_empty("encoding-type") {
-        None => false,
-        Some(value) if value.eq_ignore_ascii_case("url") => true,
-        Some(value) => {
-            return Err(
-                S3Error::invalid_argument("Invalid Encoding Method specified in Request")
-                    .with("ArgumentName", "encoding-type")
-                    .with("ArgumentValue", value),
-            );
-        }
-    };
+    let max_keys = query.page_size("max-keys", MAX_LIST_KEYS)?;
+    let url_encoding = query.url_encoding()?;
     let start_after = match version {
         ListVersion::V1 => query.owned("marker"),
         ListVersion::V2 => query.owned("start-after"),

@@ -367,6 +367,15 @@ impl ChecksumValues {
         *slot = Some(checksum.value.clone());
         Some(values)
     }
+
+    /// A part's checksum, which S3 reports without a type: the type
+    /// belongs to the object the parts make up.
+    pub fn from_stored_part(checksum: &storage_client::ObjectChecksum) -> Option<Self> {
+        Self::from_stored(checksum).map(|values| Self {
+            checksum_type: None,
+            ..values
+        })
+    }
 }
 
 #[derive(Debug, Serialize)]

@@ -8,6 +8,7 @@ use http::{HeaderMap, header};
 use storage_client::{Identity, KeyInfo};
 
 use super::headers::{http_date, insert};
+use super::put::STORAGE_CLASS;
 use super::xml_response;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -66,7 +67,7 @@ pub async fn get_object_attributes(
             .object_parts
             .then(|| object_parts(&info, &page))
             .flatten(),
-        storage_class: wanted.storage_class.then_some("STANDARD"),
+        storage_class: wanted.storage_class.then_some(STORAGE_CLASS),
         object_size: wanted.object_size.then_some(info.size),
     };
     let mut response = xml_response("GetObjectAttributesResponse", &document)?;
@@ -150,11 +151,7 @@ fn object_parts(info: &KeyInfo, page: &PartPage) -> Option<ObjectParts> {
             checksum: part
                 .checksum
                 .as_ref()
-                .and_then(ChecksumValues::from_stored)
-                .map(|values| ChecksumValues {
-                    checksum_type: None,
-                    ..values
-                }),
+                .and_then(ChecksumValues::from_stored_part),
         })
         .collect();
     let is_truncated = after_marker.next().is_some();

@@ -15,10 +15,11 @@ use storage_client::{Identity, NewObject, ObjectChecksum};
 
 use super::copy_source::CopySource;
 use super::headers::{object_meta_from_request, quoted_etag};
+use super::integrity::requested_algorithm;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
 use super::tagging::tags_from_header;
 use super::xml_response;
-use crate::checksum::{ChecksumAlgorithm, Checksummer, Digests};
+use crate::checksum::{ChecksumAlgorithm, Checksummer};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::xml::{ChecksumValues, CopyObjectResult, S3_NAMESPACE, iso8601};
@@ -50,7 +51,7 @@ pub async fn copy_object(
     check_storage_class(headers)?;
     let metadata_directive = directive(headers, "x-amz-metadata-directive")?;
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
-    let requested_algorithm = checksum_algorithm(headers)?;
+    let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
     let source = CopySource::from_request(state, parts, who).await?;
 
@@ -91,7 +92,7 @@ pub async fn copy_object(
             return Err(err);
         }
     };
-    let checksum = carried.or_else(|| computed_checksum(&digests));
+    let checksum = carried.or_else(|| digests.stored_checksum());
     let committed = writer
         .commit(NewObject {
             etag: digests.etag(),
@@ -135,23 +136,6 @@ fn directive(headers: &HeaderMap, name: &'static str) -> S3Result<Directive> {
     }
 }
 
-/// `x-amz-checksum-algorithm`: the checksum the copy should have.
-fn checksum_algorithm(headers: &HeaderMap) -> S3Result<Option<ChecksumAlgorithm>> {
-    let Some(value) = headers.get("x-amz-checksum-algorithm") else {
-        return Ok(None);
-    };
-    value
-        .to_str()
-        .ok()
-        .and_then(ChecksumAlgorithm::from_name)
-        .map(Some)
-        .ok_or_else(|| {
-            S3Error::invalid_request(
-                "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
-            )
-        })
-}
-
 /// What to compute while copying, and the source checksum to carry over
 /// instead when it still describes the copy: a whole-object value does,
 /// a composite one (per part of a multipart source) does not, because the
@@ -173,17 +157,6 @@ fn checksum_plan(
         ),
         None => (Checksummer::new(None), None),
     }
-}
-
-fn computed_checksum(digests: &Digests) -> Option<ObjectChecksum> {
-    digests
-        .checksum
-        .as_ref()
-        .map(|(alg, value)| ObjectChecksum {
-            algorithm: alg.name().to_owned(),
-            value: value.clone(),
-            kind: "FULL_OBJECT".to_owned(),
-        })
 }
 
 #[cfg(test)]
@@ -228,12 +201,13 @@ mod tests {
 
     #[test]
     fn checksum_algorithm_must_be_known() {
-        assert_eq!(checksum_algorithm(&headers(&[])).unwrap(), None);
+        let name = "x-amz-checksum-algorithm";
+        assert_eq!(requested_algorithm(&headers(&[]), name).unwrap(), None);
         assert_eq!(
-            checksum_algorithm(&headers(&[("x-amz-checksum-algorithm", "SHA256")])).unwrap(),
+            requested_algorithm(&headers(&[(name, "SHA256")]), name).unwrap(),
             Some(ChecksumAlgorithm::Sha256)
         );
-        let err = checksum_algorithm(&headers(&[("x-amz-checksum-algorithm", "MD5")])).unwrap_err();
+        let err = requested_algorithm(&headers(&[(name, "MD5")]), name).unwrap_err();
         assert_eq!(err.code, "InvalidRequest");
     }
 
@@ -248,14 +222,14 @@ mod tests {
         assert_eq!(carried, None);
         summer.update(b"123456789");
         let digests = summer.finish();
-        assert_eq!(computed_checksum(&digests), Some(stored("FULL_OBJECT")));
+        assert_eq!(digests.stored_checksum(), Some(stored("FULL_OBJECT")));
 
         let (mut summer, carried) =
             checksum_plan(Some(ChecksumAlgorithm::Crc32), Some(&stored("FULL_OBJECT")));
         assert_eq!(carried, None);
         summer.update(b"123456789");
         assert_eq!(
-            computed_checksum(&summer.finish()),
+            summer.finish().stored_checksum(),
             Some(stored("FULL_OBJECT"))
         );
 

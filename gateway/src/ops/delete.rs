@@ -55,9 +55,7 @@ pub async fn delete_objects(
         ));
     }
     let body = read_to_end(payload, MAX_DELETE_BODY_BYTES).await?;
-    let mut summer = plan.checksummer();
-    summer.update(&body);
-    plan.verify(&summer.finish(), &http::HeaderMap::new())?;
+    plan.verify_body(&body, payload.trailers())?;
 
     let request: xml::Delete = xml::from_xml(&body)?;
     if request.objects.is_empty() || request.objects.len() > MAX_DELETE_KEYS {

@@ -10,9 +10,8 @@ use storage_client::{Identity, KeyInfo};
 
 use super::check_version_id;
 use super::conditional::{Conditions, Outcome, if_range_holds};
-use super::headers::{RESPONSE_OVERRIDES, insert, object_headers};
+use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
-use crate::checksum::ChecksumAlgorithm;
 use crate::error::S3Error;
 use crate::router::Query;
 use crate::state::AppState;
@@ -196,7 +195,12 @@ fn checksum_mode_enabled(headers: &HeaderMap) -> bool {
 /// The stored checksum, sent only with the whole object it describes.
 fn checksum_headers(out: &mut HeaderMap, info: &KeyInfo) {
     if let Some(checksum) = &info.checksum {
-        insert_checksum(out, &checksum.algorithm, &checksum.value, &checksum.kind);
+        insert_checksum(
+            out,
+            &checksum.algorithm,
+            &checksum.value,
+            Some(&checksum.kind),
+        );
     }
 }
 
@@ -212,15 +216,7 @@ fn part_checksum_headers(out: &mut HeaderMap, info: &KeyInfo, number: u16) {
     ) else {
         return;
     };
-    insert_checksum(out, &part.algorithm, &part.value, &object.kind);
-}
-
-fn insert_checksum(out: &mut HeaderMap, algorithm: &str, value: &str, kind: &str) {
-    let Some(alg) = ChecksumAlgorithm::from_name(algorithm) else {
-        return;
-    };
-    insert(out, HeaderName::from_static(alg.header_name()), value);
-    insert(out, HeaderName::from_static("x-amz-checksum-type"), kind);
+    insert_checksum(out, &part.algorithm, &part.value, Some(&object.kind));
 }
 
 /// Header overrides from `response-content-type` and friends.

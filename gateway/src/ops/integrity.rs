@@ -68,20 +68,7 @@ impl IntegrityPlan {
             Some(value) => Some(trailer_algorithm(value.to_str().unwrap_or_default())?),
         };
 
-        let sdk_algorithm = match headers.get(X_AMZ_SDK_CHECKSUM_ALGORITHM) {
-            None => None,
-            Some(value) => Some(
-                value
-                    .to_str()
-                    .ok()
-                    .and_then(ChecksumAlgorithm::from_name)
-                    .ok_or_else(|| {
-                        S3Error::invalid_request(
-                            "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
-                        )
-                    })?,
-            ),
-        };
+        let sdk_algorithm = requested_algorithm(headers, X_AMZ_SDK_CHECKSUM_ALGORITHM)?;
 
         let (algorithm, expected) = match (header_checksum, trailer) {
             (Some(_), Some(_)) => {
@@ -130,6 +117,13 @@ impl IntegrityPlan {
         Checksummer::new(self.algorithm)
     }
 
+    /// Verifies a request body read whole (an XML document) the same way.
+    pub fn verify_body(&self, body: &[u8], trailers: &HeaderMap) -> Result<(), S3Error> {
+        let mut summer = self.checksummer();
+        summer.update(body);
+        self.verify(&summer.finish(), trailers).map(drop)
+    }
+
     /// Compares what was received with what the client declared and returns
     /// the checksum to store. `trailers` are the verified aws-chunked trailers.
     pub fn verify(
@@ -156,12 +150,29 @@ impl IntegrityPlan {
                 alg.name().to_ascii_uppercase()
             )));
         }
-        Ok(Some(ObjectChecksum {
-            algorithm: alg.name().to_owned(),
-            value: computed.clone(),
-            kind: "FULL_OBJECT".to_owned(),
-        }))
+        Ok(digests.stored_checksum())
     }
+}
+
+/// The algorithm a header such as `x-amz-checksum-algorithm` names;
+/// absent is `None`, an unknown name is refused.
+pub(super) fn requested_algorithm(
+    headers: &HeaderMap,
+    name: &str,
+) -> Result<Option<ChecksumAlgorithm>, S3Error> {
+    let Some(value) = headers.get(name) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(ChecksumAlgorithm::from_name)
+        .map(Some)
+        .ok_or_else(|| {
+            S3Error::invalid_request(
+                "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
+            )
+        })
 }
 
 /// The checksum algorithm an `x-amz-trailer` declares. Trailers other than
@@ -281,6 +292,18 @@ mod tests {
         assert_eq!(err.code, "BadDigest");
         let err = check(&request, &[]).unwrap_err();
         assert_eq!(err.code, "InvalidRequest");
+    }
+
+    #[test]
+    fn a_body_read_whole_is_checked_against_its_trailer() {
+        let plan =
+            IntegrityPlan::from_headers(&headers(&[("x-amz-trailer", "x-amz-checksum-crc32")]))
+                .unwrap();
+        assert!(plan.has_expected_digest());
+        let trailers = headers(&[("x-amz-checksum-crc32", BODY_CRC32)]);
+        assert!(plan.verify_body(BODY, &trailers).is_ok());
+        let err = plan.verify_body(b"other", &trailers).unwrap_err();
+        assert_eq!(err.code, "BadDigest");
     }
 
     #[test]

@@ -8,13 +8,12 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use storage_client::{Identity, ListEntry, ListPage, ListQuery};
 
 use super::headers::quoted_etag;
+use super::put::STORAGE_CLASS;
 use super::xml_response;
 use crate::error::S3Error;
 use crate::router::ListParams;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
-
-const STORAGE_CLASS: &str = "STANDARD";
 
 /// `encoding-type=url` escapes everything but unreserved characters and
 /// `/`, so every client's decoder (plain or `+`-as-space) gets the key back.
@@ -189,10 +188,10 @@ fn common_prefixes(page: &ListPage, encode: Encoder) -> Vec<xml::CommonPrefix> {
 
 /// Applies `encoding-type=url` when the client asked for it.
 #[derive(Clone, Copy)]
-struct Encoder(bool);
+pub(super) struct Encoder(pub(super) bool);
 
 impl Encoder {
-    fn apply(self, text: &str) -> String {
+    pub(super) fn apply(self, text: &str) -> String {
         if self.0 {
             utf8_percent_encode(text, URL_ENCODE).to_string()
         } else {
@@ -200,7 +199,8 @@ impl Encoder {
         }
     }
 
-    fn element(self) -> Option<&'static str> {
+    /// The `EncodingType` element, present only when keys were encoded.
+    pub(super) fn element(self) -> Option<&'static str> {
         self.0.then_some("url")
     }
 }

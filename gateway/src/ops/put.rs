@@ -4,15 +4,15 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use http::{HeaderMap, HeaderName, StatusCode, header};
+use http::{HeaderMap, StatusCode, header};
 use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition};
 
 use super::empty_response;
-use super::headers::{insert, object_meta_from_request, quoted_etag};
+use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::tagging::tags_from_header;
 use crate::auth::Payload;
-use crate::checksum::{ChecksumAlgorithm, Checksummer, Digests};
+use crate::checksum::{Checksummer, Digests};
 use crate::error::S3Error;
 use crate::state::AppState;
 
@@ -72,18 +72,12 @@ pub async fn put_object(
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&etag));
-    if let Some(checksum) = checksum
-        && let Some(alg) = ChecksumAlgorithm::from_name(&checksum.algorithm)
-    {
-        insert(
+    if let Some(checksum) = checksum {
+        insert_checksum(
             out,
-            HeaderName::from_static(alg.header_name()),
+            &checksum.algorithm,
             &checksum.value,
-        );
-        insert(
-            out,
-            HeaderName::from_static("x-amz-checksum-type"),
-            &checksum.kind,
+            Some(&checksum.kind),
         );
     }
     Ok(response)
@@ -109,11 +103,14 @@ pub(super) async fn receive(
     Ok(summer.finish())
 }
 
-/// Only the STANDARD class exists here; AWS refuses unknown classes the same way.
+/// The one storage class every object has here.
+pub const STORAGE_CLASS: &str = "STANDARD";
+
+/// Only [`STORAGE_CLASS`] exists here; AWS refuses unknown classes the same way.
 pub fn check_storage_class(headers: &HeaderMap) -> Result<(), S3Error> {
     match headers.get("x-amz-storage-class") {
         None => Ok(()),
-        Some(value) if value == "STANDARD" => Ok(()),
+        Some(value) if value == STORAGE_CLASS => Ok(()),
         Some(_) => Err(S3Error::invalid_storage_class()),
     }
 }

@@ -36,9 +36,7 @@ pub async fn put_object_tagging(
 ) -> S3Result<Response> {
     let plan = IntegrityPlan::from_headers(&parts.headers)?;
     let body = read_to_end(payload, MAX_TAGGING_BODY).await?;
-    let mut summer = plan.checksummer();
-    summer.update(&body);
-    plan.verify(&summer.finish(), payload.trailers())?;
+    plan.verify_body(&body, payload.trailers())?;
 
     let document: Tagging = xml::from_xml(&body)?;
     let tags: Tags = document

@@ -2,13 +2,13 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use percent_encoding::utf8_percent_encode;
-use storage_client::{Identity, ObjectChecksum, UploadListQuery};
+use storage_client::{Identity, UploadListQuery};
 
 use super::UploadRef;
 use crate::error::S3Error;
 use crate::ops::headers::quoted_etag;
-use crate::ops::list::URL_ENCODE;
+use crate::ops::list::Encoder;
+use crate::ops::put::STORAGE_CLASS;
 use crate::ops::xml_response;
 use crate::router::Query;
 use crate::state::AppState;
@@ -16,36 +16,6 @@ use crate::xml::{self, ChecksumValues, CommonPrefix, Owner, S3_NAMESPACE};
 
 /// AWS caps both listings at 1000 entries per page.
 const MAX_PAGE: usize = 1000;
-const STORAGE_CLASS: &str = "STANDARD";
-
-/// A non-negative integer parameter, or AWS's InvalidArgument naming it.
-fn integer<T: std::str::FromStr>(query: &Query, name: &'static str) -> Result<Option<T>, S3Error> {
-    match query.non_empty(name) {
-        None => Ok(None),
-        Some(raw) => raw.parse().map(Some).map_err(|_| {
-            S3Error::invalid_argument(format!(
-                "Provided {name} not an integer or within integer range"
-            ))
-            .with("ArgumentName", name)
-            .with("ArgumentValue", raw)
-        }),
-    }
-}
-
-fn page_size(query: &Query, name: &'static str) -> Result<usize, S3Error> {
-    Ok(integer::<u64>(query, name)?.map_or(MAX_PAGE, |n| {
-        usize::try_from(n).unwrap_or(MAX_PAGE).min(MAX_PAGE)
-    }))
-}
-
-fn part_checksum(checksum: Option<&ObjectChecksum>) -> Option<ChecksumValues> {
-    checksum
-        .and_then(ChecksumValues::from_stored)
-        .map(|values| ChecksumValues {
-            checksum_type: None,
-            ..values
-        })
-}
 
 pub async fn list_parts(
     state: &AppState,
@@ -54,9 +24,9 @@ pub async fn list_parts(
     upload: UploadRef<'_>,
 ) -> Result<Response, S3Error> {
     let query = Query::parse(parts.uri.query())?;
-    let max_parts = page_size(&query, "max-parts")?;
+    let max_parts = query.page_size("max-parts", MAX_PAGE)?;
     // Markers past the last part number simply list nothing.
-    let marker = integer::<u64>(&query, "part-number-marker")?.unwrap_or(0);
+    let marker = query.integer("part-number-marker")?.unwrap_or(0);
     let after = u16::try_from(marker).unwrap_or(u16::MAX);
     let info = state
         .storage
@@ -95,7 +65,10 @@ pub async fn list_parts(
                     last_modified: xml::iso8601(part.last_modified),
                     etag: quoted_etag(&part.etag),
                     size: part.size,
-                    checksum: part_checksum(part.checksum.as_ref()),
+                    checksum: part
+                        .checksum
+                        .as_ref()
+                        .and_then(ChecksumValues::from_stored_part),
                 })
                 .collect(),
             initiator: owner(),
@@ -117,24 +90,7 @@ pub async fn list_multipart_uploads(
     bucket: &str,
 ) -> Result<Response, S3Error> {
     let query = Query::parse(parts.uri.query())?;
-    let url_encoding = match query.non_empty("encoding-type") {
-        None => false,
-        Some(value) if value.eq_ignore_ascii_case("url") => true,
-        Some(value) => {
-            return Err(
-                S3Error::invalid_argument("Invalid Encoding Method specified in Request")
-                    .with("ArgumentName", "encoding-type")
-                    .with("ArgumentValue", value),
-            );
-        }
-    };
-    let encode = |text: &str| {
-        if url_encoding {
-            utf8_percent_encode(text, URL_ENCODE).to_string()
-        } else {
-            text.to_owned()
-        }
-    };
+    let encode = Encoder(query.url_encoding()?);
     let owned = |name| query.non_empty(name).map(str::to_owned);
     let request = UploadListQuery {
         prefix: owned("prefix").unwrap_or_default(),
@@ -142,7 +98,7 @@ pub async fn list_multipart_uploads(
         key_marker: owned("key-marker"),
         // AWS ignores the upload id marker without a key marker.
         upload_id_marker: owned("key-marker").and(owned("upload-id-marker")),
-        max_uploads: page_size(&query, "max-uploads")?,
+        max_uploads: query.page_size("max-uploads", MAX_PAGE)?,
     };
     let page = state
         .storage
@@ -154,20 +110,20 @@ pub async fn list_multipart_uploads(
         &xml::ListMultipartUploadsResult {
             xmlns: S3_NAMESPACE,
             bucket: bucket.to_owned(),
-            key_marker: encode(request.key_marker.as_deref().unwrap_or_default()),
+            key_marker: encode.apply(request.key_marker.as_deref().unwrap_or_default()),
             upload_id_marker: request.upload_id_marker.clone().unwrap_or_default(),
-            next_key_marker: page.next_key_marker.as_deref().map(encode),
+            next_key_marker: page.next_key_marker.as_deref().map(|m| encode.apply(m)),
             next_upload_id_marker: page.next_upload_id_marker.clone(),
-            prefix: encode(&request.prefix),
-            delimiter: request.delimiter.as_deref().map(encode),
+            prefix: encode.apply(&request.prefix),
+            delimiter: request.delimiter.as_deref().map(|d| encode.apply(d)),
             max_uploads: request.max_uploads,
-            encoding_type: url_encoding.then_some("url"),
+            encoding_type: encode.element(),
             is_truncated: page.is_truncated,
             uploads: page
                 .uploads
                 .iter()
                 .map(|u| xml::MultipartUpload {
-                    key: encode(&u.key),
+                    key: encode.apply(&u.key),
                     upload_id: u.upload_id.clone(),
                     initiator: Owner::from_access_key(&u.owner),
                     owner: Owner::from_access_key(&u.owner),
@@ -184,7 +140,7 @@ pub async fn list_multipart_uploads(
                 .common_prefixes
                 .iter()
                 .map(|prefix| CommonPrefix {
-                    prefix: encode(prefix),
+                    prefix: encode.apply(prefix),
                 })
                 .collect(),
         },

@@ -19,6 +19,7 @@ use http::{HeaderMap, HeaderName, StatusCode};
 use storage_client::{Identity, NewUpload, StorageError};
 
 use super::headers::{insert, object_meta_from_request};
+use super::integrity::requested_algorithm;
 use super::put::check_storage_class;
 use super::tagging::tags_from_header;
 use super::{empty_response, xml_response};
@@ -105,20 +106,14 @@ pub async fn create_multipart_upload(
 fn requested_checksum(
     headers: &HeaderMap,
 ) -> Result<(Option<ChecksumAlgorithm>, Option<ChecksumType>), S3Error> {
-    let text = |name| headers.get(name).map(|v| v.to_str().unwrap_or_default());
-    let algorithm = match text(CHECKSUM_ALGORITHM) {
+    let algorithm = requested_algorithm(headers, CHECKSUM_ALGORITHM)?;
+    let kind = match headers.get(CHECKSUM_TYPE) {
         None => None,
-        Some(name) => Some(ChecksumAlgorithm::from_name(name).ok_or_else(|| {
-            S3Error::invalid_request(
-                "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]",
-            )
-        })?),
-    };
-    let kind = match text(CHECKSUM_TYPE) {
-        None => None,
-        Some(value) => Some(ChecksumType::parse(value).ok_or_else(|| {
-            S3Error::invalid_request("Value for x-amz-checksum-type header is invalid.")
-        })?),
+        Some(value) => Some(
+            ChecksumType::parse(value.to_str().unwrap_or_default()).ok_or_else(|| {
+                S3Error::invalid_request("Value for x-amz-checksum-type header is invalid.")
+            })?,
+        ),
     };
     match (algorithm, kind) {
         (None, None) => Ok((None, None)),

@@ -4,8 +4,8 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use http::{HeaderName, StatusCode, header};
-use storage_client::{Identity, ObjectChecksum, PartCommit, UploadInfo};
+use http::{StatusCode, header};
+use storage_client::{Identity, PartCommit, UploadInfo};
 
 use super::UploadRef;
 use crate::auth::Payload;
@@ -13,7 +13,7 @@ use crate::checksum::{ChecksumAlgorithm, Checksummer};
 use crate::error::S3Error;
 use crate::ops::copy_source::CopySource;
 use crate::ops::empty_response;
-use crate::ops::headers::{insert, quoted_etag};
+use crate::ops::headers::{insert, insert_checksum, quoted_etag};
 use crate::ops::integrity::IntegrityPlan;
 use crate::ops::put::{MAX_OBJECT_SIZE, receive};
 use crate::ops::xml_response;
@@ -92,14 +92,8 @@ pub async fn upload_part(
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&part.etag));
-    if let Some(checksum) = &part.checksum
-        && let Some(alg) = ChecksumAlgorithm::from_name(&checksum.algorithm)
-    {
-        insert(
-            out,
-            HeaderName::from_static(alg.header_name()),
-            &checksum.value,
-        );
+    if let Some(checksum) = &part.checksum {
+        insert_checksum(out, &checksum.algorithm, &checksum.value, None);
     }
     Ok(response)
 }
@@ -140,14 +134,7 @@ pub async fn upload_part_copy(
             return Err(err);
         }
     };
-    let checksum = digests
-        .checksum
-        .as_ref()
-        .map(|(alg, value)| ObjectChecksum {
-            algorithm: alg.name().to_owned(),
-            value: value.clone(),
-            kind: "FULL_OBJECT".to_owned(),
-        });
+    let checksum = digests.stored_checksum();
     let part = writer
         .commit_part(
             upload.upload_id,
@@ -168,11 +155,7 @@ pub async fn upload_part_copy(
             checksum: part
                 .checksum
                 .as_ref()
-                .and_then(ChecksumValues::from_stored)
-                .map(|values| ChecksumValues {
-                    checksum_type: None,
-                    ..values
-                }),
+                .and_then(ChecksumValues::from_stored_part),
         },
     )
 }
