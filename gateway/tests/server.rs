@@ -83,6 +83,17 @@ impl Running {
     }
 }
 
+/// The Prometheus page the server answers on `/metrics`.
+async fn metrics_text(http: &reqwest::Client, endpoint: &str) -> String {
+    http.get(format!("{endpoint}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body")
+}
+
 fn assert_request_id(response: &reqwest::Response) -> String {
     let id = response
         .headers()
@@ -153,14 +164,7 @@ async fn health_and_errors_carry_request_ids() {
         "HEAD has no body"
     );
 
-    let metrics = http
-        .get(format!("{}/metrics", server.endpoint))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("body");
+    let metrics = metrics_text(&http, &server.endpoint).await;
     assert!(metrics.contains("s3gw_requests_total{"), "{metrics}");
     assert!(metrics.contains("s3gw_requests_in_flight"), "{metrics}");
 
@@ -374,14 +378,7 @@ async fn shutdown_lets_an_in_flight_upload_finish() {
 
     // Wait until the server is handling it, then ask it to stop.
     loop {
-        let metrics = http
-            .get(format!("{}/metrics", server.endpoint))
-            .send()
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("body");
+        let metrics = metrics_text(&http, &server.endpoint).await;
         if metrics.contains("s3gw_requests_in_flight 1\n") {
             break;
         }

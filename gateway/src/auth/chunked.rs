@@ -358,22 +358,27 @@ pub(crate) mod tests {
         }
     }
 
+    /// "hello world" in two chunks, with a CRC32 trailer in trailer mode,
+    /// and the trailer names the request declares.
+    fn hello_world(signed: bool, trailer_mode: bool) -> (Vec<u8>, &'static [&'static str]) {
+        let (trailers, names): (&[(&str, &str)], &'static [&'static str]) = if trailer_mode {
+            (
+                &[("x-amz-checksum-crc32", "sOO8/Q==")],
+                &["x-amz-checksum-crc32"],
+            )
+        } else {
+            (&[], &[])
+        };
+        let wire = encoder(signed).encode(&[b"hello ", b"world"], trailers, trailer_mode);
+        (wire, names)
+    }
+
     const MODES: [(bool, bool); 4] = [(false, false), (true, false), (false, true), (true, true)];
 
     #[test]
     fn decodes_every_mode_split_at_every_byte() {
         for (signed, trailer_mode) in MODES {
-            let trailers: &[(&str, &str)] = if trailer_mode {
-                &[("x-amz-checksum-crc32", "sOO8/Q==")]
-            } else {
-                &[]
-            };
-            let names: &[&str] = if trailer_mode {
-                &["x-amz-checksum-crc32"]
-            } else {
-                &[]
-            };
-            let wire = encoder(signed).encode(&[b"hello ", b"world"], trailers, trailer_mode);
+            let (wire, names) = hello_world(signed, trailer_mode);
             for cut in 0..=wire.len() {
                 let (data, headers) =
                     run(decoder(signed, names, trailer_mode, 11), &wire, &[cut]).unwrap();
@@ -381,7 +386,7 @@ pub(crate) mod tests {
                     data, b"hello world",
                     "signed={signed} trailer={trailer_mode} cut={cut}"
                 );
-                assert_eq!(headers.len(), trailers.len());
+                assert_eq!(headers.len(), names.len());
             }
             let every_byte: Vec<usize> = (1..wire.len()).collect();
             let (data, _) =
@@ -393,17 +398,7 @@ pub(crate) mod tests {
     #[test]
     fn every_truncation_is_refused_but_a_missing_final_blank_line() {
         for (signed, trailer_mode) in MODES {
-            let trailers: &[(&str, &str)] = if trailer_mode {
-                &[("x-amz-checksum-crc32", "sOO8/Q==")]
-            } else {
-                &[]
-            };
-            let names: &[&str] = if trailer_mode {
-                &["x-amz-checksum-crc32"]
-            } else {
-                &[]
-            };
-            let wire = encoder(signed).encode(&[b"hello ", b"world"], trailers, trailer_mode);
+            let (wire, names) = hello_world(signed, trailer_mode);
             let zero_chunk = wire.windows(2).rposition(|pair| pair == b"\n0").unwrap() + 1;
             for end in 0..wire.len() {
                 let outcome = run(decoder(signed, names, trailer_mode, 11), &wire[..end], &[]);
@@ -422,17 +417,7 @@ pub(crate) mod tests {
     #[test]
     fn a_tampered_signed_body_never_yields_the_tampered_chunk() {
         for trailer_mode in [false, true] {
-            let trailers: &[(&str, &str)] = if trailer_mode {
-                &[("x-amz-checksum-crc32", "sOO8/Q==")]
-            } else {
-                &[]
-            };
-            let names: &[&str] = if trailer_mode {
-                &["x-amz-checksum-crc32"]
-            } else {
-                &[]
-            };
-            let wire = encoder(true).encode(&[b"hello ", b"world"], trailers, trailer_mode);
+            let (wire, names) = hello_world(true, trailer_mode);
             for at in 0..wire.len() {
                 let mut tampered = wire.clone();
                 tampered[at] ^= 0x01;

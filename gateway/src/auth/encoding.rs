@@ -9,20 +9,27 @@
 //! then encode every byte except the unreserved set" — which is what the
 //! functions below do.
 
-/// Appends `bytes` percent-encoded per SigV4: everything except `A-Z a-z
-/// 0-9 - . _ ~` (and `/` when `keep_slash`) becomes `%XX` with upper-case hex.
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
+
+/// SigV4's unreserved characters, `A-Z a-z 0-9 - . _ ~`: every other byte
+/// becomes `%XX` with upper-case hex.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The unreserved characters and the path separator.
+const UNRESERVED_AND_SLASH: &AsciiSet = &UNRESERVED.remove(b'/');
+
+/// Appends `bytes` percent-encoded per SigV4, keeping `/` when `keep_slash`.
 pub(crate) fn uri_encode_into(out: &mut String, bytes: &[u8], keep_slash: bool) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in bytes {
-        let unreserved = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
-        if unreserved || (keep_slash && b == b'/') {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-    }
+    let set = if keep_slash {
+        UNRESERVED_AND_SLASH
+    } else {
+        UNRESERVED
+    };
+    out.extend(percent_encode(bytes, set));
 }
 
 pub(crate) fn uri_encode(bytes: &[u8], keep_slash: bool) -> String {
@@ -33,43 +40,12 @@ pub(crate) fn uri_encode(bytes: &[u8], keep_slash: bool) -> String {
 
 /// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as is
 /// (that is what lenient clients signed). With `plus_is_space`, `+` means a
-/// space, as in form-encoded query strings.
+/// space, as in form-encoded query strings; an escaped `%2B` stays a `+`.
 pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> Vec<u8> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => match (bytes.get(i + 1), bytes.get(i + 2)) {
-                (Some(&high), Some(&low))
-                    if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() =>
-                {
-                    out.push((hex_value(high) << 4) | hex_value(low));
-                    i += 3;
-                }
-                _ => {
-                    out.push(b'%');
-                    i += 1;
-                }
-            },
-            b'+' if plus_is_space => {
-                out.push(b' ');
-                i += 1;
-            }
-            other => {
-                out.push(other);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-fn hex_value(digit: u8) -> u8 {
-    match digit {
-        b'0'..=b'9' => digit - b'0',
-        b'a'..=b'f' => digit - b'a' + 10,
-        _ => digit - b'A' + 10,
+    if plus_is_space && raw.contains('+') {
+        percent_decode_str(&raw.replace('+', " ")).collect()
+    } else {
+        percent_decode_str(raw).collect()
     }
 }
 
@@ -182,11 +158,12 @@ mod tests {
     #[test]
     fn query_pairs_decode_names_and_values() {
         assert_eq!(
-            query_pairs("a&b=%41+c&&d="),
+            query_pairs("a&b=%41+c&&d=&e=%2B"),
             vec![
                 ("a".to_owned(), String::new()),
                 ("b".to_owned(), "A c".to_owned()),
                 ("d".to_owned(), String::new()),
+                ("e".to_owned(), "+".to_owned()),
             ]
         );
     }

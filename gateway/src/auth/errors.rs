@@ -135,12 +135,3 @@ pub(crate) fn sha256_mismatch(client: &str, computed: &str) -> S3Error {
     .with("ClientComputedContentSHA256", client)
     .with("S3ComputedContentSHA256", computed)
 }
-
-pub(crate) fn too_large(limit: usize) -> S3Error {
-    S3Error::new(
-        "MaxMessageLengthExceeded",
-        StatusCode::BAD_REQUEST,
-        "Your request was too big.",
-    )
-    .with("MaxMessageLengthBytes", limit.to_string())
-}

@@ -2,14 +2,14 @@
 //! `x-amz-content-sha256` can name.
 
 use axum::body::Body;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::HeaderMap;
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
 
 use super::chunked::ChunkedDecoder;
 use super::errors::{
-    body_too_short, incomplete_body, invalid_argument, invalid_request, sha256_mismatch, too_large,
+    body_too_short, incomplete_body, invalid_argument, invalid_request, sha256_mismatch,
 };
 use crate::error::S3Error;
 
@@ -201,27 +201,6 @@ impl Payload {
         &self.trailers
     }
 
-    /// Reads the whole body into memory, refusing more than `limit` bytes
-    /// (for XML request bodies). Works without a declared length (HTTP
-    /// chunked transfer encoding).
-    pub async fn collect(mut self, limit: usize) -> Result<Bytes, S3Error> {
-        if self
-            .declared_length
-            .is_some_and(|length| length > limit as u64)
-        {
-            return Err(too_large(limit));
-        }
-        let mut collected = BytesMut::new();
-        while let Some(piece) = self.next_chunk().await {
-            let piece = piece?;
-            if collected.len() + piece.len() > limit {
-                return Err(too_large(limit));
-            }
-            collected.extend_from_slice(&piece);
-        }
-        Ok(collected.freeze())
-    }
-
     async fn advance(&mut self) -> Result<Option<Bytes>, S3Error> {
         match &mut self.framing {
             Framing::Plain(check) => loop {
@@ -368,25 +347,6 @@ mod tests {
         let (data, error) = drain(&mut payload).await;
         assert_eq!(data, b"he");
         assert_eq!(error.unwrap().code, "IncompleteBody");
-    }
-
-    #[tokio::test]
-    async fn collect_works_without_a_length_and_enforces_the_limit() {
-        let payload = Payload::unsigned(streamed(&[b"<a>", b"</a>"]), None);
-        assert_eq!(
-            payload.collect(100).await.unwrap(),
-            Bytes::from_static(b"<a></a>")
-        );
-        let payload = Payload::unsigned(streamed(&[b"<a>", b"</a>"]), None);
-        assert_eq!(
-            payload.collect(5).await.unwrap_err().code,
-            "MaxMessageLengthExceeded"
-        );
-        let payload = Payload::unsigned(streamed(&[b"<a></a>"]), Some(7));
-        assert_eq!(
-            payload.collect(5).await.unwrap_err().code,
-            "MaxMessageLengthExceeded"
-        );
     }
 
     #[tokio::test]

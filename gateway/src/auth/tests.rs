@@ -388,6 +388,10 @@ fn oracle_time() -> SystemTime {
     parse_amz_date("20250101T120000Z").unwrap()
 }
 
+fn oracle_verifier() -> Verifier {
+    Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1")
+}
+
 struct Unsigned {
     method: &'static str,
     /// Path and query as the client puts them on the wire.
@@ -598,7 +602,7 @@ fn clone_parts(parts: &Parts) -> Parts {
 
 #[tokio::test]
 async fn accepts_what_the_sdk_signs_and_refuses_any_one_byte_change() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let mut rng = StdRng::seed_from_u64(0x0053_4947_5634);
     for round in 0..40 {
         let request = random_request(&mut rng);
@@ -622,7 +626,7 @@ async fn accepts_what_the_sdk_signs_and_refuses_any_one_byte_change() {
 
 #[tokio::test]
 async fn accepts_sdk_signed_sha256_payloads_and_repeated_headers() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let body = b"payload \xe2\x82\xac";
     let request = Unsigned {
         method: "PUT",
@@ -866,7 +870,7 @@ async fn refuses_a_wrong_region_with_the_aws_message() {
 
 #[tokio::test]
 async fn refuses_requests_outside_the_clock_skew() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let signed = oracle_get();
     let minutes = |n: u64| Duration::from_secs(n * 60);
     assert!(
@@ -904,7 +908,7 @@ async fn refuses_requests_outside_the_clock_skew() {
 
 #[tokio::test]
 async fn refuses_a_credential_date_other_than_the_request_day() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let mut signed = oracle_get();
     let auth = signed.headers[AUTHORIZATION]
         .to_str()
@@ -921,7 +925,7 @@ async fn refuses_a_credential_date_other_than_the_request_day() {
 
 #[tokio::test]
 async fn refuses_unsigned_amz_headers_and_a_missing_payload_hash() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let mut signed = oracle_get();
     signed
         .headers
@@ -941,7 +945,7 @@ async fn refuses_unsigned_amz_headers_and_a_missing_payload_hash() {
 
 #[tokio::test]
 async fn streaming_requires_the_decoded_length() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let request = Unsigned {
         method: "PUT",
         target: "/bucket/key".to_owned(),
@@ -963,7 +967,7 @@ async fn streaming_requires_the_decoded_length() {
 
 #[tokio::test]
 async fn unsigned_trailer_uploads_as_botocore_sends_them() {
-    let verifier = Verifier::new(MapSource::with(ORACLE_KEY, ORACLE_SECRET), "us-east-1");
+    let verifier = oracle_verifier();
     let wire = b"5\r\nhello\r\n0\r\nx-amz-checksum-crc32:NhCmhg==\r\n\r\n";
     let request = Unsigned {
         method: "PUT",
