@@ -21,16 +21,20 @@ const MAX_BATCH: usize = 1000;
 /// Batch size after a common prefix made the rest of a batch useless.
 const MIN_BATCH: usize = 16;
 
-/// The common prefix `key` belongs to, if any.
-fn common_prefix<'k>(key: &'k str, prefix: &str, delimiter: Option<&str>) -> Option<&'k str> {
+/// The common prefix `key` belongs to, if any; none unless it has `prefix`.
+pub(crate) fn common_prefix<'k>(
+    key: &'k str,
+    prefix: &str,
+    delimiter: Option<&str>,
+) -> Option<&'k str> {
     let delimiter = delimiter.filter(|d| !d.is_empty())?;
-    let rest = key.get(prefix.len()..)?;
+    let rest = key.strip_prefix(prefix)?;
     let at = rest.find(delimiter)?;
     Some(&key[..prefix.len() + at + delimiter.len()])
 }
 
 /// Scan position just past every key that starts with `prefix`.
-fn past_all_starting_with(prefix: &str) -> Vec<u8> {
+pub(crate) fn past_all_starting_with(prefix: &str) -> Vec<u8> {
     let mut after = prefix.as_bytes().to_vec();
     after.push(0xff);
     after
@@ -43,10 +47,8 @@ pub async fn list_page(scan: &dyn KeyScan, query: &ListQuery) -> Result<ListPage
     // marker (as when the marker is a previous page's last common prefix),
     // its whole group has been listed already.
     let mut after = match common_prefix(start_after, &query.prefix, delimiter) {
-        Some(group) if start_after.starts_with(query.prefix.as_str()) => {
-            past_all_starting_with(group)
-        }
-        _ => start_after.as_bytes().to_vec(),
+        Some(group) => past_all_starting_with(group),
+        None => start_after.as_bytes().to_vec(),
     };
     let mut page = ListPage::default();
     let mut returned = 0usize;

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use crate::listing::{common_prefix, past_all_starting_with};
 use crate::{ObjectChecksum, ObjectMeta, Result, WriteCondition};
 
 /// S3's part numbers run from 1 to this.
@@ -127,20 +128,6 @@ fn past_key(key: &str) -> Vec<u8> {
     out
 }
 
-/// Position just past every key that starts with `prefix` (UTF-8 has no 0xFF).
-fn past_prefix(prefix: &str) -> Vec<u8> {
-    let mut out = prefix.as_bytes().to_vec();
-    out.push(0xff);
-    out
-}
-
-fn common_prefix<'k>(key: &'k str, prefix: &str, delimiter: Option<&str>) -> Option<&'k str> {
-    let delimiter = delimiter.filter(|d| !d.is_empty())?;
-    let rest = key.strip_prefix(prefix)?;
-    let at = rest.find(delimiter)?;
-    Some(&key[..prefix.len() + at + delimiter.len()])
-}
-
 /// The largest scan batch; bounds memory per step.
 const MAX_BATCH: usize = 1000;
 
@@ -153,7 +140,7 @@ pub(crate) async fn list_uploads(
         (Some(key), Some(id)) if !id.is_empty() => position(key, id),
         (Some(key), _) => match common_prefix(key, &query.prefix, delimiter) {
             // A marker that is a previous page's common prefix: its group is done.
-            Some(group) => past_prefix(group),
+            Some(group) => past_all_starting_with(group),
             None => past_key(key),
         },
         (None, _) => Vec::new(),
@@ -172,7 +159,7 @@ pub(crate) async fn list_uploads(
             returned += 1;
             if let Some(group) = common_prefix(&upload.key, &query.prefix, delimiter) {
                 let group = group.to_owned();
-                after = past_prefix(&group);
+                after = past_all_starting_with(&group);
                 page.next_key_marker = Some(group.clone());
                 page.next_upload_id_marker = None;
                 page.common_prefixes.push(group);

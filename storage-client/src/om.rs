@@ -3,8 +3,8 @@
 //! caller's identity and the OM enforces ownership: a bucket belongs to the
 //! access key that created it and any other identity gets `AccessDenied`.
 //!
-//! Implemented by the embedded back end (redb) and, later, by the Ozone gRPC
-//! client; wrapped by [`crate::cache::CachedOm`].
+//! Implemented by the embedded back end (redb) and by the Ozone gRPC
+//! client ([`crate::ozone`]); wrapped by [`crate::cache::CachedOm`].
 
 use async_trait::async_trait;
 

@@ -17,7 +17,7 @@ use crate::embedded::{
 };
 use crate::listing::{self, KeyScan};
 use crate::multipart::{self, UploadScan};
-use crate::om::MetadataStore;
+use crate::om::{MetadataStore, OpenKey};
 use crate::ozone::dn_client::{DnClient, DnConfig};
 use crate::ozone::om_client::{OmClient, OmConfig};
 use crate::ozone::ratis_client::{RatisClient, RatisConfig};
@@ -434,14 +434,7 @@ impl Storage {
         key: &str,
     ) -> Result<ObjectWriter> {
         let open = self.om.open_key(who, bucket, key).await?;
-        Ok(ObjectWriter::new(
-            Arc::clone(&self.om) as Arc<dyn MetadataStore>,
-            Arc::clone(&self.dn),
-            who.clone(),
-            open,
-            self.block_size,
-            self.chunk_size,
-        ))
+        Ok(self.writer_for(who, open))
     }
 
     /// Starts writing part `number` of multipart upload `upload_id`; commit
@@ -459,14 +452,18 @@ impl Storage {
             .om
             .open_part(who, bucket, key, upload_id, number)
             .await?;
-        Ok(ObjectWriter::new(
+        Ok(self.writer_for(who, open))
+    }
+
+    fn writer_for(&self, who: &Identity, open: OpenKey) -> ObjectWriter {
+        ObjectWriter::new(
             Arc::clone(&self.om) as Arc<dyn MetadataStore>,
             Arc::clone(&self.dn),
             who.clone(),
             open,
             self.block_size,
             self.chunk_size,
-        ))
+        )
     }
 
     /// Idempotent: deleting a missing key succeeds.

@@ -99,11 +99,7 @@ impl ObjectWriter {
     /// Makes the data durable, then makes the object visible atomically
     /// (replacing any previous object under the key) if `obj.condition` holds.
     pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
-        if let Err(e) = self.flush_and_seal().await {
-            self.abort_quietly().await;
-            return Err(e);
-        }
-        let blocks = std::mem::take(&mut self.sealed);
+        let blocks = self.durable_blocks().await?;
         self.om.commit_key(&self.who, &self.open, blocks, obj).await
     }
 
@@ -116,11 +112,7 @@ impl ObjectWriter {
         number: u16,
         part: PartCommit,
     ) -> Result<PartInfo> {
-        if let Err(e) = self.flush_and_seal().await {
-            self.abort_quietly().await;
-            return Err(e);
-        }
-        let blocks = std::mem::take(&mut self.sealed);
+        let blocks = self.durable_blocks().await?;
         self.om
             .commit_part(&self.who, &self.open, upload_id, number, blocks, part)
             .await
@@ -136,6 +128,16 @@ impl ObjectWriter {
             // The open key expires on its own; nothing is visible either way.
             tracing::warn!(error = %e, upload = self.open.id, "abort failed");
         }
+    }
+
+    /// Flushes and seals everything written, giving up the upload if that
+    /// fails; the sealed blocks in object order.
+    async fn durable_blocks(&mut self) -> Result<Vec<BlockLocation>> {
+        if let Err(e) = self.flush_and_seal().await {
+            self.abort_quietly().await;
+            return Err(e);
+        }
+        Ok(std::mem::take(&mut self.sealed))
     }
 
     async fn flush_and_seal(&mut self) -> Result<()> {

@@ -114,6 +114,43 @@ fn owned_bucket(
     Ok(record)
 }
 
+/// Up to `limit` rows of a table keyed by [`object_key`], in byte order:
+/// those of `bucket` whose key starts with `prefix`, from just past `after`
+/// once it has reached the prefix. `entry` maps a whole row name and value.
+fn scan_bucket<T>(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    bucket: &str,
+    prefix: &str,
+    after: &[u8],
+    limit: usize,
+    mut entry: impl FnMut(&[u8], &[u8]) -> Result<T>,
+) -> Result<Vec<T>> {
+    let first = object_key(bucket, prefix.as_bytes());
+    let after_row = object_key(bucket, after);
+    let end = bucket_end(bucket);
+    let start = if after >= prefix.as_bytes() {
+        Bound::Excluded(after_row.as_slice())
+    } else {
+        Bound::Included(first.as_slice())
+    };
+    let mut out = Vec::with_capacity(limit.min(1024));
+    for row in table
+        .range::<&[u8]>((start, Bound::Excluded(end.as_slice())))
+        .db()?
+    {
+        if out.len() == limit {
+            break;
+        }
+        let (name, value) = row.db()?;
+        let name = name.value();
+        if !name.starts_with(&first) {
+            break;
+        }
+        out.push(entry(name, value.value())?);
+    }
+    Ok(out)
+}
+
 fn bucket_info(name: &str, record: BucketRecord) -> BucketInfo {
     BucketInfo {
         name: name.to_owned(),
@@ -685,40 +722,18 @@ impl Inner {
         let txn = self.db.begin_read().db()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let keys = txn.open_table(KEYS).db()?;
-        let first = object_key(bucket, prefix.as_bytes());
-        let after_row = object_key(bucket, after);
-        let end = bucket_end(bucket);
-        // Start at the prefix, or just past `after` once it has reached the prefix.
-        let start = if after >= prefix.as_bytes() {
-            Bound::Excluded(after_row.as_slice())
-        } else {
-            Bound::Included(first.as_slice())
-        };
-        let mut out = Vec::with_capacity(limit.min(1024));
-        for row in keys
-            .range::<&[u8]>((start, Bound::Excluded(end.as_slice())))
-            .db()?
-        {
-            if out.len() == limit {
-                break;
-            }
-            let (name, value) = row.db()?;
-            let name = name.value();
-            if !name.starts_with(&first) {
-                break;
-            }
+        scan_bucket(&keys, bucket, prefix, after, limit, |name, value| {
             let key = std::str::from_utf8(&name[bucket.len() + 1..])
                 .map_err(|_| StorageError::Corrupt("stored key is not UTF-8".into()))?;
-            let record: KeyRecord = decode(value.value())?;
-            out.push(ListEntry {
+            let record: KeyRecord = decode(value)?;
+            Ok(ListEntry {
                 key: key.to_owned(),
                 size: record.size,
                 etag: record.etag,
                 last_modified: record.last_modified,
                 owner: record.owner,
-            });
-        }
-        Ok(out)
+            })
+        })
     }
 
     fn expire_open_keys(&self, created_before_ms: u64) -> Result<usize> {

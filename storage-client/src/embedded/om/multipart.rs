@@ -3,13 +3,14 @@
 //! Completing writes the object's `KEYS` row with those very blocks, so
 //! no byte is copied, and drops the upload in the same transaction.
 
-use std::ops::Bound;
 use std::time::SystemTime;
 
 use rand::RngCore;
 use redb::{ReadableTable, WriteTransaction};
 
-use super::{Inner, check_condition, owned_bucket, queue_for_reclaim, validate_layout};
+use super::{
+    Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket, validate_layout,
+};
 use crate::embedded::schema::{
     BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
     decode, encode, object_key,
@@ -335,32 +336,11 @@ impl Inner {
         let txn = self.db.begin_read().db()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let uploads = txn.open_table(UPLOADS).db()?;
-        let first = object_key(bucket, prefix.as_bytes());
-        let after_row = object_key(bucket, after);
-        let end = bucket_end(bucket);
-        let start = if after >= prefix.as_bytes() {
-            Bound::Excluded(after_row.as_slice())
-        } else {
-            Bound::Included(first.as_slice())
-        };
-        let mut out = Vec::with_capacity(limit.min(1024));
-        for entry in uploads
-            .range::<&[u8]>((start, Bound::Excluded(end.as_slice())))
-            .db()?
-        {
-            if out.len() == limit {
-                break;
-            }
-            let (name, value) = entry.db()?;
-            let name = name.value();
-            if !name.starts_with(&first) {
-                break;
-            }
-            let record: UploadRecord = decode(value.value())?;
+        scan_bucket(&uploads, bucket, prefix, after, limit, |name, value| {
+            let record: UploadRecord = decode(value)?;
             let (key, upload_id) = split_row(bucket, name)?;
-            out.push(upload_info(bucket, key, upload_id, record));
-        }
-        Ok(out)
+            Ok(upload_info(bucket, key, upload_id, record))
+        })
     }
 
     /// Aborts uploads started before `initiated_before_ms`; returns how many.
