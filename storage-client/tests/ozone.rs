@@ -108,7 +108,7 @@ async fn tags_in_key_order() {
 }
 
 // Cases of the shared suite this back end cannot pass, and why:
-// - `multipart_out_of_order`: Ozone needs parts of 5 MiB (all but the last) and names the object's ETag itself; `multipart_out_of_order_on_ozone` runs the case so
+// - `multipart_out_of_order`: Ozone needs parts of 5 MiB (all but the last) and names the object's ETag itself; `multipart_out_of_order_on_ozone` runs the case under those rules
 // - `multipart_part_replacement_and_gaps`: as above; see `multipart_part_replacement_and_gaps_on_ozone`
 // - `multipart_complete_rejects_bad_lists`: as above; see `multipart_complete_rejects_bad_lists_on_ozone`
 // - `tags`: Ozone keeps tags as a map, not in the order given; `tags_in_key_order` runs the rest of the case

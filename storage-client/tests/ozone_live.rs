@@ -21,7 +21,7 @@ use futures::TryStreamExt;
 use storage_client::StorageError;
 use storage_client::ozone::dn_client::{DnClient, DnConfig};
 use storage_client::ozone::key_writer::{KeyWriter, NewObject, NewPart, WriterConfig};
-use storage_client::ozone::om_client::{OmClient, OmConfig, SecretAnswer};
+use storage_client::ozone::om_client::{OmClient, OmConfig};
 use storage_client::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
 use storage_client::ozone::{Datanode, OzoneKey};
 
@@ -99,9 +99,9 @@ async fn read_object(dn: &DnClient, key: &OzoneKey, range: Range<u64>) -> Vec<u8
 async fn bucket_lifecycle() {
     let om = om();
     let name = unique_bucket("life");
-    om.create_bucket(ACCESS_ID, &name).await.unwrap();
+    om.create_bucket(ACCESS_ID, &name, "").await.unwrap();
     assert!(matches!(
-        om.create_bucket(ACCESS_ID, &name).await,
+        om.create_bucket(ACCESS_ID, &name, "").await,
         Err(StorageError::BucketAlreadyExists)
     ));
 
@@ -133,7 +133,7 @@ async fn bucket_lifecycle() {
 async fn reads_a_multi_block_key_written_by_ozone() {
     let om = om();
     let bucket = unique_bucket("read");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     // 2.6 blocks, the last chunk short and not a whole checksum window.
     let data = pattern((2 * BLOCK + 600_001) as usize);
     ozone_put(&bucket, "dir/object.bin", &data);
@@ -228,7 +228,7 @@ async fn reads_a_multi_block_key_written_by_ozone() {
 async fn writes_metadata_lists_tags_and_deletes() {
     let om = om();
     let bucket = unique_bucket("meta");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
 
     // An empty object needs no datanode write: CreateKey then CommitKey.
     let etag = "d41d8cd98f00b204e9800998ecf8427e";
@@ -318,7 +318,7 @@ async fn writes_metadata_lists_tags_and_deletes() {
 async fn allocates_blocks_for_an_open_key() {
     let om = om();
     let bucket = unique_bucket("alloc");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om
         .create_key(ACCESS_ID, &bucket, "k", BLOCK, &[])
         .await
@@ -355,35 +355,12 @@ async fn reports_missing_buckets_and_keys() {
         om.get_key_info(ACCESS_ID, &bucket, "k", false).await,
         Err(StorageError::NoSuchBucket)
     ));
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     assert!(matches!(
         om.get_key_info(ACCESS_ID, &bucket, "k", false).await,
         Err(StorageError::NoSuchKey)
     ));
     om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
-}
-
-#[tokio::test]
-#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn generates_an_s3_secret_once() {
-    let om = om();
-    let access = format!("live-{}", uuid::Uuid::new_v4().simple());
-    assert_eq!(
-        om.get_s3_secret(&access, false).await.unwrap(),
-        SecretAnswer::Unknown
-    );
-    let SecretAnswer::Secret(secret) = om.get_s3_secret(&access, true).await.unwrap() else {
-        panic!("no secret generated");
-    };
-    assert_eq!(secret.len(), 64, "{secret}");
-    assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()));
-    // Ozone hands a secret out only in the answer that creates it.
-    for create in [false, true] {
-        assert_eq!(
-            om.get_s3_secret(&access, create).await.unwrap(),
-            SecretAnswer::AlreadyIssued
-        );
-    }
 }
 
 #[tokio::test]
@@ -395,7 +372,7 @@ async fn fails_over_past_an_unreachable_om() {
     addresses.extend(address.split(',').map(str::to_owned));
     let om = OmClient::new(&OmConfig::new(addresses)).unwrap();
     let bucket = unique_bucket("failover");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     // Later calls go straight to the OM that answered.
     assert_eq!(
         om.info_bucket(ACCESS_ID, &bucket).await.unwrap().name,
@@ -409,7 +386,7 @@ async fn fails_over_past_an_unreachable_om() {
 async fn runs_a_multipart_upload() {
     let om = om();
     let bucket = unique_bucket("mpu");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let meta = [("x-amz-meta-kind".to_owned(), "parts".to_owned())];
     let upload = om
         .initiate_multipart(ACCESS_ID, &bucket, "big", &meta, &[])
@@ -611,7 +588,7 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
 async fn writes_keys_through_ratis_that_ozone_reads() {
     let om = om();
     let bucket = unique_bucket("ratis");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let writer = ratis_writer();
     // Ozone stores user metadata without the `x-amz-meta-` prefix; its S3
     // gateway adds the prefix back on every name but `ETag`.
@@ -667,7 +644,7 @@ async fn writes_keys_through_ratis_that_ozone_reads() {
 async fn writes_a_multipart_upload_through_ratis() {
     let om = om();
     let bucket = unique_bucket("ratis-mpu");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let writer = ratis_writer();
     let upload = om
         .initiate_multipart(ACCESS_ID, &bucket, "joined", &[], &[])
@@ -718,7 +695,7 @@ async fn writes_a_multipart_upload_through_ratis() {
 async fn writes_a_block_chunk_by_chunk_and_watches_it() {
     let om = om();
     let bucket = unique_bucket("ratis-low");
-    om.create_bucket(ACCESS_ID, &bucket).await.unwrap();
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om
         .create_key(ACCESS_ID, &bucket, "k", 10, &[])
         .await

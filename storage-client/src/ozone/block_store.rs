@@ -1,6 +1,7 @@
 //! The block role on Ozone datanodes: chunks are written through the
-//! block's Raft group ([`RatisClient`]), a block is sealed with PutBlock
-//! (eof) and its commit sequence id handed back for CommitKey, and reads go
+//! block's Raft group ([`RatisClient`]), a block is sealed
+//! ([`RatisClient::seal`]) and its commit sequence id handed back for
+//! CommitKey, and reads go
 //! to the datanodes' gRPC service ([`DnClient`]), checksums verified.
 
 use std::ops::Range;
@@ -64,14 +65,13 @@ impl BlockStore for OzoneBlocks {
             .get_with(block.block, async { ChunkList::default() })
             .await;
         let number = chunks.lock().map_err(|_| poisoned())?.len() + 1;
-        let chunk = ChunkInfo {
-            // Ozone's names: `<localID>_chunk_<n>`, numbered from 1.
-            chunk_name: format!("{}_chunk_{number}", block.block.local),
+        let chunk = checksum::new_chunk(
+            block.block.local,
+            number,
             offset,
-            len: data.len() as u64,
-            metadata: Vec::new(),
-            checksum_data: checksum::crc32_windows(&data, self.bytes_per_checksum),
-        };
+            &data,
+            self.bytes_per_checksum,
+        );
         self.writer
             .write_chunk(&block_from_location(block, None), chunk.clone(), data)
             .await?;
@@ -91,24 +91,9 @@ impl BlockStore for OzoneBlocks {
                 block.block
             )));
         }
-        let ozone_block = block_from_location(block, None);
-        let committed = self.writer.put_block(&ozone_block, chunks, true).await?;
-        if committed.length != length {
-            return Err(StorageError::Internal(format!(
-                "datanode recorded {} bytes of block {:?}, {length} were written",
-                committed.length, block.block
-            )));
-        }
-        // With more than one replica the block is durable only once the
-        // others have the PutBlock too, as Ozone's own writer waits.
-        if let Some(pipeline) = ozone_block
-            .pipeline
-            .as_ref()
-            .filter(|p| p.members.len() > 1)
-        {
-            self.writer.watch(pipeline, committed.log_index).await?;
-        }
-        Ok(committed.commit_sequence_id)
+        self.writer
+            .seal(&block_from_location(block, None), chunks, length)
+            .await
     }
 
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {

@@ -1,5 +1,6 @@
-//! Verifies chunk data against the checksums Ozone stored with it: one
-//! checksum per window of `bytes_per_checksum` bytes, computed by the writer.
+//! Chunk checksums as Ozone keeps them: one checksum per window of
+//! `bytes_per_checksum` bytes, computed by the writer (here when we write
+//! a chunk) and verified by the reader.
 
 use bytes::Bytes;
 use md5::Md5;
@@ -7,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{Result, StorageError};
 
-use super::proto::hadoop::hdds::datanode::{ChecksumData, ChecksumType};
+use super::proto::hadoop::hdds::datanode::{ChecksumData, ChecksumType, ChunkInfo};
 
 /// One window's running checksum, in the algorithm the writer chose.
 enum Hasher {
@@ -61,6 +62,25 @@ pub(super) fn crc32_windows(data: &[u8], window: u32) -> ChecksumData {
             .chunks(step)
             .map(|w| Bytes::copy_from_slice(&crc32fast::hash(w).to_be_bytes()))
             .collect(),
+    }
+}
+
+/// The description of chunk `number` (from 1) of block `local`, holding
+/// `data` at `offset`, as WriteChunk and PutBlock carry it.
+pub(super) fn new_chunk(
+    local: u64,
+    number: usize,
+    offset: u64,
+    data: &[u8],
+    bytes_per_checksum: u32,
+) -> ChunkInfo {
+    ChunkInfo {
+        // Ozone's names: `<localID>_chunk_<n>`.
+        chunk_name: format!("{local}_chunk_{number}"),
+        offset,
+        len: data.len() as u64,
+        metadata: Vec::new(),
+        checksum_data: crc32_windows(data, bytes_per_checksum),
     }
 }
 
@@ -118,6 +138,16 @@ pub(super) fn verify(checksums: &ChecksumData, first_window: usize, data: &[Byte
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_chunk_is_named_placed_and_checksummed_as_ozone_does() {
+        let data = [7u8; 10];
+        let chunk = new_chunk(111, 2, 4096, &data, 4);
+        assert_eq!(chunk.chunk_name, "111_chunk_2");
+        assert_eq!((chunk.offset, chunk.len), (4096, 10));
+        assert_eq!(chunk.checksum_data.checksums.len(), 3);
+        verify(&chunk.checksum_data, 0, &[Bytes::copy_from_slice(&data)]).unwrap();
+    }
 
     #[test]
     fn computed_windows_verify_and_stay_big_endian() {

@@ -29,7 +29,7 @@ use super::proto::hadoop::hdds::datanode::{
 };
 
 /// The container protocol version Ozone 2.x clients announce.
-const CLIENT_VERSION: u32 = 3;
+pub(super) const CLIENT_VERSION: u32 = 3;
 
 /// A datanode answers with at most 32 MiB per message.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
@@ -127,9 +127,9 @@ impl DnClient {
         for (index, node) in block.datanodes.iter().enumerate() {
             let request = ContainerCommandRequest {
                 get_block: Some(dn::GetBlockRequest {
-                    block_id: block_id(block),
+                    block_id: datanode_block_id(block),
                 }),
-                ..command(dn::Type::GetBlock, block, node)
+                ..container_command(dn::Type::GetBlock, block, &node.uuid)
             };
             match self.call(node, request).await {
                 Ok(response) => match response.get_block {
@@ -176,11 +176,11 @@ impl DnClient {
         for node in order {
             let request = ContainerCommandRequest {
                 read_chunk: Some(dn::ReadChunkRequest {
-                    block_id: block_id(block),
+                    block_id: datanode_block_id(block),
                     chunk_data: narrowed.clone(),
                     read_chunk_version: Some(ReadChunkVersion::V1 as i32),
                 }),
-                ..command(dn::Type::ReadChunk, block, node)
+                ..container_command(dn::Type::ReadChunk, block, &node.uuid)
             };
             let buffers = match self.call(node, request).await {
                 Ok(response) => chunk_buffers(node, response),
@@ -258,20 +258,25 @@ impl DnClient {
     }
 }
 
-/// The fields every container command carries; the block token, when the
-/// OM issued one, in Hadoop's URL encoding.
-fn command(cmd: dn::Type, block: &OzoneBlock, node: &Datanode) -> ContainerCommandRequest {
+/// The fields every container command carries, addressed to datanode
+/// `datanode_uuid`; the block token, when the OM issued one, in Hadoop's
+/// URL encoding. Writes through Ratis carry the same fields.
+pub(super) fn container_command(
+    cmd: dn::Type,
+    block: &OzoneBlock,
+    datanode_uuid: &str,
+) -> ContainerCommandRequest {
     ContainerCommandRequest {
         cmd_type: cmd as i32,
         container_id: block.id.container as i64,
-        datanode_uuid: node.uuid.clone(),
+        datanode_uuid: datanode_uuid.to_owned(),
         encoded_token: block.token.as_ref().map(|t| t.encode_url()),
         version: Some(CLIENT_VERSION),
         ..Default::default()
     }
 }
 
-fn block_id(block: &OzoneBlock) -> DatanodeBlockId {
+pub(super) fn datanode_block_id(block: &OzoneBlock) -> DatanodeBlockId {
     DatanodeBlockId {
         container_id: block.id.container as i64,
         local_id: block.id.local as i64,

@@ -16,7 +16,7 @@ use crate::{Result, StorageError};
 use super::checksum;
 use super::model::{OzoneBlock, OzoneOpenKey};
 use super::om_client::OmClient;
-use super::proto::hadoop::hdds::{self, datanode::ChunkInfo};
+use super::proto::hadoop::hdds::datanode::ChunkInfo;
 use super::ratis_client::RatisClient;
 
 /// How the writer cuts data.
@@ -115,14 +115,13 @@ impl KeyWriter {
 
     /// Sends `data` as the next chunk of `block`, checksummed.
     async fn write_chunk(&self, block: &mut OpenBlock, data: Bytes) -> Result<()> {
-        let chunk = ChunkInfo {
-            // Ozone's names: `<localID>_chunk_<n>`, numbered from 1.
-            chunk_name: format!("{}_chunk_{}", block.block.id.local, block.chunks.len() + 1),
-            offset: block.written,
-            len: data.len() as u64,
-            metadata: Vec::new(),
-            checksum_data: checksum::crc32_windows(&data, self.config.bytes_per_checksum),
-        };
+        let chunk = checksum::new_chunk(
+            block.block.id.local,
+            block.chunks.len() + 1,
+            block.written,
+            &data,
+            self.config.bytes_per_checksum,
+        );
         self.ratis
             .write_chunk(&block.block, chunk.clone(), data)
             .await?;
@@ -290,27 +289,16 @@ impl Progress<'_> {
         })
     }
 
-    /// Closes a block (PutBlock with eof) and, for a three-way pipeline,
-    /// waits until the replicas have it.
+    /// Closes a block and records it as written.
     async fn seal(&mut self, current: OpenBlock) -> Result<()> {
-        let ratis = &self.writer.ratis;
-        let committed = ratis
-            .put_block(&current.block, current.chunks, true)
+        let commit_sequence_id = self
+            .writer
+            .ratis
+            .seal(&current.block, current.chunks, current.written)
             .await?;
-        if committed.length != current.written {
-            return Err(StorageError::Internal(format!(
-                "datanode recorded {} bytes of block {:?}, {} were written",
-                committed.length, current.block.id, current.written
-            )));
-        }
-        if self.open.replication.factor == hdds::ReplicationFactor::Three as i32
-            && let Some(pipeline) = &current.block.pipeline
-        {
-            ratis.watch(pipeline, committed.log_index).await?;
-        }
         self.done.push(OzoneBlock {
             length: current.written,
-            commit_sequence_id: committed.commit_sequence_id,
+            commit_sequence_id,
             ..current.block
         });
         Ok(())

@@ -35,23 +35,18 @@ use crate::{
     StorageError, WriteCondition,
 };
 
-use super::model::{self, OpenPart, OzoneOpenKey, key_values};
+use super::model::{OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
-use super::om_client::{OmClient, S3_VOLUME, answer};
-use super::proto::hadoop::{hdds, ozone};
-use ozone::Type;
-use ozone::om_request::Command;
-use ozone::om_response::Answer;
+use super::om_client::OmClient;
 
 /// The owner of the gateway's own buckets; not an access key any S3
 /// client can sign with (access keys have no dot).
 const SYSTEM_OWNER: &str = ".s3gw";
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
-/// Bucket metadata entry holding the LocationConstraint given at creation.
-const REGION_KEY: &str = "s3gw-region";
+/// A credential key's metadata entries.
 const NAME_KEY: &str = "s3gw-name";
 const SECRET_KEY: &str = "s3gw-secret";
 const ROOT_KEY: &str = "s3gw-root";
@@ -105,7 +100,8 @@ impl OzoneMetadata {
     /// this is the first gateway on the cluster.
     pub(crate) async fn prepare(&self) -> Result<()> {
         match self
-            .create_ozone_bucket(SYSTEM_OWNER, &self.credentials_bucket(), "")
+            .om
+            .create_bucket(SYSTEM_OWNER, &self.credentials_bucket(), "")
             .await
         {
             Ok(()) | Err(StorageError::BucketAlreadyExists) => Ok(()),
@@ -121,51 +117,20 @@ impl OzoneMetadata {
         self.ozone_name(CREDENTIALS_BUCKET)
     }
 
-    async fn create_ozone_bucket(&self, owner: &str, name: &str, region: &str) -> Result<()> {
-        let info = ozone::BucketInfo {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: name.into(),
-            is_version_enabled: false,
-            storage_type: hdds::StorageType::Disk as i32,
-            metadata: key_values(&[(REGION_KEY.to_owned(), region.to_owned())]),
-            bucket_layout: Some(ozone::BucketLayout::ObjectStore as i32),
-            owner: Some(owner.into()),
-            ..Default::default()
-        };
-        let command = Command::CreateBucket(ozone::CreateBucketRequest { bucket_info: info });
-        self.om.submit(owner, Type::CreateBucket, command).await?;
-        Ok(())
-    }
-
-    /// The bucket as the facade names it (prefix removed), with its region.
-    fn bucket_info(&self, info: ozone::BucketInfo) -> BucketInfo {
-        let region = info
-            .metadata
-            .iter()
-            .find(|kv| kv.key == REGION_KEY)
-            .and_then(|kv| kv.value.clone())
-            .unwrap_or_default();
-        let mut bucket = model::bucket_from_proto(info);
+    /// The bucket as the facade names it (prefix removed).
+    fn facade_bucket(&self, mut bucket: BucketInfo) -> BucketInfo {
         if let Some(name) = bucket.name.strip_prefix(&self.bucket_prefix) {
             bucket.name = name.to_owned();
         }
-        bucket.region = region;
         bucket
     }
 
     async fn info_bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        let command = Command::InfoBucket(ozone::InfoBucketRequest {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: self.ozone_name(name),
-        });
-        let response = self
+        let info = self
             .om
-            .submit(&who.access_key, Type::InfoBucket, command)
+            .info_bucket(&who.access_key, &self.ozone_name(name))
             .await?;
-        let info = answer!(response, InfoBucket)
-            .and_then(|r| r.bucket_info)
-            .ok_or_else(|| StorageError::Internal("InfoBucket answer without bucketInfo".into()))?;
-        Ok(self.bucket_info(info))
+        Ok(self.facade_bucket(info))
     }
 
     /// The bucket if `who` owns it: `NoSuchBucket` or `AccessDenied` otherwise.
@@ -194,10 +159,12 @@ impl OzoneMetadata {
         })
     }
 
-    async fn remember(&self, open: OzoneOpenKey) -> OpenKey {
+    /// Keeps `open` for the later commands on it and returns the facade's
+    /// handle, in facade `bucket`.
+    async fn remember(&self, bucket: &str, open: OzoneOpenKey) -> OpenKey {
         let handle = OpenKey {
             id: open.id,
-            bucket: open.bucket.clone(),
+            bucket: bucket.to_owned(),
             key: open.key.clone(),
             first_block: None,
         };
@@ -390,7 +357,8 @@ impl MetadataStore for OzoneMetadata {
 
     async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
         match self
-            .create_ozone_bucket(&who.access_key, &self.ozone_name(name), region)
+            .om
+            .create_bucket(&who.access_key, &self.ozone_name(name), region)
             .await
         {
             Err(StorageError::BucketAlreadyExists) => match self.info_bucket(who, name).await {
@@ -411,26 +379,17 @@ impl MetadataStore for OzoneMetadata {
         let mut owned = Vec::new();
         let mut start = String::new();
         loop {
-            let command = Command::ListBuckets(ozone::ListBucketsRequest {
-                volume_name: S3_VOLUME.into(),
-                start_key: (!start.is_empty()).then(|| start.clone()),
-                prefix: (!self.bucket_prefix.is_empty()).then(|| self.bucket_prefix.clone()),
-                count: Some(LIST_BATCH as i32),
-            });
-            let response = self
+            let page = self
                 .om
-                .submit(&who.access_key, Type::ListBuckets, command)
+                .list_buckets(&who.access_key, &self.bucket_prefix, &start, LIST_BATCH)
                 .await?;
-            let page = answer!(response, ListBuckets)
-                .map(|r| r.bucket_info)
-                .unwrap_or_default();
             let Some(last) = page.last() else { break };
-            start = last.bucket_name.clone();
+            start = last.name.clone();
             let full = page.len() >= LIST_BATCH;
             owned.extend(
                 page.into_iter()
-                    .filter(|b| b.owner.as_deref() == Some(who.access_key.as_str()))
-                    .map(|b| self.bucket_info(b)),
+                    .filter(|b| b.owner == who.access_key)
+                    .map(|b| self.facade_bucket(b)),
             );
             if !full {
                 break;
@@ -483,9 +442,7 @@ impl MetadataStore for OzoneMetadata {
             .om
             .create_key(&who.access_key, &self.ozone_name(bucket), key, 0, &[])
             .await?;
-        let mut handle = self.remember(open).await;
-        handle.bucket = bucket.to_owned();
-        Ok(handle)
+        Ok(self.remember(bucket, open).await)
     }
 
     async fn open_part(
@@ -510,9 +467,7 @@ impl MetadataStore for OzoneMetadata {
                 0,
             )
             .await?;
-        let mut handle = self.remember(open).await;
-        handle.bucket = bucket.to_owned();
-        Ok(handle)
+        Ok(self.remember(bucket, open).await)
     }
 
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {

@@ -2,11 +2,14 @@
 //! own wire protocols. [`om_client::OmClient`] sends metadata commands to the
 //! Ozone Manager (`OzoneManagerService/submitRequest`),
 //! [`dn_client::DnClient`] reads block bytes from datanodes
-//! (`XceiverClientProtocolService/send`), [`ratis_client::RatisClient`]
+//! (`XceiverClientProtocolService/send`) and [`ratis_client::RatisClient`]
 //! writes them through the pipeline's Raft group
-//! (`RaftClientProtocolService/unordered`), and [`key_writer::KeyWriter`]
-//! ties OM and Ratis together into a key or part write. The message definitions are our own
-//! subsets of Ozone's, in `proto/`.
+//! (`RaftClientProtocolService/unordered`). The gateway plugs them into its
+//! storage roles as `OzoneMetadata` (the metadata role) and `OzoneBlocks`
+//! (the block role); its own writer cuts chunks and blocks.
+//! [`key_writer::KeyWriter`] is a self-contained writer over the same
+//! clients that the live tests use to check Ozone reads what we write. The
+//! message definitions are our own subsets of Ozone's, in `proto/`.
 
 mod block_store;
 mod checksum;

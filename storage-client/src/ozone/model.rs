@@ -13,6 +13,15 @@ use super::proto::hadoop::{common, hdds, ozone};
 /// The metadata key under which Ozone's S3 gateway stores an object's ETag.
 pub const ETAG_METADATA_KEY: &str = "ETag";
 
+/// The bucket metadata entry holding the LocationConstraint given at
+/// creation.
+const REGION_METADATA_KEY: &str = "s3gw-region";
+
+/// A bucket's metadata carrying `region`.
+pub(super) fn region_metadata(region: &str) -> Vec<hdds::KeyValue> {
+    key_values(&[(REGION_METADATA_KEY.to_owned(), region.to_owned())])
+}
+
 /// The datanode gRPC port Ozone uses when a member advertises none.
 const DEFAULT_STANDALONE_PORT: u32 = 9859;
 
@@ -155,11 +164,17 @@ pub(super) fn key_values(pairs: &[(String, String)]) -> Vec<hdds::KeyValue> {
 }
 
 pub(super) fn bucket_from_proto(info: ozone::BucketInfo) -> BucketInfo {
+    let region = info
+        .metadata
+        .iter()
+        .find(|kv| kv.key == REGION_METADATA_KEY)
+        .and_then(|kv| kv.value.clone())
+        .unwrap_or_default();
     BucketInfo {
         owner: info.owner.clone().unwrap_or_default(),
         created: millis(info.creation_time()),
         name: info.bucket_name,
-        region: String::new(),
+        region,
     }
 }
 
@@ -406,5 +421,20 @@ mod tests {
             block_from_proto(location(1, 10, &[("a", 1)], "a")).pipeline,
             None
         );
+    }
+
+    #[test]
+    fn a_bucket_keeps_the_region_it_was_created_with() {
+        let info = |metadata| ozone::BucketInfo {
+            volume_name: "s3v".into(),
+            bucket_name: "b".into(),
+            owner: Some("alice".into()),
+            metadata,
+            ..Default::default()
+        };
+        let bucket = bucket_from_proto(info(region_metadata("eu-west-1")));
+        assert_eq!(bucket.region, "eu-west-1");
+        assert_eq!(bucket.owner, "alice");
+        assert_eq!(bucket_from_proto(info(Vec::new())).region, "");
     }
 }

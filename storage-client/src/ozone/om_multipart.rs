@@ -6,11 +6,11 @@
 
 use crate::Result;
 
-use super::model::{self, OpenPart, OzoneBlock, OzoneOpenKey, OzonePart, OzoneUpload, Replication};
+use super::model::{self, OpenPart, OzoneBlock, OzoneOpenKey, OzonePart, OzoneUpload};
 use super::om_client::{
     OmClient, S3_VOLUME, answer, key_args, missing, non_empty, open_key_args, wire_count,
 };
-use super::proto::hadoop::{hdds, ozone};
+use super::proto::hadoop::ozone;
 use ozone::om_request::Command;
 use ozone::om_response::Answer;
 use ozone::{KeyArgs, Type};
@@ -83,29 +83,7 @@ impl OmClient {
             owner_name: Some(access_id.into()),
             ..key_args(bucket, key)
         };
-        let command = Command::CreateKey(ozone::CreateKeyRequest {
-            key_args: args,
-            client_id: None,
-        });
-        let response = self.submit(access_id, Type::CreateKey, command).await?;
-        let created = answer!(response, CreateKey)
-            .ok_or_else(|| missing("CreateKey", "createKeyResponse"))?;
-        let id = created.id.ok_or_else(|| missing("CreateKey", "ID"))?;
-        let info = created
-            .key_info
-            .ok_or_else(|| missing("CreateKey", "keyInfo"))?;
-        let replication = Replication {
-            kind: info.r#type,
-            factor: info.factor.unwrap_or(hdds::ReplicationFactor::One as i32),
-        };
-        Ok(OzoneOpenKey {
-            bucket: bucket.into(),
-            key: key.into(),
-            id,
-            blocks: model::key_from_proto(info).blocks,
-            replication,
-            part: Some(part),
-        })
+        self.open_key(access_id, args, Some(part)).await
     }
 
     /// Makes the written `blocks` of an open part key that part, with

@@ -23,11 +23,10 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::{Result, StorageError};
 
-use super::dn_client::result_error;
+use super::dn_client::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, BlockData, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse,
-    DatanodeBlockId,
 };
 use super::proto::ratis::common::{
     ClientMessage, RaftClientReply, RaftClientRequest, RaftGroupId, RaftRpcRequest,
@@ -35,9 +34,6 @@ use super::proto::ratis::common::{
     raft_client_request::Kind,
 };
 use super::proto::ratis::grpc::raft_client_protocol_service_client::RaftClientProtocolServiceClient;
-
-/// The container protocol version Ozone 2.x clients announce.
-const CLIENT_VERSION: u32 = 3;
 
 /// A message carries one chunk plus its header; Ozone's datanodes accept
 /// Ratis messages of up to 32 MiB plus a margin.
@@ -227,6 +223,29 @@ impl RatisClient {
             length: u64::try_from(committed.block_length).unwrap_or_default(),
             log_index: answered.reply.log_index,
         })
+    }
+
+    /// Closes `block` with its `chunks` (PutBlock with eof), checks the
+    /// datanode recorded the `length` bytes written and, with more than one
+    /// replica, waits until the others have it too, as Ozone's own writer
+    /// does. Returns the commit sequence id CommitKey must carry.
+    pub async fn seal(
+        &self,
+        block: &OzoneBlock,
+        chunks: Vec<ChunkInfo>,
+        length: u64,
+    ) -> Result<u64> {
+        let committed = self.put_block(block, chunks, true).await?;
+        if committed.length != length {
+            return Err(StorageError::Internal(format!(
+                "datanode recorded {} bytes of block {:?}, {length} were written",
+                committed.length, block.id
+            )));
+        }
+        if let Some(pipeline) = block.pipeline.as_ref().filter(|p| p.members.len() > 1) {
+            self.watch(pipeline, committed.log_index).await?;
+        }
+        Ok(committed.commit_sequence_id)
     }
 
     /// Waits until log `index` is committed on every member, or, when that
@@ -557,37 +576,18 @@ fn pipeline_of(block: &OzoneBlock) -> Result<&RatisPipeline> {
     })
 }
 
-/// The fields every container command carries. The datanode UUID is the
-/// leader's, as Ozone's client sends; the block token, when the OM issued
-/// one, in Hadoop's URL encoding.
+/// A container command addressed to the group's leader, as Ozone's client
+/// sends it.
 fn command(cmd: dn::Type, block: &OzoneBlock, pipeline: &RatisPipeline) -> ContainerCommandRequest {
-    ContainerCommandRequest {
-        cmd_type: cmd as i32,
-        container_id: block.id.container as i64,
-        datanode_uuid: pipeline
-            .members
-            .first()
-            .map(|m| m.uuid.clone())
-            .unwrap_or_default(),
-        encoded_token: block.token.as_ref().map(|t| t.encode_url()),
-        version: Some(CLIENT_VERSION),
-        ..Default::default()
-    }
-}
-
-fn datanode_block_id(block: &OzoneBlock) -> DatanodeBlockId {
-    DatanodeBlockId {
-        container_id: block.id.container as i64,
-        local_id: block.id.local as i64,
-        block_commit_sequence_id: Some(block.commit_sequence_id),
-        replica_index: None,
-    }
+    let leader = pipeline.members.first().map_or("", |m| m.uuid.as_str());
+    container_command(cmd, block, leader)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::BlockId;
+    use crate::ozone::dn_client::CLIENT_VERSION;
     use crate::ozone::proto::ratis::common::{
         NotLeaderException, NotReplicatedException, RaftPeer, RaftRpcReply, StateMachineException,
     };
