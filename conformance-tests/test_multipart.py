@@ -3,13 +3,12 @@
 import base64
 import hashlib
 import os
-import struct
 import xml.etree.ElementTree as ET
-import zlib
 
 import pytest
 from botocore.exceptions import ClientError
 
+from aws_chunked import crc32_base64
 from client_errors import error_code, status
 from raw_client import assert_s3_error, object_path, strip_ns, xml_fields
 from sigv4 import sha256_hex
@@ -25,10 +24,6 @@ def md5_hex(data: bytes) -> str:
 def multipart_etag(parts: list[bytes]) -> str:
     joined = b"".join(hashlib.md5(p).digest() for p in parts)
     return f'"{hashlib.md5(joined).hexdigest()}-{len(parts)}"'
-
-
-def crc32_b64(data: bytes) -> str:
-    return base64.b64encode(struct.pack(">I", zlib.crc32(data))).decode()
 
 
 def start(s3, bucket, key, **extra) -> str:
@@ -223,14 +218,14 @@ def test_a_part_with_a_bad_digest_is_not_stored(raw, bucket, s3):
     response = raw.request("PUT", bucket, "k", query=query, body=b"data", headers={"Content-MD5": bad_md5})
     assert_s3_error(response, 400, "BadDigest")
     response = raw.request("PUT", bucket, "k", query=query, body=b"data",
-                           headers={"x-amz-checksum-crc32": crc32_b64(b"other")})
+                           headers={"x-amz-checksum-crc32": crc32_base64(b"other")})
     assert_s3_error(response, 400, "BadDigest")
     assert s3.list_parts(Bucket=bucket, Key="k", UploadId=upload_id).get("Parts", []) == []
     good = raw.request("PUT", bucket, "k", query=query, body=b"data",
-                       headers={"x-amz-checksum-crc32": crc32_b64(b"data")})
+                       headers={"x-amz-checksum-crc32": crc32_base64(b"data")})
     assert good.status_code == 200, good.text
     assert good.headers["ETag"] == f'"{md5_hex(b"data")}"'
-    assert good.headers["x-amz-checksum-crc32"] == crc32_b64(b"data")
+    assert good.headers["x-amz-checksum-crc32"] == crc32_base64(b"data")
 
 
 def test_a_part_checksum_must_use_the_uploads_algorithm(raw, bucket, s3):
@@ -370,15 +365,15 @@ def test_composite_crc32_checksum(s3, bucket):
     for n, body in enumerate(bodies, 1):
         response = s3.upload_part(Bucket=bucket, Key="k", UploadId=upload_id, PartNumber=n, Body=body,
                                   ChecksumAlgorithm="CRC32")
-        assert response["ChecksumCRC32"] == crc32_b64(body)
+        assert response["ChecksumCRC32"] == crc32_base64(body)
         parts.append({"PartNumber": n, "ETag": response["ETag"], "ChecksumCRC32": response["ChecksumCRC32"]})
     listed = s3.list_parts(Bucket=bucket, Key="k", UploadId=upload_id)
     assert listed["ChecksumAlgorithm"] == "CRC32"
-    assert [p["ChecksumCRC32"] for p in listed["Parts"]] == [crc32_b64(b) for b in bodies]
+    assert [p["ChecksumCRC32"] for p in listed["Parts"]] == [crc32_base64(b) for b in bodies]
 
     done = complete(s3, bucket, "k", upload_id, parts)
-    joined = b"".join(base64.b64decode(crc32_b64(b)) for b in bodies)
-    expected = f"{crc32_b64(joined)}-2"
+    joined = b"".join(base64.b64decode(crc32_base64(b)) for b in bodies)
+    expected = f"{crc32_base64(joined)}-2"
     assert done["ChecksumCRC32"] == expected
     assert done["ChecksumType"] == "COMPOSITE"
     head = s3.head_object(Bucket=bucket, Key="k", ChecksumMode="ENABLED")
@@ -390,7 +385,7 @@ def test_composite_crc32_checksum(s3, bucket):
     upload_id = start(s3, bucket, "k2", ChecksumAlgorithm="CRC32")
     part1 = s3.upload_part(Bucket=bucket, Key="k2", UploadId=upload_id, PartNumber=1, Body=bodies[1],
                            ChecksumAlgorithm="CRC32")
-    bad = {"PartNumber": 1, "ETag": part1["ETag"], "ChecksumCRC32": crc32_b64(b"not the part")}
+    bad = {"PartNumber": 1, "ETag": part1["ETag"], "ChecksumCRC32": crc32_base64(b"not the part")}
     assert_error(client_error(complete, s3, bucket, "k2", upload_id, [bad]), 400, "InvalidPart")
 
 
@@ -442,15 +437,15 @@ def test_full_object_crc32_and_a_declared_whole_object_checksum(raw, bucket):
     xml_parts = ""
     for n, body in enumerate(bodies, 1):
         response = raw.request("PUT", bucket, "k", query=[("partNumber", str(n)), ("uploadId", upload_id)],
-                               body=body, headers={"x-amz-checksum-crc32": crc32_b64(body)})
+                               body=body, headers={"x-amz-checksum-crc32": crc32_base64(body)})
         assert response.status_code == 200, response.text
         xml_parts += f"<Part><PartNumber>{n}</PartNumber><ETag>{response.headers['ETag']}</ETag></Part>"
     body = f"<CompleteMultipartUpload>{xml_parts}</CompleteMultipartUpload>".encode()
     query = [("uploadId", upload_id)]
     wrong = raw.request("POST", bucket, "k", query=query, body=body,
-                        headers={"x-amz-checksum-crc32": crc32_b64(b"wrong")})
+                        headers={"x-amz-checksum-crc32": crc32_base64(b"wrong")})
     assert_s3_error(wrong, 400, "BadDigest")
-    whole = crc32_b64(b"".join(bodies))
+    whole = crc32_base64(b"".join(bodies))
     done = raw.request("POST", bucket, "k", query=query, body=body, headers={"x-amz-checksum-crc32": whole})
     assert done.status_code == 200, done.text
     assert xml_fields(done.content)[1]["ChecksumCRC32"] == whole

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust unit and integration tests, then the black-box
-# conformance suite (pytest + boto3 + AWS CLI) against the real binary.
+# conformance suite (pytest + boto3 + AWS CLI + the SDK matrix) against the
+# real binary.
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
 # Both suites always run; the exit code is non-zero if either failed.

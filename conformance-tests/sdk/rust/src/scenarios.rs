@@ -445,13 +445,8 @@ impl Scenarios {
             .tagging(tagging)
             .send()
             .await?;
-        let got = s3
-            .get_object_tagging()
-            .bucket(self.bucket())
-            .key(key)
-            .send()
-            .await?;
-        let got: HashMap<&str, &str> = got.tag_set().iter().map(|t| (t.key(), t.value())).collect();
+        let got = self.tags_of(key).await?;
+        let got: HashMap<&str, &str> = got.iter().map(|t| (t.key(), t.value())).collect();
         let expected: HashMap<&str, &str> = TAGS.into_iter().collect();
         check(got == expected, || {
             format!("GetObjectTagging {got:?}, expected {expected:?}")
@@ -461,19 +456,23 @@ impl Scenarios {
             .key(key)
             .send()
             .await?;
-        let left = s3
+        let left = self.tags_of(key).await?;
+        check(left.is_empty(), || {
+            format!("GetObjectTagging after DeleteObjectTagging: {left:?}")
+        })?;
+        Ok(None)
+    }
+
+    /// GetObjectTagging's tag set for `key` in the working bucket.
+    async fn tags_of(&self, key: &str) -> Fallible<Vec<Tag>> {
+        let output = self
+            .client
             .get_object_tagging()
             .bucket(self.bucket())
             .key(key)
             .send()
             .await?;
-        check(left.tag_set().is_empty(), || {
-            format!(
-                "GetObjectTagging after DeleteObjectTagging: {:?}",
-                left.tag_set()
-            )
-        })?;
-        Ok(None)
+        Ok(output.tag_set)
     }
 
     pub async fn presigned_scenario(&mut self) -> Fallible<Option<String>> {
