@@ -112,7 +112,11 @@ impl TokenIdentifier {
         enc.bytes(1, self.owner.as_bytes());
         enc.bytes(2, block_service(self.block).as_bytes());
         enc.uint64(3, self.expiry_ms);
-        enc.bytes(4, self.om_cert_serial.as_bytes());
+        // Ozone omits an empty serial, and a datanode verifies the
+        // signature over the identifier as Java re-serialises it.
+        if !self.om_cert_serial.is_empty() {
+            enc.bytes(4, self.om_cert_serial.as_bytes());
+        }
         for mode in &self.modes {
             enc.uint64(5, *mode as u64);
         }

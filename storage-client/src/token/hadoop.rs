@@ -115,6 +115,10 @@ pub(crate) fn decode_url(encoded: &str) -> Result<DecodedToken, String> {
 }
 
 #[cfg(test)]
+#[path = "hadoop_vectors.rs"]
+mod vectors;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
