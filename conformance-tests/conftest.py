@@ -5,6 +5,10 @@ port with a temporary data dir and known root keys. With S3_ENDPOINT,
 S3_ACCESS_KEY and S3_SECRET_KEY (and optionally S3_REGION) set it targets
 that server instead; tests that restart the server or manage keys are then
 skipped.
+
+With S3GW_OZONE_OM=HOST:PORT (a running cluster, see ozone/README.md) every
+gateway the suite starts uses the Ozone back end (`--backend ozone --om`);
+tests marked `embedded_only` are then skipped.
 """
 
 import os
@@ -32,6 +36,7 @@ CHECKSUM_MODES = ["when_supported", "when_required"]
 STARTED_SERVERS: list[GatewayProcess] = []
 BINARY: list[Path] = []  # resolved once per session, at session start
 SDK_MATRIX_TABLE: list[str] = []  # the SDK runner's table, printed at the end
+OZONE_OM = os.environ.get("S3GW_OZONE_OM")  # OM gRPC address(es) when testing the Ozone back end
 
 
 @dataclass
@@ -94,6 +99,25 @@ def random_key_pair() -> tuple[str, str]:
     return access, secret
 
 
+def backend_args() -> list[str]:
+    """The flags that put a started gateway on the back end under test."""
+    return ["--backend", "ozone", "--om", OZONE_OM] if OZONE_OM else []
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "embedded_only(reason): needs the embedded back end")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not OZONE_OM:
+        return
+    for item in items:
+        marker = item.get_closest_marker("embedded_only")
+        if marker is not None:
+            reason = marker.args[0] if marker.args else "needs the embedded back end"
+            item.add_marker(pytest.mark.skip(reason=f"embedded only: {reason}"))
+
+
 def pytest_sessionstart(session):
     # Building here keeps a first-time cargo build out of any test's timeout.
     if external_endpoint() is None and not session.config.option.collectonly:
@@ -116,7 +140,8 @@ def start_server(tmp_path_factory, name: str, extra_args=()) -> GatewayProcess:
     binary = BINARY[0] if BINARY else gateway_binary()
     base = tmp_path_factory.mktemp(name)
     access, secret = random_key_pair()
-    server = GatewayProcess(binary, base / "data", base / "gateway.log", access, secret, extra_args)
+    args = backend_args() + list(extra_args)
+    server = GatewayProcess(binary, base / "data", base / "gateway.log", access, secret, args)
     STARTED_SERVERS.append(server)
     server.start()
     return server

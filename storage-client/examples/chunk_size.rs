@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use storage_client::{Identity, NewObject, Storage, StorageConfig};
+use storage_client::{Identity, NewObject, Storage, StorageConfig, WriteIntent};
 
 const OBJECT: usize = 64 * 1024 * 1024;
 /// Size of the pieces the gateway hands to `write` (a typical HTTP body frame).
@@ -52,7 +52,9 @@ async fn main() -> storage_client::Result<()> {
                 storage.create_bucket(&who, "bench", "").await?;
 
                 let started = Instant::now();
-                let mut writer = storage.create_object(&who, "bench", "object").await?;
+                let mut writer = storage
+                    .create_object(&who, "bench", "object", WriteIntent::default())
+                    .await?;
                 for piece in &payload {
                     writer.write(piece.clone()).await?;
                 }

@@ -27,7 +27,7 @@ use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadIn
 use crate::om::{MetadataStore, OpenKey};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
-    StorageError,
+    StorageError, WriteIntent,
 };
 
 /// Sizes and lifetimes of the caches.
@@ -245,8 +245,14 @@ impl MetadataStore for CachedOm {
         result
     }
 
-    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
-        self.inner.open_key(who, bucket, key).await
+    async fn open_key(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        intent: WriteIntent,
+    ) -> Result<OpenKey> {
+        self.inner.open_key(who, bucket, key, intent).await
     }
 
     async fn open_part(
@@ -455,8 +461,14 @@ mod tests {
             drop(permit);
             self.inner.lookup_key(who, bucket, key).await
         }
-        async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
-            self.inner.open_key(who, bucket, key).await
+        async fn open_key(
+            &self,
+            who: &Identity,
+            bucket: &str,
+            key: &str,
+            intent: WriteIntent,
+        ) -> Result<OpenKey> {
+            self.inner.open_key(who, bucket, key, intent).await
         }
         async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
             self.inner.allocate_block(who, open).await
@@ -620,7 +632,10 @@ mod tests {
 
     /// Commits an empty object with `etag` (no block bytes are needed for metadata).
     async fn commit(om: &CachedOm, who: &Identity, etag: &str) {
-        let open = om.open_key(who, "b", "k").await.unwrap();
+        let open = om
+            .open_key(who, "b", "k", WriteIntent::default())
+            .await
+            .unwrap();
         let obj = NewObject {
             etag: etag.into(),
             ..Default::default()

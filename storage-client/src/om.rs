@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
-    StorageError,
+    StorageError, WriteIntent,
 };
 
 /// S3's limit on key length, in UTF-8 bytes.
@@ -24,9 +24,11 @@ pub struct OpenKey {
     pub id: u64,
     pub bucket: String,
     pub key: String,
-    /// A block allocated with the key, so that small objects need no
-    /// separate `allocate_block` round trip.
-    pub first_block: Option<BlockLocation>,
+    /// Blocks allocated with the key, in the order to fill them, so that
+    /// most objects need no separate `allocate_block` round trip.
+    pub first_blocks: Vec<BlockLocation>,
+    /// What the write stated when it opened the key; `commit_key` applies it.
+    pub intent: WriteIntent,
 }
 
 #[async_trait]
@@ -50,8 +52,17 @@ pub trait MetadataStore: Send + Sync {
     // ---- keys ----
     /// The committed object with a READ token on every block.
     async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo>;
-    /// Starts an upload; nothing becomes visible until `commit_key`.
-    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey>;
+    /// Starts an upload; nothing becomes visible until `commit_key`. A back
+    /// end may refuse a failed `intent.condition` here already
+    /// (`PreconditionFailed`, or `NoSuchKey` for `IfEtag`/`IfExists` when
+    /// there is no object); `commit_key` checks it again in any case.
+    async fn open_key(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        intent: WriteIntent,
+    ) -> Result<OpenKey>;
     /// Starts the upload of part `number` of multipart upload `upload_id`
     /// (for `bucket`/`key`), to be committed with `commit_part`. Back ends
     /// that must know the part when the upload starts (Ozone) override
@@ -64,12 +75,13 @@ pub trait MetadataStore: Send + Sync {
         _upload_id: &str,
         _number: u16,
     ) -> Result<OpenKey> {
-        self.open_key(who, bucket, key).await
+        self.open_key(who, bucket, key, WriteIntent::default())
+            .await
     }
     /// One more block (READ+WRITE token) for an open key.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
-    /// Makes the object visible atomically, replacing any previous one, if
-    /// `obj.condition` holds (checked in the same transaction; otherwise
+    /// Makes the object visible atomically with `open.intent`'s tags,
+    /// replacing any previous one, if `open.intent.condition` holds (checked in the same transaction; otherwise
     /// `PreconditionFailed`, or `NoSuchKey` for `IfEtag` when there is no
     /// object, as S3 answers). `blocks` are the written blocks in object
     /// order with their final lengths. The open key is consumed whatever

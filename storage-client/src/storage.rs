@@ -26,7 +26,7 @@ use crate::token::KeyRing;
 use crate::{
     BucketInfo, CompleteUpload, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery,
     NewUpload, ObjectWriter, PartInfo, PartListPage, Result, StorageError, UploadInfo,
-    UploadListPage, UploadListQuery,
+    UploadListPage, UploadListQuery, WriteIntent,
 };
 
 /// Object bytes as they stream out of the block role, already verified.
@@ -427,13 +427,17 @@ impl Storage {
         Ok(Box::pin(head.chain(rest)))
     }
 
+    /// Starts writing an object; `intent` is what the client stated up
+    /// front (condition, tags, declared size). A failed condition may be
+    /// refused here already, before any byte is sent.
     pub async fn create_object(
         &self,
         who: &Identity,
         bucket: &str,
         key: &str,
+        intent: WriteIntent,
     ) -> Result<ObjectWriter> {
-        let open = self.om.open_key(who, bucket, key).await?;
+        let open = self.om.open_key(who, bucket, key, intent).await?;
         Ok(self.writer_for(who, open))
     }
 

@@ -163,14 +163,26 @@ pub enum WriteCondition {
     IfExists,
 }
 
+/// What a write states before its first byte (`Storage::create_object`).
+/// Given up front because some back ends act on it when the key is
+/// opened: Ozone checks the condition and records the tags at CreateKey.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteIntent {
+    /// Checked when the key is opened where the back end can, and always
+    /// again atomically with the commit.
+    pub condition: WriteCondition,
+    pub tags: Vec<(String, String)>,
+    /// The object's size when the client declared it, so a back end can
+    /// allocate every block at once; a hint, never a limit.
+    pub size_hint: Option<u64>,
+}
+
 /// What `ObjectWriter::commit` records with the bytes written.
 #[derive(Clone, Debug, Default)]
 pub struct NewObject {
     pub etag: String,
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
     pub checksum: Option<ObjectChecksum>,
-    pub condition: WriteCondition,
 }
 
 /// A listing request: a range scan in byte order.

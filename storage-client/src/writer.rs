@@ -26,8 +26,8 @@ pub struct ObjectWriter {
     /// Bytes received but not yet a full chunk.
     pending: VecDeque<Bytes>,
     pending_len: usize,
-    /// A block the OM allocated in advance and nobody has written yet.
-    spare: Option<BlockLocation>,
+    /// Blocks the OM allocated in advance that nobody has written yet.
+    spare: VecDeque<BlockLocation>,
     /// The block being filled; its `offset` is set, its `length` is the bytes written.
     current: Option<BlockLocation>,
     /// Sealed blocks, in object order.
@@ -56,7 +56,7 @@ impl ObjectWriter {
         chunk_size: usize,
     ) -> Self {
         Self {
-            spare: open.first_block.take(),
+            spare: std::mem::take(&mut open.first_blocks).into(),
             om,
             dn,
             who,
@@ -97,7 +97,8 @@ impl ObjectWriter {
     }
 
     /// Makes the data durable, then makes the object visible atomically
-    /// (replacing any previous object under the key) if `obj.condition` holds.
+    /// (replacing any previous object under the key) if the write
+    /// condition given to `create_object` holds.
     pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
         let blocks = self.durable_blocks().await?;
         self.om.commit_key(&self.who, &self.open, blocks, obj).await
@@ -196,7 +197,7 @@ impl ObjectWriter {
     }
 
     async fn next_block(&mut self) -> Result<BlockLocation> {
-        let mut block = match self.spare.take() {
+        let mut block = match self.spare.pop_front() {
             Some(block) => block,
             None => self.om.allocate_block(&self.who, &self.open).await?,
         };

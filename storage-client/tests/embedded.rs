@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conformance::{alice, data, get, put, read_range, upload_part};
-use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError};
+use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError, WriteIntent};
 use tempfile::TempDir;
 
 /// Tiny sizes so that small test objects span many chunks and blocks.
@@ -84,7 +84,10 @@ async fn restart_keeps_everything() {
         .unwrap();
         s.create_bucket(&a, "b", "").await.unwrap();
         put(&s, &a, "b", "kept", &bytes).await;
-        let mut unfinished = s.create_object(&a, "b", "unfinished").await.unwrap();
+        let mut unfinished = s
+            .create_object(&a, "b", "unfinished", WriteIntent::default())
+            .await
+            .unwrap();
         unfinished
             .write(Bytes::from(data(20_000, 22)))
             .await
@@ -200,7 +203,10 @@ async fn reclamation_removes_replaced_and_deleted_blocks() {
     );
     assert!(files(&new).iter().all(|f| f.exists()), "live blocks stay");
 
-    let mut aborted = s.create_object(&a, "b", "aborted").await.unwrap();
+    let mut aborted = s
+        .create_object(&a, "b", "aborted", WriteIntent::default())
+        .await
+        .unwrap();
     aborted.write(Bytes::from(data(20_000, 28))).await.unwrap();
     aborted.abort().await;
     s.delete_object(&a, "b", "k").await.unwrap();
@@ -409,14 +415,16 @@ async fn concurrent_conditional_puts_have_one_winner_per_key() {
             } else {
                 format!("own-{i}")
             };
-            let mut w = s.create_object(&a, "b", &key).await.unwrap();
+            let intent = WriteIntent {
+                condition: storage_client::WriteCondition::IfAbsent,
+                ..WriteIntent::default()
+            };
+            let mut w = s.create_object(&a, "b", &key, intent).await.unwrap();
             w.write(Bytes::from(data(100, u64::from(i)))).await.unwrap();
             let obj = storage_client::NewObject {
                 etag: format!("e{i}"),
                 meta: Default::default(),
-                tags: Vec::new(),
                 checksum: None,
-                condition: storage_client::WriteCondition::IfAbsent,
             };
             (i, w.commit(obj).await)
         }));

@@ -92,11 +92,13 @@ conformance_cases!(
     long_and_unicode_keys,
     listing_matches_model,
     overwrite_is_atomic,
+    conditional_writes,
     abort_leaves_nothing,
     other_identity_is_denied,
     credentials_take_effect_at_once,
     multipart_abort,
     multipart_listing_pages,
+    multipart_conditional_complete_races_put,
 );
 
 /// Ozone keeps an object's tags as a map: they come back sorted by key.
@@ -112,8 +114,6 @@ async fn tags_in_key_order() {
 // - `multipart_part_replacement_and_gaps`: as above; see `multipart_part_replacement_and_gaps_on_ozone`
 // - `multipart_complete_rejects_bad_lists`: as above; see `multipart_complete_rejects_bad_lists_on_ozone`
 // - `tags`: Ozone keeps tags as a map, not in the order given; `tags_in_key_order` runs the rest of the case
-// - `conditional_writes`: Ozone checks write conditions against what CreateKey was given, and the facade states them at commit
-// - `multipart_conditional_complete_races_put`: Ozone 2.2's CompleteMultipartUpload takes no write condition
 
 /// Ozone keeps which blocks belong to which part: a completed upload
 /// reports its parts (numbers and sizes) on lookup.

@@ -7,8 +7,8 @@
 //! with Ozone's own shell (`ozone-dev sh key put`), so these tests also show
 //! that we read what Ozone's Java client wrote.
 //!
-//! The write tests go the other way: keys and parts written through our
-//! Ratis client are read back with our datanode client and through Ozone's
+//! The write tests go the other way: keys and parts written through the
+//! production back end are read back with our datanode client and through Ozone's
 //! own S3 gateway (`ozone-dev start --with-s3g`; `OZONE_S3G_ADDRESS`,
 //! default 127.0.0.1:29878, reached with `curl --aws-sigv4`), whose Java
 //! client verifies the chunk checksums.
@@ -18,12 +18,14 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use futures::TryStreamExt;
-use storage_client::StorageError;
 use storage_client::ozone::dn_client::{DnClient, DnConfig};
-use storage_client::ozone::key_writer::{KeyWriter, NewObject, NewPart, WriterConfig};
 use storage_client::ozone::om_client::{OmClient, OmConfig};
 use storage_client::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
-use storage_client::ozone::{Datanode, OzoneKey};
+use storage_client::ozone::{Datanode, KeyExpectation, OzoneKey};
+use storage_client::{
+    CompleteUpload, Identity, NewObject, NewUpload, ObjectMeta, ObjectWriter, OzoneStorageConfig,
+    PartCommit, Storage, StorageError, WriteIntent,
+};
 
 const ACCESS_ID: &str = "s3gw-live-test";
 
@@ -235,7 +237,7 @@ async fn writes_metadata_lists_tags_and_deletes() {
     for key in ["a/empty", "a/second", "b/third"] {
         let tags = [("team".to_owned(), "storage".to_owned())];
         let open = om
-            .create_key(ACCESS_ID, &bucket, key, 0, &tags)
+            .create_key(ACCESS_ID, &bucket, key, 0, &tags, &KeyExpectation::Anything)
             .await
             .unwrap();
         assert!(open.blocks.is_empty());
@@ -320,7 +322,14 @@ async fn allocates_blocks_for_an_open_key() {
     let bucket = unique_bucket("alloc");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om
-        .create_key(ACCESS_ID, &bucket, "k", BLOCK, &[])
+        .create_key(
+            ACCESS_ID,
+            &bucket,
+            "k",
+            BLOCK,
+            &[],
+            &KeyExpectation::Anything,
+        )
         .await
         .unwrap();
     assert_eq!(open.blocks.len(), 1, "a size hint pre-allocates a block");
@@ -432,12 +441,26 @@ async fn runs_a_multipart_upload() {
     assert_eq!(page.parts[0].etag.as_deref(), Some(etag));
 
     assert!(matches!(
-        om.complete_multipart(ACCESS_ID, &bucket, "big", &upload, &[(1, "0".repeat(32))])
-            .await,
+        om.complete_multipart(
+            ACCESS_ID,
+            &bucket,
+            "big",
+            &upload,
+            &[(1, "0".repeat(32))],
+            &KeyExpectation::Anything
+        )
+        .await,
         Err(StorageError::InvalidPart(_))
     ));
     let object_etag = om
-        .complete_multipart(ACCESS_ID, &bucket, "big", &upload, &[(1, etag.to_owned())])
+        .complete_multipart(
+            ACCESS_ID,
+            &bucket,
+            "big",
+            &upload,
+            &[(1, etag.to_owned())],
+            &KeyExpectation::Anything,
+        )
         .await
         .unwrap();
     assert!(object_etag.ends_with("-1"), "{object_etag}");
@@ -469,24 +492,28 @@ async fn runs_a_multipart_upload() {
     om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
 }
 
-// ---- writes through Ratis ----
+// ---- writes through the storage facade ----
 
-/// A writer that cuts chunks the way the dev cluster's Java clients do.
-fn ratis_writer() -> KeyWriter {
-    let config = WriterConfig {
+/// The production back end over the dev cluster, writing chunks the size
+/// its Java writers cut; bucket names are not prefixed, so Ozone's S3
+/// gateway sees the same buckets.
+async fn storage() -> Storage {
+    let config = OzoneStorageConfig {
+        block_size: BLOCK,
         chunk_size: CHUNK as usize,
-        ..WriterConfig::default()
+        ..OzoneStorageConfig::new(vec![om_addresses()])
     };
-    KeyWriter::new(RatisClient::new(RatisConfig::default()), config)
+    Storage::open_ozone(config).await.unwrap()
 }
 
-/// `data` as a request body arriving in uneven pieces.
-fn body(data: &[u8]) -> storage_client::ByteStream {
-    let pieces: Vec<storage_client::Result<bytes::Bytes>> = data
-        .chunks(100_003)
-        .map(|piece| Ok(bytes::Bytes::copy_from_slice(piece)))
-        .collect();
-    Box::pin(futures::stream::iter(pieces))
+/// Writes `data` in uneven pieces.
+async fn write_all(writer: &mut ObjectWriter, data: &[u8]) {
+    for piece in data.chunks(100_003) {
+        writer
+            .write(bytes::Bytes::copy_from_slice(piece))
+            .await
+            .unwrap();
+    }
 }
 
 fn md5_hex(data: &[u8]) -> String {
@@ -585,41 +612,52 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
 
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn writes_keys_through_ratis_that_ozone_reads() {
+async fn writes_keys_that_ozone_reads() {
     let om = om();
+    let storage = storage().await;
+    let who = Identity::new(ACCESS_ID);
     let bucket = unique_bucket("ratis");
-    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
-    let writer = ratis_writer();
+    storage.create_bucket(&who, &bucket, "").await.unwrap();
     // Ozone stores user metadata without the `x-amz-meta-` prefix; its S3
     // gateway adds the prefix back on every name but `ETag`.
-    let metadata = [("origin".to_owned(), "ratis".to_owned())];
-    // (key, size, size hint, blocks): a hint of 0 makes every block an
-    // AllocateBlock; the right hint lets CreateKey hand them all out.
+    let mut meta = ObjectMeta::default();
+    meta.user.insert("origin".into(), "ratis".into());
+    // (key, size, size hint, blocks): without a hint every block is an
+    // AllocateBlock; with it CreateKey hands them all out.
     let cases = [
-        ("empty", 0, 0, 0),
-        ("one-byte", 1, 1, 1),
-        ("multi-chunk", 300_000, 300_000, 1),
-        ("multi-block", 3_500_000, 3_500_000, 4),
-        ("allocated/multi-block", 3_500_000, 0, 4),
-        ("block-sized", BLOCK as usize, BLOCK, 1),
+        ("empty", 0, None, 0),
+        ("one-byte", 1, Some(1), 1),
+        ("multi-chunk", 300_000, Some(300_000), 1),
+        ("multi-block", 3_500_000, Some(3_500_000), 4),
+        ("allocated/multi-block", 3_500_000, None, 4),
+        ("block-sized", BLOCK as usize, Some(BLOCK), 1),
+        ("hint-too-small", 2_500_000, Some(10), 3),
     ];
-    for (key, size, hint, blocks) in cases {
+    for (key, size, size_hint, blocks) in cases {
         let data = pattern(size);
-        let object = NewObject {
-            bucket: &bucket,
-            key,
-            size_hint: hint,
-            metadata: &metadata,
-            tags: &[],
+        let intent = WriteIntent {
+            size_hint,
+            ..WriteIntent::default()
         };
-        let written = writer
-            .put_object(&om, ACCESS_ID, &object, body(&data))
+        let mut writer = storage
+            .create_object(&who, &bucket, key, intent)
             .await
             .unwrap();
+        write_all(&mut writer, &data).await;
+        let object = NewObject {
+            etag: md5_hex(&data),
+            meta: meta.clone(),
+            checksum: None,
+        };
+        let written = writer.commit(object).await.unwrap();
         assert_eq!(written.size, size as u64);
-        assert_eq!(written.etag, md5_hex(&data));
-        assert_eq!(written.blocks.len(), blocks, "{key}: {:?}", written.blocks);
-        assert!(written.blocks.iter().all(|b| b.length <= BLOCK));
+        assert_eq!(
+            written.locations.len(),
+            blocks,
+            "{key}: {:?}",
+            written.locations
+        );
+        assert!(written.locations.iter().all(|b| b.length <= BLOCK));
         check_object(&om, &bucket, key, &data, &written.etag).await;
     }
     let (headers, _) = ozone_s3g("HEAD", &bucket, "multi-chunk");
@@ -629,46 +667,41 @@ async fn writes_keys_through_ratis_that_ozone_reads() {
         "{headers}"
     );
 
-    let keys: Vec<String> = cases.iter().map(|c| c.0.to_owned()).collect();
-    assert!(
-        om.delete_keys(ACCESS_ID, &bucket, &keys)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+    for (key, ..) in cases {
+        storage.delete_object(&who, &bucket, key).await.unwrap();
+    }
+    storage.delete_bucket(&who, &bucket).await.unwrap();
 }
 
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn writes_a_multipart_upload_through_ratis() {
+async fn writes_a_multipart_upload_that_ozone_reads() {
     let om = om();
+    let storage = storage().await;
+    let who = Identity::new(ACCESS_ID);
     let bucket = unique_bucket("ratis-mpu");
-    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
-    let writer = ratis_writer();
-    let upload = om
-        .initiate_multipart(ACCESS_ID, &bucket, "joined", &[], &[])
+    storage.create_bucket(&who, &bucket, "").await.unwrap();
+    let upload = storage
+        .create_multipart_upload(&who, &bucket, "joined", NewUpload::default())
         .await
-        .unwrap();
+        .unwrap()
+        .upload_id;
     // Every part but the last must reach S3's 5 MiB minimum.
     let first = pattern(5 * BLOCK as usize + 3);
     let second: Vec<u8> = pattern(300_001).into_iter().map(|b| b ^ 0x5a).collect();
     let mut parts = Vec::new();
     for (number, data) in [(1, &first), (2, &second)] {
-        let part = NewPart {
-            bucket: &bucket,
-            key: "joined",
-            upload_id: &upload,
-            number,
-            size_hint: data.len() as u64,
-        };
-        let written = writer
-            .put_part(&om, ACCESS_ID, &part, body(data))
+        let mut writer = storage
+            .create_part(&who, &bucket, "joined", &upload, number)
             .await
             .unwrap();
-        assert_eq!(written.etag, md5_hex(data));
+        write_all(&mut writer, data).await;
+        let commit = PartCommit {
+            etag: md5_hex(data),
+            checksum: None,
+        };
+        let written = writer.commit_part(&upload, number, commit).await.unwrap();
         assert_eq!(written.size, data.len() as u64);
-        assert!(!written.name.is_empty());
         parts.push((number, written.etag));
     }
     let listed = om
@@ -678,16 +711,23 @@ async fn writes_a_multipart_upload_through_ratis() {
     let sizes: Vec<_> = listed.parts.iter().map(|p| (p.number, p.size)).collect();
     assert_eq!(sizes, [(1, first.len() as u64), (2, second.len() as u64)]);
 
-    let etag = om
-        .complete_multipart(ACCESS_ID, &bucket, "joined", &upload, &parts)
+    let complete = CompleteUpload {
+        parts,
+        ..CompleteUpload::default()
+    };
+    let info = storage
+        .complete_multipart_upload(&who, &bucket, "joined", &upload, complete)
         .await
         .unwrap();
-    assert!(etag.ends_with("-2"), "{etag}");
+    assert!(info.etag.ends_with("-2"), "{}", info.etag);
     let whole = [first, second].concat();
-    check_object(&om, &bucket, "joined", &whole, &etag).await;
+    check_object(&om, &bucket, "joined", &whole, &info.etag).await;
 
-    om.delete_key(ACCESS_ID, &bucket, "joined").await.unwrap();
-    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+    storage
+        .delete_object(&who, &bucket, "joined")
+        .await
+        .unwrap();
+    storage.delete_bucket(&who, &bucket).await.unwrap();
 }
 
 #[tokio::test]
@@ -697,7 +737,7 @@ async fn writes_a_block_chunk_by_chunk_and_watches_it() {
     let bucket = unique_bucket("ratis-low");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om
-        .create_key(ACCESS_ID, &bucket, "k", 10, &[])
+        .create_key(ACCESS_ID, &bucket, "k", 10, &[], &KeyExpectation::Anything)
         .await
         .unwrap();
     let block = open.blocks[0].clone();

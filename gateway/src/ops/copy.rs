@@ -11,7 +11,7 @@
 use axum::response::Response;
 use http::HeaderMap;
 use http::request::Parts;
-use storage_client::{Identity, NewObject, ObjectChecksum};
+use storage_client::{Identity, NewObject, ObjectChecksum, WriteIntent};
 
 use super::copy_source::CopySource;
 use super::headers::{object_meta_from_request, quoted_etag};
@@ -77,9 +77,14 @@ pub async fn copy_object(
     };
     let (summer, carried) = checksum_plan(requested_algorithm, source.info.checksum.as_ref());
 
+    let intent = WriteIntent {
+        condition,
+        tags,
+        size_hint: Some(source.info.size),
+    };
     let mut writer = state
         .storage
-        .create_object(who, bucket, key)
+        .create_object(who, bucket, key, intent)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let digests = match source
@@ -97,9 +102,7 @@ pub async fn copy_object(
         .commit(NewObject {
             etag: digests.etag(),
             meta,
-            tags,
             checksum: checksum.clone(),
-            condition,
         })
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;

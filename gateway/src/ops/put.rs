@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
-use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition};
+use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition, WriteIntent};
 
 use super::empty_response;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
@@ -40,9 +40,14 @@ pub async fn put_object(
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
 
+    let intent = WriteIntent {
+        condition,
+        tags,
+        size_hint: payload.declared_length(),
+    };
     let mut writer = state
         .storage
-        .create_object(who, bucket, key)
+        .create_object(who, bucket, key, intent)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let outcome = receive(&mut writer, payload, plan.checksummer())
@@ -60,9 +65,7 @@ pub async fn put_object(
     let object = NewObject {
         etag: etag.clone(),
         meta,
-        tags,
         checksum: checksum.clone(),
-        condition,
     };
     writer
         .commit(object)

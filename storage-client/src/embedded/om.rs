@@ -31,7 +31,7 @@ use crate::om::{MetadataStore, OpenKey, validate_key};
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
     BlockId, BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject,
-    Result, StorageError, WriteCondition,
+    Result, StorageError, WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -467,6 +467,7 @@ impl Inner {
         who: &Identity,
         bucket: &str,
         key: &str,
+        intent: WriteIntent,
     ) -> Result<Result<OpenKey>> {
         let checked = validate_key(key)
             .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who));
@@ -490,7 +491,8 @@ impl Inner {
             id,
             bucket: bucket.to_owned(),
             key: key.to_owned(),
-            first_block: Some(self.write_location(signer, who, block)),
+            first_blocks: vec![self.write_location(signer, who, block)],
+            intent,
         }))
     }
 
@@ -565,11 +567,11 @@ impl Inner {
             Ok(checked) => checked,
             Err(e) => return Ok(Err(e)),
         };
-        let existing = Self::check_replace(txn, who, &upload, &obj.condition);
+        let existing = Self::check_replace(txn, who, &upload, &open.intent.condition);
         // From here on the upload is consumed whatever the outcome.
         txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
         let outcome = match existing {
-            Ok(existing) => Ok(self.replace(txn, who, &upload, existing, stored, obj)?),
+            Ok(existing) => Ok(Self::replace(txn, who, open, existing, stored, obj)?),
             Err(e) => Err(e),
         };
         let used: Vec<BlockId> = match &outcome {
@@ -615,10 +617,9 @@ impl Inner {
 
     /// Writes the key's new record and queues the replaced object's blocks.
     fn replace(
-        &self,
         txn: &WriteTransaction,
         who: &Identity,
-        upload: &OpenKeyRecord,
+        open: &OpenKey,
         existing: Option<KeyRecord>,
         blocks: Vec<StoredBlock>,
         obj: NewObject,
@@ -629,12 +630,12 @@ impl Inner {
             last_modified: SystemTime::now(),
             owner: who.access_key.clone(),
             meta: obj.meta,
-            tags: obj.tags,
+            tags: open.intent.tags.clone(),
             checksum: obj.checksum,
             blocks,
             parts: Vec::new(),
         };
-        let row = object_key(&upload.bucket, upload.key.as_bytes());
+        let row = object_key(&open.bucket, open.key.as_bytes());
         txn.open_table(KEYS)
             .db()?
             .insert(row.as_slice(), encode(&record)?.as_slice())
@@ -934,11 +935,17 @@ impl MetadataStore for EmbeddedOm {
     /// files the upload wrote are removed at start-up (see
     /// [`EmbeddedOm::first_unallocated_block`]); the commit that makes an
     /// object of them is durable and makes this allocation durable with it.
-    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+    async fn open_key(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        intent: WriteIntent,
+    ) -> Result<OpenKey> {
         let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
         self.batched(
             false,
-            Box::new(move |om, signer, txn| om.open_key(signer, txn, &who, &bucket, &key)),
+            Box::new(move |om, signer, txn| om.open_key(signer, txn, &who, &bucket, &key, intent)),
         )
         .await
     }

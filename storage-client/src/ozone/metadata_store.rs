@@ -13,12 +13,10 @@
 //! its access key, the credential in its metadata), owned by an identity
 //! no S3 client signs as.
 //!
-//! Known gaps, each an error rather than a silent weakening: write
-//! conditions (`If-None-Match`/`If-Match`) are not supported, because
-//! Ozone checks them against what was given at CreateKey while the facade
-//! states them at commit; object tags given at commit are applied right
-//! after it (Ozone takes tags only at CreateKey), so the object is briefly
-//! visible untagged.
+//! Write conditions and tags are given to the OM at CreateKey (the only
+//! place it takes them): it checks `If-None-Match: *` and `If-Match` there
+//! and again atomically with CommitKey, and the tags become the object's
+//! with the commit.
 
 use std::time::{Duration, SystemTime};
 
@@ -32,10 +30,10 @@ use crate::multipart::{
 use crate::om::{MetadataStore, OpenKey, validate_key};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
-    StorageError, WriteCondition,
+    StorageError, WriteCondition, WriteIntent,
 };
 
-use super::model::{OpenPart, OzoneOpenKey};
+use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
@@ -161,15 +159,68 @@ impl OzoneMetadata {
 
     /// Keeps `open` for the later commands on it and returns the facade's
     /// handle, in facade `bucket`.
-    async fn remember(&self, bucket: &str, open: OzoneOpenKey) -> OpenKey {
+    async fn remember(&self, bucket: &str, open: OzoneOpenKey, intent: WriteIntent) -> OpenKey {
         let handle = OpenKey {
             id: open.id,
             bucket: bucket.to_owned(),
             key: open.key.clone(),
-            first_block: None,
+            first_blocks: open
+                .blocks
+                .iter()
+                .cloned()
+                .map(location_from_block)
+                .collect(),
+            intent,
         };
         self.open_keys.insert(open.id, open).await;
         handle
+    }
+
+    /// The OM's form of a write condition. `If-Match: *` has none, so it
+    /// becomes "the generation the key has now": stricter only when another
+    /// write lands in between, which then fails as a conflicting write.
+    async fn expectation(
+        &self,
+        who: &Identity,
+        name: &str,
+        key: &str,
+        condition: &WriteCondition,
+    ) -> Result<KeyExpectation> {
+        Ok(match condition {
+            WriteCondition::None => KeyExpectation::Anything,
+            WriteCondition::IfAbsent => KeyExpectation::Absent,
+            WriteCondition::IfEtag(etag) => KeyExpectation::Etag(etag.trim_matches('"').into()),
+            WriteCondition::IfExists => KeyExpectation::Generation(
+                self.om
+                    .get_key_info(&who.access_key, name, key, true)
+                    .await?
+                    .update_id,
+            ),
+        })
+    }
+
+    /// The S3 answer to a refused condition. The OM reports a generation
+    /// that moved on as a missing key; S3 answers 412 while a key is there.
+    async fn refusal(
+        &self,
+        who: &Identity,
+        name: &str,
+        key: &str,
+        expect: &KeyExpectation,
+        err: StorageError,
+    ) -> StorageError {
+        let generation_moved = matches!(expect, KeyExpectation::Generation(_))
+            && matches!(err, StorageError::NoSuchKey)
+            && self
+                .om
+                .get_key_info(&who.access_key, name, key, true)
+                .await
+                .is_ok();
+        if generation_moved {
+            StorageError::PreconditionFailed
+        } else {
+            err
+        }
     }
 
     async fn credential_at(&self, access_key: &str) -> Result<Option<Credential>> {
@@ -268,15 +319,6 @@ fn upload_markers(after: &[u8]) -> (String, String) {
     }
 }
 
-fn unsupported_condition(condition: &WriteCondition) -> Result<()> {
-    match condition {
-        WriteCondition::None => Ok(()),
-        _ => Err(StorageError::InvalidArgument(
-            "conditional writes are not supported by the Ozone back end".into(),
-        )),
-    }
-}
-
 fn part_number(number: u16) -> Result<u32> {
     if (1..=crate::multipart::MAX_PART_NUMBER).contains(&number) {
         Ok(u32::from(number))
@@ -304,7 +346,14 @@ impl MetadataStore for OzoneMetadata {
         let bucket = self.credentials_bucket();
         let open = self
             .om
-            .create_key(SYSTEM_OWNER, &bucket, &cred.access_key, 0, &[])
+            .create_key(
+                SYSTEM_OWNER,
+                &bucket,
+                &cred.access_key,
+                0,
+                &[],
+                &KeyExpectation::Anything,
+            )
             .await?;
         let fields = [
             (NAME_KEY.to_owned(), cred.name),
@@ -435,14 +484,33 @@ impl MetadataStore for OzoneMetadata {
         Ok(info)
     }
 
-    async fn open_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<OpenKey> {
+    async fn open_key(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        intent: WriteIntent,
+    ) -> Result<OpenKey> {
         validate_key(key)?;
         self.owned_bucket(who, bucket).await?;
-        let open = self
+        let name = self.ozone_name(bucket);
+        let expect = self.expectation(who, &name, key, &intent.condition).await?;
+        let size_hint = intent.size_hint.unwrap_or(0);
+        let created = self
             .om
-            .create_key(&who.access_key, &self.ozone_name(bucket), key, 0, &[])
-            .await?;
-        Ok(self.remember(bucket, open).await)
+            .create_key(
+                &who.access_key,
+                &name,
+                key,
+                size_hint,
+                &intent.tags,
+                &expect,
+            )
+            .await;
+        match created {
+            Ok(open) => Ok(self.remember(bucket, open, intent).await),
+            Err(err) => Err(self.refusal(who, &name, key, &expect, err).await),
+        }
     }
 
     async fn open_part(
@@ -467,7 +535,7 @@ impl MetadataStore for OzoneMetadata {
                 0,
             )
             .await?;
-        Ok(self.remember(bucket, open).await)
+        Ok(self.remember(bucket, open, WriteIntent::default()).await)
     }
 
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
@@ -485,7 +553,6 @@ impl MetadataStore for OzoneMetadata {
     ) -> Result<KeyInfo> {
         let ozone_open = self.open_key_of(open).await?;
         self.open_keys.invalidate(&open.id).await;
-        unsupported_condition(&obj.condition)?;
         if ozone_open.part.is_some() {
             return Err(StorageError::InvalidArgument(
                 "an upload opened as a part must be committed as a part".into(),
@@ -505,18 +572,7 @@ impl MetadataStore for OzoneMetadata {
                 &metadata,
             )
             .await?;
-        if !obj.tags.is_empty() {
-            self.om
-                .put_tags(&who.access_key, &ozone_open.bucket, &open.key, &obj.tags)
-                .await?;
-        }
-        Ok(committed_info(
-            &open.bucket,
-            &open.key,
-            &who.access_key,
-            blocks,
-            obj,
-        ))
+        Ok(committed_info(open, &who.access_key, blocks, obj))
     }
 
     async fn abort_key(&self, _who: &Identity, open: &OpenKey) -> Result<()> {
@@ -756,18 +812,24 @@ impl MetadataStore for OzoneMetadata {
         upload_id: &str,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        unsupported_condition(&complete.condition)?;
         self.owned_bucket(who, bucket).await?;
         let name = self.ozone_name(bucket);
+        let expect = self
+            .expectation(who, &name, key, &complete.condition)
+            .await?;
         let parts: Vec<(u32, String)> = complete
             .parts
             .iter()
             // Clients may quote part ETags; the OM compares bare ones.
             .map(|(number, etag)| (u32::from(*number), etag.trim_matches('"').to_owned()))
             .collect();
-        self.om
-            .complete_multipart(&who.access_key, &name, key, upload_id, &parts)
-            .await?;
+        let completed = self
+            .om
+            .complete_multipart(&who.access_key, &name, key, upload_id, &parts, &expect)
+            .await;
+        if let Err(err) = completed {
+            return Err(self.refusal(who, &name, key, &expect, err).await);
+        }
         let mut info = key_info(
             self.om
                 .get_key_info(&who.access_key, &name, key, false)

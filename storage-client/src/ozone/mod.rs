@@ -6,15 +6,12 @@
 //! writes them through the pipeline's Raft group
 //! (`RaftClientProtocolService/unordered`). The gateway plugs them into its
 //! storage roles as `OzoneMetadata` (the metadata role) and `OzoneBlocks`
-//! (the block role); its own writer cuts chunks and blocks.
-//! [`key_writer::KeyWriter`] is a self-contained writer over the same
-//! clients that the live tests use to check Ozone reads what we write. The
-//! message definitions are our own subsets of Ozone's, in `proto/`.
+//! (the block role); its own writer cuts chunks and blocks. The message
+//! definitions are our own subsets of Ozone's, in `proto/`.
 
 mod block_store;
 mod checksum;
 pub mod dn_client;
-pub mod key_writer;
 mod metadata_store;
 mod model;
 mod object_mapping;
@@ -25,8 +22,8 @@ pub mod ratis_client;
 pub(crate) use block_store::OzoneBlocks;
 pub(crate) use metadata_store::OzoneMetadata;
 pub use model::{
-    Datanode, ETAG_METADATA_KEY, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey, OzonePart,
-    OzoneUpload, RatisPipeline, Replication,
+    Datanode, ETAG_METADATA_KEY, KeyExpectation, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey,
+    OzonePart, OzoneUpload, RatisPipeline, Replication,
 };
 
 /// Code generated from `proto/` by `build.rs`.

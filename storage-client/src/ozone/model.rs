@@ -82,6 +82,8 @@ pub struct OzoneKey {
     /// The blocks of the latest version, in key order (empty for HEAD).
     pub blocks: Vec<OzoneBlock>,
     pub is_multipart: bool,
+    /// The OM's generation of the key, changed by every write to it.
+    pub update_id: u64,
 }
 
 impl OzoneKey {
@@ -131,6 +133,36 @@ pub struct OzoneUpload {
     pub key: String,
     pub upload_id: String,
     pub created: SystemTime,
+}
+
+/// What the OM must find under a key for a write to go ahead: checked at
+/// CreateKey (or CompleteMultipartUpload) and, for a key, again at
+/// CommitKey, atomically with it (Ozone's atomic rewrite).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum KeyExpectation {
+    #[default]
+    Anything,
+    /// No key (`If-None-Match: *`).
+    Absent,
+    /// The key at this generation (its `updateID`).
+    Generation(u64),
+    /// A key whose `ETag` metadata is this (without quotes).
+    Etag(String),
+}
+
+/// Ozone's `expectedDataGeneration` for "the key must not exist".
+const GENERATION_ABSENT: u64 = 0;
+
+impl KeyExpectation {
+    /// Sets the matching `KeyArgs` fields.
+    pub(super) fn apply(&self, args: &mut ozone::KeyArgs) {
+        match self {
+            Self::Anything => {}
+            Self::Absent => args.expected_data_generation = Some(GENERATION_ABSENT),
+            Self::Generation(generation) => args.expected_data_generation = Some(*generation),
+            Self::Etag(etag) => args.expected_etag = Some(etag.clone()),
+        }
+    }
 }
 
 /// A key's replication as the OM states it (`hadoop.hdds` wire values).
@@ -201,6 +233,7 @@ pub(super) fn key_from_proto(info: ozone::KeyInfo) -> OzoneKey {
         tags: pairs(info.tags),
         blocks,
         is_multipart,
+        update_id: info.update_id.unwrap_or_default(),
         bucket: info.bucket_name,
         key: info.key_name,
     }

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::om::OpenKey;
 use crate::{
     BlockLocation, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, PartSummary, Replica, WriteGroup,
 };
@@ -148,21 +149,20 @@ fn part_summaries(blocks: &[OzoneBlock]) -> Vec<PartSummary> {
 
 /// What the facade returns right after a commit, without asking the OM again.
 pub(super) fn committed_info(
-    bucket: &str,
-    key: &str,
+    open: &OpenKey,
     owner: &str,
     blocks: Vec<BlockLocation>,
     obj: NewObject,
 ) -> KeyInfo {
     KeyInfo {
-        bucket: bucket.to_owned(),
-        key: key.to_owned(),
+        bucket: open.bucket.clone(),
+        key: open.key.clone(),
         size: blocks.iter().map(|b| b.length).sum(),
         etag: obj.etag,
         last_modified: SystemTime::now(),
         owner: owner.to_owned(),
         meta: obj.meta,
-        tags: obj.tags,
+        tags: open.intent.tags.clone(),
         checksum: obj.checksum,
         locations: blocks,
         parts: Vec::new(),

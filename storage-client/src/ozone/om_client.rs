@@ -18,8 +18,8 @@ use tonic::transport::{Channel, Endpoint};
 use crate::{BucketInfo, ListEntry, Result, StorageError};
 
 use super::model::{
-    self, ETAG_METADATA_KEY, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey, Replication,
-    block_to_proto, key_values,
+    self, ETAG_METADATA_KEY, KeyExpectation, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey,
+    Replication, block_to_proto, key_values,
 };
 use super::proto::hadoop::{hdds, ozone};
 use ozone::om_request::Command;
@@ -344,9 +344,12 @@ impl OmClient {
     }
 
     /// Opens a key for writing, with the replication the OM's defaults
-    /// give and the object's `tags` (the OM takes tags here, not at commit).
-    /// With `size_hint > 0` the OM allocates the first block(s) at once,
-    /// saving an `allocate_block` round trip.
+    /// give and the object's `tags` (the OM takes tags here, not at
+    /// commit), if the key is as `expect`ed (`PreconditionFailed`, or
+    /// `NoSuchKey` when a key was expected and there is none); the OM
+    /// checks `expect` again at commit. With `size_hint > 0` the OM
+    /// allocates the blocks for that many bytes at once, saving
+    /// `allocate_block` round trips.
     pub async fn create_key(
         &self,
         access_id: &str,
@@ -354,14 +357,16 @@ impl OmClient {
         key: &str,
         size_hint: u64,
         tags: &[(String, String)],
+        expect: &KeyExpectation,
     ) -> Result<OzoneOpenKey> {
-        let args = KeyArgs {
+        let mut args = KeyArgs {
             data_size: Some(size_hint),
             owner_name: Some(access_id.into()),
             tags: key_values(tags),
             latest_version_location: Some(true),
             ..key_args(bucket, key)
         };
+        expect.apply(&mut args);
         self.open_key(access_id, args, None).await
     }
 
@@ -671,7 +676,10 @@ pub fn status_error(status: i32, message: String) -> StorageError {
         | Status::InvalidPartOrder
         | Status::MismatchMultipartList
         | Status::MissingUploadParts => StorageError::InvalidPart(message),
-        Status::EtagMismatch | Status::KeyAlreadyExists => StorageError::PreconditionFailed,
+        Status::EtagMismatch
+        | Status::EtagNotAvailable
+        | Status::KeyAlreadyExists
+        | Status::AtomicWriteConflict => StorageError::PreconditionFailed,
         Status::InvalidKeyName
         | Status::InvalidBucketName
         | Status::InvalidRequest

@@ -6,7 +6,9 @@
 
 use crate::Result;
 
-use super::model::{self, OpenPart, OzoneBlock, OzoneOpenKey, OzonePart, OzoneUpload};
+use super::model::{
+    self, KeyExpectation, OpenPart, OzoneBlock, OzoneOpenKey, OzonePart, OzoneUpload,
+};
 use super::om_client::{
     OmClient, S3_VOLUME, answer, key_args, missing, non_empty, open_key_args, wire_count,
 };
@@ -118,7 +120,8 @@ impl OmClient {
     /// Completes the upload from `parts` (number, ETag) in ascending
     /// order, as an S3 client lists them. Returns the OM's ETag of the
     /// object (`<hex>-N`). `InvalidPart` if a part is missing or its ETag
-    /// differs.
+    /// differs; `PreconditionFailed` (or `NoSuchKey`) unless the key is as
+    /// `expect`ed, checked atomically with the completion.
     pub async fn complete_multipart(
         &self,
         access_id: &str,
@@ -126,12 +129,14 @@ impl OmClient {
         key: &str,
         upload_id: &str,
         parts: &[(u32, String)],
+        expect: &KeyExpectation,
     ) -> Result<String> {
-        let args = KeyArgs {
+        let mut args = KeyArgs {
             multipart_upload_id: Some(upload_id.into()),
             owner_name: Some(access_id.into()),
             ..key_args(bucket, key)
         };
+        expect.apply(&mut args);
         let parts = parts
             .iter()
             .map(|(number, etag)| ozone::CompletePart {

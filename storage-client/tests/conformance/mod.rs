@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
     Credential, Identity, KeyInfo, ListQuery, NewObject, ObjectMeta, Result, Storage, StorageError,
-    WriteCondition,
+    WriteCondition, WriteIntent,
 };
 
 pub use multipart::{
@@ -52,7 +52,11 @@ pub async fn put_with(
     bytes: &[u8],
     condition: WriteCondition,
 ) -> Result<KeyInfo> {
-    let mut writer = s.create_object(who, bucket, key).await?;
+    let intent = WriteIntent {
+        condition,
+        ..WriteIntent::default()
+    };
+    let mut writer = s.create_object(who, bucket, key, intent).await?;
     // Uneven pieces, so chunking has to reassemble them.
     for piece in bytes.chunks(3001) {
         writer.write(Bytes::copy_from_slice(piece)).await?;
@@ -65,7 +69,6 @@ pub async fn put_with(
                 bytes.len(),
                 bytes.first().copied().unwrap_or(0)
             ),
-            condition,
             ..Default::default()
         })
         .await
@@ -178,7 +181,11 @@ pub async fn put_get_overwrite_delete(s: &Storage) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let first = data(50_000, 1);
-    let mut writer = s.create_object(&a, "b", "doc.txt").await.unwrap();
+    let intent = WriteIntent {
+        tags: vec![("t".into(), "1".into())],
+        ..WriteIntent::default()
+    };
+    let mut writer = s.create_object(&a, "b", "doc.txt", intent).await.unwrap();
     writer.write(Bytes::from(first.clone())).await.unwrap();
     let meta = ObjectMeta {
         content_type: Some("text/plain".into()),
@@ -189,7 +196,6 @@ pub async fn put_get_overwrite_delete(s: &Storage) {
         .commit(NewObject {
             etag: "abc".into(),
             meta: meta.clone(),
-            tags: vec![("t".into(), "1".into())],
             ..Default::default()
         })
         .await
@@ -226,7 +232,8 @@ pub async fn put_get_overwrite_delete(s: &Storage) {
         "missing bucket",
     );
     assert_err(
-        s.create_object(&a, "nobucket", "k").await,
+        s.create_object(&a, "nobucket", "k", WriteIntent::default())
+            .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "put to missing bucket",
     );
@@ -298,12 +305,13 @@ pub async fn long_and_unicode_keys(s: &Storage) {
     // 1023 ASCII bytes plus a 2-byte character is 1025 bytes.
     let too_long = format!("{}é", "k".repeat(1023));
     assert_err(
-        s.create_object(&a, "b", &too_long).await,
+        s.create_object(&a, "b", &too_long, WriteIntent::default())
+            .await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "1025-byte key",
     );
     assert_err(
-        s.create_object(&a, "b", "").await,
+        s.create_object(&a, "b", "", WriteIntent::default()).await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "empty key",
     );
@@ -407,7 +415,10 @@ pub async fn overwrite_is_atomic(s: &Storage) {
     let old = data(40_000, 7);
     put(s, &a, "b", "k", &old).await;
     let new = data(90_000, 8);
-    let mut writer = s.create_object(&a, "b", "k").await.unwrap();
+    let mut writer = s
+        .create_object(&a, "b", "k", WriteIntent::default())
+        .await
+        .unwrap();
     writer
         .write(Bytes::from(new[..60_000].to_vec()))
         .await
@@ -435,15 +446,18 @@ pub async fn conditional_writes(s: &Storage) {
     s.create_bucket(&a, "b", "").await.unwrap();
     let one = data(30_000, 9);
     let two = data(30_000, 10);
-    let mut w1 = s.create_object(&a, "b", "race").await.unwrap();
-    let mut w2 = s.create_object(&a, "b", "race").await.unwrap();
+    let if_absent = || WriteIntent {
+        condition: WriteCondition::IfAbsent,
+        ..WriteIntent::default()
+    };
+    let mut w1 = s.create_object(&a, "b", "race", if_absent()).await.unwrap();
+    let mut w2 = s.create_object(&a, "b", "race", if_absent()).await.unwrap();
     w1.write(Bytes::from(one.clone())).await.unwrap();
     w2.write(Bytes::from(two.clone())).await.unwrap();
-    let condition = || NewObject {
-        condition: WriteCondition::IfAbsent,
-        ..Default::default()
-    };
-    let (r1, r2) = tokio::join!(w1.commit(condition()), w2.commit(condition()));
+    let (r1, r2) = tokio::join!(
+        w1.commit(NewObject::default()),
+        w2.commit(NewObject::default())
+    );
     let winner = match (&r1, &r2) {
         (Ok(_), Err(StorageError::PreconditionFailed)) => one,
         (Err(StorageError::PreconditionFailed), Ok(_)) => two,
@@ -494,10 +508,16 @@ pub async fn conditional_writes(s: &Storage) {
 pub async fn abort_leaves_nothing(s: &Storage) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
-    let mut aborted = s.create_object(&a, "b", "gone").await.unwrap();
+    let mut aborted = s
+        .create_object(&a, "b", "gone", WriteIntent::default())
+        .await
+        .unwrap();
     aborted.write(Bytes::from(data(20_000, 11))).await.unwrap();
     aborted.abort().await;
-    let mut dropped = s.create_object(&a, "b", "dropped").await.unwrap();
+    let mut dropped = s
+        .create_object(&a, "b", "dropped", WriteIntent::default())
+        .await
+        .unwrap();
     dropped.write(Bytes::from(data(20_000, 12))).await.unwrap();
     drop(dropped);
     for key in ["gone", "dropped"] {
@@ -535,7 +555,12 @@ pub async fn other_identity_is_denied(s: &Storage) {
         denied,
         "lookup of a missing key",
     );
-    assert_err(s.create_object(&b, "private", "k").await, denied, "put");
+    assert_err(
+        s.create_object(&b, "private", "k", WriteIntent::default())
+            .await,
+        denied,
+        "put",
+    );
     assert_err(
         s.delete_object(&b, "private", "secret").await,
         denied,

@@ -2,7 +2,7 @@
 //! without touching the data, and gone with an overwrite.
 
 use bytes::Bytes;
-use storage_client::{NewObject, Storage, StorageError};
+use storage_client::{NewObject, Storage, StorageError, WriteIntent};
 
 use super::{alice, assert_err, bob, get, put};
 
@@ -36,12 +36,15 @@ pub async fn tags_with(s: &Storage, order_kept: bool) {
     // Tags given at commit come back (in the order they were given where
     // the back end keeps it).
     let given = pairs(&[("z", "last"), ("a", "")]);
-    let mut writer = s.create_object(&a, "b", "k").await.unwrap();
+    let intent = WriteIntent {
+        tags: given.clone(),
+        ..WriteIntent::default()
+    };
+    let mut writer = s.create_object(&a, "b", "k", intent).await.unwrap();
     writer.write(Bytes::from_static(b"tagged")).await.unwrap();
     let committed = writer
         .commit(NewObject {
             etag: "e1".into(),
-            tags: given.clone(),
             ..Default::default()
         })
         .await

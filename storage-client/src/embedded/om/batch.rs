@@ -227,7 +227,7 @@ mod tests {
     use crate::embedded::{EmbeddedOm, OmSettings};
     use crate::om::{MetadataStore, OpenKey};
     use crate::token::KeyRing;
-    use crate::{BlockLocation, Identity, NewObject, ObjectMeta, WriteCondition};
+    use crate::{BlockLocation, Identity, NewObject, ObjectMeta, WriteCondition, WriteIntent};
 
     fn open_om(dir: &std::path::Path) -> EmbeddedOm {
         let settings = OmSettings {
@@ -238,19 +238,24 @@ mod tests {
         EmbeddedOm::open(&dir.join("om.redb"), Arc::new(KeyRing::default()), settings).unwrap()
     }
 
-    fn object(etag: &str, condition: WriteCondition) -> NewObject {
+    fn object(etag: &str) -> NewObject {
         NewObject {
             etag: etag.into(),
             meta: ObjectMeta::default(),
-            tags: Vec::new(),
             checksum: None,
+        }
+    }
+
+    fn intent(condition: WriteCondition) -> WriteIntent {
+        WriteIntent {
             condition,
+            ..WriteIntent::default()
         }
     }
 
     /// The open key's first block, as if 10 bytes had been written to it.
     fn written(open: &OpenKey) -> Vec<BlockLocation> {
-        let mut block = open.first_block.clone().unwrap();
+        let mut block = open.first_blocks[0].clone();
         block.length = 10;
         vec![block]
     }
@@ -280,56 +285,43 @@ mod tests {
         let om = open_om(dir.path());
         let who = Identity::new("alice");
         om.create_bucket(&who, "b", "").await.unwrap();
-        let taken = om.open_key(&who, "b", "taken").await.unwrap();
-        om.commit_key(
-            &who,
-            &taken,
-            written(&taken),
-            object("old", WriteCondition::None),
-        )
-        .await
-        .unwrap();
+        let taken = om
+            .open_key(&who, "b", "taken", WriteIntent::default())
+            .await
+            .unwrap();
+        om.commit_key(&who, &taken, written(&taken), object("old"))
+            .await
+            .unwrap();
 
         let mut opens = Vec::new();
-        for key in ["k1", "taken", "bad", "k2", "k1"] {
-            opens.push(om.open_key(&who, "b", key).await.unwrap());
+        let none = WriteCondition::None;
+        let absent = WriteCondition::IfAbsent;
+        // The second and the last are conditional: the second is refused by
+        // an older object, the last by the first commit of the same batch.
+        for (key, condition) in [
+            ("k1", none.clone()),
+            ("taken", absent.clone()),
+            ("bad", none.clone()),
+            ("k2", none),
+            ("k1", absent),
+        ] {
+            opens.push(
+                om.open_key(&who, "b", key, intent(condition))
+                    .await
+                    .unwrap(),
+            );
         }
         let mut bad_layout = written(&opens[2]);
         bad_layout[0].length = 0;
         let jobs = vec![
-            commit_job(
-                &who,
-                &opens[0],
-                written(&opens[0]),
-                object("e1", WriteCondition::None),
-            ),
+            commit_job(&who, &opens[0], written(&opens[0]), object("e1")),
             // Refused after its check: the open key is consumed.
-            commit_job(
-                &who,
-                &opens[1],
-                written(&opens[1]),
-                object("new", WriteCondition::IfAbsent),
-            ),
+            commit_job(&who, &opens[1], written(&opens[1]), object("new")),
             // Refused before any change: the open key stays.
-            commit_job(
-                &who,
-                &opens[2],
-                bad_layout,
-                object("bad", WriteCondition::None),
-            ),
-            commit_job(
-                &who,
-                &opens[3],
-                written(&opens[3]),
-                object("e2", WriteCondition::None),
-            ),
+            commit_job(&who, &opens[2], bad_layout, object("bad")),
+            commit_job(&who, &opens[3], written(&opens[3]), object("e2")),
             // Sees the first commit of the same batch.
-            commit_job(
-                &who,
-                &opens[4],
-                written(&opens[4]),
-                object("e3", WriteCondition::IfAbsent),
-            ),
+            commit_job(&who, &opens[4], written(&opens[4]), object("e3")),
         ];
         let (mut pending, answers): (VecDeque<_>, Vec<_>) = jobs.into_iter().unzip();
         let inner = Arc::clone(&om.inner);
@@ -355,7 +347,7 @@ mod tests {
         // The refused commits' blocks, and the aborted one's, await reclamation.
         let queued = om.deleted_blocks(u64::MAX, 100).await.unwrap();
         for open in [&opens[1], &opens[2], &opens[4]] {
-            let block = open.first_block.as_ref().unwrap().block;
+            let block = open.first_blocks[0].block;
             assert!(queued.contains(&block), "{block:?} not queued");
         }
         assert_eq!(queued.len(), 3);
@@ -367,14 +359,15 @@ mod tests {
         let om = open_om(dir.path());
         let who = Identity::new("alice");
         om.create_bucket(&who, "b", "").await.unwrap();
-        let first = om.open_key(&who, "b", "first").await.unwrap();
-        let later = om.open_key(&who, "b", "later").await.unwrap();
-        let (applied, applied_rx) = commit_job(
-            &who,
-            &first,
-            written(&first),
-            object("e1", WriteCondition::None),
-        );
+        let first = om
+            .open_key(&who, "b", "first", WriteIntent::default())
+            .await
+            .unwrap();
+        let later = om
+            .open_key(&who, "b", "later", WriteIntent::default())
+            .await
+            .unwrap();
+        let (applied, applied_rx) = commit_job(&who, &first, written(&first), object("e1"));
         // Mutates, then fails as a broken disk would, half-way.
         let (answer, failed_rx) = oneshot::channel();
         let failing: Op<()> = Box::new(|_, _, txn| {
@@ -389,12 +382,7 @@ mod tests {
             op: failing,
             answer,
         });
-        let (deferred, deferred_rx) = commit_job(
-            &who,
-            &later,
-            written(&later),
-            object("e2", WriteCondition::None),
-        );
+        let (deferred, deferred_rx) = commit_job(&who, &later, written(&later), object("e2"));
         let mut pending: VecDeque<Box<dyn Job>> = VecDeque::from([applied, failing, deferred]);
         let inner = Arc::clone(&om.inner);
         let mut pending = tokio::task::spawn_blocking(move || {
