@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust unit and integration tests, then the black-box
 # conformance suite (pytest + boto3 + AWS CLI + the SDK matrix) against the
-# real binary.
+# real binary on the embedded back end; then starts a real single-node Apache
+# Ozone cluster (conformance-tests/ozone/ozone-dev, jars from Maven Central)
+# and runs the storage suite and the conformance suite through the gateway on
+# it, plus the Ozone-only tests (cross-gateway reads, datanode failure).
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
-# Both suites always run; the exit code is non-zero if either failed.
+# S3GW_SKIP_OZONE=1 skips the Ozone phase (for quick local runs).
+# Every phase always runs; the exit code is non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,8 +46,27 @@ export S3GW_BIN="$target_dir/debug/s3-gateway"
 echo "==> installing the SDK matrix clients"
 "$venv/bin/python" conformance-tests/sdk/run-matrix --install-only
 
-echo "==> pytest conformance-tests"
-"$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest")
+echo "==> pytest conformance-tests (embedded back end)"
+"$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest embedded")
+
+if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
+    ozone_dev=conformance-tests/ozone/ozone-dev
+    echo "==> starting the Apache Ozone dev cluster"
+    if "$ozone_dev" start --with-s3g; then
+        export OZONE_OM_ADDRESS=127.0.0.1:8981 OZONE_S3G_ADDRESS=127.0.0.1:29878
+        echo "==> cargo test: the storage suite on Ozone"
+        cargo test -p storage-client --test ozone --test ozone_live -- --ignored \
+            || failed+=("cargo test ozone")
+        echo "==> pytest conformance-tests (Ozone back end)"
+        S3GW_OZONE_OM="$OZONE_OM_ADDRESS" OZONE_S3G_ENDPOINT="http://$OZONE_S3G_ADDRESS" \
+            "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest ozone")
+        echo "==> token vectors still match the Ozone/Hadoop classes"
+        conformance-tests/ozone/token-vectors/generate --check || failed+=("token vectors")
+    else
+        failed+=("ozone-dev start")
+    fi
+    "$ozone_dev" stop || true
+fi
 
 if ((${#failed[@]})); then
     echo "==> FAILED: ${failed[*]}" >&2

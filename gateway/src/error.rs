@@ -310,7 +310,14 @@ impl From<StorageError> for S3Error {
             StorageError::AccessDenied | StorageError::TokenRefused(_) => Self::access_denied(),
             StorageError::PreconditionFailed => Self::precondition_failed(),
             StorageError::InvalidArgument(message) => Self::invalid_argument(message),
-            StorageError::Unavailable(message) => Self::service_unavailable(message),
+            // Which datanode or pipeline failed is for the operator's log,
+            // not for the caller, who only needs to retry later.
+            StorageError::Unavailable(detail) => {
+                tracing::warn!(error = %detail, "storage unavailable");
+                Self::service_unavailable(
+                    "The storage cluster cannot serve this request right now. Please try again.",
+                )
+            }
             StorageError::NoSuchUpload => Self::new(
                 "NoSuchUpload",
                 StatusCode::NOT_FOUND,

@@ -172,6 +172,19 @@ pub trait MetadataStore: Send + Sync {
         upload_id: &str,
         complete: CompleteUpload,
     ) -> Result<KeyInfo>;
+    /// Whether `object` is what completing an upload with `parts` (number,
+    /// ETag without quotes, in object order) made: S3 answers a retried
+    /// completion with that object. By default the object's recorded parts
+    /// must be exactly these.
+    fn made_by_completion(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+        !object.parts.is_empty()
+            && object.parts.len() == parts.len()
+            && object
+                .parts
+                .iter()
+                .zip(parts)
+                .all(|(part, (number, etag))| part.number == *number && part.etag == *etag)
+    }
     /// Ends the upload and queues all its parts' blocks for reclamation.
     async fn abort_upload(
         &self,

@@ -386,6 +386,20 @@ impl Storage {
         self.om.lookup_key(who, bucket, key).await
     }
 
+    /// The object under `key` if completing an upload with `parts` (number,
+    /// ETag without quotes) made it, for answering a retried
+    /// CompleteMultipartUpload as S3 does.
+    pub async fn completed_by(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        parts: &[(u16, String)],
+    ) -> Option<KeyInfo> {
+        let object = self.lookup(who, bucket, key).await.ok()?;
+        self.om.made_by_completion(&object, parts).then_some(object)
+    }
+
     /// Streams `range` of a looked-up object. The caller's authority is the
     /// block tokens inside `info`, so `_who` is not consulted again.
     pub async fn read(

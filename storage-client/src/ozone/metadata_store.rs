@@ -36,6 +36,7 @@ use crate::{
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
+    ozone_multipart_etag,
 };
 use super::om_client::OmClient;
 
@@ -837,6 +838,18 @@ impl MetadataStore for OzoneMetadata {
         );
         info.bucket = bucket.to_owned();
         Ok(info)
+    }
+
+    /// Ozone keeps no part ETags on a completed key, but names the object
+    /// after them (see [`ozone_multipart_etag`]).
+    fn made_by_completion(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+        object.parts.len() == parts.len()
+            && object
+                .parts
+                .iter()
+                .zip(parts)
+                .all(|(part, (number, _))| part.number == *number)
+            && object.etag == ozone_multipart_etag(parts)
     }
 
     async fn abort_upload(

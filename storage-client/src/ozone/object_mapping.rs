@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use md5::{Digest, Md5};
+
 use crate::om::OpenKey;
 use crate::{
     BlockLocation, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, PartSummary, Replica, WriteGroup,
@@ -145,6 +147,14 @@ fn part_summaries(blocks: &[OzoneBlock]) -> Vec<PartSummary> {
         }
     }
     parts
+}
+
+/// The ETag Ozone's OM gives a completed multipart key: the MD5 of the
+/// parts' ETags as text, concatenated, then `-N` (S3 hashes the binary
+/// MD5s instead). Ozone's own S3 gateway reports the same value.
+pub(super) fn ozone_multipart_etag(parts: &[(u16, String)]) -> String {
+    let text: String = parts.iter().map(|(_, etag)| etag.as_str()).collect();
+    format!("{}-{}", hex::encode(Md5::digest(text)), parts.len())
 }
 
 /// What the facade returns right after a commit, without asking the OM again.

@@ -687,8 +687,17 @@ pub fn status_error(status: i32, message: String) -> StorageError {
         Status::OmNotInitialized | Status::ScmInSafeMode | Status::Timeout | Status::RatisError => {
             StorageError::Unavailable(format!("{}: {message}", status.as_str_name()))
         }
+        // The SCM has no healthy datanode for a new block (e.g. all are
+        // down); the OM passes that on as an internal error.
+        Status::InternalError if is_allocation_failure(&message) => {
+            StorageError::Unavailable(format!("no datanode takes new blocks: {message}"))
+        }
         _ => StorageError::Internal(format!("{}: {message}", status.as_str_name())),
     }
+}
+
+fn is_allocation_failure(message: &str) -> bool {
+    message.contains("Unable to allocate") || message.contains("Cannot create pipeline")
 }
 
 #[cfg(test)]
@@ -722,6 +731,16 @@ mod tests {
         assert!(matches!(
             status_error(62, "partial".into()),
             StorageError::Internal(m) if m.contains("62")
+        ));
+        let no_datanode = "Unable to allocate a container to the block of size: 1048576, \
+            replicationConfig: RATIS/ONE. Cannot create pipeline RATIS/ONE using 0 nodes.";
+        assert!(matches!(
+            status_error(Status::InternalError as i32, no_datanode.into()),
+            StorageError::Unavailable(_)
+        ));
+        assert!(matches!(
+            status_error(Status::InternalError as i32, "NullPointerException".into()),
+            StorageError::Internal(_)
         ));
     }
 

@@ -129,6 +129,31 @@ pub async fn multipart_out_of_order_with(s: &Storage, rules: MultipartRules) {
         s.multipart_upload(&a, "b", "k", &id).await,
         Err(StorageError::NoSuchUpload)
     ));
+    // A retried completion with the same list is recognised; any other
+    // list, or an object that was not completed from parts, is not.
+    let listed = |parts: &[&PartInfo]| -> Vec<(u16, String)> {
+        parts.iter().map(|p| (p.number, p.etag.clone())).collect()
+    };
+    let retried = s
+        .completed_by(&a, "b", "k", &listed(&[&p1, &p2, &p3]))
+        .await;
+    assert_eq!(retried.map(|o| o.etag), Some(etag));
+    assert!(
+        s.completed_by(&a, "b", "k", &listed(&[&p1, &p2]))
+            .await
+            .is_none()
+    );
+    let mut swapped = listed(&[&p1, &p2, &p3]);
+    swapped[1].1 = p3.etag.clone();
+    assert!(s.completed_by(&a, "b", "k", &swapped).await.is_none());
+    put_with(s, &a, "b", "k", b"single", WriteCondition::None)
+        .await
+        .unwrap();
+    assert!(
+        s.completed_by(&a, "b", "k", &listed(&[&p1, &p2, &p3]))
+            .await
+            .is_none()
+    );
 }
 
 pub async fn multipart_part_replacement_and_gaps(s: &Storage) {
