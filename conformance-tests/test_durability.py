@@ -7,7 +7,7 @@ import threading
 
 from botocore.exceptions import ClientError
 
-from conftest import make_s3_client
+from conftest import make_s3_client, unique_bucket_name
 from gateway_process import GatewayProcess
 from sigv4 import Credentials
 
@@ -37,7 +37,9 @@ def test_restart_keeps_buckets_objects_metadata_and_keys(own_server):
     s3 = client_for(own_server)
     user = own_server.create_key("durable-user")
     user_creds = Credentials(user["access_key"], user["secret_key"])
-    buckets = ["ct-durable-one", "ct-durable-two"]
+    # Unique names: on Ozone the cluster outlives every run.
+    buckets = [unique_bucket_name("durable-one"), unique_bucket_name("durable-two")]
+    user_bucket = unique_bucket_name("durable-user")
     for name in buckets:
         s3.create_bucket(Bucket=name)
     objects = {
@@ -52,7 +54,7 @@ def test_restart_keeps_buckets_objects_metadata_and_keys(own_server):
                       Metadata={"origin": key.encode("ascii", "replace").decode()})
     s3.put_object(Bucket=buckets[1], Key="deleted-before-restart", Body=b"gone")
     s3.delete_object(Bucket=buckets[1], Key="deleted-before-restart")
-    client_for(own_server, user_creds).create_bucket(Bucket="ct-durable-user")
+    client_for(own_server, user_creds).create_bucket(Bucket=user_bucket)
     before = snapshot(s3, buckets[0])
 
     own_server.stop()
@@ -66,7 +68,7 @@ def test_restart_keeps_buckets_objects_metadata_and_keys(own_server):
         assert s3.get_object(Bucket=buckets[0], Key=key)["Body"].read() == data
     assert s3.list_objects_v2(Bucket=buckets[1])["KeyCount"] == 0
     user_client = client_for(own_server, user_creds)
-    assert [b["Name"] for b in user_client.list_buckets()["Buckets"]] == ["ct-durable-user"]
+    assert [b["Name"] for b in user_client.list_buckets()["Buckets"]] == [user_bucket]
 
 
 def put_load(server: GatewayProcess, bucket: str, writer: int, attempted: dict, acked: dict,
@@ -93,7 +95,7 @@ def put_load(server: GatewayProcess, bucket: str, writer: int, attempted: dict, 
 
 
 def test_kill9_during_put_load_loses_no_acknowledged_object(own_server):
-    bucket = "ct-crash"
+    bucket = unique_bucket_name("crash")
     client_for(own_server).create_bucket(Bucket=bucket)
     attempted, acked = {}, {}
     lock, enough = threading.Lock(), threading.Event()

@@ -134,10 +134,11 @@ def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
     try:
         creds = Credentials("CTFILEKEY00000000001", "file-secret-0123456789abcdefghijklmnopqrstu")
         client = make_s3_client(server.endpoint, creds)
-        client.create_bucket(Bucket="ct-from-file")
-        client.put_object(Bucket="ct-from-file", Key="k", Body=b"v")
-        assert client.get_object(Bucket="ct-from-file", Key="k")["Body"].read() == b"v"
+        name = unique_bucket_name("from-file")
+        client.create_bucket(Bucket=name)
+        client.put_object(Bucket=name, Key="k", Body=b"v")
+        assert client.get_object(Bucket=name, Key="k")["Body"].read() == b"v"
         root = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
-        assert "ct-from-file" not in [b["Name"] for b in root.list_buckets()["Buckets"]]
+        assert name not in [b["Name"] for b in root.list_buckets()["Buckets"]]
     finally:
         server.stop()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import make_s3_client, start_server
+from conftest import make_s3_client, start_server, unique_bucket_name
 from raw_client import RawClient, assert_s3_error, xml_fields
 from sigv4 import Credentials
 
@@ -25,19 +25,20 @@ def virtual(server, bucket: str) -> RawClient:
 
 def test_object_round_trip_through_bucket_host(domain_server):
     path_style = make_s3_client(domain_server.endpoint, Credentials(domain_server.access_key, domain_server.secret_key))
-    path_style.create_bucket(Bucket="vhost-bucket")
-    client = virtual(domain_server, "vhost-bucket")
+    name = unique_bucket_name("vhost")
+    path_style.create_bucket(Bucket=name)
+    client = virtual(domain_server, name)
 
     put = client.request("PUT", path="/dir/key%20with%20space", body=b"virtual")
     assert put.status_code == 200, put.text
     got = client.request("GET", path="/dir/key%20with%20space")
     assert got.status_code == 200 and got.content == b"virtual"
-    assert path_style.get_object(Bucket="vhost-bucket", Key="dir/key with space")["Body"].read() == b"virtual"
+    assert path_style.get_object(Bucket=name, Key="dir/key with space")["Body"].read() == b"virtual"
 
     listing = client.request("GET", path="/", query=[("list-type", "2")])
     assert listing.status_code == 200, listing.text
     root, fields = xml_fields(listing.content)
-    assert root == "ListBucketResult" and fields["Name"] == "vhost-bucket"
+    assert root == "ListBucketResult" and fields["Name"] == name
 
 
 def test_missing_bucket_through_bucket_host(domain_server):
@@ -47,6 +48,7 @@ def test_missing_bucket_through_bucket_host(domain_server):
 
 def test_path_style_still_works_with_domain(domain_server):
     client = make_s3_client(domain_server.endpoint, Credentials(domain_server.access_key, domain_server.secret_key))
-    client.create_bucket(Bucket="path-style-too")
-    client.put_object(Bucket="path-style-too", Key="k", Body=b"v")
-    assert client.get_object(Bucket="path-style-too", Key="k")["Body"].read() == b"v"
+    name = unique_bucket_name("path-style-too")
+    client.create_bucket(Bucket=name)
+    client.put_object(Bucket=name, Key="k", Body=b"v")
+    assert client.get_object(Bucket=name, Key="k")["Body"].read() == b"v"

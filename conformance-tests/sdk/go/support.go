@@ -98,11 +98,17 @@ func quotedMD5(data []byte) string {
 }
 
 // multipartETag is the S3 multipart ETag: md5 of the concatenated binary part md5s, then -N.
+// With S3_MULTIPART_ETAG=ozone, Ozone's: md5 of the parts' hex md5s as text.
 func multipartETag(parts [][]byte) string {
+	ozone := os.Getenv("S3_MULTIPART_ETAG") == "ozone"
 	joined := md5.New()
 	for _, part := range parts {
 		sum := md5.Sum(part)
-		joined.Write(sum[:])
+		if ozone {
+			joined.Write([]byte(hex.EncodeToString(sum[:])))
+		} else {
+			joined.Write(sum[:])
+		}
 	}
 	return fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(joined.Sum(nil)), len(parts))
 }

@@ -96,9 +96,14 @@ function makeClient(endpoint, checksumsByDefault) {
 const quotedMd5 = (data) => `"${createHash("md5").update(data).digest("hex")}"`;
 
 // The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N.
+// S3's multipart ETag; with S3_MULTIPART_ETAG=ozone, Ozone's (md5 of the parts' hex md5s as text).
 function multipartEtag(parts) {
+  const ozone = process.env.S3_MULTIPART_ETAG === "ozone";
   const joined = createHash("md5");
-  for (const part of parts) joined.update(createHash("md5").update(part).digest());
+  for (const part of parts) {
+    const sum = createHash("md5").update(part).digest();
+    joined.update(ozone ? sum.toString("hex") : sum);
+  }
   return `"${joined.digest("hex")}-${parts.length}"`;
 }
 

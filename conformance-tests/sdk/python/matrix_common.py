@@ -82,8 +82,12 @@ def quoted_md5(data):
 
 
 def multipart_etag(parts):
-    """The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N."""
-    joined = b"".join(hashlib.md5(p).digest() for p in parts)
+    """The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N.
+    With S3_MULTIPART_ETAG=ozone, Ozone's: md5 of the parts' hex md5s as text."""
+    if os.environ.get("S3_MULTIPART_ETAG") == "ozone":
+        joined = "".join(hashlib.md5(p).hexdigest() for p in parts).encode()
+    else:
+        joined = b"".join(hashlib.md5(p).digest() for p in parts)
     return '"' + hashlib.md5(joined).hexdigest() + f'-{len(parts)}"'
 
 

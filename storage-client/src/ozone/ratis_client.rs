@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::stream;
@@ -46,9 +46,10 @@ const BLOCK_TYPE_METADATA: (&str, &str) = ("TYPE", "KEY");
 #[derive(Clone, Debug)]
 pub struct RatisConfig {
     pub connect_timeout: Duration,
-    /// Deadline of one attempt of one write at one datanode, reply included.
+    /// Deadline of one write over the whole pipeline: every attempt at
+    /// every member, replies included.
     pub request_timeout: Duration,
-    /// Deadline of one watch attempt (the server holds a watch until the
+    /// Deadline of one watch, likewise (the server holds a watch until the
     /// index is replicated as asked, or its own timeout passes).
     pub watch_timeout: Duration,
     /// Attempts per request over the pipeline's members.
@@ -309,20 +310,30 @@ impl RatisClient {
             self.config.request_timeout
         };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        // Every attempt shares one deadline, so a member that hangs bounds
+        // the whole call by it, not by it times the attempts.
+        let give_up = Instant::now() + deadline;
         let mut target = 0;
         let mut pause = false;
         let mut last = String::from("no attempt made");
+        let mut attempts = 0;
         for _ in 0..self.config.max_attempts.max(1) {
             if pause {
                 tokio::time::sleep(self.config.retry_backoff).await;
             }
+            let left = give_up.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                last = format!("{last}; no time left within {deadline:?}");
+                break;
+            }
+            attempts += 1;
             let node = &pipeline.members[target];
             let request = RaftClientRequest {
                 rpc_request: Some(self.rpc_request(pipeline, node, call_id, deadline)),
                 message: content.clone().map(|content| ClientMessage { content }),
                 kind: Some(kind),
             };
-            let reply = match self.exchange(node, request, deadline).await {
+            let reply = match self.exchange(node, request, left).await {
                 Ok(reply) => reply,
                 // A watch that timed out was waiting at the leader: asking
                 // again only waits again.
@@ -366,8 +377,8 @@ impl RatisClient {
             }
         }
         Err(StorageError::Unavailable(format!(
-            "pipeline {}: no member took the request after {} attempts: {last}",
-            pipeline.id, self.config.max_attempts
+            "pipeline {}: no member took the request after {attempts} attempts: {last}",
+            pipeline.id
         )))
     }
 
@@ -875,6 +886,48 @@ mod tests {
             matches!(&result, Err(StorageError::Unavailable(m)) if m.contains("3 attempts")),
             "{result:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_member_that_never_answers_is_bounded_by_one_deadline() {
+        // Accepts connections and never says a word, as a hung datanode.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap().to_string();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = silent.accept().await {
+                open.push(socket);
+            }
+        });
+        let client = RatisClient::new(RatisConfig {
+            request_timeout: Duration::from_millis(300),
+            max_attempts: 5,
+            retry_backoff: Duration::from_millis(1),
+            ..RatisConfig::default()
+        });
+        let mut hung = block();
+        if let Some(p) = hung.pipeline.as_mut() {
+            p.members.truncate(1);
+            p.members[0].address = address;
+        }
+        let chunk = ChunkInfo {
+            chunk_name: "111_chunk_1".into(),
+            offset: 0,
+            len: 3,
+            metadata: Vec::new(),
+            checksum_data: Default::default(),
+        };
+        let result = tokio::time::timeout(
+            Duration::from_secs(10),
+            client.write_chunk(&hung, chunk, Bytes::from_static(b"abc")),
+        )
+        .await
+        .expect("the call ends by itself");
+        assert!(
+            matches!(&result, Err(StorageError::Unavailable(m)) if m.contains("no time left")),
+            "{result:?}"
+        );
+        held.abort();
     }
 
     #[tokio::test]

@@ -132,10 +132,18 @@ pub fn quoted_md5(data: &[u8]) -> String {
 }
 
 /// The S3 multipart ETag: md5 of the concatenated binary part md5s, then `-N`.
+/// The S3 multipart ETag: md5 of the concatenated binary part md5s, then
+/// -N. With S3_MULTIPART_ETAG=ozone, Ozone's: md5 of the parts' hex md5s as text.
 pub fn multipart_etag(parts: &[Vec<u8>]) -> String {
+    let ozone = std::env::var("S3_MULTIPART_ETAG").is_ok_and(|form| form == "ozone");
     let mut joined = Md5::new();
     for part in parts {
-        joined.update(Md5::digest(part));
+        let sum = Md5::digest(part);
+        if ozone {
+            joined.update(hex(&sum).as_bytes());
+        } else {
+            joined.update(sum);
+        }
     }
     format!("\"{}-{}\"", hex(&joined.finalize()), parts.len())
 }

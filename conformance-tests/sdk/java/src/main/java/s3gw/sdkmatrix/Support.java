@@ -1,6 +1,8 @@
 package s3gw.sdkmatrix;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -58,10 +60,16 @@ final class Support {
     }
 
     /** The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N. */
+    /** The S3 multipart ETag: md5 of the concatenated binary part md5s, then -N.
+     *  With S3_MULTIPART_ETAG=ozone, Ozone's: md5 of the parts' hex md5s as text. */
     static String multipartEtag(List<byte[]> parts) {
-        ByteBuffer joined = ByteBuffer.allocate(16 * parts.size());
-        parts.forEach(part -> joined.put(md5(part)));
-        return "\"" + HexFormat.of().formatHex(md5(joined.array())) + "-" + parts.size() + "\"";
+        boolean ozone = "ozone".equals(System.getenv("S3_MULTIPART_ETAG"));
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        for (byte[] part : parts) {
+            byte[] sum = md5(part);
+            joined.writeBytes(ozone ? HexFormat.of().formatHex(sum).getBytes(StandardCharsets.US_ASCII) : sum);
+        }
+        return "\"" + HexFormat.of().formatHex(md5(joined.toByteArray())) + "-" + parts.size() + "\"";
     }
 
     static String crc32Base64(byte[] data) {
