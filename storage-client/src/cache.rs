@@ -266,9 +266,10 @@ impl MetadataStore for CachedOm {
         key: &str,
         upload_id: &str,
         number: u16,
+        size_hint: Option<u64>,
     ) -> Result<OpenKey> {
         self.inner
-            .open_part(who, bucket, key, upload_id, number)
+            .open_part(who, bucket, key, upload_id, number, size_hint)
             .await
     }
 

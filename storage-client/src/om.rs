@@ -66,7 +66,8 @@ pub trait MetadataStore: Send + Sync {
     /// Starts the upload of part `number` of multipart upload `upload_id`
     /// (for `bucket`/`key`), to be committed with `commit_part`. Back ends
     /// that must know the part when the upload starts (Ozone) override
-    /// this; for the others a part is opened like any key.
+    /// this; for the others a part is opened like any key. `size_hint`
+    /// as in [`WriteIntent`].
     async fn open_part(
         &self,
         who: &Identity,
@@ -74,9 +75,13 @@ pub trait MetadataStore: Send + Sync {
         key: &str,
         _upload_id: &str,
         _number: u16,
+        size_hint: Option<u64>,
     ) -> Result<OpenKey> {
-        self.open_key(who, bucket, key, WriteIntent::default())
-            .await
+        let intent = WriteIntent {
+            size_hint,
+            ..WriteIntent::default()
+        };
+        self.open_key(who, bucket, key, intent).await
     }
     /// One more block (READ+WRITE token) for an open key.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;

@@ -131,7 +131,10 @@ impl Default for StorageConfig {
 pub struct OzoneStorageConfig {
     /// `host:port` of every Ozone Manager's gRPC server (`ozone.om.grpc.port`).
     pub om_addresses: Vec<String>,
-    /// The cluster's `ozone.scm.block.size`: bytes written per block.
+    /// The most bytes written per block. The OM allocates blocks of the
+    /// cluster's `ozone.scm.block.size` and the writer never fills one
+    /// further, so the default (Ozone's 256 MiB) suits any cluster; a
+    /// smaller value cuts objects into smaller blocks.
     pub block_size: u64,
     /// Bytes per WriteChunk; a multiple of `bytes_per_checksum`.
     pub chunk_size: usize,
@@ -457,7 +460,8 @@ impl Storage {
 
     /// Starts writing part `number` of multipart upload `upload_id`; commit
     /// it with [`ObjectWriter::commit_part`] for that upload and number.
-    /// Some back ends (Ozone) must know the part before its first byte.
+    /// Some back ends (Ozone) must know the part before its first byte;
+    /// `size_hint` is the part's declared size, as in [`WriteIntent`].
     pub async fn create_part(
         &self,
         who: &Identity,
@@ -465,10 +469,11 @@ impl Storage {
         key: &str,
         upload_id: &str,
         number: u16,
+        size_hint: Option<u64>,
     ) -> Result<ObjectWriter> {
         let open = self
             .om
-            .open_part(who, bucket, key, upload_id, number)
+            .open_part(who, bucket, key, upload_id, number, size_hint)
             .await?;
         Ok(self.writer_for(who, open))
     }

@@ -2,8 +2,9 @@
 //! the object becomes visible only at `commit`.
 //!
 //! Bytes are cut into chunks of `chunk_size` (the unit of buffered write);
-//! a block takes `block_size / chunk_size` chunks, then the next block is
-//! allocated. At most one chunk is buffered per upload.
+//! a block takes `block_size / chunk_size` chunks (fewer if the OM allocated
+//! smaller blocks), then the next block is allocated. At most one chunk is
+//! buffered per upload.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,6 +31,9 @@ pub struct ObjectWriter {
     spare: VecDeque<BlockLocation>,
     /// The block being filled; its `offset` is set, its `length` is the bytes written.
     current: Option<BlockLocation>,
+    /// Bytes `current` may hold: the block size, or less where the OM
+    /// allocated smaller blocks (an Ozone cluster's `ozone.scm.block.size`).
+    capacity: u64,
     /// Sealed blocks, in object order.
     sealed: Vec<BlockLocation>,
     len: u64,
@@ -66,6 +70,7 @@ impl ObjectWriter {
             pending: VecDeque::new(),
             pending_len: 0,
             current: None,
+            capacity: block_size,
             sealed: Vec::new(),
             len: 0,
         }
@@ -176,10 +181,11 @@ impl ObjectWriter {
     }
 
     async fn write_chunk(&mut self, chunk: Bytes) -> Result<()> {
+        let chunk_len = chunk.len() as u64;
         if self
             .current
             .as_ref()
-            .is_some_and(|b| b.length == self.block_size)
+            .is_some_and(|b| b.length > 0 && b.length + chunk_len > self.capacity)
         {
             self.seal_current().await?;
         }
@@ -187,7 +193,6 @@ impl ObjectWriter {
             Some(block) => block,
             None => self.next_block().await?,
         };
-        let chunk_len = chunk.len() as u64;
         let written = self.dn.write_chunk(&block, block.length, chunk).await;
         if written.is_ok() {
             block.length += chunk_len;
@@ -200,6 +205,11 @@ impl ObjectWriter {
         let mut block = match self.spare.pop_front() {
             Some(block) => block,
             None => self.om.allocate_block(&self.who, &self.open).await?,
+        };
+        // An allocation states the block's capacity in `length`.
+        self.capacity = match block.length {
+            0 => self.block_size,
+            allocated => allocated.min(self.block_size),
         };
         block.offset = self.sealed.iter().map(|b| b.length).sum();
         block.length = 0;

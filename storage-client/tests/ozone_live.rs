@@ -495,11 +495,11 @@ async fn runs_a_multipart_upload() {
 // ---- writes through the storage facade ----
 
 /// The production back end over the dev cluster, writing chunks the size
-/// its Java writers cut; bucket names are not prefixed, so Ozone's S3
-/// gateway sees the same buckets.
+/// its Java writers cut. The block size is left at its default (256 MiB):
+/// the writer must follow the cluster's 1 MiB blocks by itself. Bucket
+/// names are not prefixed, so Ozone's S3 gateway sees the same buckets.
 async fn storage() -> Storage {
     let config = OzoneStorageConfig {
-        block_size: BLOCK,
         chunk_size: CHUNK as usize,
         ..OzoneStorageConfig::new(vec![om_addresses()])
     };
@@ -692,7 +692,7 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     let mut parts = Vec::new();
     for (number, data) in [(1, &first), (2, &second)] {
         let mut writer = storage
-            .create_part(&who, &bucket, "joined", &upload, number)
+            .create_part(&who, &bucket, "joined", &upload, number, None)
             .await
             .unwrap();
         write_all(&mut writer, data).await;

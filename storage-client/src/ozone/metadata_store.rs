@@ -521,6 +521,7 @@ impl MetadataStore for OzoneMetadata {
         key: &str,
         upload_id: &str,
         number: u16,
+        size_hint: Option<u64>,
     ) -> Result<OpenKey> {
         validate_key(key)?;
         let number = part_number(number)?;
@@ -533,7 +534,7 @@ impl MetadataStore for OzoneMetadata {
                 key,
                 upload_id,
                 number,
-                0,
+                size_hint.unwrap_or(0),
             )
             .await?;
         Ok(self.remember(bucket, open, WriteIntent::default()).await)

@@ -44,7 +44,10 @@ pub async fn upload_part(
     number: u16,
     bytes: &[u8],
 ) -> Result<PartInfo> {
-    let mut writer = s.create_part(who, "b", key, upload_id, number).await?;
+    let size_hint = Some(bytes.len() as u64);
+    let mut writer = s
+        .create_part(who, "b", key, upload_id, number, size_hint)
+        .await?;
     for piece in bytes.chunks(5000) {
         writer.write(Bytes::copy_from_slice(piece)).await?;
     }

@@ -62,9 +62,17 @@ pub async fn upload_part(
     // sent none, so completion can combine them.
     let summer = Checksummer::new(plan.algorithm().or(required));
 
+    let size_hint = payload.declared_length();
     let mut writer = state
         .storage
-        .create_part(who, upload.bucket, upload.key, upload.upload_id, number)
+        .create_part(
+            who,
+            upload.bucket,
+            upload.key,
+            upload.upload_id,
+            number,
+            size_hint,
+        )
         .await
         .map_err(|err| upload.error(err))?;
     let verified = receive(&mut writer, payload, summer)
@@ -118,9 +126,17 @@ pub async fn upload_part_copy(
     if range.end - range.start > MAX_OBJECT_SIZE {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
+    let size_hint = Some(range.end - range.start);
     let mut writer = state
         .storage
-        .create_part(who, upload.bucket, upload.key, upload.upload_id, number)
+        .create_part(
+            who,
+            upload.bucket,
+            upload.key,
+            upload.upload_id,
+            number,
+            size_hint,
+        )
         .await
         .map_err(|err| upload.error(err))?;
     let summer = Checksummer::new(upload_algorithm(&info));
