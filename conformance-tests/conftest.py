@@ -7,8 +7,7 @@ that server instead; tests that restart the server or manage keys are then
 skipped.
 
 With S3GW_OZONE_OM=HOST:PORT (a running cluster, see ozone/README.md) every
-gateway the suite starts uses the Ozone back end (`--backend ozone --om`);
-tests marked `embedded_only` are then skipped.
+gateway the suite starts uses the Ozone back end (`--backend ozone --om`).
 """
 
 import hashlib
@@ -100,13 +99,6 @@ def random_key_pair() -> tuple[str, str]:
     return access, secret
 
 
-# Why multipart checksum tests are embedded only (see README, --backend ozone).
-MULTIPART_CHECKSUMS_ON_OZONE = (
-    "Ozone keeps neither an upload's checksum algorithm nor its parts' checksums, "
-    "so multipart objects there have no composite or full-object checksum"
-)
-
-
 def multipart_etag(parts: list[bytes]) -> str:
     """The quoted ETag of a multipart object made of `parts`: S3's MD5 of the
     parts' binary MD5s, then -N; on Ozone the OM names the object itself,
@@ -131,7 +123,6 @@ def backend_args() -> list[str]:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "embedded_only(reason): needs the embedded back end")
     config.addinivalue_line("markers", "disrupts_cluster: kills part of the Ozone cluster; runs last")
 
 
@@ -139,13 +130,6 @@ def pytest_collection_modifyitems(config, items):
     # Tests that kill and restart cluster roles run after everything else,
     # so that no other test meets a cluster that is still recovering.
     items.sort(key=lambda item: item.get_closest_marker("disrupts_cluster") is not None)
-    if not OZONE_OM:
-        return
-    for item in items:
-        marker = item.get_closest_marker("embedded_only")
-        if marker is not None:
-            reason = marker.args[0] if marker.args else "needs the embedded back end"
-            item.add_marker(pytest.mark.skip(reason=f"embedded only: {reason}"))
 
 
 def pytest_sessionstart(session):

@@ -7,7 +7,6 @@ import pytest
 from botocore.exceptions import ClientError
 
 from client_errors import error_code, status
-from conftest import MULTIPART_CHECKSUMS_ON_OZONE
 from raw_client import assert_s3_error
 
 ALL = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
@@ -46,7 +45,6 @@ def test_object_without_checksum_has_no_checksum_attribute(raw, bucket):
     assert b"<ETag>9dd4e461268c8034f5c8564e155c67a6</ETag>" in response.content
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_object_parts_of_a_multipart_object(s3, bucket):
     upload = s3.create_multipart_upload(Bucket=bucket, Key="mp", ChecksumAlgorithm="CRC32")
     sizes = [5 * MIB, 5 * MIB, 1]

@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from aws_chunked import crc32_base64
 from client_errors import error_code, status
-from conftest import MULTIPART_CHECKSUMS_ON_OZONE, make_s3_client
+from conftest import make_s3_client
 from raw_client import assert_s3_error, xml_fields
 
 MIB = 1024 * 1024
@@ -293,7 +293,6 @@ def test_other_owners_source_is_denied(root_s3, target, second_key, bucket, buck
         other.delete_bucket(Bucket=theirs)
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_copy_of_a_multipart_object_is_a_single_part_object(s3, bucket):
     parts_data = [os.urandom(5 * MIB), b"tail"]
     upload = s3.create_multipart_upload(Bucket=bucket, Key="mp", ChecksumAlgorithm="CRC32")

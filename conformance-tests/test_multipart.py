@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from aws_chunked import crc32_base64
 from client_errors import error_code, status
-from conftest import MULTIPART_CHECKSUMS_ON_OZONE, multipart_etag
+from conftest import multipart_etag
 from raw_client import assert_s3_error, object_path, strip_ns, xml_fields
 from sigv4 import sha256_hex
 
@@ -224,7 +224,6 @@ def test_a_part_with_a_bad_digest_is_not_stored(raw, bucket, s3):
     assert good.headers["x-amz-checksum-crc32"] == crc32_base64(b"data")
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_a_part_checksum_must_use_the_uploads_algorithm(raw, bucket, s3):
     upload_id = start(s3, bucket, "k", ChecksumAlgorithm="CRC32")
     sha1 = base64.b64encode(hashlib.sha1(b"data").digest()).decode()
@@ -355,7 +354,6 @@ def test_get_and_head_by_part_number(s3, bucket):
 # ---- checksums ----
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_composite_crc32_checksum(s3, bucket):
     bodies = [os.urandom(PART), os.urandom(777)]
     upload_id = start(s3, bucket, "k", ChecksumAlgorithm="CRC32")
@@ -393,7 +391,6 @@ def crc_header(raw, bucket, key, headers) -> dict:
     return response.headers
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_full_object_crc64nvme_is_combined_from_the_parts(raw, bucket):
     bodies = [os.urandom(PART), os.urandom(PART), os.urandom(4321)]
     created = raw.request("POST", bucket, "k", query=[("uploads", "")],
@@ -428,7 +425,6 @@ def test_full_object_crc64nvme_is_combined_from_the_parts(raw, bucket):
     assert head["x-amz-checksum-type"] == "FULL_OBJECT"
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_full_object_crc32_and_a_declared_whole_object_checksum(raw, bucket):
     bodies = [os.urandom(PART), os.urandom(10)]
     created = raw.request("POST", bucket, "k", query=[("uploads", "")],

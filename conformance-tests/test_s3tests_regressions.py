@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from client_errors import error_code, status
-from conftest import MULTIPART_CHECKSUMS_ON_OZONE, make_s3_client
+from conftest import make_s3_client
 
 MIB = 1024 * 1024
 
@@ -46,7 +46,6 @@ def test_retried_complete_multipart_upload_returns_the_same_object(s3, bucket):
     assert (status(err.value), error_code(err.value)) == (404, "NoSuchUpload")
 
 
-@pytest.mark.embedded_only(MULTIPART_CHECKSUMS_ON_OZONE)
 def test_get_part_in_checksum_mode_returns_the_part_checksum(root_s3, bucket):
     bodies = [b"x" * 5 * MIB, b"y" * 1000]
     upload_id = root_s3.create_multipart_upload(Bucket=bucket, Key="mp", ChecksumAlgorithm="SHA256")["UploadId"]

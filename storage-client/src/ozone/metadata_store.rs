@@ -16,8 +16,10 @@
 //! Write conditions and tags are given to the OM at CreateKey (the only
 //! place it takes them): it checks `If-None-Match: *` and `If-Match` there
 //! and again atomically with CommitKey, and the tags become the object's
-//! with the commit.
+//! with the commit. Multipart checksums, which Ozone has no place for, are
+//! kept as [`ChecksumRecords`] in a second system bucket.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
@@ -33,6 +35,7 @@ use crate::{
     StorageError, WriteCondition, WriteIntent,
 };
 
+use super::checksum_records::{ChecksumRecords, ObjectChecksums};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
@@ -45,6 +48,8 @@ use super::om_client::OmClient;
 const SYSTEM_OWNER: &str = ".s3gw";
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
+/// The system bucket holding multipart checksum records.
+const CHECKSUMS_BUCKET: &str = "s3gw-checksums";
 /// A credential key's metadata entries.
 const NAME_KEY: &str = "s3gw-name";
 const SECRET_KEY: &str = "s3gw-secret";
@@ -57,7 +62,9 @@ const PARALLEL_LOOKUPS: usize = 16;
 const BUCKET_CACHE_CAPACITY: u64 = 100_000;
 
 pub(crate) struct OzoneMetadata {
-    om: OmClient,
+    om: Arc<OmClient>,
+    /// Multipart checksums, which Ozone does not keep.
+    checksums: ChecksumRecords,
     /// Put in front of every bucket name on the cluster, so that several
     /// gateways (or test runs) can share one cluster without meeting.
     bucket_prefix: String,
@@ -80,7 +87,10 @@ impl OzoneMetadata {
         abandon_after: Duration,
         bucket_ttl: Duration,
     ) -> Self {
+        let om = Arc::new(om);
+        let records_bucket = format!("{bucket_prefix}{CHECKSUMS_BUCKET}");
         Self {
+            checksums: ChecksumRecords::new(Arc::clone(&om), SYSTEM_OWNER, records_bucket),
             om,
             bucket_prefix,
             open_keys: moka::future::Cache::builder()
@@ -95,17 +105,19 @@ impl OzoneMetadata {
         }
     }
 
-    /// Checks that the OM answers and creates the credentials bucket if
-    /// this is the first gateway on the cluster.
+    /// Checks that the OM answers and creates the system buckets if this
+    /// is the first gateway on the cluster.
     pub(crate) async fn prepare(&self) -> Result<()> {
-        match self
-            .om
-            .create_bucket(SYSTEM_OWNER, &self.credentials_bucket(), "")
-            .await
-        {
-            Ok(()) | Err(StorageError::BucketAlreadyExists) => Ok(()),
-            Err(e) => Err(e),
+        for bucket in [
+            self.credentials_bucket(),
+            self.checksums.bucket().to_owned(),
+        ] {
+            match self.om.create_bucket(SYSTEM_OWNER, &bucket, "").await {
+                Ok(()) | Err(StorageError::BucketAlreadyExists) => {}
+                Err(e) => return Err(e),
+            }
         }
+        Ok(())
     }
 
     fn ozone_name(&self, bucket: &str) -> String {
@@ -320,6 +332,20 @@ fn upload_markers(after: &[u8]) -> (String, String) {
     }
 }
 
+/// `info` with the checksums recorded for it (Ozone keeps none for a
+/// multipart object).
+fn with_checksums(mut info: KeyInfo, recorded: ObjectChecksums) -> KeyInfo {
+    if recorded.whole.is_some() {
+        info.checksum = recorded.whole;
+    }
+    for part in &mut info.parts {
+        if let Some(checksum) = recorded.parts.get(&part.number) {
+            part.checksum = Some(checksum.clone());
+        }
+    }
+    info
+}
+
 fn part_number(number: u16) -> Result<u32> {
     if (1..=crate::multipart::MAX_PART_NUMBER).contains(&number) {
         Ok(u32::from(number))
@@ -480,9 +506,15 @@ impl MetadataStore for OzoneMetadata {
             self.om.get_key_info(&who.access_key, &name, key, false)
         );
         owner?;
-        let mut info = key_info(found?);
+        let found = found?;
+        let recorded = if found.is_multipart {
+            self.checksums.object(&name, key, found.update_id).await?
+        } else {
+            ObjectChecksums::default()
+        };
+        let mut info = key_info(found);
         info.bucket = bucket.to_owned();
-        Ok(info)
+        Ok(with_checksums(info, recorded))
     }
 
     async fn open_key(
@@ -665,6 +697,12 @@ impl MetadataStore for OzoneMetadata {
                 &upload.tags,
             )
             .await?;
+        if let Some(algorithm) = &upload.checksum_algorithm {
+            let kind = upload.checksum_type.as_deref().unwrap_or_default();
+            self.checksums
+                .record_upload(&upload_id, algorithm, kind)
+                .await?;
+        }
         Ok(UploadInfo {
             bucket: bucket.to_owned(),
             key: key.to_owned(),
@@ -706,7 +744,9 @@ impl MetadataStore for OzoneMetadata {
                 .iter()
                 .find(|u| u.key == key && u.upload_id == upload_id)
             {
-                // Ozone does not hand back what the upload was started with.
+                // Ozone does not hand back the metadata and tags the upload
+                // was started with; the checksum settings are our record.
+                let (algorithm, kind) = self.checksums.upload(upload_id).await?.unzip();
                 return Ok(UploadInfo {
                     bucket: bucket.to_owned(),
                     key: key.to_owned(),
@@ -715,8 +755,8 @@ impl MetadataStore for OzoneMetadata {
                     initiated: found.created,
                     meta: Default::default(),
                     tags: Vec::new(),
-                    checksum_algorithm: None,
-                    checksum_type: None,
+                    checksum_algorithm: algorithm.filter(|a| !a.is_empty()),
+                    checksum_type: kind.filter(|k| !k.is_empty()),
                 });
             }
             match (
@@ -760,6 +800,11 @@ impl MetadataStore for OzoneMetadata {
         self.om
             .commit_part(&who.access_key, &ozone_open, &ozone_blocks, &part.etag)
             .await?;
+        if let Some(checksum) = &part.checksum {
+            self.checksums
+                .record_part(upload_id, number, checksum)
+                .await?;
+        }
         Ok(PartInfo {
             number,
             size: blocks.iter().map(|b| b.length).sum(),
@@ -780,6 +825,7 @@ impl MetadataStore for OzoneMetadata {
     ) -> Result<Vec<PartInfo>> {
         self.owned_bucket(who, bucket).await?;
         let name = self.ozone_name(bucket);
+        let checksums = self.checksums.parts(upload_id).await?;
         let mut out = Vec::new();
         let mut marker = u32::from(after);
         while out.len() < limit {
@@ -789,11 +835,12 @@ impl MetadataStore for OzoneMetadata {
                 .list_parts(&who.access_key, &name, key, upload_id, marker, want)
                 .await?;
             out.extend(page.parts.into_iter().filter_map(|p| {
+                let number = u16::try_from(p.number).ok()?;
                 Some(PartInfo {
-                    number: u16::try_from(p.number).ok()?,
+                    number,
                     size: p.size,
                     etag: p.etag.unwrap_or(p.name),
-                    checksum: None,
+                    checksum: checksums.get(&number).cloned(),
                     last_modified: p.modified,
                 })
             }));
@@ -825,6 +872,8 @@ impl MetadataStore for OzoneMetadata {
             // Clients may quote part ETags; the OM compares bare ones.
             .map(|(number, etag)| (u32::from(*number), etag.trim_matches('"').to_owned()))
             .collect();
+        let mut part_checksums = self.checksums.parts(upload_id).await?;
+        part_checksums.retain(|number, _| complete.parts.iter().any(|(n, _)| n == number));
         let completed = self
             .om
             .complete_multipart(&who.access_key, &name, key, upload_id, &parts, &expect)
@@ -832,13 +881,28 @@ impl MetadataStore for OzoneMetadata {
         if let Err(err) = completed {
             return Err(self.refusal(who, &name, key, &expect, err).await);
         }
-        let mut info = key_info(
-            self.om
-                .get_key_info(&who.access_key, &name, key, false)
-                .await?,
-        );
+        let found = self
+            .om
+            .get_key_info(&who.access_key, &name, key, false)
+            .await?;
+        let checksums = ObjectChecksums {
+            whole: complete.checksum,
+            parts: part_checksums,
+        };
+        if !checksums.is_empty() {
+            let recorded = self
+                .checksums
+                .record_object(&name, key, found.update_id, &checksums)
+                .await;
+            if let Err(e) = recorded {
+                // The object is complete either way; it only lacks its checksums.
+                tracing::warn!(error = %e, bucket, key, "cannot record the object's checksums");
+            }
+        }
+        self.checksums.forget_upload(upload_id).await;
+        let mut info = key_info(found);
         info.bucket = bucket.to_owned();
-        Ok(info)
+        Ok(with_checksums(info, checksums))
     }
 
     /// Ozone keeps no part ETags on a completed key, but names the object
@@ -863,7 +927,9 @@ impl MetadataStore for OzoneMetadata {
         self.owned_bucket(who, bucket).await?;
         self.om
             .abort_multipart(&who.access_key, &self.ozone_name(bucket), key, upload_id)
-            .await
+            .await?;
+        self.checksums.forget_upload(upload_id).await;
+        Ok(())
     }
 
     async fn scan_uploads(

@@ -11,6 +11,7 @@
 
 mod block_store;
 mod checksum;
+mod checksum_records;
 pub mod dn_client;
 mod metadata_store;
 mod model;

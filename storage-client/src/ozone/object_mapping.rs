@@ -58,12 +58,14 @@ pub(super) fn object_metadata(
         (stored.to_owned(), value.clone())
     }));
     if let Some(c) = checksum {
-        out.push((
-            CHECKSUM_KEY.to_owned(),
-            format!("{} {} {}", c.algorithm, c.kind, c.value),
-        ));
+        out.push((CHECKSUM_KEY.to_owned(), checksum_text(c)));
     }
     out
+}
+
+/// A checksum as one metadata value: `<algorithm> <kind> <value>`.
+pub(super) fn checksum_text(c: &ObjectChecksum) -> String {
+    format!("{} {} {}", c.algorithm, c.kind, c.value)
 }
 
 /// The object metadata and checksum recorded in key metadata; entries
@@ -95,7 +97,8 @@ pub(super) fn meta_from_metadata(
     (meta, checksum)
 }
 
-fn parse_checksum(text: &str) -> Option<ObjectChecksum> {
+/// The checksum [`checksum_text`] wrote.
+pub(super) fn parse_checksum(text: &str) -> Option<ObjectChecksum> {
     let mut fields = text.split(' ');
     let (algorithm, kind, value) = (fields.next()?, fields.next()?, fields.next()?);
     fields.next().is_none().then(|| ObjectChecksum {

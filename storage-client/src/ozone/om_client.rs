@@ -475,6 +475,34 @@ impl OmClient {
         Ok((entries, truncated))
     }
 
+    /// As [`Self::list_keys`], with each key's metadata (ListKeys: no
+    /// block locations are looked up for an OBJECT_STORE listing).
+    pub async fn list_keys_with_metadata(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        prefix: &str,
+        start_after: &str,
+        count: usize,
+    ) -> Result<(Vec<OzoneKey>, bool)> {
+        let command = Command::ListKeys(ozone::ListKeysRequest {
+            volume_name: S3_VOLUME.into(),
+            bucket_name: bucket.into(),
+            start_key: non_empty(start_after),
+            prefix: non_empty(prefix),
+            count: Some(wire_count(count)),
+        });
+        let response = self.submit(access_id, Type::ListKeys, command).await?;
+        let page = answer!(response, ListKeys).unwrap_or_default();
+        let truncated = page.is_truncated();
+        let keys = page
+            .key_info
+            .into_iter()
+            .map(model::key_from_proto)
+            .collect();
+        Ok((keys, truncated))
+    }
+
     /// `NoSuchKey` when there is no such key (S3's idempotent delete is the
     /// caller's choice).
     pub async fn delete_key(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {

@@ -1,0 +1,239 @@
+//! Multipart checksums, which Ozone does not keep: the upload's algorithm,
+//! each part's checksum, and a completed object's checksum and part
+//! checksums are recorded as empty keys, their values in key metadata, in
+//! a system bucket.
+//!
+//! Ozone has nowhere to put them: ListMultipartUploads and ListParts
+//! return no metadata, and a completed key gets the metadata given when
+//! the upload started, before any part existed. A completed object's
+//! record names the key's generation (its `updateID`), so an object
+//! written over it later, by this gateway or any other Ozone client, never
+//! shows a stale checksum. A record outliving its object is harmless for
+//! the same reason; records of an upload go when it completes or aborts.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::{ObjectChecksum, Result, StorageError};
+
+use super::model::KeyExpectation;
+use super::object_mapping::{checksum_text, parse_checksum};
+use super::om_client::OmClient;
+
+const ALGORITHM_KEY: &str = "s3gw-checksum-algorithm";
+const TYPE_KEY: &str = "s3gw-checksum-type";
+const CHECKSUM_KEY: &str = "s3gw-checksum";
+const GENERATION_KEY: &str = "s3gw-generation";
+/// Followed by the part number: one entry per part of a completed object.
+const PART_KEY_PREFIX: &str = "s3gw-part-";
+/// Records listed per ListKeys call (the OM's own cap).
+const LIST_BATCH: usize = 1000;
+
+/// A completed object's checksums.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct ObjectChecksums {
+    pub whole: Option<ObjectChecksum>,
+    pub parts: BTreeMap<u16, ObjectChecksum>,
+}
+
+impl ObjectChecksums {
+    pub fn is_empty(&self) -> bool {
+        self.whole.is_none() && self.parts.is_empty()
+    }
+}
+
+pub(super) struct ChecksumRecords {
+    om: Arc<OmClient>,
+    /// The access id the records are written as (the bucket's owner).
+    owner: &'static str,
+    bucket: String,
+}
+
+impl ChecksumRecords {
+    pub fn new(om: Arc<OmClient>, owner: &'static str, bucket: String) -> Self {
+        Self { om, owner, bucket }
+    }
+
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The upload's checksum algorithm and type (`COMPOSITE`/`FULL_OBJECT`).
+    pub async fn record_upload(&self, upload_id: &str, algorithm: &str, kind: &str) -> Result<()> {
+        let fields = [
+            (ALGORITHM_KEY.to_owned(), algorithm.to_owned()),
+            (TYPE_KEY.to_owned(), kind.to_owned()),
+        ];
+        self.put(&upload_name(upload_id), &fields).await
+    }
+
+    /// What [`Self::record_upload`] recorded, if anything.
+    pub async fn upload(&self, upload_id: &str) -> Result<Option<(String, String)>> {
+        let Some(fields) = self.get(&upload_name(upload_id)).await? else {
+            return Ok(None);
+        };
+        let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
+        Ok(Some((field(ALGORITHM_KEY), field(TYPE_KEY))))
+    }
+
+    /// Part `number`'s checksum, replacing an earlier part's.
+    pub async fn record_part(
+        &self,
+        upload_id: &str,
+        number: u16,
+        checksum: &ObjectChecksum,
+    ) -> Result<()> {
+        let fields = [(CHECKSUM_KEY.to_owned(), checksum_text(checksum))];
+        self.put(&part_name(upload_id, number), &fields).await
+    }
+
+    /// Every part checksum recorded for the upload, by part number.
+    pub async fn parts(&self, upload_id: &str) -> Result<BTreeMap<u16, ObjectChecksum>> {
+        let prefix = parts_prefix(upload_id);
+        let mut out = BTreeMap::new();
+        let mut after = String::new();
+        loop {
+            let (page, truncated) = self
+                .om
+                .list_keys_with_metadata(self.owner, &self.bucket, &prefix, &after, LIST_BATCH)
+                .await?;
+            let done = !truncated || page.is_empty();
+            for record in page {
+                let number = record.key[prefix.len()..].parse::<u16>().ok();
+                let checksum = record
+                    .metadata
+                    .get(CHECKSUM_KEY)
+                    .and_then(|t| parse_checksum(t));
+                if let (Some(number), Some(checksum)) = (number, checksum) {
+                    out.insert(number, checksum);
+                }
+                after = record.key;
+            }
+            if done {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Drops the upload's records; a failure only leaves records behind.
+    pub async fn forget_upload(&self, upload_id: &str) {
+        let mut names: Vec<String> = vec![upload_name(upload_id)];
+        let listed = self
+            .parts(upload_id)
+            .await
+            .map(|parts| parts.into_keys().map(|n| part_name(upload_id, n)));
+        match listed {
+            Ok(parts) => names.extend(parts),
+            Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
+        }
+        if let Err(e) = self.om.delete_keys(self.owner, &self.bucket, &names).await {
+            tracing::warn!(error = %e, upload_id, "cannot drop checksum records");
+        }
+    }
+
+    /// The checksums of the object `key` of Ozone bucket `bucket` at
+    /// `generation`.
+    pub async fn record_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        generation: u64,
+        checksums: &ObjectChecksums,
+    ) -> Result<()> {
+        let mut fields = vec![(GENERATION_KEY.to_owned(), generation.to_string())];
+        if let Some(whole) = &checksums.whole {
+            fields.push((CHECKSUM_KEY.to_owned(), checksum_text(whole)));
+        }
+        fields.extend(
+            checksums
+                .parts
+                .iter()
+                .map(|(number, c)| (format!("{PART_KEY_PREFIX}{number}"), checksum_text(c))),
+        );
+        self.put(&object_name(bucket, key), &fields).await
+    }
+
+    /// What [`Self::record_object`] recorded for this generation of the
+    /// object; nothing for any other generation.
+    pub async fn object(
+        &self,
+        bucket: &str,
+        key: &str,
+        generation: u64,
+    ) -> Result<ObjectChecksums> {
+        let Some(fields) = self.get(&object_name(bucket, key)).await? else {
+            return Ok(ObjectChecksums::default());
+        };
+        if fields.get(GENERATION_KEY) != Some(&generation.to_string()) {
+            return Ok(ObjectChecksums::default());
+        }
+        let parts = fields
+            .iter()
+            .filter_map(|(name, text)| {
+                let number = name.strip_prefix(PART_KEY_PREFIX)?.parse::<u16>().ok()?;
+                Some((number, parse_checksum(text)?))
+            })
+            .collect();
+        Ok(ObjectChecksums {
+            whole: fields.get(CHECKSUM_KEY).and_then(|t| parse_checksum(t)),
+            parts,
+        })
+    }
+
+    async fn put(&self, name: &str, fields: &[(String, String)]) -> Result<()> {
+        let open = self
+            .om
+            .create_key(
+                self.owner,
+                &self.bucket,
+                name,
+                0,
+                &[],
+                &KeyExpectation::Anything,
+            )
+            .await?;
+        self.om.commit_key(self.owner, &open, &[], "", fields).await
+    }
+
+    async fn get(&self, name: &str) -> Result<Option<BTreeMap<String, String>>> {
+        match self
+            .om
+            .get_key_info(self.owner, &self.bucket, name, true)
+            .await
+        {
+            Ok(record) => Ok(Some(record.metadata)),
+            Err(StorageError::NoSuchKey) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn upload_name(upload_id: &str) -> String {
+    format!("upload/{upload_id}")
+}
+
+fn parts_prefix(upload_id: &str) -> String {
+    format!("upload/{upload_id}/")
+}
+
+fn part_name(upload_id: &str, number: u16) -> String {
+    format!("{}{number:05}", parts_prefix(upload_id))
+}
+
+fn object_name(bucket: &str, key: &str) -> String {
+    format!("object/{bucket}/{key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_records_sort_by_number_under_their_upload() {
+        assert_eq!(part_name("u1", 7), "upload/u1/00007");
+        assert!(part_name("u1", 9) < part_name("u1", 10));
+        assert!(part_name("u1", 10_000).starts_with(&parts_prefix("u1")));
+        // An upload's own record is not one of its parts.
+        assert!(!upload_name("u1").starts_with(&parts_prefix("u1")));
+    }
+}
