@@ -457,13 +457,7 @@ impl OmClient {
         start_after: &str,
         count: usize,
     ) -> Result<(Vec<ListEntry>, bool)> {
-        let command = Command::ListKeys(ozone::ListKeysRequest {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: bucket.into(),
-            start_key: non_empty(start_after),
-            prefix: non_empty(prefix),
-            count: Some(wire_count(count)),
-        });
+        let command = list_keys_command(bucket, prefix, start_after, count);
         let response = self.submit(access_id, Type::ListKeysLight, command).await?;
         let page = answer!(response, ListKeysLight).unwrap_or_default();
         let truncated = page.is_truncated();
@@ -485,13 +479,7 @@ impl OmClient {
         start_after: &str,
         count: usize,
     ) -> Result<(Vec<OzoneKey>, bool)> {
-        let command = Command::ListKeys(ozone::ListKeysRequest {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: bucket.into(),
-            start_key: non_empty(start_after),
-            prefix: non_empty(prefix),
-            count: Some(wire_count(count)),
-        });
+        let command = list_keys_command(bucket, prefix, start_after, count);
         let response = self.submit(access_id, Type::ListKeys, command).await?;
         let page = answer!(response, ListKeys).unwrap_or_default();
         let truncated = page.is_truncated();
@@ -641,6 +629,17 @@ fn ascii_header(value: &str, fallback: &'static str) -> AsciiMetadataValue {
     value
         .parse()
         .unwrap_or_else(|_| AsciiMetadataValue::from_static(fallback))
+}
+
+/// The request of both ListKeys and ListKeysLight.
+fn list_keys_command(bucket: &str, prefix: &str, start_after: &str, count: usize) -> Command {
+    Command::ListKeys(ozone::ListKeysRequest {
+        volume_name: S3_VOLUME.into(),
+        bucket_name: bucket.into(),
+        start_key: non_empty(start_after),
+        prefix: non_empty(prefix),
+        count: Some(wire_count(count)),
+    })
 }
 
 pub(super) fn key_args(bucket: &str, key: &str) -> KeyArgs {

@@ -865,6 +865,17 @@ mod tests {
         assert!(status_failure(&node, &tonic::Status::unavailable("down")).retry);
     }
 
+    /// The first chunk of block 111, three bytes, unchecksummed.
+    fn three_byte_chunk() -> ChunkInfo {
+        ChunkInfo {
+            chunk_name: "111_chunk_1".into(),
+            offset: 0,
+            len: 3,
+            metadata: Vec::new(),
+            checksum_data: Default::default(),
+        }
+    }
+
     #[tokio::test]
     async fn an_unreachable_pipeline_is_unavailable() {
         let client = RatisClient::new(RatisConfig {
@@ -872,13 +883,7 @@ mod tests {
             retry_backoff: Duration::from_millis(1),
             ..RatisConfig::default()
         });
-        let chunk = ChunkInfo {
-            chunk_name: "111_chunk_1".into(),
-            offset: 0,
-            len: 3,
-            metadata: Vec::new(),
-            checksum_data: Default::default(),
-        };
+        let chunk = three_byte_chunk();
         let result = client
             .write_chunk(&block(), chunk, Bytes::from_static(b"abc"))
             .await;
@@ -910,13 +915,7 @@ mod tests {
             p.members.truncate(1);
             p.members[0].address = address;
         }
-        let chunk = ChunkInfo {
-            chunk_name: "111_chunk_1".into(),
-            offset: 0,
-            len: 3,
-            metadata: Vec::new(),
-            checksum_data: Default::default(),
-        };
+        let chunk = three_byte_chunk();
         let result = tokio::time::timeout(
             Duration::from_secs(10),
             client.write_chunk(&hung, chunk, Bytes::from_static(b"abc")),
