@@ -255,6 +255,10 @@ impl MetadataStore for CachedOm {
         self.inner.open_key(who, bucket, key, intent).await
     }
 
+    async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
+        self.inner.issue_secret(access_key).await
+    }
+
     fn made_by_completion(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
         self.inner.made_by_completion(object, parts)
     }

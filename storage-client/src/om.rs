@@ -35,6 +35,13 @@ pub struct OpenKey {
 pub trait MetadataStore: Send + Sync {
     // ---- credentials ----
     async fn credential(&self, access_key: &str) -> Result<Option<Credential>>;
+    /// A secret for the new access key `access_key` from the back end's
+    /// own S3 secret store, which then knows the key too (Ozone:
+    /// GetS3Secret); `None` where there is no such store and the caller
+    /// makes up the secret.
+    async fn issue_secret(&self, _access_key: &str) -> Result<Option<String>> {
+        Ok(None)
+    }
     async fn put_credential(&self, cred: Credential) -> Result<()>;
     async fn list_credentials(&self) -> Result<Vec<Credential>>;
     /// Returns false if no such key existed.

@@ -356,6 +356,12 @@ impl Storage {
     pub async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
         self.om.credential(access_key).await
     }
+    /// A secret for a new access key from the back end's own secret store,
+    /// if it has one (see [`MetadataStore::issue_secret`]).
+    pub async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
+        self.om.issue_secret(access_key).await
+    }
+
     pub async fn put_credential(&self, cred: Credential) -> Result<()> {
         self.om.put_credential(cred).await
     }

@@ -117,7 +117,7 @@ async fn create_key(state: &AppState, parts: &Parts) -> Result<Response, S3Error
             "The key name must be 1 to 128 characters without control characters.",
         ));
     }
-    let credential = keygen::generate(&name, false);
+    let credential = keygen::issue(&state.storage, &name, false).await?;
     state.storage.put_credential(credential.clone()).await?;
     tracing::info!(name = %credential.name, access_key = %credential.access_key, "key created");
     json_response(

@@ -67,7 +67,7 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
         return Ok(RootKeys::Existing { access_keys: roots });
     }
 
-    let credential = keygen::generate("root", true);
+    let credential = keygen::issue(storage, "root", true).await?;
     let file = config.data_dir.join(ROOT_CREDENTIALS_FILE);
     // Written before it is stored: a key that exists only in storage, with its
     // secret lost, would be worse than a file for a key not yet stored.

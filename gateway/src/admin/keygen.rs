@@ -1,7 +1,7 @@
 //! New access keys and secrets.
 
 use rand::Rng;
-use storage_client::Credential;
+use storage_client::{Credential, Storage, StorageError};
 
 const ACCESS_KEY_PREFIX: &str = "S3GW";
 const ACCESS_KEY_LEN: usize = 20;
@@ -23,6 +23,21 @@ pub fn generate(name: &str, is_root: bool) -> Credential {
         secret_key: random_text(ALNUM, SECRET_KEY_LEN),
         is_root,
     }
+}
+
+/// A fresh credential as [`generate`] makes it, with the secret issued by
+/// the storage back end where it keeps S3 secrets of its own (Ozone), so
+/// the key works there too.
+pub async fn issue(
+    storage: &Storage,
+    name: &str,
+    is_root: bool,
+) -> Result<Credential, StorageError> {
+    let mut credential = generate(name, is_root);
+    if let Some(secret) = storage.issue_secret(&credential.access_key).await? {
+        credential.secret_key = secret;
+    }
+    Ok(credential)
 }
 
 fn random_text(alphabet: &[u8], len: usize) -> String {

@@ -414,19 +414,32 @@ impl MetadataStore for OzoneMetadata {
         Ok(found.into_iter().flatten().collect())
     }
 
+    /// The OM makes the secret, so Ozone's own S3 gateway accepts the key
+    /// too (with security on it verifies signatures against it).
+    async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
+        validate_key(access_key)?;
+        self.om.issue_s3_secret(access_key).await.map(Some)
+    }
+
     async fn delete_credential(&self, access_key: &str) -> Result<bool> {
         if validate_key(access_key).is_err() {
             return Ok(false);
         }
-        match self
+        let deleted = match self
             .om
             .delete_key(SYSTEM_OWNER, &self.credentials_bucket(), access_key)
             .await
         {
-            Ok(()) => Ok(true),
-            Err(StorageError::NoSuchKey) => Ok(false),
-            Err(e) => Err(e),
+            Ok(()) => true,
+            Err(StorageError::NoSuchKey) => false,
+            Err(e) => return Err(e),
+        };
+        // Keys the OM issued a secret for must stop working there too; keys
+        // from the environment or a credentials file have none.
+        if let Err(e) = self.om.revoke_s3_secret(access_key).await {
+            tracing::warn!(error = %e, access_key, "cannot revoke the Ozone S3 secret");
         }
+        Ok(deleted)
     }
 
     // ---- buckets ----

@@ -579,6 +579,33 @@ impl OmClient {
         Ok(())
     }
 
+    /// Makes the OM create an S3 secret for `access_id` and returns it, so
+    /// that Ozone itself knows the key (its S3 gateway verifies signatures
+    /// against these secrets when security is on). Ozone hands a secret
+    /// out only in the answer that creates it: an access id that has one
+    /// already is refused.
+    pub async fn issue_s3_secret(&self, access_id: &str) -> Result<String> {
+        let command = Command::GetS3Secret(ozone::GetS3SecretRequest {
+            kerberos_id: access_id.into(),
+            create_if_not_exist: Some(true),
+        });
+        let response = self.submit(access_id, Type::GetS3Secret, command).await?;
+        answer!(response, GetS3Secret)
+            .and_then(|r| r.s3_secret)
+            .map(|s| s.aws_secret)
+            .ok_or_else(|| missing("GetS3Secret", "s3Secret"))
+    }
+
+    /// Drops `access_id`'s S3 secret, if it has one.
+    pub async fn revoke_s3_secret(&self, access_id: &str) -> Result<()> {
+        let command = Command::RevokeS3Secret(ozone::RevokeS3SecretRequest {
+            kerberos_id: access_id.into(),
+        });
+        self.submit(access_id, Type::RevokeS3Secret, command)
+            .await?;
+        Ok(())
+    }
+
     pub async fn delete_tags(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {
         let command = Command::DeleteObjectTagging(ozone::DeleteObjectTaggingRequest {
             key_args: key_args(bucket, key),
