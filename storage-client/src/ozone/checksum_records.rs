@@ -115,17 +115,11 @@ impl ChecksumRecords {
         }
     }
 
-    /// Drops the upload's records; a failure only leaves records behind.
-    pub async fn forget_upload(&self, upload_id: &str) {
-        let mut names: Vec<String> = vec![upload_name(upload_id)];
-        let listed = self
-            .parts(upload_id)
-            .await
-            .map(|parts| parts.into_keys().map(|n| part_name(upload_id, n)));
-        match listed {
-            Ok(parts) => names.extend(parts),
-            Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
-        }
+    /// Drops the upload's record and those of the parts numbered `parts`,
+    /// in one command; a failure only leaves records behind.
+    pub async fn forget_upload(&self, upload_id: &str, parts: impl IntoIterator<Item = u16>) {
+        let mut names = vec![upload_name(upload_id)];
+        names.extend(parts.into_iter().map(|n| part_name(upload_id, n)));
         if let Err(e) = self.om.delete_keys(self.owner, &self.bucket, &names).await {
             tracing::warn!(error = %e, upload_id, "cannot drop checksum records");
         }

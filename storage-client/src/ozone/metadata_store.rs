@@ -19,6 +19,7 @@
 //! with the commit. Multipart checksums, which Ozone has no place for, are
 //! kept as [`ChecksumRecords`] in a second system bucket.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -31,8 +32,8 @@ use crate::multipart::{
 };
 use crate::om::{MetadataStore, OpenKey, validate_key};
 use crate::{
-    BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, Result,
-    StorageError, WriteCondition, WriteIntent,
+    BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, ObjectChecksum,
+    Result, StorageError, WriteCondition, WriteIntent,
 };
 
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
@@ -885,8 +886,12 @@ impl MetadataStore for OzoneMetadata {
             // Clients may quote part ETags; the OM compares bare ones.
             .map(|(number, etag)| (u32::from(*number), etag.trim_matches('"').to_owned()))
             .collect();
-        let mut part_checksums = self.checksums.parts(upload_id).await?;
-        part_checksums.retain(|number, _| complete.parts.iter().any(|(n, _)| n == number));
+        let recorded = self.checksums.parts(upload_id).await?;
+        let part_checksums: BTreeMap<u16, ObjectChecksum> = recorded
+            .iter()
+            .filter(|(number, _)| complete.parts.iter().any(|(n, _)| n == *number))
+            .map(|(number, checksum)| (*number, checksum.clone()))
+            .collect();
         let completed = self
             .om
             .complete_multipart(&who.access_key, &name, key, upload_id, &parts, &expect)
@@ -912,7 +917,13 @@ impl MetadataStore for OzoneMetadata {
                 tracing::warn!(error = %e, bucket, key, "cannot record the object's checksums");
             }
         }
-        self.checksums.forget_upload(upload_id).await;
+        // An upload with a checksum algorithm has a checksum for every
+        // part: without part records there is no upload record either.
+        if !recorded.is_empty() {
+            self.checksums
+                .forget_upload(upload_id, recorded.into_keys())
+                .await;
+        }
         let mut info = key_info(found);
         info.bucket = bucket.to_owned();
         Ok(with_checksums(info, checksums))
@@ -941,7 +952,14 @@ impl MetadataStore for OzoneMetadata {
         self.om
             .abort_multipart(&who.access_key, &self.ozone_name(bucket), key, upload_id)
             .await?;
-        self.checksums.forget_upload(upload_id).await;
+        match self.checksums.parts(upload_id).await {
+            Ok(recorded) => {
+                self.checksums
+                    .forget_upload(upload_id, recorded.into_keys())
+                    .await
+            }
+            Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
+        }
         Ok(())
     }
 
