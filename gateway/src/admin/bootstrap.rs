@@ -97,9 +97,21 @@ impl RootKeys {
             RootKeys::Existing { access_keys } => format!(
                 "Root access key id: {}\n\
                  Manage keys with: s3-gateway admin keys create --name NAME | list | delete ACCESS_KEY\n",
-                access_keys.join(", ")
+                shortened(access_keys)
             ),
         }
+    }
+}
+
+/// Root keys the banner names; a cluster shared by many gateways can hold
+/// more, and `admin keys list` shows them all.
+const BANNER_ROOT_KEYS: usize = 3;
+
+fn shortened(access_keys: &[String]) -> String {
+    let shown = access_keys[..access_keys.len().min(BANNER_ROOT_KEYS)].join(", ");
+    match access_keys.len().saturating_sub(BANNER_ROOT_KEYS) {
+        0 => shown,
+        more => format!("{shown} and {more} more (s3-gateway admin keys list)"),
     }
 }
 
@@ -149,6 +161,17 @@ mod tests {
             let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn many_root_keys_are_counted_not_listed() {
+        let keys = |n: usize| -> Vec<String> { (1..=n).map(|i| format!("K{i}")).collect() };
+        assert_eq!(shortened(&keys(1)), "K1");
+        assert_eq!(shortened(&keys(3)), "K1, K2, K3");
+        assert_eq!(
+            shortened(&keys(5)),
+            "K1, K2, K3 and 2 more (s3-gateway admin keys list)"
+        );
     }
 
     #[test]
