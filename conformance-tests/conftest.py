@@ -111,9 +111,9 @@ def multipart_etag(parts: list[bytes]) -> str:
     return f'"{hashlib.md5(joined).hexdigest()}-{len(parts)}"'
 
 
-def stored_tag_order(tags: list[dict]) -> list[dict]:
-    """A tag set in the order the back end returns it: as given, except that
-    Ozone keeps tags in a map sorted by key."""
+def comparable_tags(tags: list[dict]) -> list[dict]:
+    """A tag set as a test can compare it: as is, since the embedded store
+    keeps the order given; sorted on Ozone, which keeps tags in a hash map."""
     return sorted(tags, key=lambda tag: tag["Key"]) if OZONE_OM else tags
 
 

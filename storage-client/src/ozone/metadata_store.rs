@@ -333,6 +333,24 @@ fn upload_markers(after: &[u8]) -> (String, String) {
     }
 }
 
+/// Whether Ozone takes `key` for no key at all: its `getOzoneKey` drops a
+/// blank name (Java's `isBlank`), so the OM would address the bucket itself.
+fn is_blank(key: &str) -> bool {
+    key.chars()
+        .all(|c| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
+/// S3's key rules plus Ozone's: a whitespace-only name cannot be stored.
+fn storable_key(key: &str) -> Result<()> {
+    validate_key(key)?;
+    if is_blank(key) {
+        return Err(StorageError::InvalidArgument(
+            "the Ozone back end cannot store a key name made only of whitespace".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `info` with the checksums recorded for it (Ozone keeps none for a
 /// multipart object).
 fn with_checksums(mut info: KeyInfo, recorded: ObjectChecksums) -> KeyInfo {
@@ -520,6 +538,9 @@ impl MetadataStore for OzoneMetadata {
             self.om.get_key_info(&who.access_key, &name, key, false)
         );
         owner?;
+        if is_blank(key) {
+            return Err(StorageError::NoSuchKey);
+        }
         let found = found?;
         let recorded = if found.is_multipart {
             self.checksums.object(&name, key, found.update_id).await?
@@ -538,7 +559,7 @@ impl MetadataStore for OzoneMetadata {
         key: &str,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
-        validate_key(key)?;
+        storable_key(key)?;
         self.owned_bucket(who, bucket).await?;
         let name = self.ozone_name(bucket);
         let expect = self.expectation(who, &name, key, &intent.condition).await?;
@@ -569,7 +590,7 @@ impl MetadataStore for OzoneMetadata {
         number: u16,
         size_hint: Option<u64>,
     ) -> Result<OpenKey> {
-        validate_key(key)?;
+        storable_key(key)?;
         let number = part_number(number)?;
         self.owned_bucket(who, bucket).await?;
         let open = self
@@ -632,6 +653,10 @@ impl MetadataStore for OzoneMetadata {
 
     async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
         self.owned_bucket(who, bucket).await?;
+        if is_blank(key) {
+            // No such key can exist here; the OM would look at the bucket.
+            return Ok(());
+        }
         match self
             .om
             .delete_key(&who.access_key, &self.ozone_name(bucket), key)
@@ -650,6 +675,9 @@ impl MetadataStore for OzoneMetadata {
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         self.owned_bucket(who, bucket).await?;
+        if is_blank(key) {
+            return Err(StorageError::NoSuchKey);
+        }
         let name = self.ozone_name(bucket);
         if tags.is_empty() {
             self.om.delete_tags(&who.access_key, &name, key).await
@@ -674,13 +702,26 @@ impl MetadataStore for OzoneMetadata {
             start.clear();
         }
         let mut out = Vec::new();
-        while out.len() < limit {
+        'scan: while out.len() < limit {
             let (page, truncated) = self
                 .list_ozone_keys(&who.access_key, &name, prefix, &start, limit - out.len())
                 .await?;
             let Some(last) = page.last() else { break };
             start = last.key.clone();
-            out.extend(page.into_iter().filter(|e| e.key.as_bytes() > after));
+            for entry in page {
+                // The OM ignores a blank prefix and widens `/` to the whole
+                // bucket: keys outside the prefix are dropped, and once one
+                // sorts after it no later key can be inside it.
+                if !entry.key.starts_with(prefix) {
+                    if entry.key.as_str() > prefix {
+                        break 'scan;
+                    }
+                    continue;
+                }
+                if entry.key.as_bytes() > after {
+                    out.push(entry);
+                }
+            }
             if !truncated {
                 break;
             }
@@ -698,7 +739,7 @@ impl MetadataStore for OzoneMetadata {
         key: &str,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        validate_key(key)?;
+        storable_key(key)?;
         self.owned_bucket(who, bucket).await?;
         let metadata = object_metadata(&upload.meta, None);
         let upload_id = self
@@ -1029,6 +1070,21 @@ mod tests {
         assert!(past_prefix.as_bytes() < b"a/\xff".as_slice());
         // A cut-off character: start at the text before it.
         assert_eq!(start_key(b"ab\xc3"), "ab");
+    }
+
+    #[test]
+    fn whitespace_only_names_are_not_storable() {
+        for blank in [" ", "  ", "\t", "\n", " \r\n\u{1f}"] {
+            assert!(is_blank(blank), "{blank:?}");
+            assert!(matches!(
+                storable_key(blank),
+                Err(StorageError::InvalidArgument(_))
+            ));
+        }
+        for fine in [" a", "a ", "\u{a0}x", "/"] {
+            assert!(!is_blank(fine), "{fine:?}");
+            assert!(storable_key(fine).is_ok(), "{fine:?}");
+        }
     }
 
     #[test]
