@@ -1,7 +1,7 @@
 """The Ozone datanode killed and restarted under a running s3-gateway.
 
 With the only datanode gone, every request that needs block data (GET, ranged
-GET, PUT) must fail fast with 503 SlowDown or ServiceUnavailable — never wrong
+GET, PUT) must fail fast with 503 ServiceUnavailable — never wrong
 bytes, never a hang — while HEAD and LIST, which only need the OM, still work.
 Once `ozone-dev start` has brought the datanode back, the same objects read back
 intact and new writes succeed. Runs only when S3GW_OZONE_OM names the cluster,
@@ -32,7 +32,7 @@ MULTI_BLOCK = 3_500_000  # 4 blocks of the dev cluster's 1 MiB
 UNAVAILABLE_BOUND_SECONDS = 60
 # How long the datanode's pipeline may take to serve again once `ozone-dev start` returns.
 RECOVERY_SECONDS = 120
-UNAVAILABLE_CODES = {"SlowDown", "ServiceUnavailable"}
+UNAVAILABLE_CODES = {"ServiceUnavailable"}
 
 
 def payload(size: int, seed: str) -> bytes:

@@ -147,8 +147,9 @@ pub struct OzoneStorageConfig {
     pub connect_timeout: Duration,
     /// Deadline of one attempt of one command at an OM or datanode.
     pub request_timeout: Duration,
-    /// How long an upload may go without a write before this gateway
-    /// forgets it (Ozone expires the open key on its own).
+    /// How long an upload may go without allocating a block before this
+    /// gateway forgets it (so an upload that stays this long in one block
+    /// fails at commit); Ozone expires the open key on its own.
     pub open_key_expiry: Duration,
     /// As in [`StorageConfig`].
     pub metadata_cache_ttl: Duration,

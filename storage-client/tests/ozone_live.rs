@@ -402,7 +402,6 @@ async fn fails_over_past_an_unreachable_om() {
     let om = OmClient::new(&OmConfig::new(addresses)).unwrap();
     let bucket = unique_bucket("failover");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
-    // Later calls go straight to the OM that answered.
     assert_eq!(
         om.info_bucket(ACCESS_ID, &bucket).await.unwrap().name,
         bucket

@@ -163,27 +163,32 @@ impl OzoneMetadata {
 
     /// The open key behind the facade's handle.
     async fn open_key_of(&self, open: &OpenKey) -> Result<OzoneOpenKey> {
-        self.open_keys.get(&open.id).await.ok_or_else(|| {
-            StorageError::InvalidArgument(format!(
-                "upload {} of {:?} is unknown or abandoned",
-                open.id, open.key
-            ))
-        })
+        self.open_keys
+            .get(&open.id)
+            .await
+            .ok_or_else(|| abandoned(open))
+    }
+
+    /// The open key behind the facade's handle, forgotten: the command
+    /// about to run consumes it whatever its outcome.
+    async fn take_open_key(&self, open: &OpenKey) -> Result<OzoneOpenKey> {
+        self.open_keys
+            .remove(&open.id)
+            .await
+            .ok_or_else(|| abandoned(open))
     }
 
     /// Keeps `open` for the later commands on it and returns the facade's
     /// handle, in facade `bucket`.
-    async fn remember(&self, bucket: &str, open: OzoneOpenKey, intent: WriteIntent) -> OpenKey {
+    async fn remember(&self, bucket: &str, mut open: OzoneOpenKey, intent: WriteIntent) -> OpenKey {
+        // The preallocated blocks go to the writer; later commands need
+        // only the key's identity and replication.
+        let first_blocks = std::mem::take(&mut open.blocks);
         let handle = OpenKey {
             id: open.id,
             bucket: bucket.to_owned(),
             key: open.key.clone(),
-            first_blocks: open
-                .blocks
-                .iter()
-                .cloned()
-                .map(location_from_block)
-                .collect(),
+            first_blocks: first_blocks.into_iter().map(location_from_block).collect(),
             intent,
         };
         self.open_keys.insert(open.id, open).await;
@@ -234,6 +239,26 @@ impl OzoneMetadata {
             StorageError::PreconditionFailed
         } else {
             err
+        }
+    }
+
+    /// Deletes `name`, ending its uploads when they are all that is left
+    /// (Ozone counts them as content, S3 ends them with the bucket).
+    async fn delete_own_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+        let ozone_name = self.ozone_name(name);
+        match self.om.delete_bucket(&who.access_key, &ozone_name).await {
+            // Only a bucket without objects gets past this.
+            Err(StorageError::BucketNotEmpty) => {
+                let (objects, _) = self
+                    .list_ozone_keys(&who.access_key, &ozone_name, "", "", 1)
+                    .await?;
+                if !objects.is_empty() {
+                    return Err(StorageError::BucketNotEmpty);
+                }
+                self.abort_every_upload(who, name).await?;
+                self.om.delete_bucket(&who.access_key, &ozone_name).await
+            }
+            other => other,
         }
     }
 
@@ -363,6 +388,13 @@ fn with_checksums(mut info: KeyInfo, recorded: ObjectChecksums) -> KeyInfo {
         }
     }
     info
+}
+
+fn abandoned(open: &OpenKey) -> StorageError {
+    StorageError::InvalidArgument(format!(
+        "upload {} of {:?} is unknown or abandoned",
+        open.id, open.key
+    ))
 }
 
 fn part_number(number: u16) -> Result<u32> {
@@ -508,27 +540,16 @@ impl MetadataStore for OzoneMetadata {
 
     async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
         self.owned_bucket(who, name).await?;
+        let deleted = self.delete_own_bucket(who, name).await;
+        // Forgotten after the delete, so a lookup racing it cannot put the
+        // bucket back into the cache.
         if let Some(cache) = &self.buckets {
             cache.invalidate(name).await;
         }
-        let ozone_name = self.ozone_name(name);
-        match self.om.delete_bucket(&who.access_key, &ozone_name).await {
-            // Ozone counts uploads in progress as content; S3 ends them
-            // with the bucket. Only a bucket without objects gets there.
-            Err(StorageError::BucketNotEmpty) => {
-                let (objects, _) = self
-                    .list_ozone_keys(&who.access_key, &ozone_name, "", "", 1)
-                    .await?;
-                if !objects.is_empty() {
-                    return Err(StorageError::BucketNotEmpty);
-                }
-                self.abort_every_upload(who, name).await?;
-                self.om.delete_bucket(&who.access_key, &ozone_name).await
-            }
-            other => other,
-        }
+        deleted
     }
 
+    // ---- keys ----
     // ---- keys ----
 
     async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
@@ -620,8 +641,7 @@ impl MetadataStore for OzoneMetadata {
         blocks: Vec<BlockLocation>,
         obj: NewObject,
     ) -> Result<KeyInfo> {
-        let ozone_open = self.open_key_of(open).await?;
-        self.open_keys.invalidate(&open.id).await;
+        let ozone_open = self.take_open_key(open).await?;
         if ozone_open.part.is_some() {
             return Err(StorageError::InvalidArgument(
                 "an upload opened as a part must be committed as a part".into(),
@@ -837,8 +857,7 @@ impl MetadataStore for OzoneMetadata {
         blocks: Vec<BlockLocation>,
         part: PartCommit,
     ) -> Result<PartInfo> {
-        let ozone_open = self.open_key_of(open).await?;
-        self.open_keys.invalidate(&open.id).await;
+        let ozone_open = self.take_open_key(open).await?;
         let wanted = OpenPart {
             upload_id: upload_id.to_owned(),
             number: part_number(number)?,
