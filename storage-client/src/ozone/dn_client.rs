@@ -8,18 +8,17 @@
 //! a sub-range read is widened to whole checksum windows, verified, then
 //! trimmed.
 
-use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::storage::ByteStream;
 use crate::{Result, StorageError};
 
+use super::channels::Channels;
 use super::checksum;
 use super::model::{Datanode, OzoneBlock};
 use super::proto::hadoop::hdds::datanode::{
@@ -57,7 +56,7 @@ type Rpc = XceiverClientProtocolServiceClient<Channel>;
 #[derive(Clone)]
 pub struct DnClient {
     config: DnConfig,
-    channels: Arc<Mutex<HashMap<String, Rpc>>>,
+    channels: Channels<Rpc>,
 }
 
 /// One ReadChunk to send: `wanted` (block offsets) lies inside `chunk`.
@@ -69,8 +68,8 @@ struct ChunkRead {
 impl DnClient {
     pub fn new(config: DnConfig) -> Self {
         Self {
+            channels: Channels::new(config.connect_timeout),
             config,
-            channels: Arc::default(),
         }
     }
 
@@ -240,21 +239,10 @@ impl DnClient {
 
     /// The reused client for `node`, created (unconnected) on first use.
     fn rpc(&self, node: &Datanode) -> Result<Rpc> {
-        let mut channels = self
-            .channels
-            .lock()
-            .map_err(|_| StorageError::Internal("datanode channel map poisoned".into()))?;
-        if let Some(rpc) = channels.get(&node.address) {
-            return Ok(rpc.clone());
-        }
-        let endpoint = Endpoint::from_shared(format!("http://{}", node.address))
-            .map_err(|e| internal(node, &format!("bad address: {e}")))?
-            .connect_timeout(self.config.connect_timeout)
-            .tcp_nodelay(true);
-        let rpc = XceiverClientProtocolServiceClient::new(endpoint.connect_lazy())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES);
-        channels.insert(node.address.clone(), rpc.clone());
-        Ok(rpc)
+        self.channels.get(&node.address, |channel| {
+            XceiverClientProtocolServiceClient::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        })
     }
 }
 

@@ -10,6 +10,7 @@
 //! definitions are our own subsets of Ozone's, in `proto/`.
 
 mod block_store;
+mod channels;
 mod checksum;
 mod checksum_records;
 pub mod dn_client;

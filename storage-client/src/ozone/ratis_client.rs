@@ -11,18 +11,18 @@
 //! every request to that datanode. A call keeps its call id across retries:
 //! Ratis's retry cache answers a resent call instead of applying it twice.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::stream;
 use prost::Message;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::{Result, StorageError};
 
+use super::channels::Channels;
 use super::dn_client::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
@@ -100,7 +100,7 @@ pub struct RatisClient {
     /// Our 16-byte Ratis client id (a random UUID).
     client_id: Bytes,
     next_call: Arc<AtomicU64>,
-    channels: Arc<Mutex<HashMap<String, Rpc>>>,
+    channels: Channels<Rpc>,
 }
 
 /// A reply the state machine produced, and the member that sent it.
@@ -134,10 +134,10 @@ enum Verdict {
 impl RatisClient {
     pub fn new(config: RatisConfig) -> Self {
         Self {
+            channels: Channels::new(config.connect_timeout),
             config,
             client_id: Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
             next_call: Arc::new(AtomicU64::new(1)),
-            channels: Arc::default(),
         }
     }
 
@@ -440,24 +440,11 @@ impl RatisClient {
 
     /// The reused client for `node`, created (unconnected) on first use.
     fn rpc(&self, node: &Datanode) -> Result<Rpc> {
-        let mut channels = self
-            .channels
-            .lock()
-            .map_err(|_| StorageError::Internal("Ratis channel map poisoned".into()))?;
-        if let Some(rpc) = channels.get(&node.address) {
-            return Ok(rpc.clone());
-        }
-        let endpoint = Endpoint::from_shared(format!("http://{}", node.address))
-            .map_err(|e| {
-                StorageError::Internal(format!("datanode {}: bad address: {e}", node.address))
-            })?
-            .connect_timeout(self.config.connect_timeout)
-            .tcp_nodelay(true);
-        let rpc = RaftClientProtocolServiceClient::new(endpoint.connect_lazy())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES);
-        channels.insert(node.address.clone(), rpc.clone());
-        Ok(rpc)
+        self.channels.get(&node.address, |channel| {
+            RaftClientProtocolServiceClient::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        })
     }
 }
 
