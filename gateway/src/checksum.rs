@@ -173,11 +173,6 @@ impl Digests {
         hex::encode(self.md5)
     }
 
-    /// The MD5 as `Content-MD5` carries it.
-    pub fn md5_base64(&self) -> String {
-        BASE64.encode(self.md5)
-    }
-
     /// The additional checksum as stored: computed over all the bytes
     /// written, so it describes the whole object (or part).
     pub fn stored_checksum(&self) -> Option<ObjectChecksum> {
@@ -263,7 +258,7 @@ mod tests {
         summer.update(b"world");
         let digests = summer.finish();
         assert_eq!(digests.etag(), "5eb63bbbe01eeed093cb22bb8f5acdc3");
-        assert_eq!(digests.md5_base64(), "XrY7u+Ae7tCTyyK7j1rNww==");
+        assert_eq!(BASE64.encode(digests.md5), "XrY7u+Ae7tCTyyK7j1rNww==");
         assert_eq!(digests.checksum, None);
         assert_eq!(
             decode_content_md5("XrY7u+Ae7tCTyyK7j1rNww=="),

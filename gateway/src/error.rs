@@ -144,14 +144,6 @@ impl S3Error {
         Self::new("AccessDenied", StatusCode::FORBIDDEN, "Access Denied")
     }
 
-    pub fn no_such_bucket(bucket: &str) -> Self {
-        Self::from(StorageError::NoSuchBucket).naming(bucket, None)
-    }
-
-    pub fn no_such_key(key: &str) -> Self {
-        Self::from(StorageError::NoSuchKey).with("Key", key)
-    }
-
     pub fn object_lock_configuration_not_found(bucket: &str) -> Self {
         Self::new(
             "ObjectLockConfigurationNotFoundError",
@@ -377,7 +369,9 @@ mod tests {
 
     #[tokio::test]
     async fn no_such_key_renders_code_key_resource_and_request_id() {
-        let response = S3Error::no_such_key("a<b").into_response("/bkt/a<b", "REQ1");
+        let response = S3Error::from(StorageError::NoSuchKey)
+            .naming("bkt", Some("a<b"))
+            .into_response("/bkt/a<b", "REQ1");
         assert_eq!(response.status(), StatusCode::NOT_FOUND);
         assert_eq!(response.headers()[header::CONTENT_TYPE], "application/xml");
         let body = body_text(response).await;
@@ -398,7 +392,12 @@ mod tests {
 
     #[tokio::test]
     async fn control_characters_are_dropped_from_the_body() {
-        let body = body_text(S3Error::no_such_key("a\u{1}b").into_response("/", "R")).await;
+        let body = body_text(
+            S3Error::from(StorageError::NoSuchKey)
+                .naming("b", Some("a\u{1}b"))
+                .into_response("/", "R"),
+        )
+        .await;
         assert!(body.contains("<Key>ab</Key>"), "{body}");
     }
 
@@ -453,7 +452,7 @@ mod tests {
         assert_eq!(err.extra, vec![("Key", "k".to_owned())]);
         let err = S3Error::from(StorageError::NoSuchBucket).naming("b", Some("k"));
         assert_eq!(err.extra, vec![("BucketName", "b".to_owned())]);
-        let err = S3Error::no_such_bucket("b").naming("b", None);
+        let err = S3Error::from(StorageError::NoSuchBucket).naming("b", None);
         assert_eq!(err.extra.len(), 1);
         let err = S3Error::access_denied().naming("b", Some("k"));
         assert!(err.extra.is_empty());

@@ -144,9 +144,6 @@ endpoints! {
     ListParts { bucket: String, key: String, upload_id: String },
 }
 
-/// Listing parameters shared by ListObjects, ListObjectsV2 and
-/// ListObjectVersions. Empty query values mean "not given", as AWS treats
-/// them (warp sends `prefix=&delimiter=`).
 /// The most buckets one ListBuckets page may be asked for.
 pub const MAX_LIST_BUCKETS: usize = 10_000;
 
@@ -160,6 +157,9 @@ pub struct ListBucketsParams {
     pub prefix: Option<String>,
 }
 
+/// Listing parameters shared by ListObjects, ListObjectsV2 and
+/// ListObjectVersions. Empty query values mean "not given", as AWS treats
+/// them (warp sends `prefix=&delimiter=`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListParams {
     pub prefix: String,

@@ -202,7 +202,12 @@ mod tests {
 
     #[tokio::test]
     async fn errors_name_the_request_path() {
-        let handler = async { ("GetObject", Err(S3Error::no_such_key("key"))) };
+        let handler = async {
+            (
+                "GetObject",
+                Err(S3Error::from(storage_client::StorageError::NoSuchKey).naming("b", Some("key"))),
+            )
+        };
         let (operation, response) = render(handler, &parts(), "R1").await;
         assert_eq!(operation, "GetObject");
         assert_eq!(response.status(), StatusCode::NOT_FOUND);
