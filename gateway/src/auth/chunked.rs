@@ -31,6 +31,10 @@ pub(crate) struct SignatureChain {
 
 pub(crate) struct ChunkedDecoder {
     input: BytesMut,
+    /// A pushed piece not copied into `input`: while chunk data streams
+    /// unsigned and nothing else is buffered, it is handed out as it came,
+    /// so object bytes are not copied here.
+    pending: Option<Bytes>,
     state: State,
     chain: Option<SignatureChain>,
     /// Whether the trailer block must carry `x-amz-trailer-signature`.
@@ -63,6 +67,7 @@ impl ChunkedDecoder {
     ) -> Self {
         Self {
             input: BytesMut::new(),
+            pending: None,
             state: State::SizeLine,
             chain,
             signed_trailer,
@@ -74,13 +79,28 @@ impl ChunkedDecoder {
         }
     }
 
-    pub(crate) fn push(&mut self, data: &[u8]) {
-        self.input.extend_from_slice(data);
+    pub(crate) fn push(&mut self, data: Bytes) {
+        self.buffer_pending();
+        if self.input.is_empty() && matches!(self.state, State::UnsignedData { .. }) {
+            self.pending = Some(data);
+        } else {
+            self.input.extend_from_slice(&data);
+        }
+    }
+
+    /// Moves a kept piece into `input`, for the states that parse framing.
+    fn buffer_pending(&mut self) {
+        if let Some(piece) = self.pending.take() {
+            self.input.extend_from_slice(&piece);
+        }
     }
 
     /// The next piece of verified data, or `None` when more input is needed
     /// or the body is complete.
     pub(crate) fn next(&mut self) -> Result<Option<Bytes>, S3Error> {
+        if !matches!(self.state, State::UnsignedData { .. }) {
+            self.buffer_pending();
+        }
         loop {
             match &mut self.state {
                 State::SizeLine => {
@@ -107,6 +127,23 @@ impl ChunkedDecoder {
                     return Ok(Some(data));
                 }
                 State::UnsignedData { remaining } => {
+                    if self.input.is_empty()
+                        && let Some(piece) = self.pending.as_mut()
+                    {
+                        let take = usize::try_from(*remaining)
+                            .unwrap_or(usize::MAX)
+                            .min(piece.len());
+                        let data = piece.split_to(take);
+                        if piece.is_empty() {
+                            self.pending = None;
+                        }
+                        *remaining -= take as u64;
+                        if *remaining == 0 {
+                            self.state = State::DataEnd;
+                            self.buffer_pending();
+                        }
+                        return Ok(Some(data));
+                    }
                     if self.input.is_empty() {
                         return Ok(None);
                     }
@@ -341,7 +378,7 @@ pub(crate) mod tests {
         let mut data = Vec::new();
         let mut start = 0;
         for &cut in cuts.iter().chain(std::iter::once(&wire.len())) {
-            decoder.push(&wire[start..cut]);
+            decoder.push(Bytes::copy_from_slice(&wire[start..cut]));
             start = cut;
             while let Some(piece) = decoder.next()? {
                 data.extend_from_slice(&piece);
@@ -422,7 +459,7 @@ pub(crate) mod tests {
                 let mut tampered = wire.clone();
                 tampered[at] ^= 0x01;
                 let mut decoder = decoder(true, names, trailer_mode, 11);
-                decoder.push(&tampered);
+                decoder.push(Bytes::copy_from_slice(&tampered));
                 let mut yielded = Vec::new();
                 let outcome = loop {
                     match decoder.next() {
@@ -511,7 +548,10 @@ pub(crate) mod tests {
     #[test]
     fn oversized_signed_chunks_are_refused_before_buffering() {
         let mut decoder = decoder(true, &[], false, u64::MAX);
-        decoder.push(format!("{:x};chunk-signature={SEED}\r\n", MAX_SIGNED_CHUNK + 1).as_bytes());
+        decoder.push(Bytes::from(format!(
+            "{:x};chunk-signature={SEED}\r\n",
+            MAX_SIGNED_CHUNK + 1
+        )));
         assert_eq!(decoder.next().unwrap_err().code, "InvalidRequest");
     }
 

@@ -221,7 +221,7 @@ impl Payload {
                     return Ok(Some(data));
                 }
                 match read_data(&mut self.body).await? {
-                    Some(data) => decoder.push(&data),
+                    Some(data) => decoder.push(data),
                     None => {
                         self.trailers = decoder.finish()?;
                         return Ok(None);
