@@ -298,57 +298,59 @@ fn find_line(input: &[u8], max: usize, what: &str) -> Result<Option<usize>, S3Er
     }
 }
 
+/// Builds an aws-chunked body the way SDKs do, for any mode.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) struct Encoder {
+    pub context: Option<SigningContext>,
+    pub seed: String,
+}
+
+#[cfg(any(test, feature = "fuzzing"))]
+impl Encoder {
+    pub(crate) fn encode(
+        &self,
+        chunks: &[&[u8]],
+        trailers: &[(&str, &str)],
+        trailer_mode: bool,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut previous = self.seed.clone();
+        for data in chunks.iter().copied().chain(std::iter::once(&[][..])) {
+            match &self.context {
+                Some(context) => {
+                    let signature = context.chunk_signature(&previous, data);
+                    out.extend_from_slice(
+                        format!("{:x};chunk-signature={signature}\r\n", data.len()).as_bytes(),
+                    );
+                    previous = signature;
+                }
+                None => out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes()),
+            }
+            if !data.is_empty() {
+                out.extend_from_slice(data);
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        let mut canonical = String::new();
+        for (name, value) in trailers {
+            out.extend_from_slice(format!("{name}:{value}\r\n").as_bytes());
+            canonical.push_str(&format!("{name}:{value}\n"));
+        }
+        if let (Some(context), true) = (&self.context, trailer_mode) {
+            let signature = context.trailer_signature(&previous, &canonical);
+            out.extend_from_slice(
+                format!("x-amz-trailer-signature:{signature}\r\n").as_bytes(),
+            );
+        }
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::auth::sigv4::hmac_sha256;
-
-    /// Builds an aws-chunked body the way SDKs do, for any mode.
-    pub(crate) struct Encoder {
-        pub context: Option<SigningContext>,
-        pub seed: String,
-    }
-
-    impl Encoder {
-        pub(crate) fn encode(
-            &self,
-            chunks: &[&[u8]],
-            trailers: &[(&str, &str)],
-            trailer_mode: bool,
-        ) -> Vec<u8> {
-            let mut out = Vec::new();
-            let mut previous = self.seed.clone();
-            for data in chunks.iter().copied().chain(std::iter::once(&[][..])) {
-                match &self.context {
-                    Some(context) => {
-                        let signature = context.chunk_signature(&previous, data);
-                        out.extend_from_slice(
-                            format!("{:x};chunk-signature={signature}\r\n", data.len()).as_bytes(),
-                        );
-                        previous = signature;
-                    }
-                    None => out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes()),
-                }
-                if !data.is_empty() {
-                    out.extend_from_slice(data);
-                    out.extend_from_slice(b"\r\n");
-                }
-            }
-            let mut canonical = String::new();
-            for (name, value) in trailers {
-                out.extend_from_slice(format!("{name}:{value}\r\n").as_bytes());
-                canonical.push_str(&format!("{name}:{value}\n"));
-            }
-            if let (Some(context), true) = (&self.context, trailer_mode) {
-                let signature = context.trailer_signature(&previous, &canonical);
-                out.extend_from_slice(
-                    format!("x-amz-trailer-signature:{signature}\r\n").as_bytes(),
-                );
-            }
-            out.extend_from_slice(b"\r\n");
-            out
-        }
-    }
 
     fn context() -> SigningContext {
         SigningContext {

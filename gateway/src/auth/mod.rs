@@ -15,6 +15,9 @@
 mod chunked;
 mod encoding;
 mod errors;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod header;
 mod payload;
 mod presigned;

@@ -15,7 +15,7 @@ use aws_smithy_runtime_api::client::identity::Identity as SdkIdentity;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::chunked::tests::Encoder;
+use super::chunked::Encoder;
 use super::encoding::uri_encode;
 use super::sigv4::{SigningContext, parse_amz_date};
 use super::*;

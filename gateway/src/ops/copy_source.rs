@@ -101,7 +101,7 @@ impl CopySource {
 
 /// `bucket/key` or `/bucket/key`, URL-encoded, optionally followed by
 /// `?versionId=<id>`; only the `null` version exists here.
-fn parse_copy_source(headers: &HeaderMap) -> S3Result<(String, String)> {
+pub(super) fn parse_copy_source(headers: &HeaderMap) -> S3Result<(String, String)> {
     let raw = headers
         .get(COPY_SOURCE)
         .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
@@ -155,7 +155,7 @@ fn check_preconditions(headers: &HeaderMap, info: &KeyInfo) -> S3Result<()> {
 /// `bytes=first-last` (both inclusive, both required) within an object of
 /// `size` bytes. Bad syntax is InvalidArgument; a range past the end is
 /// InvalidRange, as AWS answers UploadPartCopy.
-fn copy_range(value: &str, size: u64) -> S3Result<Range<u64>> {
+pub(super) fn copy_range(value: &str, size: u64) -> S3Result<Range<u64>> {
     let bad_syntax = || {
         S3Error::invalid_argument(
             "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy",

@@ -12,6 +12,9 @@ mod conditional;
 mod copy;
 mod copy_source;
 mod delete;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod get;
 mod headers;
 mod integrity;

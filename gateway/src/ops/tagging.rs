@@ -38,14 +38,7 @@ pub async fn put_object_tagging(
     let body = read_to_end(payload, MAX_TAGGING_BODY).await?;
     plan.verify_body(&body, payload.trailers())?;
 
-    let document: Tagging = xml::from_xml(&body)?;
-    let tags: Tags = document
-        .tag_set
-        .tags
-        .into_iter()
-        .map(|tag| (tag.key, tag.value))
-        .collect();
-    validate(&tags)?;
+    let tags = tags_from_xml(&body)?;
     state
         .storage
         .put_tags(who, bucket, key, tags)
@@ -102,6 +95,19 @@ pub fn tags_from_header(headers: &HeaderMap) -> S3Result<Tags> {
     let text = value.to_str().map_err(|_| invalid())?;
     let query = Query::parse(Some(text)).map_err(|_| invalid())?;
     let tags = query.pairs().to_vec();
+    validate(&tags)?;
+    Ok(tags)
+}
+
+/// The tag set of a PutObjectTagging body, checked.
+pub fn tags_from_xml(body: &[u8]) -> S3Result<Tags> {
+    let document: Tagging = xml::from_xml(body)?;
+    let tags: Tags = document
+        .tag_set
+        .tags
+        .into_iter()
+        .map(|tag| (tag.key, tag.value))
+        .collect();
     validate(&tags)?;
     Ok(tags)
 }

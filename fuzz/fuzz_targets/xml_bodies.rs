@@ -1,0 +1,23 @@
+//! Every XML request body the gateway parses: CreateBucketConfiguration,
+//! Delete (DeleteObjects), Tagging (with the tag rules), and
+//! CompleteMultipartUpload.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use s3_gateway::ops::fuzzing::tags_from_xml;
+use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
+
+fuzz_target!(|body: &[u8]| {
+    let _ = from_xml::<CreateBucketConfiguration>(body);
+    let _ = from_xml::<Delete>(body);
+    if let Ok(tags) = tags_from_xml(body) {
+        assert!(tags.len() <= 10, "more than 10 tags accepted");
+    }
+    if let Ok(request) = from_xml::<CompleteMultipartUpload>(body) {
+        for part in &request.parts {
+            for algorithm in ["CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"] {
+                let _ = part.checksum(algorithm);
+            }
+        }
+    }
+});
