@@ -46,6 +46,9 @@ pub struct Config {
     pub chunk_size: Option<u64>,
     pub read_buffer: Option<u64>,
     pub multipart_upload_expiry: Option<Duration>,
+    pub open_key_expiry: Option<Duration>,
+    pub reclaim_interval: Option<Duration>,
+    pub reclaim_grace: Option<Duration>,
     pub key_cache_ttl: Option<Duration>,
     pub metadata_cache_ttl: Option<Duration>,
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
@@ -141,6 +144,15 @@ pub struct ServeArgs {
     /// Abort multipart uploads not completed within this time, e.g. 7d [env: S3GW_MULTIPART_UPLOAD_EXPIRY]
     #[arg(long, value_name = "DURATION")]
     pub multipart_upload_expiry: Option<String>,
+    /// Reclaim the blocks of a PUT or part upload left unfinished this long, e.g. 1d [env: S3GW_OPEN_KEY_EXPIRY]
+    #[arg(long, value_name = "DURATION")]
+    pub open_key_expiry: Option<String>,
+    /// Pause between background reclamation passes, e.g. 60s [env: S3GW_RECLAIM_INTERVAL]
+    #[arg(long, value_name = "DURATION")]
+    pub reclaim_interval: Option<String>,
+    /// How long blocks of replaced or deleted objects stay readable, e.g. 15m [env: S3GW_RECLAIM_GRACE]
+    #[arg(long, value_name = "DURATION")]
+    pub reclaim_grace: Option<String>,
     /// Keep completed key lookups this long; 0 only coalesces concurrent ones [env: S3GW_KEY_CACHE_TTL]
     #[arg(long, value_name = "DURATION")]
     pub key_cache_ttl: Option<String>,
@@ -186,6 +198,9 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("chunk_size", Kind::Quantity),
     ("read_buffer", Kind::Quantity),
     ("multipart_upload_expiry", Kind::Quantity),
+    ("open_key_expiry", Kind::Quantity),
+    ("reclaim_interval", Kind::Quantity),
+    ("reclaim_grace", Kind::Quantity),
     ("key_cache_ttl", Kind::Quantity),
     ("metadata_cache_ttl", Kind::Quantity),
     ("log_level", Kind::Text),
@@ -248,6 +263,9 @@ impl Config {
             multipart_upload_expiry: self
                 .multipart_upload_expiry
                 .unwrap_or(defaults.multipart_upload_expiry),
+            open_key_expiry: self.open_key_expiry.unwrap_or(defaults.open_key_expiry),
+            reclaim_interval: self.reclaim_interval.unwrap_or(defaults.reclaim_interval),
+            reclaim_grace: self.reclaim_grace.unwrap_or(defaults.reclaim_grace),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -362,6 +380,10 @@ impl Layer {
         // pass; zero TTLs are meaningful (no caching).
         let multipart_upload_expiry =
             self.duration("multipart_upload_expiry", Duration::from_secs(1))?;
+        let open_key_expiry = self.duration("open_key_expiry", Duration::from_secs(1))?;
+        // A zero interval would spin; a zero grace is meaningful (reclaim at once).
+        let reclaim_interval = self.duration("reclaim_interval", Duration::from_secs(1))?;
+        let reclaim_grace = self.duration("reclaim_grace", Duration::ZERO)?;
         let key_cache_ttl = self.duration("key_cache_ttl", Duration::ZERO)?;
         let metadata_cache_ttl = self.duration("metadata_cache_ttl", Duration::ZERO)?;
         let backend = self.backend()?;
@@ -395,6 +417,9 @@ impl Layer {
             chunk_size,
             read_buffer,
             multipart_upload_expiry,
+            open_key_expiry,
+            reclaim_interval,
+            reclaim_grace,
             key_cache_ttl,
             metadata_cache_ttl,
             log_level,
@@ -406,7 +431,13 @@ impl Layer {
     /// setting that silently does nothing hides a mistake.
     fn backend(&self) -> Result<Backend, ConfigError> {
         const OZONE_ONLY: [&str; 3] = ["om", "ozone_connect_timeout", "ozone_request_timeout"];
-        const EMBEDDED_ONLY: [&str; 2] = ["read_buffer", "multipart_upload_expiry"];
+        const EMBEDDED_ONLY: [&str; 5] = [
+            "read_buffer",
+            "multipart_upload_expiry",
+            "open_key_expiry",
+            "reclaim_interval",
+            "reclaim_grace",
+        ];
         let ozone = match self.get("backend") {
             None => false,
             Some(s) => match s.value.as_str() {
@@ -562,6 +593,9 @@ fn flag_layer(flags: &ServeArgs) -> Layer {
         ("chunk_size", &flags.chunk_size),
         ("read_buffer", &flags.read_buffer),
         ("multipart_upload_expiry", &flags.multipart_upload_expiry),
+        ("open_key_expiry", &flags.open_key_expiry),
+        ("reclaim_interval", &flags.reclaim_interval),
+        ("reclaim_grace", &flags.reclaim_grace),
         ("key_cache_ttl", &flags.key_cache_ttl),
         ("metadata_cache_ttl", &flags.metadata_cache_ttl),
         ("log_level", &flags.log_level),
@@ -1034,6 +1068,23 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_reclaim_interval_is_refused_and_a_zero_grace_is_not() {
+        let flags = ServeArgs {
+            reclaim_interval: Some("0s".into()),
+            ..ServeArgs::default()
+        };
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--reclaim-interval"), "{message}");
+        assert!(message.contains("at least 1s"), "{message}");
+        let flags = ServeArgs {
+            reclaim_grace: Some("0s".into()),
+            ..ServeArgs::default()
+        };
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.storage_config().reclaim_grace, Duration::ZERO);
+    }
+
+    #[test]
     fn storage_settings_follow_file_then_env_then_flags() {
         let file = file_with(
             "read_buffer = \"64KiB\"\nmultipart_upload_expiry = \"2d\"\nkey_cache_ttl = 5\nmetadata_cache_ttl = \"10m\"\n",
@@ -1079,6 +1130,9 @@ mod tests {
             storage.multipart_upload_expiry,
             defaults.multipart_upload_expiry
         );
+        assert_eq!(storage.open_key_expiry, defaults.open_key_expiry);
+        assert_eq!(storage.reclaim_interval, defaults.reclaim_interval);
+        assert_eq!(storage.reclaim_grace, defaults.reclaim_grace);
         assert_eq!(storage.key_cache_ttl, defaults.key_cache_ttl);
         assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
 
@@ -1087,6 +1141,9 @@ mod tests {
             ("S3GW_CHUNK_SIZE", "1MiB"),
             ("S3GW_READ_BUFFER", "512KiB"),
             ("S3GW_MULTIPART_UPLOAD_EXPIRY", "1d"),
+            ("S3GW_OPEN_KEY_EXPIRY", "1h"),
+            ("S3GW_RECLAIM_INTERVAL", "5s"),
+            ("S3GW_RECLAIM_GRACE", "0"),
             ("S3GW_KEY_CACHE_TTL", "2s"),
             ("S3GW_METADATA_CACHE_TTL", "0"),
         ];
@@ -1097,6 +1154,9 @@ mod tests {
         assert_eq!(storage.chunk_size, 1 << 20);
         assert_eq!(storage.read_buffer, 512 << 10);
         assert_eq!(storage.multipart_upload_expiry, Duration::from_secs(86400));
+        assert_eq!(storage.open_key_expiry, Duration::from_secs(3600));
+        assert_eq!(storage.reclaim_interval, Duration::from_secs(5));
+        assert_eq!(storage.reclaim_grace, Duration::ZERO);
         assert_eq!(storage.key_cache_ttl, Duration::from_secs(2));
         assert_eq!(storage.metadata_cache_ttl, Duration::ZERO);
     }
@@ -1118,6 +1178,9 @@ mod tests {
             chunk_size: Some("x".into()),
             read_buffer: Some("x".into()),
             multipart_upload_expiry: Some("x".into()),
+            open_key_expiry: Some("x".into()),
+            reclaim_interval: Some("x".into()),
+            reclaim_grace: Some("x".into()),
             key_cache_ttl: Some("x".into()),
             metadata_cache_ttl: Some("x".into()),
             log_level: Some("x".into()),
