@@ -1,5 +1,7 @@
 //! S3 errors: the AWS code, the HTTP status and the XML body in one place.
 
+use std::io::ErrorKind;
+
 use axum::body::Body;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -310,6 +312,18 @@ impl From<StorageError> for S3Error {
                     "The storage cluster cannot serve this request right now. Please try again.",
                 )
             }
+            // A full disk clears when space is freed: the client may retry
+            // later. 507 as RFC 4918 names it (MinIO and Ceph answer the same).
+            StorageError::Io(e)
+                if matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
+            {
+                tracing::error!(error = %e, "storage full");
+                Self::new(
+                    "InsufficientStorage",
+                    StatusCode::INSUFFICIENT_STORAGE,
+                    "There is not enough free space to store this object. Please try again later.",
+                )
+            }
             StorageError::NoSuchUpload => Self::new(
                 "NoSuchUpload",
                 StatusCode::NOT_FOUND,
@@ -435,6 +449,16 @@ mod tests {
                 StorageError::Io(std::io::Error::other("disk")),
                 "InternalError",
                 500,
+            ),
+            (
+                StorageError::Io(ErrorKind::StorageFull.into()),
+                "InsufficientStorage",
+                507,
+            ),
+            (
+                StorageError::Io(ErrorKind::QuotaExceeded.into()),
+                "InsufficientStorage",
+                507,
             ),
             (StorageError::Internal("x".into()), "InternalError", 500),
             (StorageError::NoSuchUpload, "NoSuchUpload", 404),

@@ -50,6 +50,10 @@ impl<T, E: Into<redb::Error>> DbResult<T> for std::result::Result<T, E> {
     fn db(self) -> Result<T> {
         self.map_err(|e| match e.into() {
             redb::Error::Io(io) => StorageError::Io(io),
+            // An I/O error still, as far as callers (and the reopening) go.
+            redb::Error::PreviousIo => StorageError::Io(std::io::Error::other(
+                "the metadata store failed an earlier I/O and is being reopened",
+            )),
             redb::Error::DatabaseAlreadyOpen => {
                 StorageError::Unavailable("the database is open in another process".into())
             }

@@ -13,12 +13,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use redb::{Database, Durability, ReadableTable, WriteTransaction};
+use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
 mod multipart;
+mod reopening_db;
 
 use batch::{Batcher, Op};
+use reopening_db::ReopeningDb;
 
 use super::schema::{
     BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID,
@@ -53,7 +55,7 @@ pub struct EmbeddedOm {
 }
 
 struct Inner {
-    db: Database,
+    db: ReopeningDb,
     keys: Arc<KeyRing>,
     settings: OmSettings,
     /// Serialises key rotation so two signers never both create a key.
@@ -204,7 +206,7 @@ fn validate_layout(
 
 impl Inner {
     fn write(&self) -> Result<WriteTransaction> {
-        let mut txn = self.db.begin_write().db()?;
+        let mut txn = self.db.begin_write()?;
         txn.set_durability(Durability::Immediate);
         Ok(txn)
     }
@@ -331,7 +333,7 @@ impl Inner {
     }
 
     fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         let table = txn.open_table(CREDENTIALS).db()?;
         table
             .get(access_key)
@@ -350,7 +352,7 @@ impl Inner {
     }
 
     fn list_credentials(&self) -> Result<Vec<Credential>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         let table = txn.open_table(CREDENTIALS).db()?;
         let mut out = Vec::new();
         for row in table.iter().db()? {
@@ -398,13 +400,13 @@ impl Inner {
     }
 
     fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         let buckets = txn.open_table(BUCKETS).db()?;
         Ok(bucket_info(name, owned_bucket(&buckets, name, who)?))
     }
 
     fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         let buckets = txn.open_table(BUCKETS).db()?;
         let mut out = Vec::new();
         // Bucket counts per deployment are small (S3 caps them per account);
@@ -445,7 +447,7 @@ impl Inner {
     fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
         validate_key(key)?;
         let signer = self.signing_key()?;
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let keys = txn.open_table(KEYS).db()?;
         let record: KeyRecord = match keys
@@ -720,7 +722,7 @@ impl Inner {
         after: &[u8],
         limit: usize,
     ) -> Result<Vec<ListEntry>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let keys = txn.open_table(KEYS).db()?;
         scan_bucket(&keys, bucket, prefix, after, limit, |name, value| {
@@ -760,7 +762,7 @@ impl Inner {
     }
 
     fn deleted_blocks(&self, queued_before_ms: u64, limit: usize) -> Result<Vec<BlockId>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         let table = txn.open_table(DELETED_BLOCKS).db()?;
         let mut out = Vec::new();
         for row in table.iter().db()? {
@@ -791,8 +793,8 @@ impl Inner {
 impl EmbeddedOm {
     /// Opens or creates the database and loads the token secret keys into `keys`.
     pub(crate) fn open(path: &Path, keys: Arc<KeyRing>, settings: OmSettings) -> Result<Self> {
-        let db = Database::create(path).db()?;
-        let mut txn = db.begin_write().db()?;
+        let db = ReopeningDb::open(path)?;
+        let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate);
         txn.open_table(BUCKETS).db()?;
         txn.open_table(KEYS).db()?;
@@ -833,7 +835,7 @@ impl EmbeddedOm {
     /// allocation a crash erased, and nothing will ever reclaim them.
     pub(crate) async fn first_unallocated_block(&self) -> Result<BlockId> {
         self.run(|om| {
-            let txn = om.db.begin_read().db()?;
+            let txn = om.db.begin_read()?;
             let counters = txn.open_table(COUNTERS).db()?;
             let local = counters.get(NEXT_LOCAL_ID).db()?.map_or(1, |v| v.value());
             Ok(block_id(local))
@@ -852,7 +854,14 @@ impl EmbeddedOm {
         F: FnOnce(&Inner) -> Result<T> + Send + 'static,
     {
         let inner = Arc::clone(&self.inner);
-        blocking(move || f(&inner)).await
+        blocking(move || {
+            let result = f(&inner);
+            if let Err(StorageError::Io(_)) = &result {
+                inner.db.failed_io();
+            }
+            result
+        })
+        .await
     }
 
     /// Moves open keys created before `created_before_ms` (all of them when

@@ -84,6 +84,9 @@ impl<T: Send + 'static> Job for Queued<T> {
                 let _ = answer.send(committed.and(outcome));
             })),
             Err(e) => {
+                if matches!(e, StorageError::Io(_)) {
+                    inner.db.failed_io();
+                }
                 let _ = answer.send(Err(e));
                 None
             }
@@ -186,7 +189,7 @@ fn commit_batch(inner: &Inner, pending: &mut VecDeque<Box<dyn Job>>) {
         Ok(signer) => signer,
         Err(e) => return refuse_all(pending, &e),
     };
-    let mut txn = match inner.db.begin_write().db() {
+    let mut txn = match inner.db.begin_write() {
         Ok(txn) => txn,
         Err(e) => return refuse_all(pending, &e),
     };
@@ -214,6 +217,9 @@ fn commit_batch(inner: &Inner, pending: &mut VecDeque<Box<dyn Job>>) {
         }
     }
     let committed = txn.commit().db();
+    if let Err(StorageError::Io(_)) = committed {
+        inner.db.failed_io();
+    }
     for reply in replies {
         reply(committed.as_ref().map(|_| ()).map_err(shared));
     }

@@ -151,7 +151,7 @@ impl Inner {
         upload_id: &str,
     ) -> Result<UploadInfo> {
         let row = upload_row(bucket, key, upload_id)?;
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
         Ok(upload_info(bucket, key, upload_id, record))
@@ -233,7 +233,7 @@ impl Inner {
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
         let row = upload_row(bucket, key, upload_id)?;
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
         let parts = txn.open_table(PARTS).db()?;
@@ -333,7 +333,7 @@ impl Inner {
         after: &[u8],
         limit: usize,
     ) -> Result<Vec<UploadInfo>> {
-        let txn = self.db.begin_read().db()?;
+        let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let uploads = txn.open_table(UPLOADS).db()?;
         scan_bucket(&uploads, bucket, prefix, after, limit, |name, value| {
