@@ -338,9 +338,7 @@ impl Encoder {
         }
         if let (Some(context), true) = (&self.context, trailer_mode) {
             let signature = context.trailer_signature(&previous, &canonical);
-            out.extend_from_slice(
-                format!("x-amz-trailer-signature:{signature}\r\n").as_bytes(),
-            );
+            out.extend_from_slice(format!("x-amz-trailer-signature:{signature}\r\n").as_bytes());
         }
         out.extend_from_slice(b"\r\n");
         out

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use redb::{Database, ReadTransaction, TransactionError, WriteTransaction};
+use redb::{Database, ReadTransaction, WriteTransaction};
 
 use super::super::DbResult;
 use crate::{Result, StorageError};
@@ -36,11 +36,11 @@ impl ReopeningDb {
     }
 
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction> {
-        self.begin(|db| db.begin_read())
+        self.begin(|db| db.begin_read().db())
     }
 
     pub(crate) fn begin_write(&self) -> Result<WriteTransaction> {
-        self.begin(|db| db.begin_write())
+        self.begin(|db| db.begin_write().db())
     }
 
     /// Records that an I/O error hit the database (a failed commit), so the
@@ -49,15 +49,15 @@ impl ReopeningDb {
         self.failed.store(true, Ordering::Release);
     }
 
-    fn begin<T>(&self, start: impl Fn(&Database) -> Result<T, TransactionError>) -> Result<T> {
-        let db = self.current()?;
-        match start(&db) {
-            Err(TransactionError::Storage(redb::StorageError::PreviousIo)) => {
-                drop(db);
+    /// Starts a transaction; one refused for an I/O failure (redb's
+    /// "previous I/O error" among them) is retried once on a reopened database.
+    fn begin<T>(&self, start: impl Fn(&Database) -> Result<T>) -> Result<T> {
+        match start(&*self.current()?) {
+            Err(StorageError::Io(_)) => {
                 self.failed_io();
-                start(&*self.current()?).db()
+                start(&*self.current()?)
             }
-            other => other.db(),
+            other => other,
         }
     }
 
@@ -65,12 +65,18 @@ impl ReopeningDb {
         if self.failed.load(Ordering::Acquire) {
             self.reopen()?;
         }
-        let slot = self.db.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = self
+            .db
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         slot.clone().ok_or_else(unavailable)
     }
 
     fn reopen(&self) -> Result<()> {
-        let mut slot = self.db.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self
+            .db
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if !self.failed.load(Ordering::Acquire) {
             return Ok(()); // another caller reopened it meanwhile
         }
