@@ -78,6 +78,9 @@ fuzz_target!(|input: &[u8]| {
     if sigv4 {
         let late = now + Duration::from_secs(8 * 24 * 3600);
         let accepted = RUNTIME.block_on(PATH_STYLE.authenticate_at(&parts, Body::empty(), late));
-        assert!(accepted.is_err(), "a SigV4 request was accepted 8 days after it was signed");
+        assert!(
+            accepted.is_err(),
+            "a SigV4 request was accepted 8 days after it was signed"
+        );
     }
 });

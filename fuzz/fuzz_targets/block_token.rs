@@ -21,8 +21,16 @@ const BLOCK: BlockId = BlockId {
 
 static KEY: LazyLock<SecretKey> =
     LazyLock::new(|| SecretKey::new(uuid::Uuid::from_u128(1), 0, u64::MAX, [9; 32]));
-static ISSUED: LazyLock<BlockToken> =
-    LazyLock::new(|| issue(&KEY, "owner", BLOCK, &[AccessMode::Read], 4096, NOW_MS + 60_000));
+static ISSUED: LazyLock<BlockToken> = LazyLock::new(|| {
+    issue(
+        &KEY,
+        "owner",
+        BLOCK,
+        &[AccessMode::Read],
+        4096,
+        NOW_MS + 60_000,
+    )
+});
 
 #[derive(Arbitrary, Debug)]
 enum Input {
@@ -40,7 +48,10 @@ fuzz_target!(|input: Input| {
     match input {
         Input::Url(encoded) => {
             if let Ok(token) = BlockToken::decode_url(&encoded) {
-                assert_eq!(BlockToken::decode_url(&token.encode_url()).ok(), Some(token));
+                assert_eq!(
+                    BlockToken::decode_url(&token.encode_url()).ok(),
+                    Some(token)
+                );
             }
         }
         Input::Identifier(bytes) => {

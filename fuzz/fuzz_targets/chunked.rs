@@ -53,7 +53,10 @@ fuzz_target!(|input: Input| {
         Mode::SignedTrailer => ChunkedMode::SignedTrailer,
     };
     let signed = matches!(mode, ChunkedMode::Signed | ChunkedMode::SignedTrailer);
-    let with_trailers = matches!(mode, ChunkedMode::UnsignedTrailer | ChunkedMode::SignedTrailer);
+    let with_trailers = matches!(
+        mode,
+        ChunkedMode::UnsignedTrailer | ChunkedMode::SignedTrailer
+    );
     match input.body {
         Body::Raw {
             wire,
@@ -72,7 +75,11 @@ fuzz_target!(|input: Input| {
             damage,
         } => {
             // Empty chunks would end the body early; clients never send them.
-            let chunks: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).filter(|c| !c.is_empty()).collect();
+            let chunks: Vec<&[u8]> = chunks
+                .iter()
+                .map(Vec::as_slice)
+                .filter(|c| !c.is_empty())
+                .collect();
             // Sorted, as the trailer signature covers them.
             let mut trailers: Vec<(&str, &str)> = trailers
                 .iter()
@@ -112,12 +119,16 @@ fuzz_target!(|input: Input| {
                             && http::HeaderValue::from_str(value).is_ok()
                     })
                     && trailers.len() <= 16
-                    && trailers.iter().map(|(n, v)| n.len() + v.len() + 3).sum::<usize>() < 8 * 1024
+                    && trailers
+                        .iter()
+                        .map(|(n, v)| n.len() + v.len() + 3)
+                        .sum::<usize>()
+                        < 8 * 1024
                     && !has_duplicates(&trailers));
             if !damaged && well_formed {
-                let headers = decoded.outcome.unwrap_or_else(|error| {
-                    panic!("an undamaged body was refused: {error:?}")
-                });
+                let headers = decoded
+                    .outcome
+                    .unwrap_or_else(|error| panic!("an undamaged body was refused: {error:?}"));
                 assert_eq!(decoded.data, expected);
                 assert_eq!(headers.len(), trailers.len());
             }

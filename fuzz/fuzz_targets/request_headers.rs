@@ -28,13 +28,19 @@ fuzz_target!(|input: &[u8]| {
     for size in SIZES {
         if let Some(range) = text(RANGE.as_str()) {
             if let RangeRequest::Partial(r) = resolve_range(range, size) {
-                assert!(r.start < r.end && r.end <= size, "range {r:?} outside {size} bytes");
+                assert!(
+                    r.start < r.end && r.end <= size,
+                    "range {r:?} outside {size} bytes"
+                );
                 let _ = content_range(&r, size);
             }
         }
         if let Some(range) = text("x-amz-copy-source-range") {
             if let Ok(r) = copy_source_range(range, size) {
-                assert!(r.start < r.end && r.end <= size, "copy range {r:?} outside {size} bytes");
+                assert!(
+                    r.start < r.end && r.end <= size,
+                    "copy range {r:?} outside {size} bytes"
+                );
             }
         }
     }

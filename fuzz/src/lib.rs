@@ -11,7 +11,9 @@ use http::{HeaderName, HeaderValue, Method, Request, Uri};
 pub fn parse_request(input: &[u8]) -> Option<(Parts, &[u8])> {
     let (head, body) = split_head(input);
     let head = std::str::from_utf8(head).ok()?;
-    let mut lines = head.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line));
+    let mut lines = head
+        .split('\n')
+        .map(|line| line.strip_suffix('\r').unwrap_or(line));
     let (method, target) = lines.next()?.split_once(' ')?;
     let mut builder = Request::builder()
         .method(Method::from_bytes(method.as_bytes()).ok()?)
