@@ -24,10 +24,11 @@ import requests
 from conftest import OZONE_OM, start_server, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
-from test_ozone_datanode_failure import RECOVERY_SECONDS, ozone_dev, payload
 
 if not OZONE_OM:
     pytest.skip("needs a running Ozone cluster (S3GW_OZONE_OM)", allow_module_level=True)
+
+from test_ozone_datanode_failure import RECOVERY_SECONDS, ozone_dev, payload  # noqa: E402
 
 pytestmark = pytest.mark.disrupts_cluster
 
