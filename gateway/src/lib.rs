@@ -9,6 +9,7 @@ pub mod auth;
 pub mod checksum;
 pub mod config;
 pub mod error;
+pub mod host;
 pub mod ops;
 pub mod router;
 pub mod server;

@@ -7,10 +7,11 @@
 //! body is never touched here. Operations the gateway does not implement
 //! still get their variant, so the answer names them (501 NotImplemented).
 
-use http::{HeaderMap, Method, Uri, header};
+use http::{HeaderMap, Method, Uri};
 use percent_encoding::percent_decode_str;
 
 use crate::error::S3Error;
+use crate::host;
 
 /// S3 keys are at most 1024 bytes of UTF-8.
 pub const MAX_KEY_LEN: usize = 1024;
@@ -278,7 +279,8 @@ fn path_decode(raw: &str) -> Result<String, S3Error> {
 
 /// Routes a request. `domain` enables virtual-host style: a Host of
 /// `<bucket>.<domain>` (any port) names the bucket; any other Host, such as
-/// the domain itself, an IP address or localhost, means path style.
+/// the domain itself, an IP address or localhost, means path style. A
+/// request naming two hosts is refused (see [`host`]).
 pub fn route(
     method: &Method,
     uri: &Uri,
@@ -287,7 +289,7 @@ pub fn route(
 ) -> Result<Endpoint, S3Error> {
     let query = Query::parse(uri.query())?;
     let path = uri.path();
-    let (bucket, key) = match domain.and_then(|d| host_bucket(uri, headers, d)) {
+    let (bucket, key) = match host::request_bucket(uri, headers, domain)? {
         Some(bucket) => (bucket, path_decode(path.strip_prefix('/').unwrap_or(path))?),
         None => {
             let path = path.strip_prefix('/').unwrap_or(path);
@@ -306,32 +308,6 @@ pub fn route(
     } else {
         object_endpoint(method, bucket, key, &query, headers)
     }
-}
-
-/// The bucket named by a virtual-host style Host header, if any.
-fn host_bucket(uri: &Uri, headers: &HeaderMap, domain: &str) -> Option<String> {
-    let host = match uri.host() {
-        Some(host) => host.to_owned(),
-        None => {
-            let value = headers.get(header::HOST)?.to_str().ok()?;
-            strip_port(value).to_owned()
-        }
-    };
-    let host = host.to_ascii_lowercase();
-    let domain = domain.trim_end_matches('.').to_ascii_lowercase();
-    let bucket = host
-        .trim_end_matches('.')
-        .strip_suffix(&domain)?
-        .strip_suffix('.')?;
-    (!bucket.is_empty()).then(|| bucket.to_owned())
-}
-
-/// `host[:port]` or `[v6]:port` without the port.
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split_once(']').map_or(host, |(v6, _)| v6);
-    }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
 fn service_endpoint(method: &Method, query: &Query) -> Result<Endpoint, S3Error> {
@@ -1003,7 +979,7 @@ mod tests {
         }
         let uri: Uri = "/b/k".parse().unwrap();
         let mut headers = HeaderMap::new();
-        headers.insert(header::HOST, HeaderValue::from_static("b2.s3.example.com"));
+        headers.insert(http::header::HOST, HeaderValue::from_static("b2.s3.example.com"));
         assert_eq!(
             route(&Method::PUT, &uri, &headers, None).unwrap().name(),
             "PutObject"
@@ -1032,6 +1008,27 @@ mod tests {
                 version_id: None,
             }
         );
+    }
+
+    #[test]
+    fn a_target_naming_another_host_than_the_host_header_is_refused() {
+        // The signature covers the Host header; routing by the target's
+        // authority would act on a bucket nobody signed for.
+        let error = try_route(
+            Method::GET,
+            "http://b.s3.example.com/k",
+            &[("host", "a.s3.example.com")],
+        )
+        .unwrap_err();
+        assert_eq!((error.code, error.status.as_u16()), ("InvalidRequest", 400));
+        assert!(matches!(
+            route_with(
+                Method::GET,
+                "http://a.s3.example.com/k",
+                &[("host", "a.s3.example.com")]
+            ),
+            Endpoint::GetObject { bucket, .. } if bucket == "a"
+        ));
     }
 
     #[test]

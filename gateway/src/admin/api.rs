@@ -18,6 +18,7 @@ use tokio::sync::Mutex;
 
 use crate::auth::Authenticated;
 use crate::error::S3Error;
+use crate::host;
 use crate::state::AppState;
 
 use super::keygen;
@@ -52,20 +53,14 @@ pub fn is_admin_request(parts: &Parts, domain: Option<&str>) -> bool {
     if !parts.uri.path().starts_with(PREFIX) {
         return false;
     }
-    let Some(domain) = domain else {
-        return true;
+    // A request naming two hosts is left to the router, which refuses it.
+    let Ok(host) = host::request_host(&parts.uri, &parts.headers) else {
+        return false;
     };
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| parts.uri.host())
-        .unwrap_or("");
-    let host = host.rsplit_once(':').map_or(host, |(name, _port)| name);
-    let bucket_host = host.len() > domain.len()
-        && host[host.len() - domain.len()..].eq_ignore_ascii_case(domain)
-        && host.as_bytes()[host.len() - domain.len() - 1] == b'.';
-    !bucket_host
+    match (host, domain) {
+        (Some(host), Some(domain)) => host::virtual_host_bucket(host, domain).is_none(),
+        _ => true,
+    }
 }
 
 /// Answers one admin request from an authenticated caller.
@@ -240,6 +235,10 @@ mod tests {
             None
         ));
         assert!(!is_admin_request(&parts(Method::GET, "/_s3gwx", "h"), None));
+        assert!(!is_admin_request(
+            &parts(Method::GET, "http://photos.s3.example.com/_s3gw/admin/keys", "s3.example.com"),
+            Some("s3.example.com")
+        ));
     }
 
     #[test]

@@ -52,6 +52,7 @@ use self::sigv4::{
     parse_amz_date, parse_http_time, sign, signatures_match, string_to_sign,
 };
 use crate::error::S3Error;
+use crate::host;
 
 /// The clock skew AWS tolerates between a signed request and the server.
 const MAX_SKEW: Duration = Duration::from_secs(15 * 60);
@@ -363,9 +364,10 @@ impl Verifier {
             .credential(access_key)
             .await?
             .ok_or_else(|| unknown_access_key(access_key))?;
-        let host = header_text(parts, HOST.as_str())?
-            .or_else(|| parts.uri.authority().map(|authority| authority.as_str()));
-        let bucket = sigv2::virtual_host_bucket(host, self.domain.as_deref());
+        // The router derives the bucket the same way, so what V2 signs is
+        // the bucket the request acts on.
+        let bucket = host::request_bucket(&parts.uri, &parts.headers, self.domain.as_deref())?;
+        let bucket = bucket.as_deref();
         let string_to_sign = sigv2::string_to_sign(parts, date_line, bucket);
         let computed = sigv2::sign(&stored.secret_key, &string_to_sign);
         let matches_bucket_root = || {

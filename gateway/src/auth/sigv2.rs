@@ -4,7 +4,8 @@
 //!
 //! The string to sign is `VERB\nContent-MD5\nContent-Type\nDate\n` then the
 //! `x-amz-*` headers (`name:value\n`, sorted) then the resource: the bucket
-//! (taken from the Host header for virtual-host requests), the path as
+//! (taken from the host for virtual-host requests, as the router takes it:
+//! `crate::host`), the path as
 //! sent, and the sub-resources in the list below. Every `x-amz-*` header is
 //! signed by construction, so V2 has no signed-header list to check.
 
@@ -223,25 +224,6 @@ pub(crate) fn sign(secret: &str, string_to_sign: &str) -> String {
     BASE64.encode(mac.finalize().into_bytes())
 }
 
-/// The bucket a virtual-host request names: the Host minus `.domain` and
-/// any port. Without a configured domain every request is path style.
-pub(crate) fn virtual_host_bucket<'a>(
-    host: Option<&'a str>,
-    domain: Option<&str>,
-) -> Option<&'a str> {
-    let host = host?;
-    let host = host.rsplit_once(':').map_or(host, |(name, port)| {
-        if port.bytes().all(|b| b.is_ascii_digit()) {
-            name
-        } else {
-            host
-        }
-    });
-    let domain = domain?;
-    let bucket = host.strip_suffix(domain)?.strip_suffix('.')?;
-    (!bucket.is_empty()).then_some(bucket)
-}
-
 pub(crate) fn expired() -> S3Error {
     access_denied("Request has expired")
 }
@@ -348,27 +330,6 @@ mod tests {
         assert_eq!(
             string_to_sign(&request, "", None),
             "PUT\nbWQ1\n\n\nx-amz-meta-a:one\nx-amz-meta-b:two,three\n/b/k%20ey?partNumber=2&uploadId=a+b"
-        );
-    }
-
-    #[test]
-    fn virtual_host_bucket_needs_the_configured_domain() {
-        assert_eq!(
-            virtual_host_bucket(Some("b.s3.local:9878"), Some("s3.local")),
-            Some("b")
-        );
-        assert_eq!(
-            virtual_host_bucket(Some("s3.local"), Some("s3.local")),
-            None
-        );
-        assert_eq!(virtual_host_bucket(Some("b.s3.local"), None), None);
-        assert_eq!(
-            virtual_host_bucket(Some("b.evil.local"), Some("s3.local")),
-            None
-        );
-        assert_eq!(
-            virtual_host_bucket(Some("bs3.local"), Some("s3.local")),
-            None
         );
     }
 

@@ -1,0 +1,103 @@
+"""Requests written byte for byte on a plain socket.
+
+HTTP libraries fix up what these tests need to send wrong on purpose: an
+absolute-form target beside a different Host, a header section that never
+ends, a body shorter than declared, an HTTP/2 preface and nothing else.
+"""
+
+import socket
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict = field(default_factory=dict)  # lower-case names, last value wins
+    body: bytes = b""
+
+    def error_code(self) -> str | None:
+        """The S3 XML error's Code, or None when the body is not one."""
+        try:
+            root = ET.fromstring(self.body)
+        except ET.ParseError:
+            return None
+        code = root.find("Code")
+        return code.text if root.tag == "Error" and code is not None else None
+
+
+def connect(port: int, timeout: float = 30) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+
+def request_bytes(request_line: str, headers: list[tuple[str, str]], body: bytes = b"") -> bytes:
+    lines = [request_line] + [f"{name}: {value}" for name, value in headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def read_reply(sock: socket.socket) -> Reply:
+    """Reads one HTTP/1.1 response (Content-Length framed, or up to close)."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = sock.recv(65536)
+        if not data:
+            raise ConnectionError(f"connection closed before a response head: {received[:200]!r}")
+        received += data
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        length = int(headers["content-length"])
+        while len(body) < length:
+            data = sock.recv(65536)
+            if not data:
+                break
+            body += data
+        body = body[:length]
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        body = read_chunked(sock, body)
+    return Reply(status, headers, body)
+
+
+def read_chunked(sock: socket.socket, buffered: bytes) -> bytes:
+    out = b""
+    while True:
+        while b"\r\n" not in buffered:
+            buffered += sock.recv(65536)
+        line, _, buffered = buffered.partition(b"\r\n")
+        size = int(line.split(b";")[0], 16)
+        while len(buffered) < size + 2:
+            buffered += sock.recv(65536)
+        out += buffered[:size]
+        buffered = buffered[size + 2:]
+        if size == 0:
+            return out
+
+
+def exchange(port: int, request_line: str, headers: list[tuple[str, str]], body: bytes = b"",
+             timeout: float = 30) -> Reply:
+    """Sends one request on a fresh connection and reads its response."""
+    with connect(port, timeout) as sock:
+        sock.sendall(request_bytes(request_line, headers, body))
+        return read_reply(sock)
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    """Whether the server closes `sock` within `within` seconds (any bytes it
+    sends first, such as an error response or a GOAWAY, are read and dropped)."""
+    deadline = time.monotonic() + within
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            sock.settimeout(left)
+            if not sock.recv(65536):
+                return True
+    except (socket.timeout, TimeoutError):
+        return False
+    except OSError:
+        return True  # reset
+    return False
