@@ -18,6 +18,7 @@ pub mod listing;
 pub mod multipart;
 pub mod om;
 pub mod ozone;
+pub mod private_files;
 pub mod token;
 mod types;
 mod writer;

@@ -26,7 +26,7 @@ use crate::token::KeyRing;
 use crate::{
     BucketInfo, CompleteUpload, Credential, Identity, KeyInfo, ListEntry, ListPage, ListQuery,
     NewUpload, ObjectWriter, PartInfo, PartListPage, Result, StorageError, UploadInfo,
-    UploadListPage, UploadListQuery, WriteIntent,
+    UploadListPage, UploadListQuery, WriteIntent, private_files,
 };
 
 /// Object bytes as they stream out of the block role, already verified.
@@ -228,8 +228,13 @@ impl Storage {
         config.validate()?;
         let containers = config.data_dir.join("containers");
         let db_path = config.data_dir.join("om.redb");
-        let dir = containers.clone();
-        blocking(move || Ok(std::fs::create_dir_all(dir)?)).await?;
+        let (dir, containers_dir) = (config.data_dir.clone(), containers.clone());
+        blocking(move || {
+            private_files::ensure_private_dir(&dir)?;
+            private_files::ensure_private_dir(&containers_dir)?;
+            Ok(())
+        })
+        .await?;
         let keys = Arc::new(KeyRing::default());
         let settings = OmSettings {
             block_size: config.block_size,
@@ -241,6 +246,8 @@ impl Storage {
         let om = Arc::new(
             blocking(move || {
                 let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
+                // redb creates its file with the umask's mode; it holds every secret.
+                private_files::tighten_file(&db_path)?;
                 // Make the new directory entries (om.redb, containers/) durable too.
                 std::fs::File::open(&data_dir)?.sync_all()?;
                 Ok(om)

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use storage_client::{Credential, Storage, StorageError};
+use storage_client::{Credential, Storage, StorageError, private_files};
 
 use crate::config::{Config, KeyEntry, render_key_entry};
 
@@ -128,17 +128,14 @@ fn entry_of(credential: &Credential) -> KeyEntry {
 /// atomically (a temporary file, synced, then renamed).
 fn write_private_file(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        private_files::ensure_private_dir(dir)?;
     }
     let temporary = path.with_extension("toml.tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&temporary)?;
+    let mut file = private_files::private_file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     std::fs::rename(&temporary, path)

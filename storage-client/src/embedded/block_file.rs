@@ -5,14 +5,14 @@
 //! error, never wrong bytes. These functions block: call them from
 //! `spawn_blocking`.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::{BlockId, Result, StorageError};
+use crate::{BlockId, Result, StorageError, private_files};
 
 const HEADER_LEN: u64 = 4;
 const SUM_LEN: u64 = 4;
@@ -60,14 +60,14 @@ pub(crate) fn append(
         )));
     }
     if offset == 0 && !paths.dir.exists() {
-        fs::create_dir_all(&paths.dir)?;
+        private_files::ensure_private_dir(&paths.dir)?;
         // The new container directory must survive a crash with its files.
         sync_dir(&paths.root)?;
     }
     // A (retried) first chunk starts the block over.
     let first = offset == 0;
     let open = |path: &Path| {
-        OpenOptions::new()
+        private_files::private_file_options()
             .write(true)
             .create(true)
             .truncate(first)
