@@ -78,8 +78,8 @@ for p in "${ports[@]}"; do
 done
 # Fixed benchmark-only keys, for a throwaway data dir (Ozone's S3G, security
 # off, accepts any key).
-export AWS_ACCESS_KEY_ID=s3benchkey
-export AWS_SECRET_ACCESS_KEY=s3benchsecret0123456789
+export AWS_ACCESS_KEY_ID=S3BENCHKEY0000000001
+export AWS_SECRET_ACCESS_KEY=s3bench-secret-s3bench-secret-s3bench-01
 
 # start_gateway PORT LOG ARGS...: our gateway in the background, gateway_pid
 # set once /health answers.

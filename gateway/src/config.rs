@@ -54,6 +54,81 @@ pub struct Config {
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
     pub log_level: String,
     pub tls: Option<TlsFiles>,
+    /// Whether AWS Signature Version 2 is accepted (old tools need it).
+    pub sigv2: bool,
+    pub limits: Limits,
+}
+
+/// What one client may hold of the server: connections, time, header bytes
+/// and buffered body bytes. Each default says why it is what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections served at once; a connection beyond them is only
+    /// answered for `/health` (everything else gets `503 SlowDown`).
+    pub max_connections: usize,
+    /// Time to send a request's headers (and to finish a TLS handshake),
+    /// counted from the connection's start or the end of its last response.
+    pub request_header_timeout: Duration,
+    /// A connection with no request in flight for this long is closed.
+    pub idle_timeout: Duration,
+    /// HTTP/2 pings on a connection that has been silent this long...
+    pub http2_keepalive_interval: Duration,
+    /// ...and the connection is closed if a ping is not answered in this time.
+    pub http2_keepalive_timeout: Duration,
+    /// Longest wait for the next piece of a request body: `400 RequestTimeout`.
+    pub body_idle_timeout: Duration,
+    /// Request header section (names, values, separators), in bytes.
+    pub max_header_bytes: usize,
+    pub max_header_count: usize,
+    /// Request target (path and query), in bytes.
+    pub max_url_length: usize,
+    /// Largest signed aws-chunked chunk, which is buffered until verified.
+    pub max_signed_chunk: usize,
+    /// Signed chunk bytes buffered across all requests at once.
+    pub chunk_buffer_budget: usize,
+    /// How long a chunk waits for room in that budget before `503 SlowDown`.
+    pub chunk_buffer_wait: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one
+            // (measured): 4096 cost ~140 MiB, far above any client pool.
+            max_connections: 4096,
+            // hyper's own default for HTTP/1.1 headers; a real client sends
+            // its headers in one write, milliseconds.
+            request_header_timeout: Duration::from_secs(30),
+            // The same as HTTP/1.1's wait for the next request's headers, so
+            // both protocols close an idle connection alike.
+            idle_timeout: Duration::from_secs(30),
+            // A vanished peer is noticed within 40 s; one ping per 20 s of
+            // silence costs nothing.
+            http2_keepalive_interval: Duration::from_secs(20),
+            http2_keepalive_timeout: Duration::from_secs(20),
+            // AWS S3 gives up on a silent upload after about 20 s; a little
+            // more tolerance for loaded clients.
+            body_idle_timeout: Duration::from_secs(30),
+            // As AWS (MaxSizeAllowed 8192). The largest header section the
+            // conformance suite and SDK matrix sent was 1.1 KiB (p99 0.9 KiB).
+            max_header_bytes: 8 << 10,
+            // hyper's own HTTP/1.1 cap (above it hyper answers 431 without
+            // an S3 body); the most any client sent was 18.
+            max_header_count: 100,
+            // The longest target the suite sent was 3.1 KiB (a 1024-byte key
+            // percent-encoded); a session token adds ~1-2 KiB to a URL.
+            max_url_length: 16 << 10,
+            // The largest signed chunk the SDK matrix and the suite sent was
+            // 128 KiB (Java SDK v2 over plain HTTP); eight times that.
+            max_signed_chunk: 1 << 20,
+            // 256 concurrent signed uploads at the largest chunk; what the
+            // gateway will hold unverified in memory at once.
+            chunk_buffer_budget: 256 << 20,
+            // Long enough to ride out a burst, short enough that the client
+            // retries (SDKs back off on SlowDown) before its own timeout.
+            chunk_buffer_wait: Duration::from_secs(5),
+        }
+    }
 }
 
 /// The storage back end and what only it needs.
@@ -168,6 +243,45 @@ pub struct ServeArgs {
     /// PEM private key [env: S3GW_TLS_KEY]
     #[arg(long, value_name = "FILE")]
     pub tls_key: Option<String>,
+    /// Accept AWS Signature Version 2: true or false [env: S3GW_SIGV2] [default: true]
+    #[arg(long, value_name = "BOOL")]
+    pub sigv2: Option<String>,
+    /// Connections served at once [env: S3GW_MAX_CONNECTIONS] [default: 4096]
+    #[arg(long, value_name = "COUNT")]
+    pub max_connections: Option<String>,
+    /// Time to send request headers or finish a TLS handshake [env: S3GW_REQUEST_HEADER_TIMEOUT] [default: 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub request_header_timeout: Option<String>,
+    /// Close a connection with no request in flight after this [env: S3GW_IDLE_TIMEOUT] [default: 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
+    /// HTTP/2 ping after this much silence [env: S3GW_HTTP2_KEEPALIVE_INTERVAL] [default: 20s]
+    #[arg(long, value_name = "DURATION")]
+    pub http2_keepalive_interval: Option<String>,
+    /// Close an HTTP/2 connection whose ping is not answered in this time [env: S3GW_HTTP2_KEEPALIVE_TIMEOUT] [default: 20s]
+    #[arg(long, value_name = "DURATION")]
+    pub http2_keepalive_timeout: Option<String>,
+    /// Longest wait for the next piece of a request body [env: S3GW_BODY_IDLE_TIMEOUT] [default: 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub body_idle_timeout: Option<String>,
+    /// Largest request header section [env: S3GW_MAX_HEADER_BYTES] [default: 8KiB]
+    #[arg(long, value_name = "SIZE")]
+    pub max_header_bytes: Option<String>,
+    /// Most request headers [env: S3GW_MAX_HEADER_COUNT] [default: 100]
+    #[arg(long, value_name = "COUNT")]
+    pub max_header_count: Option<String>,
+    /// Longest request target (path and query) [env: S3GW_MAX_URL_LENGTH] [default: 16KiB]
+    #[arg(long, value_name = "SIZE")]
+    pub max_url_length: Option<String>,
+    /// Largest signed aws-chunked chunk [env: S3GW_MAX_SIGNED_CHUNK] [default: 1MiB]
+    #[arg(long, value_name = "SIZE")]
+    pub max_signed_chunk: Option<String>,
+    /// Signed chunk bytes buffered across all requests [env: S3GW_CHUNK_BUFFER_BUDGET] [default: 256MiB]
+    #[arg(long, value_name = "SIZE")]
+    pub chunk_buffer_budget: Option<String>,
+    /// Wait for room in that budget before 503 SlowDown [env: S3GW_CHUNK_BUFFER_WAIT] [default: 5s]
+    #[arg(long, value_name = "DURATION")]
+    pub chunk_buffer_wait: Option<String>,
 }
 
 /// What a setting's value looks like in a TOML file.
@@ -176,8 +290,10 @@ enum Kind {
     Text,
     /// Text; a relative path is relative to the file.
     Path,
-    /// A size or a duration: a TOML integer or text with a unit.
+    /// A size, a duration or a count: a TOML integer or text (with a unit).
     Quantity,
+    /// `true` or `false`: a TOML boolean or text.
+    Flag,
     /// Comma-separated text, or a TOML array of strings.
     List,
 }
@@ -206,6 +322,19 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("log_level", Kind::Text),
     ("tls_cert", Kind::Path),
     ("tls_key", Kind::Path),
+    ("sigv2", Kind::Flag),
+    ("max_connections", Kind::Quantity),
+    ("request_header_timeout", Kind::Quantity),
+    ("idle_timeout", Kind::Quantity),
+    ("http2_keepalive_interval", Kind::Quantity),
+    ("http2_keepalive_timeout", Kind::Quantity),
+    ("body_idle_timeout", Kind::Quantity),
+    ("max_header_bytes", Kind::Quantity),
+    ("max_header_count", Kind::Quantity),
+    ("max_url_length", Kind::Quantity),
+    ("max_signed_chunk", Kind::Quantity),
+    ("chunk_buffer_budget", Kind::Quantity),
+    ("chunk_buffer_wait", Kind::Quantity),
 ];
 
 /// A raw setting and where it came from, for error messages.
@@ -405,6 +534,15 @@ impl Layer {
                 return Err(s.invalid("TLS needs both a certificate and a key"));
             }
         };
+        let sigv2 = match self.get("sigv2") {
+            Some(s) => match s.value.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(s.invalid("expected true or false")),
+            },
+            None => true,
+        };
+        let limits = self.limits()?;
         Ok(Config {
             listen,
             backend,
@@ -424,7 +562,71 @@ impl Layer {
             metadata_cache_ttl,
             log_level,
             tls,
+            sigv2,
+            limits,
         })
+    }
+
+    /// The connection and request limits, each defaulting to [`Limits::default`].
+    fn limits(&self) -> Result<Limits, ConfigError> {
+        let defaults = Limits::default();
+        // A zero timeout would close every connection or refuse every body.
+        let second = Duration::from_secs(1);
+        let duration = |key, default| -> Result<Duration, ConfigError> {
+            Ok(self.duration(key, second)?.unwrap_or(default))
+        };
+        let size = |key, default| -> Result<usize, ConfigError> {
+            Ok(self.size(key)?.map_or(default, in_memory))
+        };
+        let count = |key, default| -> Result<usize, ConfigError> {
+            Ok(self.get(key).map(parse_count).transpose()?.unwrap_or(default))
+        };
+        let limits = Limits {
+            max_connections: count("max_connections", defaults.max_connections)?,
+            request_header_timeout: duration(
+                "request_header_timeout",
+                defaults.request_header_timeout,
+            )?,
+            idle_timeout: duration("idle_timeout", defaults.idle_timeout)?,
+            http2_keepalive_interval: duration(
+                "http2_keepalive_interval",
+                defaults.http2_keepalive_interval,
+            )?,
+            http2_keepalive_timeout: duration(
+                "http2_keepalive_timeout",
+                defaults.http2_keepalive_timeout,
+            )?,
+            body_idle_timeout: duration("body_idle_timeout", defaults.body_idle_timeout)?,
+            max_header_bytes: size("max_header_bytes", defaults.max_header_bytes)?,
+            max_header_count: count("max_header_count", defaults.max_header_count)?,
+            max_url_length: size("max_url_length", defaults.max_url_length)?,
+            max_signed_chunk: size("max_signed_chunk", defaults.max_signed_chunk)?,
+            chunk_buffer_budget: size("chunk_buffer_budget", defaults.chunk_buffer_budget)?,
+            // Zero means "never wait": answer SlowDown at once.
+            chunk_buffer_wait: self
+                .duration("chunk_buffer_wait", Duration::ZERO)?
+                .unwrap_or(defaults.chunk_buffer_wait),
+        };
+        if limits.max_signed_chunk > limits.chunk_buffer_budget {
+            return Err(ConfigError(format!(
+                "max signed chunk {} is larger than the chunk buffer budget {}: no signed chunk could ever be buffered",
+                limits.max_signed_chunk, limits.chunk_buffer_budget
+            )));
+        }
+        // The semaphore and the h2 settings take 32 bits.
+        for (key, value) in [
+            ("max_connections", limits.max_connections),
+            ("max_header_bytes", limits.max_header_bytes),
+            ("max_url_length", limits.max_url_length),
+            ("chunk_buffer_budget", limits.chunk_buffer_budget),
+        ] {
+            if u32::try_from(value).is_err()
+                && let Some(s) = self.get(key)
+            {
+                return Err(s.invalid("is too large"));
+            }
+        }
+        Ok(limits)
     }
 
     /// The back end, refusing settings that only the other one reads: a
@@ -540,6 +742,11 @@ fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
             (Kind::Text | Kind::Quantity, toml::Value::String(text)) => text,
             (Kind::Path, toml::Value::String(text)) => base.join(text).to_string_lossy().into(),
             (Kind::Quantity, toml::Value::Integer(n)) => n.to_string(),
+            (Kind::Flag, toml::Value::Boolean(b)) => b.to_string(),
+            (Kind::Flag, toml::Value::String(text)) => text,
+            (Kind::Flag, _) => {
+                return Err(ConfigError(format!("{origin}: expected true or false")));
+            }
             (Kind::List, toml::Value::String(text)) => text,
             (Kind::List, toml::Value::Array(items)) => items
                 .into_iter()
@@ -601,6 +808,19 @@ fn flag_layer(flags: &ServeArgs) -> Layer {
         ("log_level", &flags.log_level),
         ("tls_cert", &flags.tls_cert),
         ("tls_key", &flags.tls_key),
+        ("sigv2", &flags.sigv2),
+        ("max_connections", &flags.max_connections),
+        ("request_header_timeout", &flags.request_header_timeout),
+        ("idle_timeout", &flags.idle_timeout),
+        ("http2_keepalive_interval", &flags.http2_keepalive_interval),
+        ("http2_keepalive_timeout", &flags.http2_keepalive_timeout),
+        ("body_idle_timeout", &flags.body_idle_timeout),
+        ("max_header_bytes", &flags.max_header_bytes),
+        ("max_header_count", &flags.max_header_count),
+        ("max_url_length", &flags.max_url_length),
+        ("max_signed_chunk", &flags.max_signed_chunk),
+        ("chunk_buffer_budget", &flags.chunk_buffer_budget),
+        ("chunk_buffer_wait", &flags.chunk_buffer_wait),
     ];
     let settings = given.into_iter().filter_map(|(name, value)| {
         let flag = format!("--{}", name.replace('_', "-"));
@@ -684,21 +904,41 @@ pub fn render_key_entry(key: &KeyEntry) -> String {
     out
 }
 
-/// Checks the shape of a key: the access key sits in the SigV4 credential
-/// scope (`AK/date/region/s3/aws4_request`), so it must not contain `/`.
+/// Access keys as AWS issues them (`AKIA` + 16): 16 to 128 upper-case
+/// letters and digits. That also keeps out `/` (the SigV4 credential scope's
+/// separator) and `.` (the Ozone back end's system buckets belong to a
+/// dotted owner no key may be).
+pub const ACCESS_KEY_LENGTH: std::ops::RangeInclusive<usize> = 16..=128;
+/// Secrets at least as long as AWS's 40-character ones less a margin: a
+/// short secret can be guessed offline from one signed request.
+pub const SECRET_KEY_LENGTH: std::ops::RangeInclusive<usize> = 30..=128;
+
+/// Checks the shape of a key loaded from a file or the environment; the
+/// keys the gateway generates (`S3GW` + 16, 40-character secrets) comply.
 pub fn validate_key(key: &KeyEntry) -> Result<(), String> {
-    let printable = |s: &str| s.bytes().all(|b| b.is_ascii_graphic());
     if key.name.trim().is_empty() || key.name.len() > 128 {
         return Err("name must be 1 to 128 characters".into());
     }
-    if !(3..=128).contains(&key.access_key.len())
-        || !printable(&key.access_key)
-        || key.access_key.contains('/')
-    {
-        return Err("access_key must be 3 to 128 printable ASCII characters without '/'".into());
+    let access_ok = ACCESS_KEY_LENGTH.contains(&key.access_key.len())
+        && key
+            .access_key
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    if !access_ok {
+        return Err(format!(
+            "access_key must be {} to {} characters of A-Z and 0-9 (as AWS issues them)",
+            ACCESS_KEY_LENGTH.start(),
+            ACCESS_KEY_LENGTH.end()
+        ));
     }
-    if !(8..=128).contains(&key.secret_key.len()) || !printable(&key.secret_key) {
-        return Err("secret_key must be 8 to 128 printable ASCII characters".into());
+    let secret_ok = SECRET_KEY_LENGTH.contains(&key.secret_key.len())
+        && key.secret_key.bytes().all(|b| b.is_ascii_graphic());
+    if !secret_ok {
+        return Err(format!(
+            "secret_key must be {} to {} printable ASCII characters without spaces",
+            SECRET_KEY_LENGTH.start(),
+            SECRET_KEY_LENGTH.end()
+        ));
     }
     Ok(())
 }
@@ -726,6 +966,15 @@ fn parse_size(s: &Setting) -> Result<u64, ConfigError> {
         return Err(s.invalid("must be greater than zero"));
     }
     Ok(size)
+}
+
+/// A positive whole number (`4096`), no unit.
+fn parse_count(s: &Setting) -> Result<usize, ConfigError> {
+    match s.value.trim().parse::<usize>() {
+        Ok(0) => Err(s.invalid("must be greater than zero")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(s.invalid("expected a whole number such as 4096")),
+    }
 }
 
 /// Parses `90s`, `15m`, `2h`, `7d` or a plain number of seconds (`3600`).
@@ -896,23 +1145,23 @@ mod tests {
     fn root_key_needs_both_halves() {
         let message = error_of(
             &ServeArgs::default(),
-            &[("S3GW_ROOT_ACCESS_KEY", "AKIAEXAMPLE")],
+            &[("S3GW_ROOT_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE")],
         );
         assert!(message.contains("together"), "{message}");
         let env = [
-            ("S3GW_ROOT_ACCESS_KEY", "AKIAEXAMPLE"),
-            ("S3GW_ROOT_SECRET_KEY", "secretsecret"),
+            ("S3GW_ROOT_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE"),
+            ("S3GW_ROOT_SECRET_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
         ];
         let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
         let root = config.root_key.expect("root key");
         assert!(root.root);
-        assert_eq!(root.access_key, "AKIAEXAMPLE");
+        assert_eq!(root.access_key, "AKIAIOSFODNN7EXAMPLE");
     }
 
     #[test]
     fn credentials_file_is_loaded_and_checked() {
         let file = file_with(
-            "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY\"\nsecret_key = \"alicesecret\"\n\n[[keys]]\nname = \"bob\"\naccess_key = \"BOBKEY\"\nsecret_key = \"bobsecret1\"\nroot = true\n",
+            "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY00000001\"\nsecret_key = \"alice-secret-alice-secret-alice-secret\"\n\n[[keys]]\nname = \"bob\"\naccess_key = \"BOBKEY0000000001\"\nsecret_key = \"bob-secret-bob-secret-bob-secret-bob\"\nroot = true\n",
         );
         let flags = ServeArgs {
             credentials: Some(file.path().to_string_lossy().to_string()),
@@ -931,13 +1180,13 @@ mod tests {
             KeyEntry {
                 name: "quote \" and \\ backslash".into(),
                 access_key: "S3GWABCDEFGHIJKLMNOP".into(),
-                secret_key: "secretsecretsecret".into(),
+                secret_key: "secret\"and\\with-quotes-and-backslashes".into(),
                 root: false,
             },
             KeyEntry {
                 name: "root".into(),
-                access_key: "S3GWROOT".into(),
-                secret_key: "rootsecret".into(),
+                access_key: "S3GWROOT00000001".into(),
+                secret_key: "rootsecret-rootsecret-rootsecret".into(),
                 root: true,
             },
         ];
@@ -948,37 +1197,69 @@ mod tests {
 
     #[test]
     fn bad_credentials_files_are_refused() {
+        let key = |access: &str, secret: &str| {
+            format!("[[keys]]\nname = \"a\"\naccess_key = \"{access}\"\nsecret_key = \"{secret}\"\n")
+        };
+        let good_secret = "0123456789abcdefghijklmnopqrstuvwxyz";
         let cases = [
+            (key("AKIA/0000000000000", good_secret), "access_key"),
+            (key("AKIA.0000000000000", good_secret), "access_key"),
+            (key("akia00000000000000", good_secret), "access_key"),
+            (key("AKIA00000000000", good_secret), "16 to 128"),
+            (key(&"A".repeat(129), good_secret), "access_key"),
+            (key("AKIA000000000000", "short"), "secret_key"),
+            (key("AKIA000000000000", &good_secret[..29]), "30 to 128"),
+            (key("AKIA000000000000", "with a space in the secret 000000"), "secret_key"),
             (
-                "[[keys]]\nname = \"a\"\naccess_key = \"AK/1\"\nsecret_key = \"12345678\"\n",
-                "access_key",
-            ),
-            (
-                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"short\"\n",
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKIA000000000000\"\n".to_owned(),
                 "secret_key",
             ),
+            (key("AKIA000000000000", good_secret) + "extra = 1\n", "extra"),
             (
-                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\n",
-                "secret_key",
-            ),
-            (
-                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\nextra = 1\n",
-                "extra",
-            ),
-            (
-                "[[keys]]\nname = \"a\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\n[[keys]]\nname = \"b\"\naccess_key = \"AKEY\"\nsecret_key = \"12345678\"\n",
+                key("AKIA000000000000", good_secret) + &key("AKIA000000000000", good_secret),
                 "twice",
             ),
         ];
         for (text, expected) in cases {
-            let file = file_with(text);
+            let file = file_with(&text);
             let flags = ServeArgs {
                 credentials: Some(file.path().to_string_lossy().to_string()),
                 ..ServeArgs::default()
             };
             let message = error_of(&flags, &[]);
             assert!(message.contains(expected), "{text:?} gave {message}");
+            assert!(
+                message.contains(&file.path().display().to_string()),
+                "names the file: {message}"
+            );
             assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn a_weak_root_key_in_the_environment_is_refused() {
+        for (access, secret) in [
+            ("AKIAIOSFODNN7EXAMPLE", "short-secret"),
+            ("S3GW.ROOT00000001", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ] {
+            let env = [("S3GW_ROOT_ACCESS_KEY", access), ("S3GW_ROOT_SECRET_KEY", secret)];
+            let message = error_of(&ServeArgs::default(), &env);
+            assert!(message.contains("S3GW_ROOT_ACCESS_KEY"), "{message}");
+            assert!(!message.contains(secret), "never echoes the secret: {message}");
+        }
+    }
+
+    #[test]
+    fn generated_keys_pass_the_checks_loaded_keys_must() {
+        for _ in 0..100 {
+            let key = crate::admin::keygen::generate("any", false);
+            let entry = KeyEntry {
+                name: key.name,
+                access_key: key.access_key,
+                secret_key: key.secret_key,
+                root: false,
+            };
+            validate_key(&entry).expect("generated keys comply");
         }
     }
 
@@ -1186,6 +1467,19 @@ mod tests {
             log_level: Some("x".into()),
             tls_cert: Some("x".into()),
             tls_key: Some("x".into()),
+            sigv2: Some("x".into()),
+            max_connections: Some("x".into()),
+            request_header_timeout: Some("x".into()),
+            idle_timeout: Some("x".into()),
+            http2_keepalive_interval: Some("x".into()),
+            http2_keepalive_timeout: Some("x".into()),
+            body_idle_timeout: Some("x".into()),
+            max_header_bytes: Some("x".into()),
+            max_header_count: Some("x".into()),
+            max_url_length: Some("x".into()),
+            max_signed_chunk: Some("x".into()),
+            chunk_buffer_budget: Some("x".into()),
+            chunk_buffer_wait: Some("x".into()),
         };
         let layer = flag_layer(&flags);
         let mut flagged: Vec<&str> = layer.0.keys().copied().collect();
@@ -1363,5 +1657,44 @@ mod tests {
             assert!(message.contains(expected), "{text:?} gave {message}");
             assert!(!message.contains('\n'), "one line: {message}");
         }
+    }
+
+    #[test]
+    fn limits_default_and_follow_every_layer() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.limits, Limits::default());
+        assert!(config.sigv2, "SigV2 is on unless turned off");
+
+        let file = file_with("max_connections = 10\nidle_timeout = \"5s\"\nsigv2 = false\n");
+        let flags = ServeArgs {
+            config: Some(file.path().to_path_buf()),
+            max_header_bytes: Some("4KiB".into()),
+            ..ServeArgs::default()
+        };
+        let env = [("S3GW_MAX_CONNECTIONS", "20"), ("S3GW_CHUNK_BUFFER_WAIT", "0")];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert!(!config.sigv2, "TOML boolean");
+        assert_eq!(config.limits.max_connections, 20, "env beats file");
+        assert_eq!(config.limits.idle_timeout, Duration::from_secs(5));
+        assert_eq!(config.limits.max_header_bytes, 4 << 10);
+        assert_eq!(config.limits.chunk_buffer_wait, Duration::ZERO);
+    }
+
+    #[test]
+    fn bad_limits_are_refused() {
+        for (var, value, expected) in [
+            ("S3GW_MAX_CONNECTIONS", "0", "greater than zero"),
+            ("S3GW_MAX_CONNECTIONS", "4KiB", "whole number"),
+            ("S3GW_IDLE_TIMEOUT", "0", "at least 1s"),
+            ("S3GW_BODY_IDLE_TIMEOUT", "0s", "at least 1s"),
+            ("S3GW_SIGV2", "yes", "true or false"),
+            ("S3GW_MAX_HEADER_BYTES", "8GiB", "too large"),
+        ] {
+            let message = error_of(&ServeArgs::default(), &[(var, value)]);
+            assert!(message.contains(var), "{var}={value}: {message}");
+            assert!(message.contains(expected), "{var}={value}: {message}");
+        }
+        let env = [("S3GW_MAX_SIGNED_CHUNK", "2MiB"), ("S3GW_CHUNK_BUFFER_BUDGET", "1MiB")];
+        assert!(error_of(&ServeArgs::default(), &env).contains("chunk buffer budget"));
     }
 }

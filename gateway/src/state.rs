@@ -7,6 +7,7 @@ use std::sync::Arc;
 use storage_client::{Credential, Storage};
 
 use crate::auth::{CredentialSource, Verifier};
+use crate::config::Config;
 use crate::error::S3Error;
 
 pub struct AppState {
@@ -19,15 +20,18 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Wires the verifier to look secrets up in `storage`.
-    pub fn new(storage: Arc<Storage>, region: String, domain: Option<String>) -> Self {
+    /// Wires the verifier to look secrets up in `storage`, with the
+    /// region, domain and signature settings of `config`.
+    pub fn new(storage: Arc<Storage>, config: &Config) -> Self {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
-        let verifier = Arc::new(Verifier::new(source, region.clone()).with_domain(domain.clone()));
+        let verifier = Verifier::new(source, config.region.clone())
+            .with_domain(config.domain.clone())
+            .with_sigv2(config.sigv2);
         Self {
             storage,
-            verifier,
-            region,
-            domain,
+            verifier: Arc::new(verifier),
+            region: config.region.clone(),
+            domain: config.domain.clone(),
         }
     }
 }

@@ -42,6 +42,8 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         metadata_cache_ttl: None,
         log_level: "info".into(),
         tls: None,
+        sigv2: true,
+        limits: config::Limits::default(),
     }
 }
 

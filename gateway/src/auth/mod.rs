@@ -80,6 +80,9 @@ pub struct Verifier {
     /// Base domain of virtual-host requests; SigV2 signs the bucket named
     /// in the Host header, so it needs to know where the bucket label ends.
     domain: Option<String>,
+    /// Whether SigV2 requests are verified, or refused as AWS's newer
+    /// regions refuse them.
+    sigv2: bool,
     keys: SigningKeyCache,
 }
 
@@ -110,6 +113,7 @@ impl Verifier {
             source,
             region: region.into(),
             domain: None,
+            sigv2: true,
             keys: SigningKeyCache::default(),
         }
     }
@@ -119,6 +123,13 @@ impl Verifier {
     #[must_use]
     pub fn with_domain(mut self, domain: Option<String>) -> Self {
         self.domain = domain;
+        self
+    }
+
+    /// Turns SigV2 (header and presigned) on or off; on by default.
+    #[must_use]
+    pub fn with_sigv2(mut self, enabled: bool) -> Self {
+        self.sigv2 = enabled;
         self
     }
 
@@ -150,6 +161,7 @@ impl Verifier {
                     .to_str()
                     .map_err(|_| header_malformed("it is not ASCII."))?;
                 if value.starts_with("AWS ") {
+                    self.check_sigv2_enabled()?;
                     self.sigv2_header_auth(parts, value, body, now).await
                 } else if value.starts_with("AWS4-HMAC-SHA256") {
                     self.header_auth(parts, value, body, now).await
@@ -162,7 +174,20 @@ impl Verifier {
                 }
             }
             (None, true) if presigned => self.presigned_auth(parts, raw_query, body, now).await,
-            (None, true) => self.sigv2_presigned_auth(parts, raw_query, body, now).await,
+            (None, true) => {
+                self.check_sigv2_enabled()?;
+                self.sigv2_presigned_auth(parts, raw_query, body, now).await
+            }
+        }
+    }
+
+    fn check_sigv2_enabled(&self) -> Result<(), S3Error> {
+        if self.sigv2 {
+            Ok(())
+        } else {
+            Err(invalid_request(
+                "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
+            ))
         }
     }
 
@@ -340,6 +365,14 @@ impl Verifier {
         let expires_at = SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(query.expires_at));
         if expires_at.is_some_and(|expires_at| now > expires_at) {
             return Err(sigv2::expired());
+        }
+        // V2 URLs carry no signing time, so the week SigV4 allows is counted
+        // from now: a URL made to last longer is refused from the start.
+        let latest = now + Duration::from_secs(presigned::MAX_EXPIRES_SECS);
+        if expires_at.is_none_or(|expires_at| expires_at > latest) {
+            return Err(presigned::lifetime_out_of_range(
+                "Expires must be less than a week (in seconds) from now, that is 604800",
+            ));
         }
         self.verify_sigv2(
             parts,

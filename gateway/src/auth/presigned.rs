@@ -143,7 +143,7 @@ fn parse_expires(text: &str) -> Result<Duration, S3Error> {
 /// A well-formed lifetime S3 will not honour: refused with 403 like an
 /// expired URL (S3 and its conformance suites agree), unlike the 400 of a
 /// malformed query.
-fn lifetime_out_of_range(message: &str) -> S3Error {
+pub(crate) fn lifetime_out_of_range(message: &str) -> S3Error {
     let mut error = query_malformed(message);
     error.status = StatusCode::FORBIDDEN;
     error

@@ -789,6 +789,24 @@ async fn sigv2_aws_example_presigned_url() {
         (expired.0, expired.2.as_str()),
         ("AccessDenied", "Request has expired")
     );
+    // At most a week ahead, as SigV4 allows: a URL made to last longer is
+    // refused from the start, not honoured for years.
+    let week = Duration::from_secs(7 * 24 * 60 * 60);
+    assert!(check(&verifier, &request, b"", expires - week).await.is_ok());
+    let too_long = refusal(&verifier, &request, expires - week - Duration::from_secs(1)).await;
+    assert_eq!(
+        (too_long.0, too_long.1),
+        ("AuthorizationQueryParametersError", 403)
+    );
+    let far = parts(
+        "GET",
+        "/photos/puppy.jpg?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=99999999999999999999&Signature=x",
+        &[("host", "johnsmith.s3.amazonaws.com")],
+    );
+    assert_eq!(
+        refusal(&verifier, &far, expires).await.0,
+        "AuthorizationQueryParametersError"
+    );
     let other = parts(
         "GET",
         &target.replace("puppy", "kitty"),
@@ -811,6 +829,34 @@ async fn sigv2_aws_example_presigned_url() {
         refusal(&verifier, &added, expires).await.0,
         "SignatureDoesNotMatch"
     );
+}
+
+#[tokio::test]
+async fn sigv2_can_be_turned_off() {
+    let verifier = example_verifier()
+        .with_domain(Some("s3.amazonaws.com".to_owned()))
+        .with_sigv2(false);
+    let presigned = parts(
+        "GET",
+        "/photos/puppy.jpg?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620\
+         &Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D",
+        &[("host", "johnsmith.s3.amazonaws.com")],
+    );
+    let header = parts(
+        "GET",
+        "/photos/puppy.jpg",
+        &[
+            ("host", "johnsmith.s3.amazonaws.com"),
+            ("date", "Tue, 27 Mar 2007 19:36:42 +0000"),
+            ("authorization", "AWS AKIAIOSFODNN7EXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g="),
+        ],
+    );
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_175_139_620);
+    for request in [presigned, header] {
+        let (code, status, message) = refusal(&verifier, &request, at).await;
+        assert_eq!((code, status), ("InvalidRequest", 400));
+        assert!(message.contains("AWS4-HMAC-SHA256"), "{message}");
+    }
 }
 
 #[tokio::test]

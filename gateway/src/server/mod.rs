@@ -108,11 +108,7 @@ impl Gateway {
         })?;
         let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
-        let state = AppState::new(
-            Arc::new(storage),
-            config.region.clone(),
-            config.domain.clone(),
-        );
+        let state = AppState::new(Arc::new(storage), config);
         Ok(Self {
             listener,
             local_addr,

@@ -1,0 +1,42 @@
+"""SigV2 limits (issue 8, item 3): presigned URLs live at most a week, and V2 can be turned off."""
+
+import pytest
+import requests
+
+import sigv2
+from conftest import make_s3_client, start_server
+from raw_client import assert_s3_error
+from sigv4 import Credentials
+
+DAY = 24 * 3600
+
+
+@pytest.mark.parametrize("days,status", [(6, 200), (8, 403), (365 * 100, 403)])
+def test_sigv2_presigned_lifetime_is_at_most_a_week(target, root_s3, bucket, days, status):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"v2 presigned")
+    query = sigv2.presigned_query(target.creds, "GET", f"/{bucket}/k", expires_in=days * DAY)
+    response = requests.get(f"{target.endpoint}/{bucket}/k?{query}", timeout=30)
+    if status == 200:
+        assert response.status_code == 200 and response.content == b"v2 presigned", response.text
+    else:
+        assert_s3_error(response, 403, "AuthorizationQueryParametersError")
+
+
+def test_sigv2_can_be_turned_off(tmp_path_factory, target):
+    if not target.managed:
+        pytest.skip("starts its own server with --sigv2 false")
+    server = start_server(tmp_path_factory, "no-sigv2", extra_args=["--sigv2", "false"])
+    try:
+        creds = Credentials(server.access_key, server.secret_key)
+        v4 = make_s3_client(server.endpoint, creds)
+        v4.create_bucket(Bucket="v2-off")
+        v4.put_object(Bucket="v2-off", Key="k", Body=b"x")
+        header = sigv2.header_auth(creds, "GET", "/v2-off/k")
+        refused = requests.get(f"{server.endpoint}/v2-off/k", headers=header, timeout=30)
+        error = assert_s3_error(refused, 400, "InvalidRequest")
+        assert "AWS4-HMAC-SHA256" in error.message
+        query = sigv2.presigned_query(creds, "GET", "/v2-off/k")
+        assert_s3_error(requests.get(f"{server.endpoint}/v2-off/k?{query}", timeout=30), 400, "InvalidRequest")
+        assert v4.get_object(Bucket="v2-off", Key="k")["Body"].read() == b"x"
+    finally:
+        server.stop()
