@@ -14,6 +14,7 @@ import pytest
 import sigv2
 from conftest import make_s3_client, start_server, unique_bucket_name
 from sigv4 import Credentials, canonical_query, presign_query, sha256_hex, sign_headers
+import wire
 from wire import exchange
 
 DOMAIN = "s3.confusion.test"
@@ -115,3 +116,23 @@ def test_two_host_headers_are_refused(server, buckets):
     headers = [("Host", f"{a}.{DOMAIN}:{server.port}"), ("Host", f"{b}.{DOMAIN}:{server.port}")]
     reply = send(server, "GET", None, "/k", headers + list(sigv2.header_auth(creds, "GET", resource).items()), b"")
     assert reply.status == 400 and reply.error_code() == "InvalidRequest", reply
+
+
+def test_http2_authority_and_host_must_name_the_same_bucket(server, buckets):
+    """HTTP/2 carries the target's host as `:authority`; a `host` header
+    beside it naming another bucket is the same swap."""
+    client, (a, b) = buckets
+    query, headers = signed(server, "sigv4-presigned", "GET", a, "k", b"")
+    fields = [
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/k" + query),
+        (":authority", f"{b}.{DOMAIN}:{server.port}"),
+        ("host", f"{a}.{DOMAIN}:{server.port}"),
+    ]
+    with wire.connect(server.port) as sock:
+        sock.sendall(wire.h2_start() + wire.h2_frame(
+            wire.H2_HEADERS, wire.END_STREAM | wire.END_HEADERS, 1, wire.h2_header_block(fields)))
+        _, body = wire.h2_response(sock, 1)
+    assert b"<Code>InvalidRequest</Code>" in body, body
+    assert f"content of {b}".encode() not in body

@@ -101,3 +101,67 @@ def closed_by_server(sock: socket.socket, within: float) -> bool:
     except OSError:
         return True  # reset
     return False
+
+
+# ---- HTTP/2 over cleartext (prior knowledge), just enough to misbehave ----
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+H2_DATA, H2_HEADERS, H2_SETTINGS, H2_GOAWAY, H2_CONTINUATION = 0x0, 0x1, 0x4, 0x7, 0x9
+END_STREAM, END_HEADERS = 0x1, 0x4
+
+
+def h2_frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def hpack_integer(value: int, prefix_bits: int = 7) -> bytes:
+    """An HPACK integer (RFC 7541 §5.1) with the prefix's flag bits clear."""
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([value])
+    out, value = [limit], value - limit
+    while value >= 128:
+        out.append(value % 128 + 128)
+        value //= 128
+    return bytes(out + [value])
+
+
+def hpack_literal(name: str, value: str) -> bytes:
+    """A header as an HPACK literal without indexing, no Huffman."""
+    name_bytes, value_bytes = name.encode(), value.encode()
+    return (b"\x00" + hpack_integer(len(name_bytes)) + name_bytes
+            + hpack_integer(len(value_bytes)) + value_bytes)
+
+
+def h2_header_block(headers: list[tuple[str, str]]) -> bytes:
+    return b"".join(hpack_literal(name, value) for name, value in headers)
+
+
+def h2_start() -> bytes:
+    """The client preface and an empty SETTINGS frame."""
+    return H2_PREFACE + h2_frame(H2_SETTINGS, 0, 0)
+
+
+def h2_response(sock: socket.socket, stream: int = 1, within: float = 30) -> tuple[bytes, bytes]:
+    """The header block and body of the response on `stream` (frames of other
+    streams and connection frames are skipped)."""
+    deadline = time.monotonic() + within
+    buffered, block, body = b"", b"", b""
+    while True:
+        while len(buffered) < 9 or len(buffered) < 9 + int.from_bytes(buffered[:3], "big"):
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            data = sock.recv(65536)
+            if not data:
+                raise ConnectionError("connection closed before the response ended")
+            buffered += data
+        length = int.from_bytes(buffered[:3], "big")
+        kind, flags, frame_stream = buffered[3], buffered[4], int.from_bytes(buffered[5:9], "big") & 0x7FFFFFFF
+        payload, buffered = buffered[9:9 + length], buffered[9 + length:]
+        if frame_stream != stream:
+            continue
+        if kind in (H2_HEADERS, H2_CONTINUATION):
+            block += payload
+        elif kind == H2_DATA:
+            body += payload
+        if flags & END_STREAM:
+            return block, body

@@ -579,7 +579,11 @@ impl Layer {
             Ok(self.size(key)?.map_or(default, in_memory))
         };
         let count = |key, default| -> Result<usize, ConfigError> {
-            Ok(self.get(key).map(parse_count).transpose()?.unwrap_or(default))
+            Ok(self
+                .get(key)
+                .map(parse_count)
+                .transpose()?
+                .unwrap_or(default))
         };
         let limits = Limits {
             max_connections: count("max_connections", defaults.max_connections)?,
@@ -1150,7 +1154,10 @@ mod tests {
         assert!(message.contains("together"), "{message}");
         let env = [
             ("S3GW_ROOT_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE"),
-            ("S3GW_ROOT_SECRET_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            (
+                "S3GW_ROOT_SECRET_KEY",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
         ];
         let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
         let root = config.root_key.expect("root key");
@@ -1198,7 +1205,9 @@ mod tests {
     #[test]
     fn bad_credentials_files_are_refused() {
         let key = |access: &str, secret: &str| {
-            format!("[[keys]]\nname = \"a\"\naccess_key = \"{access}\"\nsecret_key = \"{secret}\"\n")
+            format!(
+                "[[keys]]\nname = \"a\"\naccess_key = \"{access}\"\nsecret_key = \"{secret}\"\n"
+            )
         };
         let good_secret = "0123456789abcdefghijklmnopqrstuvwxyz";
         let cases = [
@@ -1209,12 +1218,18 @@ mod tests {
             (key(&"A".repeat(129), good_secret), "access_key"),
             (key("AKIA000000000000", "short"), "secret_key"),
             (key("AKIA000000000000", &good_secret[..29]), "30 to 128"),
-            (key("AKIA000000000000", "with a space in the secret 000000"), "secret_key"),
+            (
+                key("AKIA000000000000", "with a space in the secret 000000"),
+                "secret_key",
+            ),
             (
                 "[[keys]]\nname = \"a\"\naccess_key = \"AKIA000000000000\"\n".to_owned(),
                 "secret_key",
             ),
-            (key("AKIA000000000000", good_secret) + "extra = 1\n", "extra"),
+            (
+                key("AKIA000000000000", good_secret) + "extra = 1\n",
+                "extra",
+            ),
             (
                 key("AKIA000000000000", good_secret) + &key("AKIA000000000000", good_secret),
                 "twice",
@@ -1240,12 +1255,21 @@ mod tests {
     fn a_weak_root_key_in_the_environment_is_refused() {
         for (access, secret) in [
             ("AKIAIOSFODNN7EXAMPLE", "short-secret"),
-            ("S3GW.ROOT00000001", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            (
+                "S3GW.ROOT00000001",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
         ] {
-            let env = [("S3GW_ROOT_ACCESS_KEY", access), ("S3GW_ROOT_SECRET_KEY", secret)];
+            let env = [
+                ("S3GW_ROOT_ACCESS_KEY", access),
+                ("S3GW_ROOT_SECRET_KEY", secret),
+            ];
             let message = error_of(&ServeArgs::default(), &env);
             assert!(message.contains("S3GW_ROOT_ACCESS_KEY"), "{message}");
-            assert!(!message.contains(secret), "never echoes the secret: {message}");
+            assert!(
+                !message.contains(secret),
+                "never echoes the secret: {message}"
+            );
         }
     }
 
@@ -1671,7 +1695,10 @@ mod tests {
             max_header_bytes: Some("4KiB".into()),
             ..ServeArgs::default()
         };
-        let env = [("S3GW_MAX_CONNECTIONS", "20"), ("S3GW_CHUNK_BUFFER_WAIT", "0")];
+        let env = [
+            ("S3GW_MAX_CONNECTIONS", "20"),
+            ("S3GW_CHUNK_BUFFER_WAIT", "0"),
+        ];
         let config = Config::load_from(&flags, env_of(&env)).expect("valid");
         assert!(!config.sigv2, "TOML boolean");
         assert_eq!(config.limits.max_connections, 20, "env beats file");
@@ -1694,7 +1721,10 @@ mod tests {
             assert!(message.contains(var), "{var}={value}: {message}");
             assert!(message.contains(expected), "{var}={value}: {message}");
         }
-        let env = [("S3GW_MAX_SIGNED_CHUNK", "2MiB"), ("S3GW_CHUNK_BUFFER_BUDGET", "1MiB")];
+        let env = [
+            ("S3GW_MAX_SIGNED_CHUNK", "2MiB"),
+            ("S3GW_CHUNK_BUFFER_BUDGET", "1MiB"),
+        ];
         assert!(error_of(&ServeArgs::default(), &env).contains("chunk buffer budget"));
     }
 }

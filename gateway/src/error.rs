@@ -196,7 +196,44 @@ impl S3Error {
         .with("PartsCount", parts_count.to_string())
     }
 
+    /// A request body that stopped arriving, in AWS's words.
+    pub fn request_timeout() -> Self {
+        Self::new(
+            "RequestTimeout",
+            StatusCode::BAD_REQUEST,
+            "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.",
+        )
+    }
+
+    pub fn header_section_too_large(what: &str, max: usize) -> Self {
+        Self::new(
+            "RequestHeaderSectionTooLarge",
+            StatusCode::BAD_REQUEST,
+            format!("Your request header section exceeds the maximum allowed size: {what}."),
+        )
+        .with("MaxSizeAllowed", max.to_string())
+    }
+
+    /// AWS answers an overlong target from its front end with a bare 414;
+    /// here it gets an S3 body like every other error.
+    pub fn uri_too_long(max: usize) -> Self {
+        Self::new(
+            "RequestURITooLong",
+            StatusCode::URI_TOO_LONG,
+            "Your request URI exceeds the maximum allowed length.",
+        )
+        .with("MaxSizeAllowed", max.to_string())
+    }
+
     // ---- 5xx ----
+
+    pub fn slow_down() -> Self {
+        Self::new(
+            "SlowDown",
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Please reduce your request rate.",
+        )
+    }
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new("InternalError", StatusCode::INTERNAL_SERVER_ERROR, message)

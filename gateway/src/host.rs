@@ -67,7 +67,9 @@ pub fn request_bucket(
     domain: Option<&str>,
 ) -> Result<Option<String>, S3Error> {
     let host = request_host(uri, headers)?;
-    Ok(domain.zip(host).and_then(|(domain, host)| virtual_host_bucket(host, domain)))
+    Ok(domain
+        .zip(host)
+        .and_then(|(domain, host)| virtual_host_bucket(host, domain)))
 }
 
 /// `host[:port]` or `[v6]:port` without a numeric port.
@@ -102,10 +104,18 @@ mod tests {
 
     #[test]
     fn the_host_header_names_the_host_and_the_authority_stands_in_for_it() {
-        assert_eq!(host_of("/k", &["a.s3.test:9878"]).unwrap().as_deref(), Some("a.s3.test:9878"));
-        assert_eq!(host_of("http://a.s3.test/k", &[]).unwrap().as_deref(), Some("a.s3.test"));
         assert_eq!(
-            host_of("http://A.s3.test/k", &["a.s3.test"]).unwrap().as_deref(),
+            host_of("/k", &["a.s3.test:9878"]).unwrap().as_deref(),
+            Some("a.s3.test:9878")
+        );
+        assert_eq!(
+            host_of("http://a.s3.test/k", &[]).unwrap().as_deref(),
+            Some("a.s3.test")
+        );
+        assert_eq!(
+            host_of("http://A.s3.test/k", &["a.s3.test"])
+                .unwrap()
+                .as_deref(),
             Some("a.s3.test"),
             "the Host header, which is what SigV4 signs"
         );
@@ -143,9 +153,16 @@ mod tests {
             ("photos.s3.test:x", None),
         ];
         for (host, bucket) in cases {
-            assert_eq!(virtual_host_bucket(host, "s3.test").as_deref(), bucket, "{host}");
+            assert_eq!(
+                virtual_host_bucket(host, "s3.test").as_deref(),
+                bucket,
+                "{host}"
+            );
         }
-        assert_eq!(virtual_host_bucket("photos.s3.test", "S3.TEST.").as_deref(), Some("photos"));
+        assert_eq!(
+            virtual_host_bucket("photos.s3.test", "S3.TEST.").as_deref(),
+            Some("photos")
+        );
     }
 
     #[test]
@@ -153,7 +170,9 @@ mod tests {
         let (uri, headers) = request("/k", &["photos.s3.test"]);
         assert_eq!(request_bucket(&uri, &headers, None).unwrap(), None);
         assert_eq!(
-            request_bucket(&uri, &headers, Some("s3.test")).unwrap().as_deref(),
+            request_bucket(&uri, &headers, Some("s3.test"))
+                .unwrap()
+                .as_deref(),
             Some("photos")
         );
     }

@@ -979,7 +979,10 @@ mod tests {
         }
         let uri: Uri = "/b/k".parse().unwrap();
         let mut headers = HeaderMap::new();
-        headers.insert(http::header::HOST, HeaderValue::from_static("b2.s3.example.com"));
+        headers.insert(
+            http::header::HOST,
+            HeaderValue::from_static("b2.s3.example.com"),
+        );
         assert_eq!(
             route(&Method::PUT, &uri, &headers, None).unwrap().name(),
             "PutObject"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use storage_client::{Credential, Storage};
 
 use crate::auth::{CredentialSource, Verifier};
-use crate::config::Config;
+use crate::config::{Config, Limits};
 use crate::error::S3Error;
 
 pub struct AppState {
@@ -17,6 +17,8 @@ pub struct AppState {
     pub region: String,
     /// Base domain for virtual-host style requests (`bucket.<domain>`), if any.
     pub domain: Option<String>,
+    /// What one request may take: head sizes, body timeouts, chunk buffers.
+    pub limits: Limits,
 }
 
 impl AppState {
@@ -26,12 +28,14 @@ impl AppState {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
         let verifier = Verifier::new(source, config.region.clone())
             .with_domain(config.domain.clone())
-            .with_sigv2(config.sigv2);
+            .with_sigv2(config.sigv2)
+            .with_body_limits(&config.limits);
         Self {
             storage,
             verifier: Arc::new(verifier),
             region: config.region.clone(),
             domain: config.domain.clone(),
+            limits: config.limits.clone(),
         }
     }
 }

@@ -16,7 +16,10 @@ const FILE_MODE: u32 = 0o600;
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     if !dir.is_dir() {
         // The umask only ever narrows `mode`.
-        DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)?;
+        DirBuilder::new()
+            .recursive(true)
+            .mode(DIR_MODE)
+            .create(dir)?;
     }
     tighten(dir, DIR_MODE)
 }

@@ -236,7 +236,11 @@ mod tests {
         ));
         assert!(!is_admin_request(&parts(Method::GET, "/_s3gwx", "h"), None));
         assert!(!is_admin_request(
-            &parts(Method::GET, "http://photos.s3.example.com/_s3gw/admin/keys", "s3.example.com"),
+            &parts(
+                Method::GET,
+                "http://photos.s3.example.com/_s3gw/admin/keys",
+                "s3.example.com"
+            ),
             Some("s3.example.com")
         ));
     }

@@ -16,8 +16,6 @@ use super::sigv4::{SigningContext, signatures_match};
 use super::trailer::{MAX_TRAILER_BYTES, TrailerCollector};
 use crate::error::S3Error;
 
-/// Largest signed chunk buffered. SDKs send 64 KiB to 1 MiB chunks.
-pub(crate) const MAX_SIGNED_CHUNK: u64 = 16 * 1024 * 1024;
 /// Longest chunk-size line: 16 hex digits plus `;chunk-signature=` and 64
 /// hex digits fit with room to spare.
 const MAX_SIZE_LINE: usize = 256;
@@ -40,6 +38,8 @@ pub(crate) struct ChunkedDecoder {
     /// Whether the trailer block must carry `x-amz-trailer-signature`.
     signed_trailer: bool,
     declared_trailers: Vec<String>,
+    /// Largest signed chunk buffered (`max_signed_chunk`).
+    max_signed_chunk: u64,
     decoded_length: u64,
     decoded_so_far: u64,
     trailer: TrailerCollector,
@@ -58,12 +58,14 @@ enum State {
 impl ChunkedDecoder {
     /// `chain` is `Some` for the signed modes; `declared_trailers` lists the
     /// `x-amz-trailer` names (empty when trailers are not allowed);
-    /// `signed_trailer` is set for STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER.
+    /// `signed_trailer` is set for STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER;
+    /// a signed chunk beyond `max_signed_chunk` bytes is refused unread.
     pub(crate) fn new(
         chain: Option<SignatureChain>,
         declared_trailers: Vec<String>,
         signed_trailer: bool,
         decoded_length: u64,
+        max_signed_chunk: usize,
     ) -> Self {
         Self {
             input: BytesMut::new(),
@@ -72,6 +74,7 @@ impl ChunkedDecoder {
             chain,
             signed_trailer,
             declared_trailers,
+            max_signed_chunk: max_signed_chunk as u64,
             decoded_length,
             decoded_so_far: 0,
             trailer: TrailerCollector::default(),
@@ -189,6 +192,15 @@ impl ChunkedDecoder {
         }
     }
 
+    /// The size of the signed chunk being buffered, while it is: the memory
+    /// this decoder is about to hold until the chunk verifies.
+    pub(crate) fn buffering_signed_chunk(&self) -> Option<usize> {
+        match self.state {
+            State::SignedData { size, .. } => Some(size),
+            _ => None,
+        }
+    }
+
     /// Called when the request body ended: the final chunk and trailer
     /// block must have been received. Returns the trailers.
     pub(crate) fn finish(&mut self) -> Result<HeaderMap, S3Error> {
@@ -241,8 +253,11 @@ impl ChunkedDecoder {
         }
         self.state = match signature {
             Some(signature) => {
-                if size > MAX_SIGNED_CHUNK {
-                    return Err(malformed_chunk("a chunk is larger than 16 MiB"));
+                if size > self.max_signed_chunk {
+                    return Err(malformed_chunk(&format!(
+                        "a signed chunk is larger than {} bytes",
+                        self.max_signed_chunk
+                    )));
                 }
                 State::SignedData {
                     size: usize::try_from(size).map_err(|_| malformed_chunk("chunk too large"))?,
@@ -366,8 +381,16 @@ pub(crate) mod tests {
             previous: SEED.to_owned(),
         });
         let declared = trailers.iter().map(|name| (*name).to_owned()).collect();
-        ChunkedDecoder::new(chain, declared, signed && trailer_mode, length)
+        ChunkedDecoder::new(
+            chain,
+            declared,
+            signed && trailer_mode,
+            length,
+            MAX_SIGNED_CHUNK,
+        )
     }
+
+    const MAX_SIGNED_CHUNK: usize = 1 << 20;
 
     /// Feeds `wire` in pieces split at `cuts` and returns the data and trailers.
     fn run(
@@ -547,12 +570,18 @@ pub(crate) mod tests {
 
     #[test]
     fn oversized_signed_chunks_are_refused_before_buffering() {
-        let mut decoder = decoder(true, &[], false, u64::MAX);
-        decoder.push(Bytes::from(format!(
+        let mut oversized = decoder(true, &[], false, u64::MAX);
+        oversized.push(Bytes::from(format!(
             "{:x};chunk-signature={SEED}\r\n",
             MAX_SIGNED_CHUNK + 1
         )));
-        assert_eq!(decoder.next().unwrap_err().code, "InvalidRequest");
+        assert_eq!(oversized.next().unwrap_err().code, "InvalidRequest");
+        let mut largest = decoder(true, &[], false, u64::MAX);
+        largest.push(Bytes::from(format!(
+            "{MAX_SIGNED_CHUNK:x};chunk-signature={SEED}\r\n"
+        )));
+        assert!(largest.next().unwrap().is_none(), "waits for the chunk");
+        assert_eq!(largest.buffering_signed_chunk(), Some(MAX_SIGNED_CHUNK));
     }
 
     #[test]
@@ -624,7 +653,7 @@ pub(crate) mod tests {
             previous: SEED.to_owned(),
         };
         let (data, _) = run(
-            ChunkedDecoder::new(Some(chain), Vec::new(), false, 66_560),
+            ChunkedDecoder::new(Some(chain), Vec::new(), false, 66_560, MAX_SIGNED_CHUNK),
             &wire,
             &[100, 60_000],
         )

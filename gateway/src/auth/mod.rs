@@ -12,6 +12,7 @@
 //! `signing_key_cache` holds derived keys; `sigv2` is the legacy scheme;
 //! `payload`, `chunked` and `trailer` verify the body.
 
+mod chunk_budget;
 mod chunked;
 mod encoding;
 mod errors;
@@ -45,12 +46,13 @@ use self::errors::{
     unsigned_headers,
 };
 pub use self::payload::Payload;
-use self::payload::PayloadMode;
+use self::payload::{BodyLimits, PayloadMode};
 use self::signing_key_cache::SigningKeyCache;
 use self::sigv4::{
     CanonicalInput, ScopeProblem, SigningContext, canonical_request, format_amz_date,
     parse_amz_date, parse_http_time, sign, signatures_match, string_to_sign,
 };
+use crate::config::Limits;
 use crate::error::S3Error;
 use crate::host;
 
@@ -83,6 +85,7 @@ pub struct Verifier {
     /// Whether SigV2 requests are verified, or refused as AWS's newer
     /// regions refuse them.
     sigv2: bool,
+    body_limits: BodyLimits,
     keys: SigningKeyCache,
 }
 
@@ -114,6 +117,7 @@ impl Verifier {
             region: region.into(),
             domain: None,
             sigv2: true,
+            body_limits: BodyLimits::new(&Limits::default()),
             keys: SigningKeyCache::default(),
         }
     }
@@ -123,6 +127,14 @@ impl Verifier {
     #[must_use]
     pub fn with_domain(mut self, domain: Option<String>) -> Self {
         self.domain = domain;
+        self
+    }
+
+    /// Sets how bodies are read: idle timeout, signed chunk cap and the
+    /// buffer budget all requests share; [`Limits::default`] otherwise.
+    #[must_use]
+    pub fn with_body_limits(mut self, limits: &Limits) -> Self {
+        self.body_limits = BodyLimits::new(limits);
         self
     }
 
@@ -317,7 +329,14 @@ impl Verifier {
             stamp: request.stamp.to_owned(),
             scope: request.scope.clone(),
         };
-        let payload = build_payload(parts, mode, body, context, request.signature)?;
+        let payload = build_payload(
+            parts,
+            mode,
+            body,
+            context,
+            request.signature,
+            &self.body_limits,
+        )?;
         Ok(Authenticated {
             identity: Identity::new(stored.access_key),
             is_root: stored.is_root,
@@ -432,7 +451,7 @@ impl Verifier {
         Ok(Authenticated {
             identity: Identity::new(stored.access_key),
             is_root: stored.is_root,
-            payload: Payload::plain(body, content_length, claimed_hash),
+            payload: Payload::plain(body, content_length, claimed_hash, &self.body_limits),
         })
     }
 }
@@ -508,11 +527,12 @@ fn build_payload(
     body: Body,
     context: SigningContext,
     seed_signature: &str,
+    limits: &BodyLimits,
 ) -> Result<Payload, S3Error> {
     let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
     Ok(match mode {
-        PayloadMode::Unsigned => Payload::plain(body, content_length, None),
-        PayloadMode::Sha256(hash) => Payload::plain(body, content_length, Some(hash)),
+        PayloadMode::Unsigned => Payload::plain(body, content_length, None, limits),
+        PayloadMode::Sha256(hash) => Payload::plain(body, content_length, Some(hash), limits),
         PayloadMode::Chunked { signed, trailer } => {
             let decoded_length = length_header(parts, X_AMZ_DECODED_CONTENT_LENGTH)?
                 .ok_or_else(|| missing_header(X_AMZ_DECODED_CONTENT_LENGTH))?;
@@ -524,9 +544,14 @@ fn build_payload(
                 context,
                 previous: seed_signature.to_owned(),
             });
-            let decoder =
-                ChunkedDecoder::new(chain, declared_trailers, signed && trailer, decoded_length);
-            Payload::chunked(body, decoder, decoded_length)
+            let decoder = ChunkedDecoder::new(
+                chain,
+                declared_trailers,
+                signed && trailer,
+                decoded_length,
+                limits.max_signed_chunk,
+            );
+            Payload::chunked(body, decoder, decoded_length, limits)
         }
     })
 }

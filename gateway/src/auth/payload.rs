@@ -1,17 +1,42 @@
 //! The verified request body handed to operations, for every payload mode
 //! `x-amz-content-sha256` can name.
 
+use std::time::Duration;
+
 use axum::body::Body;
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
+use tokio::sync::OwnedSemaphorePermit;
 
+use super::chunk_budget::ChunkBudget;
 use super::chunked::ChunkedDecoder;
 use super::errors::{
     body_too_short, incomplete_body, invalid_argument, invalid_request, sha256_mismatch,
 };
+use crate::config::Limits;
 use crate::error::S3Error;
+
+/// How request bodies may be read.
+#[derive(Clone)]
+pub(crate) struct BodyLimits {
+    /// The longest wait for the next piece of a body: `400 RequestTimeout`.
+    pub idle_timeout: Duration,
+    pub max_signed_chunk: usize,
+    /// Shared by every request of one server.
+    pub chunk_budget: ChunkBudget,
+}
+
+impl BodyLimits {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Self {
+            idle_timeout: limits.body_idle_timeout,
+            max_signed_chunk: limits.max_signed_chunk,
+            chunk_budget: ChunkBudget::new(limits.chunk_buffer_budget, limits.chunk_buffer_wait),
+        }
+    }
+}
 
 /// What `x-amz-content-sha256` says about the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +91,7 @@ impl PayloadMode {
 /// After an error every further call returns the same error.
 pub struct Payload {
     body: Body,
+    idle_timeout: Duration,
     framing: Framing,
     declared_length: Option<u64>,
     trailers: HeaderMap,
@@ -74,7 +100,12 @@ pub struct Payload {
 
 enum Framing {
     Plain(PlainCheck),
-    Chunked(Box<ChunkedDecoder>),
+    Chunked {
+        decoder: Box<ChunkedDecoder>,
+        budget: ChunkBudget,
+        /// Room in the budget for the signed chunk being buffered.
+        reserved: Option<OwnedSemaphorePermit>,
+    },
 }
 
 enum Outcome {
@@ -127,9 +158,15 @@ impl PlainCheck {
 impl Payload {
     /// A body taken as sent, checked only against `content_length` — what
     /// `UNSIGNED-PAYLOAD` means. Also how callers that authenticated a body
-    /// by other means (tests, internal requests) build a `Payload`.
+    /// by other means (tests, internal requests) build a `Payload`; read
+    /// with the default limits.
     pub fn unsigned(body: Body, content_length: Option<u64>) -> Self {
-        Self::plain(body, content_length, None)
+        Self::plain(
+            body,
+            content_length,
+            None,
+            &BodyLimits::new(&Limits::default()),
+        )
     }
 
     /// A body whose SHA-256 must equal `sha256_hex` once fully read.
@@ -137,9 +174,11 @@ impl Payload {
         body: Body,
         content_length: Option<u64>,
         sha256_hex: Option<String>,
+        limits: &BodyLimits,
     ) -> Self {
         Self::with_framing(
             body,
+            limits,
             Framing::Plain(PlainCheck {
                 content_length,
                 received: 0,
@@ -150,17 +189,29 @@ impl Payload {
     }
 
     /// An aws-chunked body of `decoded_length` bytes once decoded.
-    pub(crate) fn chunked(body: Body, decoder: ChunkedDecoder, decoded_length: u64) -> Self {
-        Self::with_framing(
-            body,
-            Framing::Chunked(Box::new(decoder)),
-            Some(decoded_length),
-        )
+    pub(crate) fn chunked(
+        body: Body,
+        decoder: ChunkedDecoder,
+        decoded_length: u64,
+        limits: &BodyLimits,
+    ) -> Self {
+        let framing = Framing::Chunked {
+            decoder: Box::new(decoder),
+            budget: limits.chunk_budget.clone(),
+            reserved: None,
+        };
+        Self::with_framing(body, limits, framing, Some(decoded_length))
     }
 
-    fn with_framing(body: Body, framing: Framing, declared_length: Option<u64>) -> Self {
+    fn with_framing(
+        body: Body,
+        limits: &BodyLimits,
+        framing: Framing,
+        declared_length: Option<u64>,
+    ) -> Self {
         Self {
             body,
+            idle_timeout: limits.idle_timeout,
             framing,
             declared_length,
             trailers: HeaderMap::new(),
@@ -204,7 +255,7 @@ impl Payload {
     async fn advance(&mut self) -> Result<Option<Bytes>, S3Error> {
         match &mut self.framing {
             Framing::Plain(check) => loop {
-                match read_data(&mut self.body).await? {
+                match read_data(&mut self.body, self.idle_timeout).await? {
                     Some(data) if data.is_empty() => {}
                     Some(data) => {
                         check.update(&data)?;
@@ -216,11 +267,22 @@ impl Payload {
                     }
                 }
             },
-            Framing::Chunked(decoder) => loop {
+            Framing::Chunked {
+                decoder,
+                budget,
+                reserved,
+            } => loop {
                 if let Some(data) = decoder.next()? {
+                    // A verified chunk has left the decoder's buffer.
+                    *reserved = None;
                     return Ok(Some(data));
                 }
-                match read_data(&mut self.body).await? {
+                if reserved.is_none()
+                    && let Some(size) = decoder.buffering_signed_chunk()
+                {
+                    *reserved = Some(budget.reserve(size).await?);
+                }
+                match read_data(&mut self.body, self.idle_timeout).await? {
                     Some(data) => decoder.push(data),
                     None => {
                         self.trailers = decoder.finish()?;
@@ -233,10 +295,14 @@ impl Payload {
 }
 
 /// The next data frame of the body; HTTP trailer frames are skipped (S3
-/// trailers travel inside the aws-chunked body).
-async fn read_data(body: &mut Body) -> Result<Option<Bytes>, S3Error> {
+/// trailers travel inside the aws-chunked body). A client silent for
+/// `idle_timeout` gets `RequestTimeout`, as S3 answers it.
+async fn read_data(body: &mut Body, idle_timeout: Duration) -> Result<Option<Bytes>, S3Error> {
     loop {
-        match body.frame().await {
+        let frame = tokio::time::timeout(idle_timeout, body.frame())
+            .await
+            .map_err(|_| S3Error::request_timeout())?;
+        match frame {
             None => return Ok(None),
             Some(Err(_)) => {
                 return Err(incomplete_body(
@@ -254,7 +320,7 @@ async fn read_data(body: &mut Body) -> Result<Option<Bytes>, S3Error> {
 
 #[cfg(test)]
 mod tests {
-    use futures::stream;
+    use futures::{StreamExt, stream};
 
     use super::*;
     use crate::auth::sigv4::sha256_hex;
@@ -265,6 +331,10 @@ mod tests {
             .map(|piece| Ok(Bytes::from_static(piece)))
             .collect();
         Body::from_stream(stream::iter(items))
+    }
+
+    fn limits() -> BodyLimits {
+        BodyLimits::new(&Limits::default())
     }
 
     async fn drain(payload: &mut Payload) -> (Vec<u8>, Option<S3Error>) {
@@ -306,6 +376,7 @@ mod tests {
             streamed(&[b"hello ", b"world"]),
             Some(11),
             Some(sha256_hex(b"hello world")),
+            &limits(),
         );
         assert_eq!(payload.declared_length(), Some(11));
         let (data, error) = drain(&mut payload).await;
@@ -316,8 +387,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_wrong_sha256_ends_with_an_error_and_keeps_failing() {
-        let mut payload =
-            Payload::plain(streamed(&[b"hello"]), Some(5), Some(sha256_hex(b"other")));
+        let mut payload = Payload::plain(
+            streamed(&[b"hello"]),
+            Some(5),
+            Some(sha256_hex(b"other")),
+            &limits(),
+        );
         let (data, error) = drain(&mut payload).await;
         assert_eq!(data, b"hello");
         let error = error.unwrap();
@@ -351,7 +426,13 @@ mod tests {
 
     #[tokio::test]
     async fn chunked_bodies_expose_trailers_after_the_end() {
-        let decoder = ChunkedDecoder::new(None, vec!["x-amz-checksum-crc32".to_owned()], false, 5);
+        let decoder = ChunkedDecoder::new(
+            None,
+            vec!["x-amz-checksum-crc32".to_owned()],
+            false,
+            5,
+            1 << 20,
+        );
         let mut payload = Payload::chunked(
             streamed(&[
                 b"5\r\nhel",
@@ -360,11 +441,24 @@ mod tests {
             ]),
             decoder,
             5,
+            &limits(),
         );
         assert_eq!(payload.declared_length(), Some(5));
         let (data, error) = drain(&mut payload).await;
         assert_eq!(data, b"hello");
         assert!(error.is_none(), "{error:?}");
         assert_eq!(payload.trailers()["x-amz-checksum-crc32"], "AAAA");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_is_a_request_timeout() {
+        // One byte of a declared thousand, then silence.
+        let first: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::from_static(b"x"))];
+        let body = Body::from_stream(stream::iter(first).chain(stream::pending()));
+        let mut payload = Payload::plain(body, Some(1000), None, &limits());
+        let (data, error) = drain(&mut payload).await;
+        assert_eq!(data, b"x");
+        let error = error.expect("timed out");
+        assert_eq!((error.code, error.status.as_u16()), ("RequestTimeout", 400));
     }
 }

@@ -792,7 +792,11 @@ async fn sigv2_aws_example_presigned_url() {
     // At most a week ahead, as SigV4 allows: a URL made to last longer is
     // refused from the start, not honoured for years.
     let week = Duration::from_secs(7 * 24 * 60 * 60);
-    assert!(check(&verifier, &request, b"", expires - week).await.is_ok());
+    assert!(
+        check(&verifier, &request, b"", expires - week)
+            .await
+            .is_ok()
+    );
     let too_long = refusal(&verifier, &request, expires - week - Duration::from_secs(1)).await;
     assert_eq!(
         (too_long.0, too_long.1),
@@ -848,7 +852,10 @@ async fn sigv2_can_be_turned_off() {
         &[
             ("host", "johnsmith.s3.amazonaws.com"),
             ("date", "Tue, 27 Mar 2007 19:36:42 +0000"),
-            ("authorization", "AWS AKIAIOSFODNN7EXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g="),
+            (
+                "authorization",
+                "AWS AKIAIOSFODNN7EXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g=",
+            ),
         ],
     );
     let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_175_139_620);

@@ -7,28 +7,26 @@
 //! under `/_s3gw/`, and S3 for everything else.
 
 mod body_tracker;
+mod connections;
 mod metrics;
 mod probes;
 mod request_id;
+mod request_limits;
 mod s3;
 mod tls;
 
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use storage_client::{Storage, StorageError};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::time::timeout;
+use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
-use crate::config::{Backend, Config};
+use crate::config::{Backend, Config, Limits};
 use crate::state::AppState;
 
 pub use metrics::Metrics;
@@ -86,6 +84,7 @@ pub struct Gateway {
     tls: Option<TlsAcceptor>,
     app: axum::Router,
     root_keys: RootKeys,
+    limits: Limits,
 }
 
 impl Gateway {
@@ -115,6 +114,7 @@ impl Gateway {
             tls,
             app: app(Arc::new(state)),
             root_keys,
+            limits: config.limits.clone(),
         })
     }
 
@@ -145,44 +145,39 @@ impl Gateway {
     /// Serves until `shutdown` resolves, then stops accepting and waits for
     /// open connections to finish their in-flight requests.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
-        let graceful = GracefulShutdown::new();
+        let limits = &self.limits;
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // Without a timer hyper has no header-read timeout, and a client that
-        // never finishes its headers would hold shutdown open for ever.
+        // never finishes its headers would hold its connection for ever.
+        // HTTP/1.1 heads beyond hyper's read buffer (~400 KiB) get hyper's
+        // bare 431; the handler refuses smaller oversized ones in S3 XML.
         builder
             .http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT);
-        builder.http2().timer(TokioTimer::new());
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let stream = tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _peer)) => stream,
-                    Err(e) => {
-                        // Usually out of file descriptors: back off briefly
-                        // instead of spinning on the error.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
-            // Small responses should leave at once, not wait for Nagle.
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-            }
-            let connection = Connection {
-                builder: builder.clone(),
-                service: TowerToHyperService::new(self.app.clone()),
-                watcher: graceful.watcher(),
-            };
-            tokio::spawn(connection.run(stream, self.tls.clone()));
-        }
-        drop(self.listener);
-        tracing::info!("shutting down: waiting for in-flight requests");
-        graceful.shutdown().await;
+            .header_read_timeout(limits.request_header_timeout);
+        // HTTP/2 header lists beyond this are refused by hyper itself; below
+        // it the handler answers with an S3 error.
+        let head_backstop = 2 * (limits.max_header_bytes + limits.max_url_length);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(limits.http2_keepalive_interval)
+            .keep_alive_timeout(limits.http2_keepalive_timeout)
+            .max_header_list_size(u32::try_from(head_backstop).unwrap_or(u32::MAX));
+        let connection_limits = connections::ConnectionLimits {
+            max_connections: limits.max_connections,
+            request_header_timeout: limits.request_header_timeout,
+            idle_timeout: limits.idle_timeout,
+        };
+        connections::serve(
+            self.listener,
+            self.tls,
+            builder,
+            self.app,
+            connection_limits,
+            shutdown,
+        )
+        .await;
     }
 }
 
@@ -201,49 +196,6 @@ async fn open_storage(config: &Config) -> Result<Storage, StartError> {
                 om: ozone.om.join(","),
                 source,
             }),
-    }
-}
-
-/// How long a client may take to send its request headers (or finish the
-/// TLS handshake); hyper's own default, made explicit.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// One accepted connection, served on its own task.
-struct Connection {
-    builder: auto::Builder<TokioExecutor>,
-    service: TowerToHyperService<axum::Router>,
-    watcher: hyper_util::server::graceful::Watcher,
-}
-
-impl Connection {
-    async fn run(self, stream: TcpStream, tls: Option<TlsAcceptor>) {
-        let result = match tls {
-            None => {
-                let connection = self
-                    .builder
-                    .serve_connection(TokioIo::new(stream), self.service);
-                self.watcher.watch(connection).await
-            }
-            Some(acceptor) => match timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
-                Ok(Ok(stream)) => {
-                    let connection = self
-                        .builder
-                        .serve_connection(TokioIo::new(stream), self.service);
-                    self.watcher.watch(connection).await
-                }
-                Ok(Err(e)) => {
-                    tracing::debug!(error = %e, "TLS handshake failed");
-                    return;
-                }
-                Err(_elapsed) => {
-                    tracing::debug!("TLS handshake timed out");
-                    return;
-                }
-            },
-        };
-        if let Err(e) = result {
-            tracing::debug!(error = %e, "connection ended with an error");
-        }
     }
 }
 

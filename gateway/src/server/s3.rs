@@ -21,7 +21,9 @@ use crate::error::S3Error;
 use crate::state::AppState;
 use crate::{ops, router};
 
-use super::{Shared, body_tracker, probes};
+use super::connections::Overflow;
+use super::probes::Probe;
+use super::{Shared, body_tracker, probes, request_limits};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
 const EXTENDED_ID: HeaderName = HeaderName::from_static("x-amz-id-2");
@@ -32,7 +34,22 @@ const UNROUTED: &str = "Unrouted";
 
 pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let request_id = shared.ids.next();
-    if let Some(probe) = probes::probe_of(&request) {
+    let probe = probes::probe_of(&request);
+    let overflow = request.extensions().get::<Overflow>().is_some();
+    let refusal = request_limits::check(request.uri(), request.headers(), &shared.app.limits)
+        .err()
+        .or_else(|| (overflow && probe != Some(Probe::Health)).then(S3Error::slow_down));
+    if let Some(error) = refusal {
+        shared.metrics.record(UNROUTED, error.status.as_u16());
+        let mut response = error.into_response(request.uri().path(), &request_id.id);
+        stamp(&mut response, &request_id.id, &request_id.extended);
+        // The body was not read: an HTTP/1.1 connection cannot go on.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
+    if let Some(probe) = probe {
         let mut response = probes::answer(probe, &shared.app, &shared.metrics).await;
         stamp(&mut response, &request_id.id, &request_id.extended);
         return response;

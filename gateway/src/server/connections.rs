@@ -1,0 +1,521 @@
+//! Accepting, bounding and closing connections.
+//!
+//! - At most `max_connections` are served at once. When all are taken, the
+//!   connection that has been idle longest (no request in flight) is asked
+//!   to close, and the newcomer waits briefly for its place. If none frees
+//!   up, it joins a small overflow lane that answers `/health` (so a load
+//!   balancer still sees a live process) and `503 SlowDown` to everything
+//!   else, then closes. Beyond the overflow lane, connections are closed at
+//!   once. Every connection costs one file descriptor and ~30 KiB.
+//! - A connection that sends no complete request within
+//!   `request_header_timeout` is closed (an HTTP/2 preface and nothing else,
+//!   a HEADERS frame that never ends; hyper bounds HTTP/1.1 itself), and so
+//!   is one with no request in flight for `idle_timeout`.
+//! - Closing is graceful (HTTP/2 GOAWAY, HTTP/1.1 after the response), but a
+//!   connection with nothing in flight that is still open [`CLOSE_GRACE`]
+//!   later is dropped: a peer that never answers cannot hold it, nor hold
+//!   up shutdown.
+//! - Accept errors (out of file descriptors) back off and are logged at
+//!   most once a second.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::Request;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, sleep, sleep_until, timeout};
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// Connections answered on the overflow lane beyond `max_connections`.
+/// Small, since each only gets one answer.
+const OVERFLOW_CONNECTIONS: usize = 64;
+/// How long a connection waits for a place freed by closing an idle one
+/// (which takes at most [`CLOSE_GRACE`]).
+const ADMISSION_WAIT: Duration = Duration::from_secs(2);
+/// How long an overflow connection may take to send its one request.
+const OVERFLOW_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a connection being closed, with nothing in flight, may take to
+/// go: a well-behaved peer answers a GOAWAY in a round trip.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+/// Accept errors back off from this...
+const FIRST_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+/// ...doubling up to this, until an accept succeeds.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The limits this module enforces.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ConnectionLimits {
+    pub max_connections: usize,
+    pub request_header_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+/// Marks a request that arrived on the overflow lane; the handler answers
+/// it with `/health` or `503 SlowDown` only.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Overflow;
+
+/// Serves connections from `listener` until `shutdown` resolves, then
+/// closes them gracefully and returns once every one has ended.
+pub(super) async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    builder: auto::Builder<TokioExecutor>,
+    app: axum::Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let server = Arc::new(Server {
+        builder,
+        app,
+        tls,
+        limits,
+        places: Arc::new(Semaphore::new(limits.max_connections)),
+        overflow: Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS)),
+        open: Mutex::new(HashMap::new()),
+        next_id: AtomicU64::new(0),
+        closing: CancellationToken::new(),
+    });
+    let mut accept_errors = Throttled::default();
+    let mut refusals = Throttled::default();
+    let mut backoff = FIRST_ACCEPT_BACKOFF;
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    backoff = FIRST_ACCEPT_BACKOFF;
+                    stream
+                }
+                Err(e) => {
+                    // Usually out of file descriptors: retrying at once
+                    // would spin, and logging each failure would flood.
+                    if let Some(suppressed) = accept_errors.due() {
+                        tracing::warn!(error = %e, suppressed, "accept failed");
+                    }
+                    sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Small responses should leave at once, not wait for Nagle.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        if let Ok(place) = Arc::clone(&server.places).try_acquire_owned() {
+            tokio::spawn(Arc::clone(&server).run(stream, place, Lane::Regular));
+            continue;
+        }
+        // Full: an idle connection makes way, and the newcomer waits for its
+        // place. The waiters are bounded by the connections closing.
+        if server.close_longest_idle() {
+            tokio::spawn(Arc::clone(&server).admit(stream));
+            continue;
+        }
+        match Arc::clone(&server.overflow).try_acquire_owned() {
+            Ok(lane) => {
+                tokio::spawn(Arc::clone(&server).run(stream, lane, Lane::Overflow));
+            }
+            Err(_) => {
+                if let Some(suppressed) = refusals.due() {
+                    tracing::warn!(
+                        max_connections = limits.max_connections,
+                        suppressed,
+                        "connection limit reached: closing new connections"
+                    );
+                }
+            }
+        }
+    }
+    drop(listener);
+    tracing::info!("shutting down: waiting for in-flight requests");
+    server.closing.cancel();
+    let all = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    // Every connection holds a permit until it ends.
+    let _ = server
+        .places
+        .acquire_many(all(limits.max_connections))
+        .await;
+    let _ = server
+        .overflow
+        .acquire_many(all(OVERFLOW_CONNECTIONS))
+        .await;
+}
+
+/// What every connection task shares.
+struct Server {
+    builder: auto::Builder<TokioExecutor>,
+    app: axum::Router,
+    tls: Option<TlsAcceptor>,
+    limits: ConnectionLimits,
+    /// One permit per connection served.
+    places: Arc<Semaphore>,
+    /// One permit per connection on the overflow lane.
+    overflow: Arc<Semaphore>,
+    /// The served connections, so that an idle one can be asked to close.
+    open: Mutex<HashMap<u64, Arc<Activity>>>,
+    next_id: AtomicU64,
+    /// Cancelled at shutdown.
+    closing: CancellationToken,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Regular,
+    Overflow,
+}
+
+impl Server {
+    /// Waits briefly for the place an idle connection is freeing, else
+    /// serves `stream` on the overflow lane, else closes it.
+    async fn admit(self: Arc<Self>, stream: TcpStream) {
+        if let Ok(Ok(place)) =
+            timeout(ADMISSION_WAIT, Arc::clone(&self.places).acquire_owned()).await
+        {
+            return self.run(stream, place, Lane::Regular).await;
+        }
+        if let Ok(lane) = Arc::clone(&self.overflow).try_acquire_owned() {
+            self.run(stream, lane, Lane::Overflow).await;
+        }
+    }
+
+    /// Asks the connection idle the longest to close (one that never sent a
+    /// request goes first); whether there was one.
+    fn close_longest_idle(&self) -> bool {
+        let open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let victim = open
+            .values()
+            .filter_map(|activity| activity.idle_rank().map(|rank| (rank, activity)))
+            .min_by_key(|(rank, _)| *rank)
+            .map(|(_, activity)| activity);
+        victim.inspect(|activity| activity.ask_to_close()).is_some()
+    }
+
+    async fn run(self: Arc<Self>, stream: TcpStream, _permit: OwnedSemaphorePermit, lane: Lane) {
+        let activity = Arc::new(Activity::new());
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if lane == Lane::Regular {
+            self.lock_open().insert(id, Arc::clone(&activity));
+        }
+        let limits = match lane {
+            Lane::Regular => self.limits,
+            // One request, answered, then the connection goes.
+            Lane::Overflow => ConnectionLimits {
+                request_header_timeout: OVERFLOW_REQUEST_TIMEOUT,
+                idle_timeout: Duration::ZERO,
+                ..self.limits
+            },
+        };
+        match &self.tls {
+            None => self.watch(stream, &activity, limits, lane).await,
+            Some(acceptor) => {
+                match timeout(limits.request_header_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(stream)) => self.watch(stream, &activity, limits, lane).await,
+                    Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                    Err(_elapsed) => tracing::debug!("TLS handshake timed out"),
+                }
+            }
+        }
+        self.lock_open().remove(&id);
+    }
+
+    fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Serves one connection, closing it when a deadline passes.
+    async fn watch<S>(
+        &self,
+        stream: S,
+        activity: &Arc<Activity>,
+        limits: ConnectionLimits,
+        lane: Lane,
+    ) where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let app = self.app.clone();
+        let tracked = Arc::clone(activity);
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            let in_flight = tracked.begin();
+            if lane == Lane::Overflow {
+                request.extensions_mut().insert(Overflow);
+            }
+            let response = app.clone().oneshot(request);
+            async move {
+                let response = response.await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| {
+                    Body::new(InFlightBody {
+                        body,
+                        _in_flight: in_flight,
+                    })
+                }))
+            }
+        });
+        let mut connection = pin!(self.builder.serve_connection(TokioIo::new(stream), service));
+        let mut closing_since: Option<Instant> = None;
+        loop {
+            let deadline = activity.deadline(&limits, closing_since);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                    return;
+                }
+                () = sleep_until_or_never(deadline) => {
+                    // A request may have begun since the deadline was set.
+                    let due = activity.deadline(&limits, closing_since);
+                    if due.is_none_or(|due| due > Instant::now()) {
+                        continue;
+                    }
+                    if closing_since.is_some() {
+                        tracing::debug!("dropping a connection that did not close in time");
+                        return;
+                    }
+                    connection.as_mut().graceful_shutdown();
+                    closing_since = Some(Instant::now());
+                }
+                () = activity.changed.notified() => {
+                    if activity.asked_to_close() && closing_since.is_none() {
+                        connection.as_mut().graceful_shutdown();
+                        closing_since = Some(Instant::now());
+                    }
+                }
+                () = self.closing.cancelled(), if closing_since.is_none() => {
+                    connection.as_mut().graceful_shutdown();
+                    closing_since = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until_or_never(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Requests in flight on one connection, and since when it has been idle.
+struct Activity {
+    state: Mutex<ActivityState>,
+    /// Woken when the last request in flight ends, or when asked to close.
+    changed: Notify,
+}
+
+struct ActivityState {
+    in_flight: usize,
+    /// When the connection started, or its last request ended.
+    idle_since: Instant,
+    served_any: bool,
+    close_requested: bool,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new(ActivityState {
+                in_flight: 0,
+                idle_since: Instant::now(),
+                served_any: false,
+                close_requested: false,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ActivityState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn begin(self: &Arc<Self>) -> InFlight {
+        let mut state = self.lock();
+        state.in_flight += 1;
+        state.served_any = true;
+        InFlight(Arc::clone(self))
+    }
+
+    fn end(&self) {
+        let mut state = self.lock();
+        state.in_flight -= 1;
+        if state.in_flight == 0 {
+            state.idle_since = Instant::now();
+            drop(state);
+            // `notify_one` keeps the wake-up if the watcher is not waiting yet.
+            self.changed.notify_one();
+        }
+    }
+
+    /// When the connection is to be closed (or, when `closing_since` is
+    /// set, dropped); `None` while a request is in flight.
+    fn deadline(
+        &self,
+        limits: &ConnectionLimits,
+        closing_since: Option<Instant>,
+    ) -> Option<Instant> {
+        let state = self.lock();
+        if state.in_flight > 0 {
+            return None;
+        }
+        Some(match closing_since {
+            Some(since) => since.max(state.idle_since) + CLOSE_GRACE,
+            None if state.served_any => state.idle_since + limits.idle_timeout,
+            None => state.idle_since + limits.request_header_timeout,
+        })
+    }
+
+    /// Idle connections ordered for closing: never-served first, then the
+    /// longest idle; `None` for a busy one or one already closing.
+    fn idle_rank(&self) -> Option<(bool, Instant)> {
+        let state = self.lock();
+        (state.in_flight == 0 && !state.close_requested)
+            .then_some((state.served_any, state.idle_since))
+    }
+
+    fn ask_to_close(&self) {
+        self.lock().close_requested = true;
+        self.changed.notify_one();
+    }
+
+    fn asked_to_close(&self) -> bool {
+        self.lock().close_requested
+    }
+}
+
+/// A request in flight until its response body has been sent or dropped.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A response body that keeps its request counted as in flight.
+struct InFlightBody {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for InFlightBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Lets a repeated warning through at most once a second, counting the
+/// ones it held back.
+#[derive(Default)]
+struct Throttled {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl Throttled {
+    /// `Some(held back since the last one)` when a warning may be logged.
+    fn due(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < Duration::from_secs(1))
+        {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn repeated_warnings_pass_once_a_second() {
+        let mut throttled = Throttled::default();
+        assert_eq!(throttled.due(), Some(0));
+        assert_eq!(throttled.due(), None);
+        assert_eq!(throttled.due(), None);
+        tokio::time::advance(Duration::from_millis(1001)).await;
+        assert_eq!(throttled.due(), Some(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deadlines_follow_the_requests_in_flight() {
+        let limits = ConnectionLimits {
+            max_connections: 1,
+            request_header_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+        };
+        let activity = Arc::new(Activity::new());
+        let start = Instant::now();
+        assert_eq!(
+            activity.deadline(&limits, None),
+            Some(start + limits.request_header_timeout)
+        );
+        assert_eq!(activity.idle_rank(), Some((false, start)));
+
+        let in_flight = activity.begin();
+        assert_eq!(activity.deadline(&limits, None), None, "busy: no deadline");
+        assert_eq!(
+            activity.idle_rank(),
+            None,
+            "busy connections are never closed for others"
+        );
+        tokio::time::advance(Duration::from_secs(5)).await;
+        drop(in_flight);
+        let idle = start + Duration::from_secs(5);
+        assert_eq!(
+            activity.deadline(&limits, None),
+            Some(idle + limits.idle_timeout)
+        );
+        assert_eq!(
+            activity.deadline(&limits, Some(start)),
+            Some(idle + CLOSE_GRACE)
+        );
+
+        activity.ask_to_close();
+        assert!(activity.asked_to_close());
+        assert_eq!(activity.idle_rank(), None, "asked once");
+    }
+}
