@@ -63,8 +63,8 @@ pub struct Config {
 /// and buffered body bytes. Each default says why it is what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Open connections served at once; a connection beyond them is only
-    /// answered for `/health` (everything else gets `503 SlowDown`).
+    /// Open connections served at once; beyond them the longest-idle one
+    /// makes way, else the newcomer is only answered for `/health`.
     pub max_connections: usize,
     /// Time to send a request's headers (and to finish a TLS handshake),
     /// counted from the connection's start or the end of its last response.
@@ -106,8 +106,8 @@ impl Default for Limits {
             // silence costs nothing.
             http2_keepalive_interval: Duration::from_secs(20),
             http2_keepalive_timeout: Duration::from_secs(20),
-            // AWS S3 gives up on a silent upload after about 20 s; a little
-            // more tolerance for loaded clients.
+            // As long as the header deadline: a streaming client never pauses
+            // that long between writes, and a loaded one gets slack.
             body_idle_timeout: Duration::from_secs(30),
             // As AWS (MaxSizeAllowed 8192). The largest header section the
             // conformance suite and SDK matrix sent was 1.1 KiB (p99 0.9 KiB).
