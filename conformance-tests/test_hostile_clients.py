@@ -43,7 +43,7 @@ LIMITS = [
 ]
 # Twice a deadline above plus the close grace, and then some: a bound that
 # only a connection nobody closes can miss.
-CLOSED_WITHIN = 10
+CLOSED_WITHIN = 20
 BUCKET = "hostile"
 
 
@@ -148,30 +148,54 @@ def test_a_stalled_body_is_a_request_timeout_and_stores_nothing(server, s3):
     assert_responsive(server)
 
 
-def test_idle_connections_do_not_lock_out_a_well_behaved_client(server, s3):
-    s3.put_object(Bucket=BUCKET, Key="wanted", Body=b"still served")
+def open_idle_connections(port: int, count: int) -> list[socket.socket]:
+    """`count` connections that send no complete request: a third nothing, a
+    third an HTTP/2 preface, a third half a request head."""
     idle = []
-    try:
-        for i in range(IDLE_CONNECTIONS):
-            try:
-                sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
-            except OSError:
-                continue  # closed or refused at the limit: it holds nothing
-            # A third say nothing, a third send an HTTP/2 preface, a third half a request head.
+    for i in range(count):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
             if i % 3 == 1:
                 sock.sendall(h2_start())
             elif i % 3 == 2:
                 sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
-            idle.append(sock)
+        except OSError:
+            continue  # closed at the limit: it holds nothing
+        idle.append(sock)
+    return idle
+
+
+def assert_served_while_idle_connections_are_held(server, s3, count: int) -> None:
+    s3.put_object(Bucket=BUCKET, Key="wanted", Body=b"still served")
+    idle = open_idle_connections(server.port, count)
+    try:
         assert idle, "no connection was accepted at all"
         for _ in range(10):
-            # A new connection each time: the hard case when every place is taken.
-            got = s3.get_object(Bucket=BUCKET, Key="wanted")["Body"].read()
-            assert got == b"still served"
+            # No retries: every request must be answered the first time.
+            assert s3.get_object(Bucket=BUCKET, Key="wanted")["Body"].read() == b"still served"
             assert_responsive(server)
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_a_thousand_idle_connections_do_not_lock_out_a_well_behaved_client(tmp_path_factory, server):
+    """1000 idle connections within a limit of 2048: all are held (until
+    their 2 s deadline) and cost the well-behaved client nothing."""
+    limits = [value if previous != "--max-connections" else "2048" for previous, value in zip([""] + LIMITS, LIMITS)]
+    roomy = start_server(tmp_path_factory, "roomy", extra_args=limits)
+    try:
+        client = make_s3_client(roomy.endpoint, Credentials(roomy.access_key, roomy.secret_key))
+        client.create_bucket(Bucket=BUCKET)
+        assert_served_while_idle_connections_are_held(roomy, client, IDLE_CONNECTIONS)
+    finally:
+        roomy.stop()
+
+
+def test_idle_connections_beyond_the_limit_make_way_for_a_well_behaved_client(server, s3):
+    """150 idle connections against a limit of 64: the longest-idle one is
+    closed for each newcomer, which takes its place."""
+    assert_served_while_idle_connections_are_held(server, s3, 150)
 
 
 def test_an_oversized_header_set_gets_an_s3_error(server):
@@ -235,19 +259,68 @@ def test_signed_chunks_beyond_the_buffer_budget_get_slow_down(server, s3):
     final = f"0;chunk-signature={last}\r\n\r\n".encode()
     with connect(server.port) as holder:
         holder.sendall(request_bytes(f"PUT {path} HTTP/1.1", head) + http_chunk(first[:1000]))
-        time.sleep(0.5)  # the size line is parsed and the room reserved
+        sent = 1000
 
-        other_path, other_seed, other_head = chunked_put(server, "waits-for-room", 1 << 10)
-        other = f"{1 << 10:x};chunk-signature={'0' * 64}\r\n".encode()
-        with connect(server.port) as sock:
-            sock.sendall(request_bytes(f"PUT {other_path} HTTP/1.1", other_head) + http_chunk(other))
-            sock.settimeout(CLOSED_WITHIN)
-            reply = read_reply(sock)
+        def trickle():
+            """A little more of the holder's chunk, so its body never falls silent
+            for the 2 s body timeout while the other upload waits."""
+            nonlocal sent
+            holder.sendall(http_chunk(first[sent:sent + 100]))
+            sent += 100
+
+        # Time for the server to parse the holder's size line and reserve.
+        for _ in range(4):
+            time.sleep(0.5)
+            trickle()
+        reply = None
+        for _ in range(5):
+            other_path, _, other_head = chunked_put(server, "waits-for-room", 1 << 10)
+            # The size line alone: its chunk is yet to come, so it needs room.
+            other = f"{1 << 10:x};chunk-signature={'0' * 64}\r\n".encode()
+            with connect(server.port) as sock:
+                sock.sendall(request_bytes(f"PUT {other_path} HTTP/1.1", other_head) + http_chunk(other))
+                sock.settimeout(CLOSED_WITHIN)
+                reply = read_reply(sock)
+            if reply.error_code() == "SlowDown":
+                break
+            trickle()
         assert reply.status == 503 and reply.error_code() == "SlowDown", reply
 
-        holder.sendall(http_chunk(first[1000:]) + http_chunk(final) + b"0\r\n\r\n")
+        holder.sendall(http_chunk(first[sent:]) + http_chunk(final) + b"0\r\n\r\n")
         holder.settimeout(CLOSED_WITHIN)
         stored = read_reply(holder)
     assert stored.status == 200, stored
     assert s3.get_object(Bucket=BUCKET, Key="holds-the-budget")["Body"].read() == data
     assert_not_stored(s3, "waits-for-room")
+
+
+def test_health_answers_when_every_connection_is_busy(tmp_path_factory, target):
+    """Busy connections are never closed for a newcomer: beyond the limit it
+    is answered on the overflow lane, `/health` with 200 and S3 with 503
+    SlowDown (which SDKs retry), and the busy requests are unharmed."""
+    if not target.managed:
+        pytest.skip("starts its own server")
+    server = start_server(tmp_path_factory, "all-busy", extra_args=["--max-connections", "2"])
+    try:
+        client = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
+        client.create_bucket(Bucket=BUCKET)
+        busy = []
+        for i in range(2):
+            path, signature = signed_put_head(server, f"busy-{i}", {"Content-Length": "2"}, UNSIGNED_PAYLOAD)
+            sock = connect(server.port)
+            sock.sendall(request_bytes(f"PUT {path} HTTP/1.1", list(signature.headers.items())) + b"a")
+            busy.append(sock)
+        time.sleep(0.5)  # both requests are in flight, each waiting for its second byte
+
+        health = requests.get(server.endpoint + "/health", timeout=30)
+        assert health.status_code == 200 and health.text == "ok\n", health.text
+        refused = requests.get(f"{server.endpoint}/{BUCKET}?list-type=2", timeout=30)
+        assert refused.status_code == 503 and "<Code>SlowDown</Code>" in refused.text, refused.text
+
+        for sock in busy:
+            sock.sendall(b"b")
+            assert read_reply(sock).status == 200
+            sock.close()
+        assert client.get_object(Bucket=BUCKET, Key="busy-0")["Body"].read() == b"ab"
+    finally:
+        server.stop()

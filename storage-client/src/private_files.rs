@@ -40,7 +40,20 @@ pub fn private_file_options() -> OpenOptions {
 fn tighten(path: &Path, allowed: u32) -> io::Result<()> {
     let mode = fs::metadata(path)?.permissions().mode();
     if mode & 0o777 & !allowed != 0 {
-        fs::set_permissions(path, fs::Permissions::from_mode(mode & allowed))?;
+        match fs::set_permissions(path, fs::Permissions::from_mode(mode & allowed)) {
+            Ok(()) => {}
+            // A directory someone else owns (a volume mounted with a group
+            // for this process): it stays as the operator made it.
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                tracing::warn!(
+                    path = %path.display(),
+                    mode = format!("{:o}", mode & 0o777),
+                    "open to other users and not ours to narrow: the data directory holds secrets in the clear"
+                );
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
         tracing::warn!(
             path = %path.display(),
             was = format!("{:o}", mode & 0o777),

@@ -245,9 +245,18 @@ impl Storage {
         let data_dir = config.data_dir.clone();
         let om = Arc::new(
             blocking(move || {
+                // redb would create its file with the umask's mode; it holds
+                // every secret, so it starts out as an empty owner-only file
+                // (which redb initialises), and an old one is narrowed.
+                if db_path.exists() {
+                    private_files::tighten_file(&db_path)?;
+                } else {
+                    private_files::private_file_options()
+                        .write(true)
+                        .create_new(true)
+                        .open(&db_path)?;
+                }
                 let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
-                // redb creates its file with the umask's mode; it holds every secret.
-                private_files::tighten_file(&db_path)?;
                 // Make the new directory entries (om.redb, containers/) durable too.
                 std::fs::File::open(&data_dir)?.sync_all()?;
                 Ok(om)

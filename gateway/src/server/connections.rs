@@ -2,11 +2,12 @@
 //!
 //! - At most `max_connections` are served at once. When all are taken, the
 //!   connection that has been idle longest (no request in flight) is asked
-//!   to close, and the newcomer waits briefly for its place. If none frees
-//!   up, it joins a small overflow lane that answers `/health` (so a load
-//!   balancer still sees a live process) and `503 SlowDown` to everything
-//!   else, then closes. Beyond the overflow lane, connections are closed at
-//!   once. Every connection costs one file descriptor and ~30 KiB.
+//!   to close, and the newcomer waits briefly for a place (at most
+//!   `max_connections` wait). If none frees up, it joins a small overflow
+//!   lane that answers `/health` (so a load balancer still sees a live
+//!   process) and `503 SlowDown` to everything else, then closes. Beyond
+//!   that, connections are closed at once. Every connection costs one file
+//!   descriptor; a served one ~30 KiB.
 //! - A connection that sends no complete request within
 //!   `request_header_timeout` is closed (an HTTP/2 preface and nothing else,
 //!   a HEADERS frame that never ends; hyper bounds HTTP/1.1 itself), and so
@@ -20,22 +21,20 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use bytes::Bytes;
 use http::Request;
-use http_body::{Frame, SizeHint};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
@@ -86,6 +85,7 @@ pub(super) async fn serve(
         tls,
         limits,
         places: Arc::new(Semaphore::new(limits.max_connections)),
+        waiting: Arc::new(Semaphore::new(limits.max_connections)),
         overflow: Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS)),
         open: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(0),
@@ -123,10 +123,11 @@ pub(super) async fn serve(
             tokio::spawn(Arc::clone(&server).run(stream, place, Lane::Regular));
             continue;
         }
-        // Full: an idle connection makes way, and the newcomer waits for its
-        // place. The waiters are bounded by the connections closing.
-        if server.close_longest_idle() {
-            tokio::spawn(Arc::clone(&server).admit(stream));
+        // Full: an idle connection makes way, and the newcomer waits for a
+        // place in a waiting room as large as the connection limit.
+        let handoff = server.close_longest_idle();
+        if let Ok(waiting) = Arc::clone(&server.waiting).try_acquire_owned() {
+            tokio::spawn(Arc::clone(&server).admit(stream, waiting, handoff));
             continue;
         }
         match Arc::clone(&server.overflow).try_acquire_owned() {
@@ -167,6 +168,8 @@ struct Server {
     limits: ConnectionLimits,
     /// One permit per connection served.
     places: Arc<Semaphore>,
+    /// One permit per connection waiting for a place.
+    waiting: Arc<Semaphore>,
     /// One permit per connection on the overflow lane.
     overflow: Arc<Semaphore>,
     /// The served connections, so that an idle one can be asked to close.
@@ -183,12 +186,30 @@ enum Lane {
 }
 
 impl Server {
-    /// Waits briefly for the place an idle connection is freeing, else
-    /// serves `stream` on the overflow lane, else closes it.
-    async fn admit(self: Arc<Self>, stream: TcpStream) {
-        if let Ok(Ok(place)) =
-            timeout(ADMISSION_WAIT, Arc::clone(&self.places).acquire_owned()).await
-        {
+    /// Waits briefly for a place (an idle connection is freeing one, or a
+    /// busy one may end), else serves `stream` on the overflow lane, else
+    /// closes it.
+    async fn admit(
+        self: Arc<Self>,
+        stream: TcpStream,
+        waiting: OwnedSemaphorePermit,
+        handoff: Option<oneshot::Receiver<OwnedSemaphorePermit>>,
+    ) {
+        // The place of the connection this one asked to close comes straight
+        // here, not to whoever queued first: a flood of waiting connections
+        // cannot keep a newcomer out.
+        let place = match handoff {
+            Some(handoff) => timeout(ADMISSION_WAIT, handoff)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => timeout(ADMISSION_WAIT, Arc::clone(&self.places).acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok),
+        };
+        drop(waiting);
+        if let Some(place) = place {
             return self.run(stream, place, Lane::Regular).await;
         }
         if let Ok(lane) = Arc::clone(&self.overflow).try_acquire_owned() {
@@ -197,8 +218,9 @@ impl Server {
     }
 
     /// Asks the connection idle the longest to close (one that never sent a
-    /// request goes first); whether there was one.
-    fn close_longest_idle(&self) -> bool {
+    /// request goes first), if there is one; its place will be sent on the
+    /// returned channel.
+    fn close_longest_idle(&self) -> Option<oneshot::Receiver<OwnedSemaphorePermit>> {
         let open = self
             .open
             .lock()
@@ -208,10 +230,10 @@ impl Server {
             .filter_map(|activity| activity.idle_rank().map(|rank| (rank, activity)))
             .min_by_key(|(rank, _)| *rank)
             .map(|(_, activity)| activity);
-        victim.inspect(|activity| activity.ask_to_close()).is_some()
+        victim.map(|activity| activity.ask_to_close())
     }
 
-    async fn run(self: Arc<Self>, stream: TcpStream, _permit: OwnedSemaphorePermit, lane: Lane) {
+    async fn run(self: Arc<Self>, stream: TcpStream, place: OwnedSemaphorePermit, lane: Lane) {
         let activity = Arc::new(Activity::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if lane == Lane::Regular {
@@ -237,6 +259,10 @@ impl Server {
             }
         }
         self.lock_open().remove(&id);
+        if let Some(newcomer) = activity.take_handoff() {
+            // A newcomer that stopped waiting hands it back (dropped: released).
+            let _ = newcomer.send(place);
+        }
     }
 
     fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
@@ -265,11 +291,13 @@ impl Server {
             let response = app.clone().oneshot(request);
             async move {
                 let response = response.await?;
+                // The closure owns the guard, so the request counts as in
+                // flight until its response body is sent or dropped.
                 Ok::<_, std::convert::Infallible>(response.map(|body| {
-                    Body::new(InFlightBody {
-                        body,
-                        _in_flight: in_flight,
-                    })
+                    Body::new(body.map_frame(move |frame| {
+                        let _held = &in_flight;
+                        frame
+                    }))
                 }))
             }
         });
@@ -332,6 +360,8 @@ struct ActivityState {
     idle_since: Instant,
     served_any: bool,
     close_requested: bool,
+    /// Where this connection's place goes when it ends, once asked to close.
+    handoff: Option<oneshot::Sender<OwnedSemaphorePermit>>,
 }
 
 impl Activity {
@@ -342,6 +372,7 @@ impl Activity {
                 idle_since: Instant::now(),
                 served_any: false,
                 close_requested: false,
+                handoff: None,
             }),
             changed: Notify::new(),
         }
@@ -397,9 +428,19 @@ impl Activity {
             .then_some((state.served_any, state.idle_since))
     }
 
-    fn ask_to_close(&self) {
-        self.lock().close_requested = true;
+    /// Asks the connection to close; its place will come on the receiver.
+    fn ask_to_close(&self) -> oneshot::Receiver<OwnedSemaphorePermit> {
+        let (sender, receiver) = oneshot::channel();
+        let mut state = self.lock();
+        state.close_requested = true;
+        state.handoff = Some(sender);
+        drop(state);
         self.changed.notify_one();
+        receiver
+    }
+
+    fn take_handoff(&self) -> Option<oneshot::Sender<OwnedSemaphorePermit>> {
+        self.lock().handoff.take()
     }
 
     fn asked_to_close(&self) -> bool {
@@ -413,32 +454,6 @@ struct InFlight(Arc<Activity>);
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.end();
-    }
-}
-
-/// A response body that keeps its request counted as in flight.
-struct InFlightBody {
-    body: Body,
-    _in_flight: InFlight,
-}
-
-impl http_body::Body for InFlightBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
     }
 }
 
@@ -514,7 +529,7 @@ mod tests {
             Some(idle + CLOSE_GRACE)
         );
 
-        activity.ask_to_close();
+        let _handoff = activity.ask_to_close();
         assert!(activity.asked_to_close());
         assert_eq!(activity.idle_rank(), None, "asked once");
     }

@@ -44,14 +44,22 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         let mut response = error.into_response(request.uri().path(), &request_id.id);
         stamp(&mut response, &request_id.id, &request_id.extended);
         // The body was not read: an HTTP/1.1 connection cannot go on.
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        if request.version() <= Version::HTTP_11 {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         return response;
     }
     if let Some(probe) = probe {
         let mut response = probes::answer(probe, &shared.app, &shared.metrics).await;
         stamp(&mut response, &request_id.id, &request_id.extended);
+        // The overflow lane answers once, then closes.
+        if overflow && request.version() <= Version::HTTP_11 {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         return response;
     }
 
