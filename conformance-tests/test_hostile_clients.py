@@ -300,17 +300,18 @@ def test_health_answers_when_every_connection_is_busy(tmp_path_factory, target):
     SlowDown (which SDKs retry), and the busy requests are unharmed."""
     if not target.managed:
         pytest.skip("starts its own server")
-    server = start_server(tmp_path_factory, "all-busy", extra_args=["--max-connections", "2"])
+    server = start_server(tmp_path_factory, "all-busy", extra_args=["--max-connections", "2", "--idle-timeout", "1s"])
     try:
         client = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
         client.create_bucket(Bucket=BUCKET)
+        time.sleep(2)  # the client's pooled connection is closed as idle: both places are free
         busy = []
         for i in range(2):
             path, signature = signed_put_head(server, f"busy-{i}", {"Content-Length": "2"}, UNSIGNED_PAYLOAD)
             sock = connect(server.port)
             sock.sendall(request_bytes(f"PUT {path} HTTP/1.1", list(signature.headers.items())) + b"a")
             busy.append(sock)
-        time.sleep(0.5)  # both requests are in flight, each waiting for its second byte
+        time.sleep(2)  # both requests are in flight, each waiting for its second byte
 
         health = requests.get(server.endpoint + "/health", timeout=30)
         assert health.status_code == 200 and health.text == "ok\n", health.text
