@@ -74,6 +74,7 @@ pub fn decode(
         declared,
         mode.signed() && mode.trailer(),
         decoded_length,
+        crate::config::Limits::default().max_signed_chunk,
     );
     let mut data = Vec::new();
     let mut start = 0;
