@@ -42,6 +42,7 @@ impl CredentialSource for OneKey {
 
 static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
     tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .expect("a current-thread runtime")
 });
