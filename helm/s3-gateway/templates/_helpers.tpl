@@ -1,0 +1,167 @@
+{{/* Names and labels. */}}
+{{- define "s3-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "s3-gateway.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The gateway pods; the component keeps the `helm test` pod out of the Service, PDB and NetworkPolicy. */}}
+{{- define "s3-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "s3-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: gateway
+{{- end -}}
+
+{{- define "s3-gateway.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "s3-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "s3-gateway.labels" -}}
+{{ include "s3-gateway.commonLabels" . }}
+app.kubernetes.io/component: gateway
+{{- end -}}
+
+{{- define "s3-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "s3-gateway.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "s3-gateway.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "s3-gateway.credentialsSecret" -}}
+{{- default (printf "%s-credentials" (include "s3-gateway.fullname" .)) .Values.credentials.existingSecret -}}
+{{- end -}}
+
+{{/* Whether a `[[keys]]` file is mounted and named in gateway.toml. */}}
+{{- define "s3-gateway.hasKeysFile" -}}
+{{- if .Values.credentials.existingSecret -}}
+{{- if .Values.credentials.existingSecretHasKeysFile }}true{{ end -}}
+{{- else if .Values.credentials.keys -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "s3-gateway.scheme" -}}
+{{- if .Values.tls.enabled }}HTTPS{{ else }}HTTP{{ end -}}
+{{- end -}}
+
+{{/* Where things live in the pod; the image's root filesystem is read-only. */}}
+{{- define "s3-gateway.configDir" -}}/etc/s3-gateway/config{{- end -}}
+{{- define "s3-gateway.credentialsDir" -}}/etc/s3-gateway/credentials{{- end -}}
+{{- define "s3-gateway.tlsDir" -}}/etc/s3-gateway/tls{{- end -}}
+{{- define "s3-gateway.dataDir" -}}/data{{- end -}}
+
+{{/*
+The gateway's TOML configuration: the settings the chart owns, then every
+non-empty `config` value under its own TOML key.
+*/}}
+{{- define "s3-gateway.gatewayToml" -}}
+{{- $address := .Values.listenAddress -}}
+{{- if contains ":" $address -}}
+{{- $address = printf "[%s]" $address -}}
+{{- end -}}
+{{- $settings := dict "listen" (printf "%s:%d" $address (int .Values.containerPort)) "backend" .Values.backend "data_dir" (include "s3-gateway.dataDir" .) -}}
+{{- if eq .Values.backend "ozone" -}}
+{{- $_ := set $settings "om" .Values.ozone.om -}}
+{{- end -}}
+{{- if include "s3-gateway.hasKeysFile" . -}}
+{{- $_ := set $settings "credentials" (printf "%s/%s" (include "s3-gateway.credentialsDir" .) .Values.credentials.secretKeys.keysFile) -}}
+{{- end -}}
+{{- if .Values.tls.enabled -}}
+{{- $_ := set $settings "tls_cert" (printf "%s/tls.crt" (include "s3-gateway.tlsDir" .)) -}}
+{{- $_ := set $settings "tls_key" (printf "%s/tls.key" (include "s3-gateway.tlsDir" .)) -}}
+{{- end -}}
+{{- range $key, $value := .Values.config -}}
+{{- if ne (toString $value) "" -}}
+{{- $_ := set $settings $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- toToml $settings -}}
+{{- end -}}
+
+{{/* Combinations the schema cannot express, refused with a message that says what to do. */}}
+{{- define "s3-gateway.validate" -}}
+{{- $embedded := eq .Values.backend "embedded" -}}
+{{- if $embedded -}}
+{{- if gt (int .Values.replicaCount) 1 -}}
+{{- fail (printf "backend embedded keeps its store on one volume and runs exactly one replica, but replicaCount is %d: set replicaCount to 1, or use backend ozone for several replicas" (int .Values.replicaCount)) -}}
+{{- end -}}
+{{- if .Values.autoscaling.enabled -}}
+{{- fail "autoscaling needs backend ozone: the embedded store runs exactly one replica" -}}
+{{- end -}}
+{{- if .Values.podDisruptionBudget.enabled -}}
+{{- fail "podDisruptionBudget needs backend ozone: a budget for the single embedded replica would block every node drain" -}}
+{{- end -}}
+{{- if .Values.ozone.om -}}
+{{- fail "ozone.om is set but backend is embedded: set backend: ozone" -}}
+{{- end -}}
+{{- range $key := list "ozone_connect_timeout" "ozone_request_timeout" -}}
+{{- if ne (toString (index $.Values.config $key)) "" -}}
+{{- fail (printf "config.%s is read only by backend ozone" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- if not .Values.ozone.om -}}
+{{- fail "backend ozone needs the Ozone Managers' gRPC addresses: set ozone.om, e.g. [om-0.om:8981, om-1.om:8981, om-2.om:8981]" -}}
+{{- end -}}
+{{- range $key := list "read_buffer" "multipart_upload_expiry" -}}
+{{- if ne (toString (index $.Values.config $key)) "" -}}
+{{- fail (printf "config.%s is read only by backend embedded" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.credentials -}}
+{{- if and .existingSecret (or .keys .rootAccessKey .rootSecretKey) -}}
+{{- fail "credentials.existingSecret is set: keys, rootAccessKey and rootSecretKey then belong in that Secret, not in values" -}}
+{{- end -}}
+{{- if and (not .existingSecret) .existingSecretHasKeysFile -}}
+{{- fail "credentials.existingSecretHasKeysFile needs credentials.existingSecret" -}}
+{{- end -}}
+{{- if ne (empty .rootAccessKey) (empty .rootSecretKey) -}}
+{{- fail "credentials.rootAccessKey and credentials.rootSecretKey must be set together (or both left empty to generate a root key)" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.tls.enabled (not .Values.tls.secretName) -}}
+{{- fail "tls.enabled needs tls.secretName: a kubernetes.io/tls Secret with tls.crt and tls.key" -}}
+{{- end -}}
+{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) -}}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both" -}}
+{{- end -}}
+{{- if and .Values.podDisruptionBudget.enabled (kindIs "invalid" .Values.podDisruptionBudget.minAvailable) (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable) -}}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable" -}}
+{{- end -}}
+{{- if and .Values.autoscaling.enabled (kindIs "invalid" .Values.autoscaling.targetCPUUtilizationPercentage) (kindIs "invalid" .Values.autoscaling.targetMemoryUtilizationPercentage) -}}
+{{- fail "autoscaling needs targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage" -}}
+{{- end -}}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) -}}
+{{- fail "autoscaling.minReplicas is larger than autoscaling.maxReplicas" -}}
+{{- end -}}
+{{- if le (int .Values.terminationGracePeriodSeconds) (int .Values.preStopSleepSeconds) -}}
+{{- fail "terminationGracePeriodSeconds must be longer than preStopSleepSeconds, or in-flight requests are killed before they finish" -}}
+{{- end -}}
+{{- end -}}
