@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use s3_gateway::admin::bootstrap::ROOT_CREDENTIALS_FILE;
+use s3_gateway::admin::check;
 use s3_gateway::admin::client::AdminClient;
 use s3_gateway::config::{self, Backend, Config, KeyEntry, ServeArgs};
 use s3_gateway::server::{self, Gateway};
@@ -84,6 +85,13 @@ enum AdminCommand {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Check the gateway end to end: create a scratch bucket, PUT, GET and
+    /// DELETE an object in it, delete the bucket; exit 1 on any failure
+    Check {
+        /// Accept any TLS certificate (for an endpoint name the certificate does not carry)
+        #[arg(long)]
+        insecure: bool,
     },
 }
 
@@ -173,7 +181,18 @@ fn admin(args: AdminArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let client = match AdminClient::new(&args.endpoint, &args.region, &access_key, &secret_key) {
+    let insecure = matches!(args.command, AdminCommand::Check { insecure: true });
+    let client = if insecure {
+        AdminClient::accepting_any_certificate(
+            &args.endpoint,
+            &args.region,
+            &access_key,
+            &secret_key,
+        )
+    } else {
+        AdminClient::new(&args.endpoint, &args.region, &access_key, &secret_key)
+    };
+    let client = match client {
         Ok(client) => client,
         Err(e) => {
             eprintln!("s3-gateway: {e}");
@@ -190,7 +209,18 @@ fn admin(args: AdminArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let AdminCommand::Keys { command } = args.command;
+    let command = match args.command {
+        AdminCommand::Keys { command } => command,
+        AdminCommand::Check { .. } => {
+            return runtime.block_on(check::round_trip(&client)).map_or_else(
+                |e| {
+                    eprintln!("s3-gateway: check: {e}");
+                    ExitCode::FAILURE
+                },
+                |()| ExitCode::SUCCESS,
+            );
+        }
+    };
     runtime.block_on(async {
         let outcome = match command {
             KeysCommand::Create { name } => client.create_key(&name).await.map(|key| {

@@ -179,3 +179,31 @@ fn admin_keys_create_list_delete() {
     let again = server.admin(&["keys", "delete", &access_key]);
     assert_eq!(again.status.code(), Some(1), "{again:?}");
 }
+
+#[test]
+fn admin_check_round_trips_an_object_and_fails_on_a_bad_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Served::start(dir.path());
+
+    let checked = server.admin(&["check"]);
+    assert!(checked.status.success(), "{checked:?}");
+    let report = String::from_utf8_lossy(&checked.stdout).to_string();
+    assert!(
+        report.contains("GET returned the same 262144 bytes"),
+        "{report}"
+    );
+    assert!(report.contains("GET answers 404"), "{report}");
+
+    let wrong_key = gateway()
+        .args(["admin", "--endpoint", &server.endpoint, "check"])
+        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+        .env("S3GW_ROOT_SECRET_KEY", "not-the-secret-key")
+        .output()
+        .expect("admin runs");
+    assert_eq!(wrong_key.status.code(), Some(1), "{wrong_key:?}");
+    let message = String::from_utf8_lossy(&wrong_key.stderr);
+    assert!(
+        message.contains("CreateBucket failed") && message.contains("SignatureDoesNotMatch"),
+        "{message}"
+    );
+}
