@@ -1,0 +1,220 @@
+"""The Helm chart without a cluster: `helm lint --strict` of every example
+values file for two Kubernetes versions, every profile rendered and
+validated strictly against the Kubernetes OpenAPI schemas (unknown fields
+refused) and the prometheus-operator types, values the chart must refuse,
+the rendered gateway.toml and keys file accepted by the real binary, and
+the chart's unit tests (helm-unittest)."""
+
+import base64
+import re
+import signal
+import subprocess
+import sys
+import tomllib
+
+import pytest
+import yaml
+
+from conftest import (CHART, KUBE_VERSIONS, REPO_ROOT, VALUES_FILES, find, gateway_binary, helm_template,
+                      render, run, tool)
+
+PROFILES = {
+    "embedded": [],
+    "ozone": ["-f", str(CHART / "ci" / "ozone-values.yaml")],
+    "ozone-ingress-tls": ["-f", str(CHART / "ci" / "ozone-ingress-tls-values.yaml")],
+    "ozone-hpa-pdb-servicemonitor": ["-f", str(CHART / "ci" / "ozone-ha-values.yaml")],
+    "existing-secret": ["-f", str(CHART / "ci" / "existing-secret-values.yaml")],
+}
+OZONE = ["--set", "backend=ozone", "--set", "ozone.om[0]=om:8981"]
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+@pytest.mark.parametrize("values", VALUES_FILES, ids=lambda p: p.name)
+def test_lint_strict(values, kube_version):
+    result = run([tool("helm"), "lint", "--strict", str(CHART), "-f", str(values), "--kube-version", kube_version],
+                 check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_profile_validates_strictly(profile, kube_version, tmp_path):
+    manifests = tmp_path / f"{profile}.yaml"
+    manifests.write_text(helm_template(*PROFILES[profile], kube_version=kube_version).stdout)
+    kinds = {doc["kind"] for doc in yaml.safe_load_all(manifests.read_text()) if doc}
+    result = run([tool("kubernetes-validate"), "--strict", "--kubernetes-version", kube_version, "--quiet",
+                  str(manifests)], check=False)
+    # Only the ServiceMonitor has no Kubernetes schema; crd-check below takes it.
+    output = "\n".join(line for line in (result.stdout + result.stderr).splitlines()
+                       if "Couldn't find schema for kind ServiceMonitor" not in line)
+    assert result.returncode == 0 and not output.strip(), output
+    checked = run([tool("crd-check"), str(manifests)])
+    expected = 1 if "ServiceMonitor" in kinds else 0
+    assert f"{expected} prometheus-operator object(s) valid" in checked.stdout
+
+
+def test_profiles_render_what_they_promise():
+    kinds = {name: {o["kind"] for o in render(*args)} for name, args in PROFILES.items()}
+    assert {"StatefulSet", "Secret"} <= kinds["embedded"] and "Deployment" not in kinds["embedded"]
+    assert "Deployment" in kinds["ozone"] and "StatefulSet" not in kinds["ozone"]
+    assert "Ingress" in kinds["ozone-ingress-tls"]
+    assert {"HorizontalPodAutoscaler", "PodDisruptionBudget", "ServiceMonitor", "NetworkPolicy"} \
+        <= kinds["ozone-hpa-pdb-servicemonitor"]
+    assert "Secret" not in kinds["existing-secret"]
+
+
+def test_strict_validation_refuses_unknown_fields(tmp_path):
+    """The validator itself is strict: a misspelt field in a rendered Deployment fails."""
+    text = helm_template(*PROFILES["ozone"]).stdout.replace("readinessProbe:", "readinesProbe:")
+    manifests = tmp_path / "typo.yaml"
+    manifests.write_text(text)
+    result = run([tool("kubernetes-validate"), "--strict", "--quiet", str(manifests)], check=False)
+    assert result.returncode != 0 and "readinesProbe" in result.stdout + result.stderr
+
+
+def test_crd_check_refuses_unknown_fields(tmp_path):
+    text = helm_template(*PROFILES["ozone-hpa-pdb-servicemonitor"]).stdout.replace("scrapeTimeout:", "scrapeTimout:")
+    manifests = tmp_path / "typo.yaml"
+    manifests.write_text(text)
+    result = run([tool("crd-check"), str(manifests)], check=False)
+    assert result.returncode != 0 and "scrapeTimout" in result.stderr
+
+
+REFUSED = {
+    "embedded with two replicas": (["--set", "replicaCount=2"],
+                                   "backend embedded keeps its store on one volume and runs exactly one replica"),
+    "embedded with autoscaling": (["--set", "autoscaling.enabled=true"], "autoscaling needs backend ozone"),
+    "embedded with a disruption budget": (["--set", "podDisruptionBudget.enabled=true"],
+                                          "podDisruptionBudget needs backend ozone"),
+    "ozone without Ozone Managers": (["--set", "backend=ozone"], "backend ozone needs the Ozone Managers"),
+    "an embedded-only setting on ozone": ([*OZONE, "--set", "config.read_buffer=1MiB"],
+                                          "config.read_buffer is read only by backend embedded"),
+    "an ozone-only setting on embedded": (["--set", "config.ozone_request_timeout=5s"],
+                                          "config.ozone_request_timeout is read only by backend ozone"),
+    "a misspelt top-level value": (["--set", "replicaCont=3"], "additional properties 'replicaCont' not allowed"),
+    "a misspelt gateway setting": (["--set", "config.regoin=eu-west-1"], "additional properties 'regoin' not allowed"),
+    "an unknown back end": (["--set", "backend=s3"], "value must be one of 'embedded', 'ozone'"),
+    "a size the gateway cannot parse": (["--set", "config.chunk_size=1MB/s"], "config/chunk_size"),
+    "a readiness timeout under 3 s": (["--set", "probes.readiness.timeoutSeconds=1"], "minimum: got 1, want 3"),
+    "an Ozone Manager without a port": (["--set", "backend=ozone", "--set", "ozone.om[0]=om"], "ozone/om/0"),
+    "a service port of the wrong type": (["--set-string", "service.port=http"], "got string, want integer"),
+    "keys in values beside an existing Secret": (["--set", "credentials.existingSecret=mine",
+                                                  "--set", "credentials.rootAccessKey=S3GWROOT",
+                                                  "--set", "credentials.rootSecretKey=secretsecret"],
+                                                 "keys, rootAccessKey and rootSecretKey then belong in that Secret"),
+    "half a root key": (["--set", "credentials.rootAccessKey=S3GWROOT"], "must be set together"),
+    "TLS without a Secret": (["--set", "tls.enabled=true"], "tls.enabled needs tls.secretName"),
+    "both disruption budget bounds": ([*OZONE, "--set", "podDisruptionBudget.enabled=true",
+                                       "--set", "podDisruptionBudget.minAvailable=1"],
+                                      "set minAvailable or maxUnavailable, not both"),
+    "a grace period shorter than the preStop sleep": (["--set", "terminationGracePeriodSeconds=5"],
+                                                       "terminationGracePeriodSeconds must be longer"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_refused_values(case):
+    args, message = REFUSED[case]
+    result = helm_template(*args, check=False)
+    assert result.returncode != 0, f"rendered although {case}:\n{result.stdout[:2000]}"
+    assert message in result.stderr, result.stderr
+
+
+def config_and_keys(objects: list[dict]) -> tuple[str, str | None]:
+    toml = find(objects, "ConfigMap")["data"]["gateway.toml"]
+    secrets = [o for o in objects if o["kind"] == "Secret"]
+    keys = None
+    if secrets and "keys.toml" in secrets[0]["data"]:
+        keys = base64.b64decode(secrets[0]["data"]["keys.toml"]).decode()
+    return toml, keys
+
+
+def test_ozone_gateway_toml_is_what_the_gateway_reads(tmp_path):
+    """The binary accepts the rendered file: on Ozone it gets as far as
+    contacting the (absent) Ozone Managers and exits 1, not 2 (bad config)."""
+    toml, _ = config_and_keys(render(*PROFILES["ozone"]))
+    parsed = tomllib.loads(toml)
+    assert parsed["listen"] == "0.0.0.0:9878"
+    assert parsed["om"] == ["om-0.om.ozone.svc:8981", "om-1.om.ozone.svc:8981", "om-2.om.ozone.svc:8981"]
+    assert parsed["ozone_request_timeout"] == "30s"
+    config = tmp_path / "gateway.toml"
+    config.write_text(toml.replace("0.0.0.0:9878", "127.0.0.1:0"))
+    result = run([str(gateway_binary()), "--config", str(config), "--om", "127.0.0.1:1",
+                  "--data-dir", str(tmp_path / "data")], check=False, timeout=120)
+    assert result.returncode == 1 and "cannot use the Ozone cluster at 127.0.0.1:1" in result.stderr, result
+
+
+def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
+    """The rendered gateway.toml and the Secret's keys file start the real
+    gateway; paths meant for the pod are pointed at temporary ones."""
+    objects = render("-f", str(CHART / "ci" / "embedded-values.yaml"))
+    toml, keys = config_and_keys(objects)
+    parsed = tomllib.loads(toml)
+    assert parsed["credentials"] == "/etc/s3-gateway/credentials/keys.toml"
+    assert parsed["region"] == "eu-west-1" and parsed["multipart_upload_expiry"] == "3d"
+    assert [k["name"] for k in tomllib.loads(keys)["keys"]] == ["backups", "ops"]
+    config = tmp_path / "gateway.toml"
+    config.write_text(toml)
+    (tmp_path / "keys.toml").write_text(keys)
+    env = {"S3GW_LISTEN": "127.0.0.1:0", "S3GW_DATA_DIR": str(tmp_path / "data"),
+           "S3GW_CREDENTIALS": str(tmp_path / "keys.toml"),
+           "S3GW_ROOT_ACCESS_KEY": "S3GWEXAMPLEROOT00001",
+           "S3GW_ROOT_SECRET_KEY": "exampleexampleexampleexampleexample00001"}
+    log = tmp_path / "gateway.log"
+    with open(log, "w") as stderr:
+        process = subprocess.Popen([str(gateway_binary()), "--config", str(config)], env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL)
+    try:
+        # The banner: the root keys, then the endpoint (EOF if it exits).
+        banner = []
+        while not banner or not (banner[-1] == "" or banner[-1].startswith("s3-gateway listening on ")):
+            banner.append(process.stdout.readline())
+        assert banner[-1].startswith("s3-gateway listening on http://127.0.0.1:"), "".join(banner) + log.read_text()
+        assert "S3GWEXAMPLEKEY000002, S3GWEXAMPLEROOT00001" in banner[0], "the keys file's root key is loaded"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    assert process.returncode == 0
+
+
+def test_gateway_settings_are_the_gateways():
+    """Every TOML key of the gateway (config.rs SETTINGS) is either set by
+    the chart or a `config` value, and no `config` value is unknown to it."""
+    source = (REPO_ROOT / "gateway" / "src" / "config.rs").read_text()
+    table = source[source.index("const SETTINGS"):]
+    table = table[: table.index("];")]
+    settings = set(re.findall(r'\("([a-z_]+)", Kind::', table))
+    chart_owned = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key"}
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert set(values["config"]) | chart_owned == settings
+    assert not set(values["config"]) & chart_owned
+
+
+def test_helm_unittest():
+    result = run([tool("helm-unittest"), "--strict", str(CHART)], check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = re.search(r"Tests:\s+(\d+) passed", result.stdout)
+    assert summary and int(summary.group(1)) > 0, result.stdout
+
+
+def test_readme_lists_every_value():
+    result = run([sys.executable, str(REPO_ROOT / "helm" / "tests" / "values_readme.py"), "--check"], check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_config_checksum_is_the_digest_of_gateway_toml():
+    """`checksum/config` changes exactly when gateway.toml does."""
+    import hashlib
+
+    def checksum_and_toml(*args):
+        objects = render(*PROFILES["ozone"], *args)
+        annotations = find(objects, "Deployment")["spec"]["template"]["metadata"]["annotations"]
+        return annotations["checksum/config"], find(objects, "ConfigMap")["data"]["gateway.toml"]
+
+    checksum, toml = checksum_and_toml()
+    assert checksum == hashlib.sha256(toml.encode()).hexdigest()
+    changed, _ = checksum_and_toml("--set", "config.log_level=debug")
+    assert changed != checksum
+    unchanged, _ = checksum_and_toml("--set", "resources.requests.cpu=2")
+    assert unchanged == checksum
