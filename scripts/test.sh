@@ -4,7 +4,9 @@
 # real binary on the embedded back end; then starts a real single-node Apache
 # Ozone cluster (conformance-tests/ozone/ozone-dev, jars from Maven Central)
 # and runs the storage suite and the conformance suite through the gateway on
-# it, plus the Ozone-only tests (cross-gateway reads, datanode failure).
+# it, plus the Ozone-only tests (cross-gateway reads, datanode failure,
+# three replicas behind HAProxy). Between the two, the deployment tests: the
+# Helm chart rendered and validated, and the image built and booted.
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
 # S3GW_SKIP_OZONE=1 skips the Ozone phase (for quick local runs).
@@ -48,6 +50,18 @@ echo "==> installing the SDK matrix clients"
 
 echo "==> pytest conformance-tests (embedded back end)"
 "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest embedded")
+
+# The Helm chart and the image, with tools from scripts/install-deploy-tools
+# (helm, helm-unittest, kubernetes-validate, umoci, promtool, haproxy): the
+# image is built daemonlessly here, outside any test's timeout.
+echo "==> deployment tests: the Helm chart and the image (helm/tests)"
+export S3GW_TOOLS="${S3GW_TOOLS:-$HOME/.cache/s3-gateway-tools}"
+if tools_env="$(scripts/install-deploy-tools --env)" && eval "$tools_env" \
+    && image="$(scripts/build-image | tail -1)"; then
+    S3GW_IMAGE="$image" "$S3GW_TOOLS/venv/bin/python" -m pytest helm/tests || failed+=("pytest deployment")
+else
+    failed+=("deployment tools or image build")
+fi
 
 if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
     ozone_dev=conformance-tests/ozone/ozone-dev

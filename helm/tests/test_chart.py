@@ -13,6 +13,7 @@ import sys
 import tomllib
 
 import pytest
+import requests
 import yaml
 
 from conftest import (CHART, KUBE_VERSIONS, REPO_ROOT, VALUES_FILES, find, gateway_binary, helm_template,
@@ -172,6 +173,9 @@ def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
             banner.append(process.stdout.readline())
         assert banner[-1].startswith("s3-gateway listening on http://127.0.0.1:"), "".join(banner) + log.read_text()
         assert "S3GWEXAMPLEKEY000002, S3GWEXAMPLEROOT00001" in banner[0], "the keys file's root key is loaded"
+        endpoint = banner[-1].split()[-1]
+        # Serving (and so handling SIGTERM) once /health answers.
+        assert requests.get(f"{endpoint}/health", timeout=10).status_code == 200
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
