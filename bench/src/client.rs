@@ -43,6 +43,8 @@ pub enum RequestError {
     Signing(String),
     #[error("unexpected answer: {0}")]
     Unexpected(String),
+    #[error("wrong bytes from offset {offset}")]
+    WrongBytes { offset: u64 },
 }
 
 /// One page of a ListObjectsV2 listing.
@@ -128,14 +130,28 @@ impl S3Client {
         Ok(())
     }
 
-    /// Reads the whole object and returns its length.
-    pub async fn get_object(&self, bucket: &str, key: &str) -> Result<u64, RequestError> {
+    /// Reads the whole object and returns its length; with `expected`,
+    /// every byte must be the one expected there.
+    pub async fn get_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        expected: Option<&[u8]>,
+    ) -> Result<u64, RequestError> {
         let mut response = self.send(Method::GET, bucket, Some(key), "", None).await?;
         let mut length = 0;
         while let Some(chunk) = response.chunk().await? {
-            length += chunk.len() as u64;
+            let end = length + chunk.len();
+            if let Some(expected) = expected
+                && expected.get(length..end) != Some(chunk.as_ref())
+            {
+                return Err(RequestError::WrongBytes {
+                    offset: length as u64,
+                });
+            }
+            length = end;
         }
-        Ok(length)
+        Ok(length as u64)
     }
 
     /// Returns the object's Content-Length.

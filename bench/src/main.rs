@@ -79,6 +79,9 @@ struct Cli {
     /// Print the results as JSON instead of a table
     #[arg(long)]
     json: bool,
+    /// Give every object its own bytes and check every byte a GET returns
+    #[arg(long)]
+    verify: bool,
 }
 
 impl Cli {
@@ -147,6 +150,7 @@ async fn main() -> ExitCode {
         object_size: cli.obj_size,
         objects: cli.objects,
         part_size: cli.multipart_part_size,
+        verify: cli.verify,
     };
     let outcome = match workload::run(client, plan).await {
         Ok(outcome) => outcome,
@@ -165,6 +169,7 @@ async fn main() -> ExitCode {
         object_size: cli.obj_size,
         objects: cli.objects,
         seconds: outcome.elapsed.as_secs_f64(),
+        wrong_bytes: cli.verify.then_some(outcome.wrong_bytes),
         results,
     };
     if cli.json {

@@ -37,6 +37,8 @@ pub struct RunReport {
     pub object_size: u64,
     pub objects: usize,
     pub seconds: f64,
+    /// GETs that returned other bytes than written; only with `--verify`.
+    pub wrong_bytes: Option<u64>,
     pub results: Vec<Summary>,
 }
 
@@ -68,6 +70,11 @@ impl RunReport {
                 row.errors
             ));
         }
+        if let Some(wrong) = self.wrong_bytes {
+            out.push_str(&format!(
+                "every GET verified: {wrong} returned wrong bytes\n"
+            ));
+        }
         out
     }
 }
@@ -86,6 +93,7 @@ mod tests {
             object_size: 4096,
             objects: 100,
             seconds: 10.0,
+            wrong_bytes: None,
             results: vec![Summary {
                 op: "GET".into(),
                 ops: 12345,

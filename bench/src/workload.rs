@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -51,11 +51,15 @@ pub struct Plan {
     pub object_size: u64,
     pub objects: usize,
     pub part_size: u64,
+    /// Compare every byte read with the bytes written.
+    pub verify: bool,
 }
 
 pub struct Outcome {
     pub by_op: BTreeMap<&'static str, Samples>,
     pub elapsed: Duration,
+    /// GETs that answered bytes other than those written (with `verify`).
+    pub wrong_bytes: u64,
 }
 
 /// What the workers share.
@@ -65,9 +69,15 @@ struct Context {
     /// Every key of this run starts with it, so runs never collide.
     prefix: String,
     data: Bytes,
+    verify: bool,
+    wrong_bytes: AtomicU64,
     part_size: u64,
     objects: usize,
     pool: ObjectPool,
+    /// Keys of failed PUTs: they may have landed, so they are deleted at
+    /// the end, but never read (one failure is counted once, not again as
+    /// a 404 on every later read).
+    unconfirmed: Mutex<Vec<String>>,
     errors: ErrorLog,
 }
 
@@ -83,9 +93,12 @@ pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
         bucket: plan.bucket.clone(),
         prefix: format!("s3-bench-{:08x}/", rand::random::<u32>()),
         data: Bytes::from(data),
+        verify: plan.verify,
+        wrong_bytes: AtomicU64::new(0),
         part_size: plan.part_size,
         objects: plan.objects,
         pool: ObjectPool::default(),
+        unconfirmed: Mutex::default(),
         errors: ErrorLog::default(),
     });
 
@@ -127,7 +140,7 @@ async fn prepare(context: &Context, objects: usize, concurrency: usize) -> Resul
                 let key = format!("{}obj-{index}", context.prefix);
                 match context
                     .client
-                    .put_object(&context.bucket, &key, context.data.clone())
+                    .put_object(&context.bucket, &key, context.body(&key))
                     .await
                 {
                     Ok(()) => context.pool.insert(key),
@@ -172,6 +185,21 @@ async fn timed_phase(
     Outcome {
         by_op,
         elapsed: start.elapsed(),
+        wrong_bytes: context.wrong_bytes.load(Ordering::Relaxed),
+    }
+}
+
+impl Context {
+    /// The body written under `key`; with `verify` it begins with the key
+    /// itself, so a GET answered with another object's bytes shows.
+    fn body(&self, key: &str) -> Bytes {
+        if !self.verify {
+            return self.data.clone();
+        }
+        let mut body = self.data.to_vec();
+        let stamp = &key.as_bytes()[..key.len().min(body.len())];
+        body[..stamp.len()].copy_from_slice(stamp);
+        Bytes::from(body)
     }
 }
 
@@ -243,6 +271,9 @@ async fn worker(
             Ok(bytes) => samples.record_success(latency, bytes),
             Err(e) => {
                 samples.record_error();
+                if matches!(e, RequestError::WrongBytes { .. }) {
+                    context.wrong_bytes.fetch_add(1, Ordering::Relaxed);
+                }
                 context.errors.report(op, &key, &e);
             }
         }
@@ -252,12 +283,20 @@ async fn worker(
 
 type Step = (&'static str, String, Instant, Result<u64, RequestError>);
 
-/// PUTs a new object and adds it to the pool: it is readable, and cleaned
-/// up afterwards (also after a failed PUT, which may still have landed).
+/// PUTs a new object and adds it to the pool, where it is read and cleaned
+/// up afterwards; a failed PUT's key is only cleaned up.
 async fn put_new(context: &Context, key: String) -> Step {
     let start = Instant::now();
     let result = object_op(context, Op::Put, &key).await;
-    context.pool.insert(key.clone());
+    if result.is_ok() {
+        context.pool.insert(key.clone());
+    } else {
+        context
+            .unconfirmed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(key.clone());
+    }
     (Op::Put.name(), key, start, result)
 }
 
@@ -268,7 +307,8 @@ async fn object_op(context: &Context, op: Op, key: &str) -> Result<u64, RequestE
     let size = context.data.len() as u64;
     match op {
         Op::Get => {
-            let read = client.get_object(bucket, key).await?;
+            let expected = context.verify.then(|| context.body(key));
+            let read = client.get_object(bucket, key, expected.as_deref()).await?;
             expect_size(read, size)?;
             Ok(read)
         }
@@ -277,7 +317,7 @@ async fn object_op(context: &Context, op: Op, key: &str) -> Result<u64, RequestE
             Ok(0)
         }
         Op::Put => {
-            client.put_object(bucket, key, context.data.clone()).await?;
+            client.put_object(bucket, key, context.body(key)).await?;
             Ok(size)
         }
         Op::Delete => {
@@ -365,7 +405,13 @@ pub fn part_ranges(object_size: usize, part_size: u64) -> impl Iterator<Item = R
 
 /// Deletes every object the run left and the bucket if the run created it.
 async fn cleanup(context: &Context, concurrency: usize, created_bucket: bool) {
-    let keys = context.pool.drain();
+    let mut keys = context.pool.drain();
+    keys.append(
+        &mut context
+            .unconfirmed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
     if !keys.is_empty() {
         eprintln!("cleaning up {} objects ...", keys.len());
     }
