@@ -222,3 +222,10 @@ def test_config_checksum_is_the_digest_of_gateway_toml():
     assert changed != checksum
     unchanged, _ = checksum_and_toml("--set", "resources.requests.cpu=2")
     assert unchanged == checksum
+
+
+def test_operations_guide_shows_the_worked_example():
+    """docs/operations.md quotes examples/ozone.yaml whole, as linted here."""
+    guide = (REPO_ROOT / "docs" / "operations.md").read_text()
+    example = (CHART / "examples" / "ozone.yaml").read_text()
+    assert f"```yaml\n{example}```" in guide, "docs/operations.md differs from helm/s3-gateway/examples/ozone.yaml"

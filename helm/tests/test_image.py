@@ -26,6 +26,9 @@ from botocore.config import Config
 
 from conftest import REPO_ROOT, run, tool
 
+# Building the image (release, musl) can take minutes on a cold cache.
+pytestmark = pytest.mark.timeout(1800)
+
 UID = 65532
 ROOT_ACCESS_KEY = "S3GWIMAGETEST0000001"
 ROOT_SECRET_KEY = "image-test-secret-image-test-secret-0001"
