@@ -91,6 +91,8 @@ REFUSED = {
     "ozone without Ozone Managers": (["--set", "backend=ozone"], "backend ozone needs the Ozone Managers"),
     "an embedded-only setting on ozone": ([*OZONE, "--set", "config.read_buffer=1MiB"],
                                           "config.read_buffer is read only by backend embedded"),
+    "the reclaimer on ozone": ([*OZONE, "--set", "config.reclaim_grace=1h"],
+                               "config.reclaim_grace is read only by backend embedded"),
     "an ozone-only setting on embedded": (["--set", "config.ozone_request_timeout=5s"],
                                           "config.ozone_request_timeout is read only by backend ozone"),
     "a misspelt top-level value": (["--set", "replicaCont=3"], "additional properties 'replicaCont' not allowed"),
