@@ -190,7 +190,7 @@ def test_gateway_settings_are_the_gateways():
     source = (REPO_ROOT / "gateway" / "src" / "config.rs").read_text()
     table = source[source.index("const SETTINGS"):]
     table = table[: table.index("];")]
-    settings = set(re.findall(r'\("([a-z_]+)", Kind::', table))
+    settings = set(re.findall(r'\("([a-z0-9_]+)", Kind::', table))
     chart_owned = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key"}
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert set(values["config"]) | chart_owned == settings
