@@ -45,6 +45,10 @@ LIMITS = [
 # only a connection nobody closes can miss.
 CLOSED_WITHIN = 20
 BUCKET = "hostile"
+# A test that starts its own server has its own root key, so on the Ozone back
+# end (one cluster for every server) it needs a bucket name of its own.
+ROOMY_BUCKET = "hostile-roomy"
+ALL_BUSY_BUCKET = "hostile-all-busy"
 
 
 def raise_fd_limit(wanted: int) -> None:
@@ -83,10 +87,10 @@ def assert_not_stored(s3, key: str) -> None:
     assert key not in keys, keys
 
 
-def signed_put_head(server, key: str, headers: dict, payload_hash: str) -> tuple[str, dict]:
+def signed_put_head(server, key: str, headers: dict, payload_hash: str, bucket: str = BUCKET) -> tuple[str, dict]:
     creds = Credentials(server.access_key, server.secret_key)
     host = f"127.0.0.1:{server.port}"
-    path = f"/{BUCKET}/{key}"
+    path = f"/{bucket}/{key}"
     signature = sign_headers(creds, "PUT", path, [], {"Host": host, **headers}, payload_hash)
     return path, signature
 
@@ -165,14 +169,14 @@ def open_idle_connections(port: int, count: int) -> list[socket.socket]:
     return idle
 
 
-def assert_served_while_idle_connections_are_held(server, s3, count: int) -> None:
-    s3.put_object(Bucket=BUCKET, Key="wanted", Body=b"still served")
+def assert_served_while_idle_connections_are_held(server, s3, count: int, bucket: str = BUCKET) -> None:
+    s3.put_object(Bucket=bucket, Key="wanted", Body=b"still served")
     idle = open_idle_connections(server.port, count)
     try:
         assert idle, "no connection was accepted at all"
         for _ in range(10):
             # No retries: every request must be answered the first time.
-            assert s3.get_object(Bucket=BUCKET, Key="wanted")["Body"].read() == b"still served"
+            assert s3.get_object(Bucket=bucket, Key="wanted")["Body"].read() == b"still served"
             assert_responsive(server)
     finally:
         for sock in idle:
@@ -186,8 +190,8 @@ def test_a_thousand_idle_connections_do_not_lock_out_a_well_behaved_client(tmp_p
     roomy = start_server(tmp_path_factory, "roomy", extra_args=limits)
     try:
         client = make_s3_client(roomy.endpoint, Credentials(roomy.access_key, roomy.secret_key))
-        client.create_bucket(Bucket=BUCKET)
-        assert_served_while_idle_connections_are_held(roomy, client, IDLE_CONNECTIONS)
+        client.create_bucket(Bucket=ROOMY_BUCKET)
+        assert_served_while_idle_connections_are_held(roomy, client, IDLE_CONNECTIONS, ROOMY_BUCKET)
     finally:
         roomy.stop()
 
@@ -303,11 +307,11 @@ def test_health_answers_when_every_connection_is_busy(tmp_path_factory, target):
     server = start_server(tmp_path_factory, "all-busy", extra_args=["--max-connections", "2", "--idle-timeout", "1s"])
     try:
         client = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
-        client.create_bucket(Bucket=BUCKET)
+        client.create_bucket(Bucket=ALL_BUSY_BUCKET)
         time.sleep(2)  # the client's pooled connection is closed as idle: both places are free
         busy = []
         for i in range(2):
-            path, signature = signed_put_head(server, f"busy-{i}", {"Content-Length": "2"}, UNSIGNED_PAYLOAD)
+            path, signature = signed_put_head(server, f"busy-{i}", {"Content-Length": "2"}, UNSIGNED_PAYLOAD, ALL_BUSY_BUCKET)
             sock = connect(server.port)
             sock.sendall(request_bytes(f"PUT {path} HTTP/1.1", list(signature.headers.items())) + b"a")
             busy.append(sock)
@@ -315,13 +319,13 @@ def test_health_answers_when_every_connection_is_busy(tmp_path_factory, target):
 
         health = requests.get(server.endpoint + "/health", timeout=30)
         assert health.status_code == 200 and health.text == "ok\n", health.text
-        refused = requests.get(f"{server.endpoint}/{BUCKET}?list-type=2", timeout=30)
+        refused = requests.get(f"{server.endpoint}/{ALL_BUSY_BUCKET}?list-type=2", timeout=30)
         assert refused.status_code == 503 and "<Code>SlowDown</Code>" in refused.text, refused.text
 
         for sock in busy:
             sock.sendall(b"b")
             assert read_reply(sock).status == 200
             sock.close()
-        assert client.get_object(Bucket=BUCKET, Key="busy-0")["Body"].read() == b"ab"
+        assert client.get_object(Bucket=ALL_BUSY_BUCKET, Key="busy-0")["Body"].read() == b"ab"
     finally:
         server.stop()
