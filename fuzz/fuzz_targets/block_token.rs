@@ -8,10 +8,10 @@ use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use storage_client::BlockId;
-use storage_client::token::{
-    Access, AccessMode, BlockToken, KeyRing, SecretKey, TokenIdentifier, issue, verify,
+use storage_client::fuzzing::{
+    Access, AccessMode, KeyRing, SecretKey, TokenIdentifier, issue, verify,
 };
+use storage_client::{BlockId, BlockToken};
 
 const NOW_MS: u64 = 1_700_000_000_000;
 const BLOCK: BlockId = BlockId {
@@ -70,7 +70,8 @@ fuzz_target!(|input: Input| {
             if let Some(service) = service {
                 token.service = service;
             }
-            let keys = KeyRing::new(vec![KEY.clone()]);
+            let keys = KeyRing::default();
+            keys.replace(vec![KEY.clone()]);
             let access = Access {
                 block: BLOCK,
                 mode: AccessMode::Read,

@@ -6,6 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use s3_gateway::ops::fuzzing::tags_from_xml;
 use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
+use storage_client::ChecksumAlgorithm;
 
 fuzz_target!(|body: &[u8]| {
     let _ = from_xml::<CreateBucketConfiguration>(body);
@@ -15,7 +16,7 @@ fuzz_target!(|body: &[u8]| {
     }
     if let Ok(request) = from_xml::<CompleteMultipartUpload>(body) {
         for part in &request.parts {
-            for algorithm in ["CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"] {
+            for algorithm in ChecksumAlgorithm::ALL {
                 let _ = part.checksum(algorithm);
             }
         }

@@ -7,54 +7,32 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use md5::{Digest, Md5};
 use sha1::Sha1;
 use sha2::Sha256;
-use storage_client::ObjectChecksum;
+use storage_client::{ChecksumType, ObjectChecksum};
 
-/// The additional checksum algorithms S3 supports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChecksumAlgorithm {
-    Crc32,
-    Crc32c,
-    Crc64Nvme,
-    Sha1,
-    Sha256,
+pub use storage_client::ChecksumAlgorithm;
+
+/// What HTTP adds to a [`ChecksumAlgorithm`]: its header, and the digest
+/// that header carries.
+pub trait AlgorithmHeader: Sized {
+    /// Recognises `x-amz-checksum-<alg>` header names.
+    fn from_header_name(header: &str) -> Option<Self>;
+    fn header_name(self) -> &'static str;
+    /// Length in bytes of the raw digest, used to reject malformed values.
+    fn digest_len(self) -> usize;
+    /// Whether `value` is base64 of a digest of the right length.
+    fn is_well_formed(self, value: &str) -> bool;
+    /// One-shot digest, base64 encoded.
+    fn digest(self, data: &[u8]) -> String;
 }
 
-impl ChecksumAlgorithm {
-    pub const ALL: [Self; 5] = [
-        Self::Crc32,
-        Self::Crc32c,
-        Self::Crc64Nvme,
-        Self::Sha1,
-        Self::Sha256,
-    ];
-
-    /// Parses the name as it appears in `x-amz-sdk-checksum-algorithm` or
-    /// in a header suffix (`CRC32`, `crc64nvme`, ...), case-insensitively.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|alg| alg.name().eq_ignore_ascii_case(name))
-    }
-
-    /// Recognises `x-amz-checksum-<alg>` header names.
-    pub fn from_header_name(header: &str) -> Option<Self> {
+impl AlgorithmHeader for ChecksumAlgorithm {
+    fn from_header_name(header: &str) -> Option<Self> {
         Self::ALL
             .into_iter()
             .find(|alg| alg.header_name().eq_ignore_ascii_case(header))
     }
 
-    /// Lower-case name as stored in `ObjectChecksum::algorithm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Crc32 => "crc32",
-            Self::Crc32c => "crc32c",
-            Self::Crc64Nvme => "crc64nvme",
-            Self::Sha1 => "sha1",
-            Self::Sha256 => "sha256",
-        }
-    }
-
-    pub fn header_name(self) -> &'static str {
+    fn header_name(self) -> &'static str {
         match self {
             Self::Crc32 => "x-amz-checksum-crc32",
             Self::Crc32c => "x-amz-checksum-crc32c",
@@ -64,8 +42,7 @@ impl ChecksumAlgorithm {
         }
     }
 
-    /// Length in bytes of the raw digest, used to reject malformed values.
-    pub fn digest_len(self) -> usize {
+    fn digest_len(self) -> usize {
         match self {
             Self::Crc32 | Self::Crc32c => 4,
             Self::Crc64Nvme => 8,
@@ -74,15 +51,13 @@ impl ChecksumAlgorithm {
         }
     }
 
-    /// Whether `value` is base64 of a digest of the right length.
-    pub fn is_well_formed(self, value: &str) -> bool {
+    fn is_well_formed(self, value: &str) -> bool {
         BASE64
             .decode(value.trim())
             .is_ok_and(|raw| raw.len() == self.digest_len())
     }
 
-    /// One-shot digest, base64 encoded.
-    pub fn digest(self, data: &[u8]) -> String {
+    fn digest(self, data: &[u8]) -> String {
         let mut state = State::new(self);
         state.update(data);
         state.finish()
@@ -177,9 +152,9 @@ impl Digests {
     /// written, so it describes the whole object (or part).
     pub fn stored_checksum(&self) -> Option<ObjectChecksum> {
         self.checksum.as_ref().map(|(alg, value)| ObjectChecksum {
-            algorithm: alg.name().to_owned(),
+            algorithm: *alg,
             value: value.clone(),
-            kind: "FULL_OBJECT".to_owned(),
+            kind: ChecksumType::FullObject,
         })
     }
 }

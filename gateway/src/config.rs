@@ -51,6 +51,7 @@ pub struct Config {
     pub reclaim_grace: Option<Duration>,
     pub key_cache_ttl: Option<Duration>,
     pub metadata_cache_ttl: Option<Duration>,
+    pub unknown_key_cache_ttl: Option<Duration>,
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
     pub log_level: String,
     pub tls: Option<TlsFiles>,
@@ -234,6 +235,9 @@ pub struct ServeArgs {
     /// Staleness bound for credentials and buckets changed via other replicas; 0 disables [env: S3GW_METADATA_CACHE_TTL]
     #[arg(long, value_name = "DURATION")]
     pub metadata_cache_ttl: Option<String>,
+    /// Staleness bound for access keys created via other replicas: unknown keys are refused without a lookup for this long; 0 asks every time [env: S3GW_UNKNOWN_KEY_CACHE_TTL]
+    #[arg(long, value_name = "DURATION")]
+    pub unknown_key_cache_ttl: Option<String>,
     /// Log filter, e.g. info or s3_gateway=debug [env: S3GW_LOG_LEVEL] [default: info]
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
@@ -319,6 +323,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("reclaim_grace", Kind::Quantity),
     ("key_cache_ttl", Kind::Quantity),
     ("metadata_cache_ttl", Kind::Quantity),
+    ("unknown_key_cache_ttl", Kind::Quantity),
     ("log_level", Kind::Text),
     ("tls_cert", Kind::Path),
     ("tls_key", Kind::Path),
@@ -399,6 +404,9 @@ impl Config {
             metadata_cache_ttl: self
                 .metadata_cache_ttl
                 .unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: self
+                .unknown_key_cache_ttl
+                .unwrap_or(defaults.unknown_key_cache_ttl),
             ..defaults
         }
     }
@@ -416,6 +424,9 @@ impl Config {
             metadata_cache_ttl: self
                 .metadata_cache_ttl
                 .unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: self
+                .unknown_key_cache_ttl
+                .unwrap_or(defaults.unknown_key_cache_ttl),
             ..defaults
         }
     }
@@ -515,6 +526,7 @@ impl Layer {
         let reclaim_grace = self.duration("reclaim_grace", Duration::ZERO)?;
         let key_cache_ttl = self.duration("key_cache_ttl", Duration::ZERO)?;
         let metadata_cache_ttl = self.duration("metadata_cache_ttl", Duration::ZERO)?;
+        let unknown_key_cache_ttl = self.duration("unknown_key_cache_ttl", Duration::ZERO)?;
         let backend = self.backend()?;
         let log_level = match self.get("log_level") {
             Some(s) => {
@@ -560,6 +572,7 @@ impl Layer {
             reclaim_grace,
             key_cache_ttl,
             metadata_cache_ttl,
+            unknown_key_cache_ttl,
             log_level,
             tls,
             sigv2,
@@ -809,6 +822,7 @@ fn flag_layer(flags: &ServeArgs) -> Layer {
         ("reclaim_grace", &flags.reclaim_grace),
         ("key_cache_ttl", &flags.key_cache_ttl),
         ("metadata_cache_ttl", &flags.metadata_cache_ttl),
+        ("unknown_key_cache_ttl", &flags.unknown_key_cache_ttl),
         ("log_level", &flags.log_level),
         ("tls_cert", &flags.tls_cert),
         ("tls_key", &flags.tls_key),
@@ -1440,6 +1454,10 @@ mod tests {
         assert_eq!(storage.reclaim_grace, defaults.reclaim_grace);
         assert_eq!(storage.key_cache_ttl, defaults.key_cache_ttl);
         assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+        assert_eq!(
+            storage.unknown_key_cache_ttl,
+            defaults.unknown_key_cache_ttl
+        );
 
         let env = [
             ("S3GW_BLOCK_SIZE", "8MiB"),
@@ -1451,6 +1469,7 @@ mod tests {
             ("S3GW_RECLAIM_GRACE", "0"),
             ("S3GW_KEY_CACHE_TTL", "2s"),
             ("S3GW_METADATA_CACHE_TTL", "0"),
+            ("S3GW_UNKNOWN_KEY_CACHE_TTL", "3s"),
         ];
         let storage = Config::load_from(&ServeArgs::default(), env_of(&env))
             .expect("valid")
@@ -1464,6 +1483,7 @@ mod tests {
         assert_eq!(storage.reclaim_grace, Duration::ZERO);
         assert_eq!(storage.key_cache_ttl, Duration::from_secs(2));
         assert_eq!(storage.metadata_cache_ttl, Duration::ZERO);
+        assert_eq!(storage.unknown_key_cache_ttl, Duration::from_secs(3));
     }
 
     #[test]
@@ -1488,6 +1508,7 @@ mod tests {
             reclaim_grace: Some("x".into()),
             key_cache_ttl: Some("x".into()),
             metadata_cache_ttl: Some("x".into()),
+            unknown_key_cache_ttl: Some("x".into()),
             log_level: Some("x".into()),
             tls_cert: Some("x".into()),
             tls_key: Some("x".into()),
@@ -1647,6 +1668,10 @@ mod tests {
         assert_eq!(storage.connect_timeout, defaults.connect_timeout);
         assert_eq!(storage.request_timeout, defaults.request_timeout);
         assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+        assert_eq!(
+            storage.unknown_key_cache_ttl,
+            defaults.unknown_key_cache_ttl
+        );
 
         let env = [
             ("S3GW_BACKEND", "ozone"),

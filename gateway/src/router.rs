@@ -9,12 +9,10 @@
 
 use http::{HeaderMap, Method, Uri};
 use percent_encoding::percent_decode_str;
+use storage_client::MAX_KEY_BYTES;
 
 use crate::error::S3Error;
 use crate::host;
-
-/// S3 keys are at most 1024 bytes of UTF-8.
-pub const MAX_KEY_LEN: usize = 1024;
 
 /// AWS caps a listing page at 1000 entries whatever the client asks.
 pub const MAX_LIST_KEYS: usize = 1000;
@@ -297,7 +295,7 @@ pub fn route(
             (path_decode(bucket)?, path_decode(key)?)
         }
     };
-    if key.len() > MAX_KEY_LEN {
+    if key.len() > MAX_KEY_BYTES {
         return Err(S3Error::key_too_long());
     }
     if bucket.is_empty() {
@@ -1159,12 +1157,12 @@ mod tests {
 
     #[test]
     fn malformed_requests_are_client_errors() {
-        let long_key = format!("/b/{}", "k".repeat(MAX_KEY_LEN + 1));
+        let long_key = format!("/b/{}", "k".repeat(MAX_KEY_BYTES + 1));
         assert_eq!(
             try_route(Method::PUT, &long_key, &[]).unwrap_err().code,
             "KeyTooLongError"
         );
-        let max_key = format!("/b/{}", "k".repeat(MAX_KEY_LEN));
+        let max_key = format!("/b/{}", "k".repeat(MAX_KEY_BYTES));
         assert_eq!(name(Method::PUT, &max_key), "PutObject");
         assert_eq!(
             try_route(Method::GET, "/b/%FF%FE", &[]).unwrap_err().code,

@@ -6,6 +6,7 @@
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
+use storage_client::ChecksumAlgorithm;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -353,16 +354,15 @@ impl ChecksumValues {
     /// this version does not know).
     pub fn from_stored(checksum: &storage_client::ObjectChecksum) -> Option<Self> {
         let mut values = Self {
-            checksum_type: Some(checksum.kind.clone()),
+            checksum_type: Some(checksum.kind.name().to_owned()),
             ..Self::default()
         };
-        let slot = match checksum.algorithm.as_str() {
-            "crc32" => &mut values.crc32,
-            "crc32c" => &mut values.crc32c,
-            "crc64nvme" => &mut values.crc64nvme,
-            "sha1" => &mut values.sha1,
-            "sha256" => &mut values.sha256,
-            _ => return None,
+        let slot = match checksum.algorithm {
+            ChecksumAlgorithm::Crc32 => &mut values.crc32,
+            ChecksumAlgorithm::Crc32c => &mut values.crc32c,
+            ChecksumAlgorithm::Crc64Nvme => &mut values.crc64nvme,
+            ChecksumAlgorithm::Sha1 => &mut values.sha1,
+            ChecksumAlgorithm::Sha256 => &mut values.sha256,
         };
         *slot = Some(checksum.value.clone());
         Some(values)
@@ -476,14 +476,13 @@ pub struct CompletedPart {
 
 impl CompletedPart {
     /// The checksum the client sent for this part under `algorithm`'s element.
-    pub fn checksum(&self, algorithm: &str) -> Option<&str> {
+    pub fn checksum(&self, algorithm: ChecksumAlgorithm) -> Option<&str> {
         match algorithm {
-            "crc32" => self.crc32.as_deref(),
-            "crc32c" => self.crc32c.as_deref(),
-            "crc64nvme" => self.crc64nvme.as_deref(),
-            "sha1" => self.sha1.as_deref(),
-            "sha256" => self.sha256.as_deref(),
-            _ => None,
+            ChecksumAlgorithm::Crc32 => self.crc32.as_deref(),
+            ChecksumAlgorithm::Crc32c => self.crc32c.as_deref(),
+            ChecksumAlgorithm::Crc64Nvme => self.crc64nvme.as_deref(),
+            ChecksumAlgorithm::Sha1 => self.sha1.as_deref(),
+            ChecksumAlgorithm::Sha256 => self.sha256.as_deref(),
         }
     }
 }

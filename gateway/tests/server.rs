@@ -40,6 +40,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         reclaim_grace: None,
         key_cache_ttl: None,
         metadata_cache_ttl: None,
+        unknown_key_cache_ttl: None,
         log_level: "info".into(),
         tls: None,
         sigv2: true,
@@ -172,6 +173,13 @@ async fn health_and_errors_carry_request_ids() {
     let metrics = metrics_text(&http, &server.endpoint).await;
     assert!(metrics.contains("s3gw_requests_total{"), "{metrics}");
     assert!(metrics.contains("s3gw_requests_in_flight"), "{metrics}");
+    // The storage caches' counters are on the same page.
+    for cache in ["credentials", "access_keys", "buckets", "lookups"] {
+        for what in ["hits", "misses", "evictions"] {
+            let line = format!("s3gw_cache_{what}_total{{cache=\"{cache}\"}} ");
+            assert!(metrics.contains(&line), "{line} missing: {metrics}");
+        }
+    }
 
     server.stop().await;
 }

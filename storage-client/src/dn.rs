@@ -7,15 +7,19 @@
 //! durable; only after that may the OM commit the key.
 
 use std::ops::Range;
+use std::pin::Pin;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::Stream;
 
-use crate::storage::ByteStream;
 use crate::{BlockLocation, Result};
 
+/// Object bytes as they stream out of the block role, already verified.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
+
 #[async_trait]
-pub trait BlockStore: Send + Sync {
+pub(crate) trait BlockStore: Send + Sync {
     /// Writes `data` at `offset` within the block. Chunks arrive in order.
     async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()>;
 

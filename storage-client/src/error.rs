@@ -36,3 +36,27 @@ pub enum StorageError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+/// A copy for each caller that shares one outcome (a coalesced load). An
+/// I/O error keeps its kind and message; its source chain is not copied.
+impl Clone for StorageError {
+    fn clone(&self) -> Self {
+        match self {
+            Self::NoSuchBucket => Self::NoSuchBucket,
+            Self::NoSuchKey => Self::NoSuchKey,
+            Self::BucketAlreadyExists => Self::BucketAlreadyExists,
+            Self::BucketAlreadyOwnedByYou => Self::BucketAlreadyOwnedByYou,
+            Self::BucketNotEmpty => Self::BucketNotEmpty,
+            Self::AccessDenied => Self::AccessDenied,
+            Self::PreconditionFailed => Self::PreconditionFailed,
+            Self::NoSuchUpload => Self::NoSuchUpload,
+            Self::InvalidPart(m) => Self::InvalidPart(m.clone()),
+            Self::InvalidArgument(m) => Self::InvalidArgument(m.clone()),
+            Self::TokenRefused(m) => Self::TokenRefused(m.clone()),
+            Self::Corrupt(m) => Self::Corrupt(m.clone()),
+            Self::Unavailable(m) => Self::Unavailable(m.clone()),
+            Self::Io(e) => Self::Io(std::io::Error::new(e.kind(), e.to_string())),
+            Self::Internal(m) => Self::Internal(m.clone()),
+        }
+    }
+}

@@ -1,36 +1,70 @@
 //! Everything below HTTP: the facade the gateway calls.
 //!
 //! The object store is split the way Ozone splits it: a metadata role (the
-//! OM, [`om::MetadataStore`]) maps bucket/key to [`KeyInfo`] with block
-//! locations and block tokens, and a block role (the DN, [`dn::BlockStore`])
-//! stores and serves block byte ranges after checking the token. The gateway
-//! only ever talks to [`Storage`]; it never sees redb, files or gRPC.
+//! OM, [`om`]: credentials, buckets, objects, uploads) maps bucket/key to
+//! [`KeyInfo`] with block locations and block tokens, and a block role (the
+//! DN, [`dn`]) stores and serves block byte ranges after checking the
+//! token. Each back end ([`embedded`], [`ozone`]) opens itself into trait
+//! objects of those roles; [`Storage`], the only way in from outside,
+//! holds them with the [`cache`] in front. The gateway never sees redb,
+//! files or gRPC, and the compiler enforces it: only the facade, the data
+//! it takes and returns, and [`private_files`] (the owner-only file modes
+//! of the data directory, which the gateway's admin bootstrap writes into
+//! too) are public.
 //!
-//! Every call carries the caller's [`Identity`]. The OM role enforces
-//! ownership (as Ozone's OM enforces ACLs), and every cache is keyed by the
-//! identity, so nothing looked up for one access key ever serves another.
+//! Every call carries the caller's [`Identity`]. The facade authorises it
+//! for the bucket (as Ozone's OM enforces ACLs), and every cache whose
+//! answer depends on the identity is keyed by it, so nothing looked up for
+//! one access key ever serves another.
 
-pub mod cache;
-pub mod dn;
-pub mod embedded;
-pub mod error;
-pub mod listing;
-pub mod multipart;
-pub mod om;
-pub mod ozone;
+mod backend;
+mod cache;
+mod config;
+mod dn;
+mod embedded;
+mod error;
+mod listing;
+mod multipart;
+mod om;
+mod ozone;
 pub mod private_files;
-pub mod token;
+mod storage;
+mod token;
 mod types;
 mod writer;
 
-pub use embedded::ReclaimStats;
+pub use cache::{CacheCounters, CacheStats};
+pub use config::{OzoneStorageConfig, StorageConfig};
+pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{
-    CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo, UploadListPage,
-    UploadListQuery,
+    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo,
+    UploadListPage, UploadListQuery,
 };
-pub use storage::{ByteStream, OzoneStorageConfig, Storage, StorageConfig};
+pub use om::MAX_KEY_BYTES;
+pub use storage::Storage;
+pub use token::BlockToken;
 pub use types::*;
 pub use writer::ObjectWriter;
 
-mod storage;
+/// What the live tests of the Ozone wire clients reach past the facade:
+/// the clients themselves and the block model they speak. Not part of the
+/// gateway's interface; built only with the `test-support` feature.
+#[cfg(feature = "test-support")]
+pub mod test_support {
+    pub use crate::ozone::dn_client::{DnClient, DnConfig};
+    pub use crate::ozone::model::{Datanode, KeyExpectation, OzoneBlock, OzoneKey};
+    pub use crate::ozone::om_client::{OmClient, OmConfig};
+    pub use crate::ozone::proto;
+    pub use crate::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
+}
+
+/// What the block-token fuzz target in `fuzz/` drives: the token codec and
+/// its checks, which only the block role uses. Built only with the
+/// `fuzzing` feature (see docs/fuzzing.md).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use crate::token::{
+        Access, AccessMode, KeyRing, SecretKey, TokenIdentifier, issue, verify,
+    };
+}

@@ -5,16 +5,9 @@
 //! contains), so a bucket with millions of keys under `logs/` costs one
 //! step, never a full scan.
 
-use async_trait::async_trait;
+use std::future::Future;
 
 use crate::{ListEntry, ListPage, ListQuery, Result};
-
-/// The scan primitive, bound to one bucket and prefix.
-#[async_trait]
-pub trait KeyScan: Send + Sync {
-    /// Up to `limit` keys with the prefix that sort strictly after `after`.
-    async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<ListEntry>>;
-}
 
 /// The largest scan batch; small enough to bound memory per step.
 const MAX_BATCH: usize = 1000;
@@ -40,7 +33,16 @@ pub(crate) fn past_all_starting_with(prefix: &str) -> Vec<u8> {
     after
 }
 
-pub async fn list_page(scan: &dyn KeyScan, query: &ListQuery) -> Result<ListPage> {
+/// One page of `query`; `scan(after, limit)` is the primitive, bound to one
+/// bucket and the query's prefix: up to `limit` keys with the prefix that
+/// sort strictly after `after`.
+pub(crate) async fn list_page<F>(
+    scan: impl Fn(Vec<u8>, usize) -> F,
+    query: &ListQuery,
+) -> Result<ListPage>
+where
+    F: Future<Output = Result<Vec<ListEntry>>>,
+{
     let delimiter = query.delimiter.as_deref();
     let start_after = query.start_after.as_deref().unwrap_or("");
     // A common prefix sorts at its own position: if it is at or before the
@@ -55,7 +57,7 @@ pub async fn list_page(scan: &dyn KeyScan, query: &ListQuery) -> Result<ListPage
     let mut batch_size = MIN_BATCH;
     loop {
         let limit = batch_size.min(query.max_keys.saturating_sub(returned) + 1);
-        let batch = scan.scan(&after, limit).await?;
+        let batch = scan(after.clone(), limit).await?;
         let exhausted = batch.len() < limit;
         let mut jumped = false;
         for entry in batch {
@@ -91,18 +93,13 @@ mod tests {
 
     use super::*;
 
-    struct Keys {
-        sorted: Vec<String>,
-        prefix: String,
-    }
-
-    #[async_trait]
-    impl KeyScan for Keys {
-        async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<ListEntry>> {
-            Ok(self
-                .sorted
+    fn run(keys: &[&str], query: ListQuery) -> ListPage {
+        let mut sorted: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        sorted.sort();
+        let scan = |after: Vec<u8>, limit: usize| {
+            let found: Vec<ListEntry> = sorted
                 .iter()
-                .filter(|k| k.starts_with(&self.prefix) && k.as_bytes() > after)
+                .filter(|k| k.starts_with(&query.prefix) && k.as_bytes() > after.as_slice())
                 .take(limit)
                 .map(|k| ListEntry {
                     key: k.clone(),
@@ -111,18 +108,10 @@ mod tests {
                     last_modified: SystemTime::UNIX_EPOCH,
                     owner: String::new(),
                 })
-                .collect())
-        }
-    }
-
-    fn run(keys: &[&str], query: ListQuery) -> ListPage {
-        let mut sorted: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-        sorted.sort();
-        let scan = Keys {
-            sorted,
-            prefix: query.prefix.clone(),
+                .collect();
+            async move { Ok(found) }
         };
-        futures::executor::block_on(list_page(&scan, &query)).unwrap()
+        futures::executor::block_on(list_page(scan, &query)).unwrap()
     }
 
     fn names(page: &ListPage) -> Vec<&str> {

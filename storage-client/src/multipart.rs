@@ -8,10 +8,10 @@
 
 use std::time::SystemTime;
 
-use async_trait::async_trait;
+use std::future::Future;
 
 use crate::listing::{common_prefix, past_all_starting_with};
-use crate::{ObjectChecksum, ObjectMeta, Result, WriteCondition};
+use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, WriteCondition};
 
 /// S3's part numbers run from 1 to this.
 pub const MAX_PART_NUMBER: u16 = 10_000;
@@ -21,10 +21,10 @@ pub const MAX_PART_NUMBER: u16 = 10_000;
 pub struct NewUpload {
     pub meta: ObjectMeta,
     pub tags: Vec<(String, String)>,
-    /// Lower-case algorithm name every part is checksummed with, if any.
-    pub checksum_algorithm: Option<String>,
-    /// `COMPOSITE` or `FULL_OBJECT` when an algorithm is set.
-    pub checksum_type: Option<String>,
+    /// The algorithm every part is checksummed with, if any.
+    pub checksum_algorithm: Option<ChecksumAlgorithm>,
+    /// Set when an algorithm is.
+    pub checksum_type: Option<ChecksumType>,
 }
 
 /// An upload in progress.
@@ -39,8 +39,8 @@ pub struct UploadInfo {
     pub initiated: SystemTime,
     pub meta: ObjectMeta,
     pub tags: Vec<(String, String)>,
-    pub checksum_algorithm: Option<String>,
-    pub checksum_type: Option<String>,
+    pub checksum_algorithm: Option<ChecksumAlgorithm>,
+    pub checksum_type: Option<ChecksumType>,
 }
 
 /// What `ObjectWriter::commit_part` records with the bytes of a part.
@@ -104,14 +104,6 @@ pub struct UploadListPage {
     pub next_upload_id_marker: Option<String>,
 }
 
-/// The scan primitive, bound to one bucket, prefix and caller.
-#[async_trait]
-pub(crate) trait UploadScan: Send + Sync {
-    /// Up to `limit` uploads whose key has the prefix and whose position
-    /// sorts strictly after `after`.
-    async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<UploadInfo>>;
-}
-
 /// The scan position of one upload.
 pub(crate) fn position(key: &str, upload_id: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(key.len() + 1 + upload_id.len());
@@ -131,10 +123,16 @@ fn past_key(key: &str) -> Vec<u8> {
 /// The largest scan batch; bounds memory per step.
 const MAX_BATCH: usize = 1000;
 
-pub(crate) async fn list_uploads(
-    scan: &dyn UploadScan,
+/// One page of `query`; `scan(after, limit)` is the primitive, bound to one
+/// bucket, the query's prefix and the caller: up to `limit` uploads whose
+/// key has the prefix and whose position sorts strictly after `after`.
+pub(crate) async fn list_uploads<F>(
+    scan: impl Fn(Vec<u8>, usize) -> F,
     query: &UploadListQuery,
-) -> Result<UploadListPage> {
+) -> Result<UploadListPage>
+where
+    F: Future<Output = Result<Vec<UploadInfo>>>,
+{
     let delimiter = query.delimiter.as_deref();
     let mut after = match (&query.key_marker, &query.upload_id_marker) {
         (Some(key), Some(id)) if !id.is_empty() => position(key, id),
@@ -149,7 +147,7 @@ pub(crate) async fn list_uploads(
     let mut returned = 0usize;
     'scan: loop {
         let limit = (query.max_uploads - returned + 1).min(MAX_BATCH);
-        let batch = scan.scan(&after, limit).await?;
+        let batch = scan(after.clone(), limit).await?;
         let exhausted = batch.len() < limit;
         for upload in batch {
             if returned == query.max_uploads {
@@ -192,13 +190,16 @@ mod tests {
         rows: Vec<(String, String)>,
     }
 
-    #[async_trait]
-    impl UploadScan for Fake {
-        async fn scan(&self, after: &[u8], limit: usize) -> Result<Vec<UploadInfo>> {
-            Ok(self
+    impl Fake {
+        fn scan(
+            &self,
+            after: Vec<u8>,
+            limit: usize,
+        ) -> std::future::Ready<Result<Vec<UploadInfo>>> {
+            std::future::ready(Ok(self
                 .rows
                 .iter()
-                .filter(|(k, id)| k.starts_with(&self.prefix) && position(k, id).as_slice() > after)
+                .filter(|(k, id)| k.starts_with(&self.prefix) && position(k, id) > after)
                 .take(limit)
                 .map(|(k, id)| UploadInfo {
                     bucket: "b".into(),
@@ -211,7 +212,7 @@ mod tests {
                     checksum_algorithm: None,
                     checksum_type: None,
                 })
-                .collect())
+                .collect()))
         }
     }
 
@@ -241,12 +242,12 @@ mod tests {
             max_uploads: 2,
             ..Default::default()
         };
-        let first = list_uploads(&scan, &query).await.unwrap();
+        let first = list_uploads(|a, l| scan.scan(a, l), &query).await.unwrap();
         assert_eq!(ids(&first), ["a/1", "a/2"]);
         assert!(first.is_truncated);
         query.key_marker = first.next_key_marker;
         query.upload_id_marker = first.next_upload_id_marker;
-        let second = list_uploads(&scan, &query).await.unwrap();
+        let second = list_uploads(|a, l| scan.scan(a, l), &query).await.unwrap();
         assert_eq!(ids(&second), ["ab/1", "b/1"]);
         assert!(!second.is_truncated);
         assert_eq!(second.next_key_marker, None);
@@ -255,7 +256,7 @@ mod tests {
         query.key_marker = Some("a".into());
         query.upload_id_marker = None;
         query.max_uploads = 10;
-        let rest = list_uploads(&scan, &query).await.unwrap();
+        let rest = list_uploads(|a, l| scan.scan(a, l), &query).await.unwrap();
         assert_eq!(ids(&rest), ["ab/1", "b/1"]);
     }
 
@@ -276,7 +277,7 @@ mod tests {
         };
         let mut seen = Vec::new();
         loop {
-            let page = list_uploads(&scan, &query).await.unwrap();
+            let page = list_uploads(|a, l| scan.scan(a, l), &query).await.unwrap();
             seen.extend(page.common_prefixes.iter().cloned());
             seen.extend(ids(&page));
             if !page.is_truncated {
@@ -294,7 +295,7 @@ mod tests {
             max_uploads: 1000,
             ..Default::default()
         };
-        let page = list_uploads(&scan, &query).await.unwrap();
+        let page = list_uploads(|a, l| scan.scan(a, l), &query).await.unwrap();
         assert_eq!(page.common_prefixes, ["p/a/"]);
         assert!(page.uploads.is_empty());
     }

@@ -60,13 +60,105 @@ pub struct ObjectMeta {
 /// An object checksum as S3 reports it (`x-amz-checksum-<algorithm>`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectChecksum {
-    /// Lower-case algorithm name: crc32, crc32c, crc64nvme, sha1, sha256.
-    pub algorithm: String,
+    pub algorithm: ChecksumAlgorithm,
     /// Base64 value, with a `-N` suffix for composite multipart checksums.
     pub value: String,
-    /// `FULL_OBJECT` or `COMPOSITE`.
-    pub kind: String,
+    pub kind: ChecksumType,
 }
+
+/// The additional checksum algorithms S3 supports. Stored by name (as
+/// [`ChecksumAlgorithm::name`] spells it), so records written when these
+/// were strings read back unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum ChecksumAlgorithm {
+    Crc32,
+    Crc32c,
+    Crc64Nvme,
+    Sha1,
+    Sha256,
+}
+
+impl ChecksumAlgorithm {
+    pub const ALL: [Self; 5] = [
+        Self::Crc32,
+        Self::Crc32c,
+        Self::Crc64Nvme,
+        Self::Sha1,
+        Self::Sha256,
+    ];
+
+    /// Parses the name as S3 spells it anywhere (`CRC32`, `crc64nvme`,
+    /// ...), case-insensitively.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|alg| alg.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The lower-case name: crc32, crc32c, crc64nvme, sha1, sha256.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Crc32 => "crc32",
+            Self::Crc32c => "crc32c",
+            Self::Crc64Nvme => "crc64nvme",
+            Self::Sha1 => "sha1",
+            Self::Sha256 => "sha256",
+        }
+    }
+}
+
+/// How a multipart object's checksum covers it: S3's `x-amz-checksum-type`.
+/// Stored by name, as [`ChecksumAlgorithm`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum ChecksumType {
+    /// The checksum of the part checksums, with a `-N` suffix.
+    Composite,
+    /// The checksum of every byte of the object.
+    FullObject,
+}
+
+impl ChecksumType {
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Composite, Self::FullObject]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// `COMPOSITE` or `FULL_OBJECT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Composite => "COMPOSITE",
+            Self::FullObject => "FULL_OBJECT",
+        }
+    }
+}
+
+macro_rules! stored_by_name {
+    ($($name:ident),*) => {$(
+        impl From<$name> for &'static str {
+            fn from(value: $name) -> Self {
+                value.name()
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+            fn try_from(name: String) -> Result<Self, String> {
+                Self::from_name(&name).ok_or_else(|| format!("unknown {}: {name:?}", stringify!($name)))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    )*};
+}
+
+stored_by_name!(ChecksumAlgorithm, ChecksumType);
 
 /// The identity of one block: the container that holds it and its id there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -183,6 +275,14 @@ pub struct NewObject {
     pub etag: String,
     pub meta: ObjectMeta,
     pub checksum: Option<ObjectChecksum>,
+}
+
+/// What one reclamation pass did (see [`crate::Storage::reclaim_now`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStats {
+    /// Open keys and multipart uploads that were abandoned.
+    pub expired_uploads: usize,
+    pub deleted_blocks: usize,
 }
 
 /// A listing request: a range scan in byte order.

@@ -11,15 +11,18 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::cache::MetadataCache;
 use crate::dn::BlockStore;
-use crate::om::{MetadataStore, OpenKey};
+use crate::om::{Metadata, OpenKey, PartRef, UploadRef};
 use crate::{BlockLocation, Identity, KeyInfo, NewObject, PartCommit, PartInfo, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
 pub struct ObjectWriter {
-    om: Arc<dyn MetadataStore>,
+    om: Arc<dyn Metadata>,
     dn: Arc<dyn BlockStore>,
+    /// Told of the commit, so lookups after it see the new object.
+    cache: Arc<MetadataCache>,
     who: Identity,
     open: OpenKey,
     block_size: u64,
@@ -43,8 +46,8 @@ impl std::fmt::Debug for ObjectWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObjectWriter")
             .field("upload", &self.open.id)
-            .field("bucket", &self.open.bucket)
-            .field("key", &self.open.key)
+            .field("bucket", &self.open.object.bucket)
+            .field("key", &self.open.object.key)
             .field("len", &self.len)
             .finish_non_exhaustive()
     }
@@ -52,8 +55,9 @@ impl std::fmt::Debug for ObjectWriter {
 
 impl ObjectWriter {
     pub(crate) fn new(
-        om: Arc<dyn MetadataStore>,
+        om: Arc<dyn Metadata>,
         dn: Arc<dyn BlockStore>,
+        cache: Arc<MetadataCache>,
         who: Identity,
         mut open: OpenKey,
         block_size: u64,
@@ -63,6 +67,7 @@ impl ObjectWriter {
             spare: std::mem::take(&mut open.first_blocks).into(),
             om,
             dn,
+            cache,
             who,
             open,
             block_size,
@@ -106,7 +111,13 @@ impl ObjectWriter {
     /// condition given to `create_object` holds.
     pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
         let blocks = self.durable_blocks().await?;
-        self.om.commit_key(&self.who, &self.open, blocks, obj).await
+        let object = self.open.object.clone();
+        let result = self
+            .om
+            .commit_object(&self.who, self.open, blocks, obj)
+            .await;
+        self.cache.wrote_object(&object);
+        result
     }
 
     /// Makes the data durable, then makes it part `number` of the multipart
@@ -119,8 +130,15 @@ impl ObjectWriter {
         part: PartCommit,
     ) -> Result<PartInfo> {
         let blocks = self.durable_blocks().await?;
+        let part_ref = PartRef {
+            upload: UploadRef {
+                object: self.open.object.clone(),
+                upload_id: upload_id.to_owned(),
+            },
+            number,
+        };
         self.om
-            .commit_part(&self.who, &self.open, upload_id, number, blocks, part)
+            .commit_part(&self.who, self.open, part_ref, blocks, part)
             .await
     }
 
@@ -130,7 +148,7 @@ impl ObjectWriter {
     }
 
     async fn abort_quietly(&self) {
-        if let Err(e) = self.om.abort_key(&self.who, &self.open).await {
+        if let Err(e) = self.om.abort_object(&self.who, &self.open).await {
             // The open key expires on its own; nothing is visible either way.
             tracing::warn!(error = %e, upload = self.open.id, "abort failed");
         }

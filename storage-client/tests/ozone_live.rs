@@ -18,10 +18,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use futures::TryStreamExt;
-use storage_client::ozone::dn_client::{DnClient, DnConfig};
-use storage_client::ozone::om_client::{OmClient, OmConfig};
-use storage_client::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
-use storage_client::ozone::{Datanode, KeyExpectation, OzoneKey};
+use storage_client::test_support::{
+    Datanode, DnClient, DnConfig, KeyExpectation, OmClient, OmConfig, OzoneKey, RatisClient,
+    RatisConfig, Replicated,
+};
 use storage_client::{
     CompleteUpload, Identity, NewObject, NewUpload, ObjectMeta, ObjectWriter, OzoneStorageConfig,
     PartCommit, Storage, StorageError, WriteIntent,
@@ -836,7 +836,7 @@ async fn writes_a_block_chunk_by_chunk_and_watches_it() {
         "{refused:?}"
     );
 
-    let written = storage_client::ozone::OzoneBlock {
+    let written = storage_client::test_support::OzoneBlock {
         length: 10,
         commit_sequence_id: committed.commit_sequence_id,
         ..block
@@ -862,11 +862,11 @@ async fn writes_a_block_chunk_by_chunk_and_watches_it() {
 
 /// An unchecksummed chunk of `block` (the reader then skips verification).
 fn chunk_of(
-    block: &storage_client::ozone::OzoneBlock,
+    block: &storage_client::test_support::OzoneBlock,
     n: u64,
     range: Range<usize>,
-) -> storage_client::ozone::proto::hadoop::hdds::datanode::ChunkInfo {
-    use storage_client::ozone::proto::hadoop::hdds::datanode::{
+) -> storage_client::test_support::proto::hadoop::hdds::datanode::ChunkInfo {
+    use storage_client::test_support::proto::hadoop::hdds::datanode::{
         ChecksumData, ChecksumType, ChunkInfo,
     };
     ChunkInfo {

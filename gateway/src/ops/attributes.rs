@@ -169,7 +169,9 @@ fn object_parts(info: &KeyInfo, page: &PartPage) -> Option<ObjectParts> {
 mod tests {
     use std::time::SystemTime;
 
-    use storage_client::{ObjectChecksum, ObjectMeta, PartSummary};
+    use storage_client::{
+        ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, PartSummary,
+    };
 
     use super::*;
     use crate::ops::test_headers as headers;
@@ -307,9 +309,9 @@ mod tests {
     fn response_renders_in_the_aws_shape() {
         let mut info = multipart(2);
         info.parts[0].checksum = Some(ObjectChecksum {
-            algorithm: "crc32".into(),
+            algorithm: ChecksumAlgorithm::Crc32,
             value: "AAAAAA==".into(),
-            kind: "FULL_OBJECT".into(),
+            kind: ChecksumType::FullObject,
         });
         let page = PartPage {
             max_parts: 1,

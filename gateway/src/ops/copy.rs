@@ -11,7 +11,7 @@
 use axum::response::Response;
 use http::HeaderMap;
 use http::request::Parts;
-use storage_client::{Identity, NewObject, ObjectChecksum, WriteIntent};
+use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
 
 use super::copy_source::CopySource;
 use super::headers::{object_meta_from_request, quoted_etag};
@@ -151,13 +151,10 @@ fn checksum_plan(
         return (Checksummer::new(Some(alg)), None);
     }
     match source {
-        Some(stored) if stored.kind == "FULL_OBJECT" => {
+        Some(stored) if stored.kind == ChecksumType::FullObject => {
             (Checksummer::new(None), Some(stored.clone()))
         }
-        Some(stored) => (
-            Checksummer::new(ChecksumAlgorithm::from_name(&stored.algorithm)),
-            None,
-        ),
+        Some(stored) => (Checksummer::new(Some(stored.algorithm)), None),
         None => (Checksummer::new(None), None),
     }
 }
@@ -170,9 +167,9 @@ mod tests {
 
     fn stored(kind: &str) -> ObjectChecksum {
         ObjectChecksum {
-            algorithm: "crc32".into(),
+            algorithm: ChecksumAlgorithm::Crc32,
             value: "y/Q5Jg==".into(),
-            kind: kind.into(),
+            kind: ChecksumType::from_name(kind).unwrap(),
         }
     }
 

@@ -5,14 +5,13 @@ use axum::response::Response;
 use futures::StreamExt;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::Identity;
+use storage_client::{Identity, MAX_KEY_BYTES};
 
 use super::body::read_to_end;
 use super::integrity::IntegrityPlan;
 use super::{check_version_id, empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::S3Error;
-use crate::router::MAX_KEY_LEN;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
@@ -114,7 +113,7 @@ async fn delete_one(
             "The request was missing a required key.",
         ));
     }
-    if object.key.len() > MAX_KEY_LEN {
+    if object.key.len() > MAX_KEY_BYTES {
         return Err(S3Error::key_too_long());
     }
     check_version_id(object.version_id.as_deref())?;

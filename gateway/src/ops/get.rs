@@ -197,9 +197,9 @@ fn checksum_headers(out: &mut HeaderMap, info: &KeyInfo) {
     if let Some(checksum) = &info.checksum {
         insert_checksum(
             out,
-            &checksum.algorithm,
+            checksum.algorithm,
             &checksum.value,
-            Some(&checksum.kind),
+            Some(checksum.kind),
         );
     }
 }
@@ -216,7 +216,7 @@ fn part_checksum_headers(out: &mut HeaderMap, info: &KeyInfo, number: u16) {
     ) else {
         return;
     };
-    insert_checksum(out, &part.algorithm, &part.value, Some(&object.kind));
+    insert_checksum(out, part.algorithm, &part.value, Some(object.kind));
 }
 
 /// Header overrides from `response-content-type` and friends.
@@ -242,7 +242,9 @@ fn response_overrides(raw_query: Option<&str>) -> Result<Vec<(HeaderName, Header
 mod tests {
     use std::time::{Duration, SystemTime};
 
-    use storage_client::{ObjectChecksum, ObjectMeta, PartSummary};
+    use storage_client::{
+        ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, PartSummary,
+    };
 
     use super::*;
 
@@ -261,9 +263,9 @@ mod tests {
             },
             tags: vec![],
             checksum: Some(ObjectChecksum {
-                algorithm: "crc32".into(),
+                algorithm: ChecksumAlgorithm::Crc32,
                 value: "y/Q5Jg==".into(),
-                kind: "FULL_OBJECT".into(),
+                kind: ChecksumType::FullObject,
             }),
             locations: vec![],
             parts: vec![],
@@ -345,18 +347,18 @@ mod tests {
     fn a_part_is_described_by_its_own_checksum_and_the_object_type() {
         let mut object = info();
         object.checksum = Some(ObjectChecksum {
-            algorithm: "sha256".into(),
+            algorithm: ChecksumAlgorithm::Sha256,
             value: "whole-2".into(),
-            kind: "COMPOSITE".into(),
+            kind: ChecksumType::Composite,
         });
         let part = |number, value: &str| PartSummary {
             number,
             size: 5,
             etag: "e".into(),
             checksum: Some(ObjectChecksum {
-                algorithm: "sha256".into(),
+                algorithm: ChecksumAlgorithm::Sha256,
                 value: value.into(),
-                kind: "FULL_OBJECT".into(),
+                kind: ChecksumType::FullObject,
             }),
         };
         object.parts = vec![part(1, "first"), part(2, "second")];

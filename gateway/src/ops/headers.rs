@@ -4,9 +4,9 @@
 use std::time::SystemTime;
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use storage_client::{KeyInfo, ObjectMeta};
+use storage_client::{ChecksumType, KeyInfo, ObjectMeta};
 
-use crate::checksum::ChecksumAlgorithm;
+use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::S3Error;
 
 pub const USER_META_PREFIX: &str = "x-amz-meta-";
@@ -129,13 +129,19 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
 
 /// `x-amz-checksum-<alg>` with a stored checksum value, and
 /// `x-amz-checksum-type` when the answer carries the type.
-pub fn insert_checksum(out: &mut HeaderMap, algorithm: &str, value: &str, kind: Option<&str>) {
-    let Some(alg) = ChecksumAlgorithm::from_name(algorithm) else {
-        return;
-    };
+pub fn insert_checksum(
+    out: &mut HeaderMap,
+    alg: ChecksumAlgorithm,
+    value: &str,
+    kind: Option<ChecksumType>,
+) {
     insert(out, HeaderName::from_static(alg.header_name()), value);
     if let Some(kind) = kind {
-        insert(out, HeaderName::from_static("x-amz-checksum-type"), kind);
+        insert(
+            out,
+            HeaderName::from_static("x-amz-checksum-type"),
+            kind.name(),
+        );
     }
 }
 

@@ -5,7 +5,9 @@
 use http::{HeaderMap, HeaderName};
 use storage_client::ObjectChecksum;
 
-use crate::checksum::{ChecksumAlgorithm, Checksummer, Digests, decode_content_md5};
+use crate::checksum::{
+    AlgorithmHeader, ChecksumAlgorithm, Checksummer, Digests, decode_content_md5,
+};
 use crate::error::S3Error;
 
 const CONTENT_MD5: &str = "content-md5";
@@ -222,6 +224,7 @@ mod tests {
 
     use super::*;
     use crate::ops::test_headers as headers;
+    use storage_client::ChecksumType;
 
     const BODY: &[u8] = b"123456789";
     /// CRC32 of BODY (0xCBF43926), base64.
@@ -241,9 +244,9 @@ mod tests {
 
     fn stored(alg: &str, value: &str) -> Option<ObjectChecksum> {
         Some(ObjectChecksum {
-            algorithm: alg.into(),
+            algorithm: ChecksumAlgorithm::from_name(alg).unwrap(),
             value: value.into(),
-            kind: "FULL_OBJECT".into(),
+            kind: ChecksumType::FullObject,
         })
     }
 

@@ -78,9 +78,9 @@ pub async fn put_object(
     if let Some(checksum) = checksum {
         insert_checksum(
             out,
-            &checksum.algorithm,
+            checksum.algorithm,
             &checksum.value,
-            Some(&checksum.kind),
+            Some(checksum.kind),
         );
     }
     Ok(response)

@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use axum::body::Body;
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
+use storage_client::CacheStats;
 
 #[derive(Default)]
 pub struct Metrics {
@@ -110,6 +111,27 @@ impl Metrics {
             self.bytes_out.load(Ordering::Relaxed).to_string(),
         );
         out
+    }
+}
+
+/// Appends the storage caches' counters (hits, misses, evictions of each
+/// cache) to a [`Metrics::render`] page.
+pub fn render_caches(out: &mut String, stats: &CacheStats) {
+    for (what, help) in [
+        ("hits", "Cache answers given without a back-end call."),
+        ("misses", "Cache misses: back-end loads."),
+        ("evictions", "Cache entries dropped for capacity or age."),
+    ] {
+        let name = format!("s3gw_cache_{what}_total");
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (cache, counters) in stats.by_name() {
+            let value = match what {
+                "hits" => counters.hits,
+                "misses" => counters.misses,
+                _ => counters.evictions,
+            };
+            let _ = writeln!(out, "{name}{{cache=\"{cache}\"}} {value}");
+        }
     }
 }
 

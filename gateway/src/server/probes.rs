@@ -13,7 +13,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 
 use crate::state::AppState;
 
-use super::metrics::Metrics;
+use super::metrics::{Metrics, render_caches};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -56,10 +56,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 pub async fn answer(probe: Probe, state: &AppState, metrics: &Metrics) -> Response {
     match probe {
         Probe::Health => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
-        // Credentials are never cached as a list, so this reaches the
-        // metadata role (the OM on Ozone) every time.
+        // One small read that reaches the back end (the OM on Ozone) every
+        // time, never a scan: probes come many times a minute.
         Probe::Ready => {
-            let check = tokio::time::timeout(READY_TIMEOUT, state.storage.list_credentials());
+            let check = tokio::time::timeout(READY_TIMEOUT, state.storage.ready());
             let failure = match check.await {
                 Ok(Ok(_)) => {
                     return text(
@@ -78,11 +78,15 @@ pub async fn answer(probe: Probe, state: &AppState, metrics: &Metrics) -> Respon
                 "storage unavailable\n".into(),
             )
         }
-        Probe::Metrics => text(
-            StatusCode::OK,
-            "text/plain; version=0.0.4; charset=utf-8",
-            metrics.render(),
-        ),
+        Probe::Metrics => {
+            let mut page = metrics.render();
+            render_caches(&mut page, &state.storage.cache_stats());
+            text(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                page,
+            )
+        }
     }
 }
 

@@ -12,12 +12,11 @@ use futures::stream;
 
 use super::block_file::{self, BlockPaths, BlockReader};
 use super::{blocking, now_ms};
-use crate::dn::BlockStore;
-use crate::storage::ByteStream;
+use crate::dn::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
 
-pub struct EmbeddedDn {
+pub(super) struct EmbeddedDn {
     containers: PathBuf,
     keys: Arc<KeyRing>,
     bytes_per_checksum: u32,

@@ -14,15 +14,96 @@ mod om;
 mod reclaimer;
 mod schema;
 
-pub use dn::EmbeddedDn;
-pub use om::EmbeddedOm;
-pub(crate) use om::OmSettings;
-pub(crate) use reclaimer::BackgroundTask;
-pub use reclaimer::{ReclaimStats, Reclaimer};
-
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::{Result, StorageError};
+use dn::EmbeddedDn;
+use om::{EmbeddedOm, OmSettings};
+use reclaimer::Reclaimer;
+
+use crate::backend::Backend;
+use crate::token::KeyRing;
+use crate::{Result, StorageConfig, StorageError, private_files};
+
+/// Opens (creating if needed) the embedded back end under `config.data_dir`
+/// and starts its reclaimer.
+pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
+    config.validate()?;
+    let containers = config.data_dir.join("containers");
+    let db_path = config.data_dir.join("om.redb");
+    let (dir, containers_dir) = (config.data_dir.clone(), containers.clone());
+    blocking(move || {
+        private_files::ensure_private_dir(&dir)?;
+        private_files::ensure_private_dir(&containers_dir)?;
+        Ok(())
+    })
+    .await?;
+    let keys = Arc::new(KeyRing::default());
+    let settings = OmSettings {
+        block_size: config.block_size,
+        token_lifetime: config.token_lifetime,
+        key_rotation: config.token_key_rotation,
+    };
+    let om_keys = Arc::clone(&keys);
+    let data_dir = config.data_dir.clone();
+    let om = Arc::new(
+        blocking(move || {
+            // redb would create its file with the umask's mode; it holds
+            // every secret, so it starts out as an empty owner-only file
+            // (which redb initialises), and an old one is narrowed.
+            if db_path.exists() {
+                private_files::tighten_file(&db_path)?;
+            } else {
+                private_files::private_file_options()
+                    .write(true)
+                    .create_new(true)
+                    .open(&db_path)?;
+            }
+            let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
+            // Make the new directory entries (om.redb, containers/) durable too.
+            std::fs::File::open(&data_dir)?.sync_all()?;
+            Ok(om)
+        })
+        .await?,
+    );
+    // Nothing of this process is writing yet: every open key belongs to
+    // a previous process and can never be committed.
+    om.expire_open_keys(u64::MAX).await?;
+    let dn = Arc::new(EmbeddedDn::new(
+        &containers,
+        keys,
+        config.bytes_per_checksum,
+        config.read_buffer,
+    ));
+    // Allocations are not durable until a commit follows them: files a
+    // crash left for ids the OM will hand out again are removed here.
+    let orphans = dn
+        .remove_unallocated(om.first_unallocated_block().await?)
+        .await?;
+    if orphans > 0 {
+        tracing::info!(
+            blocks = orphans,
+            "removed blocks of uploads lost in a crash"
+        );
+    }
+    let reclaimer = Arc::new(Reclaimer::new(
+        Arc::clone(&om),
+        Arc::clone(&dn),
+        config.open_key_expiry,
+        config.multipart_upload_expiry,
+        config.reclaim_grace,
+    ));
+    let background = reclaimer.spawn(config.reclaim_interval);
+    Ok(Backend {
+        metadata: om,
+        blocks: dn,
+        block_size: config.block_size,
+        chunk_size: config.chunk_size,
+        cache: config.cache(),
+        reclaimer: Some(reclaimer),
+        background: Some(background),
+    })
+}
 
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()

@@ -29,7 +29,10 @@ use super::schema::{
 };
 use super::{DbResult, blocking, now_ms};
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
-use crate::om::{MetadataStore, OpenKey, validate_key};
+use crate::om::{
+    BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange,
+    UploadRef, UploadStore, recorded_parts_are, validate_key,
+};
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
     BlockId, BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject,
@@ -41,13 +44,13 @@ const BLOCKS_PER_CONTAINER: u64 = 10_000;
 
 /// The OM tunables that affect what it hands out.
 #[derive(Clone, Debug)]
-pub(crate) struct OmSettings {
+pub(super) struct OmSettings {
     pub(crate) block_size: u64,
     pub(crate) token_lifetime: Duration,
     pub(crate) key_rotation: Duration,
 }
 
-pub struct EmbeddedOm {
+pub(super) struct EmbeddedOm {
     inner: Arc<Inner>,
     /// Declared after `inner`: dropping it waits for the writer thread, the
     /// last other holder of the database.
@@ -116,17 +119,21 @@ fn owned_bucket(
     Ok(record)
 }
 
-/// Up to `limit` rows of a table keyed by [`object_key`], in byte order:
-/// those of `bucket` whose key starts with `prefix`, from just past `after`
-/// once it has reached the prefix. `entry` maps a whole row name and value.
+/// The rows of `scan` in a table keyed by [`object_key`], in byte order:
+/// those of its bucket whose key starts with its prefix, from just past
+/// `after` once it has reached the prefix. `entry` maps a whole row name
+/// and value.
 fn scan_bucket<T>(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    bucket: &str,
-    prefix: &str,
-    after: &[u8],
-    limit: usize,
+    scan: &ScanRange,
     mut entry: impl FnMut(&[u8], &[u8]) -> Result<T>,
 ) -> Result<Vec<T>> {
+    let (bucket, prefix, after, limit) = (
+        scan.bucket.as_str(),
+        scan.prefix.as_str(),
+        scan.after.as_slice(),
+        scan.limit,
+    );
     let first = object_key(bucket, prefix.as_bytes());
     let after_row = object_key(bucket, after);
     let end = bucket_end(bucket);
@@ -362,6 +369,25 @@ impl Inner {
         Ok(out)
     }
 
+    fn access_keys(&self) -> Result<Vec<String>> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(CREDENTIALS).db()?;
+        let mut out = Vec::new();
+        for row in table.iter().db()? {
+            let (access_key, _) = row.db()?;
+            out.push(access_key.value().to_owned());
+        }
+        Ok(out)
+    }
+
+    /// One read transaction on the credentials table, as every request's
+    /// credential check makes.
+    fn ready(&self) -> Result<()> {
+        let txn = self.db.begin_read()?;
+        txn.open_table(CREDENTIALS).db()?;
+        Ok(())
+    }
+
     fn delete_credential(&self, access_key: &str) -> Result<bool> {
         let txn = self.write()?;
         let existed = txn
@@ -374,7 +400,8 @@ impl Inner {
         Ok(existed)
     }
 
-    fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+    fn create_bucket(&self, who: &Identity, bucket: &NewBucket) -> Result<()> {
+        let (name, region) = (bucket.name.as_str(), bucket.region.as_str());
         if name.is_empty() || name.contains('\0') {
             return Err(StorageError::InvalidArgument("invalid bucket name".into()));
         }
@@ -399,10 +426,13 @@ impl Inner {
         txn.commit().db()
     }
 
-    fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+    fn bucket(&self, name: &str) -> Result<BucketInfo> {
         let txn = self.db.begin_read()?;
         let buckets = txn.open_table(BUCKETS).db()?;
-        Ok(bucket_info(name, owned_bucket(&buckets, name, who)?))
+        match buckets.get(name).db()? {
+            Some(bytes) => Ok(bucket_info(name, decode(bytes.value())?)),
+            None => Err(StorageError::NoSuchBucket),
+        }
     }
 
     fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
@@ -444,7 +474,8 @@ impl Inner {
         txn.commit().db()
     }
 
-    fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
+    fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
@@ -461,26 +492,25 @@ impl Inner {
     }
 
     /// Allocates the open key and its first block. Not durable on its own
-    /// (see `EmbeddedOm::open_key`).
-    fn open_key(
+    /// (see `EmbeddedOm::create_object`).
+    fn create_object(
         &self,
         signer: &SecretKey,
         txn: &WriteTransaction,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<Result<OpenKey>> {
-        let checked = validate_key(key)
-            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who));
+        let checked = validate_key(&object.key)
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, &object.bucket, who));
         if let Err(e) = checked {
             return Ok(Err(e));
         }
         let id = next_counter(txn, NEXT_OPEN_KEY_ID)?;
         let block = new_block_id(txn)?;
         let record = OpenKeyRecord {
-            bucket: bucket.to_owned(),
-            key: key.to_owned(),
+            bucket: object.bucket.clone(),
+            key: object.key.clone(),
             owner: who.access_key.clone(),
             created_ms: now_ms(),
             blocks: vec![block],
@@ -491,8 +521,7 @@ impl Inner {
             .db()?;
         Ok(Ok(OpenKey {
             id,
-            bucket: bucket.to_owned(),
-            key: key.to_owned(),
+            object,
             first_blocks: vec![self.write_location(signer, who, block)],
             intent,
         }))
@@ -509,7 +538,9 @@ impl Inner {
             Some(bytes) => decode(bytes.value())?,
             None => return Err(upload_gone()),
         };
-        if record.owner != who.access_key || record.bucket != open.bucket || record.key != open.key
+        if record.owner != who.access_key
+            || record.bucket != open.object.bucket
+            || record.key != open.object.key
         {
             return Err(StorageError::AccessDenied);
         }
@@ -550,7 +581,7 @@ impl Inner {
     /// Checks everything first, then consumes the open key: the object
     /// replaces the key's old one if the bucket and the condition allow,
     /// and every block the commit leaves unused is queued for reclamation.
-    fn commit_key(
+    fn commit_object(
         &self,
         signer: &SecretKey,
         txn: &WriteTransaction,
@@ -637,7 +668,7 @@ impl Inner {
             blocks,
             parts: Vec::new(),
         };
-        let row = object_key(&open.bucket, open.key.as_bytes());
+        let row = object_key(&open.object.bucket, open.object.key.as_bytes());
         txn.open_table(KEYS)
             .db()?
             .insert(row.as_slice(), encode(&record)?.as_slice())
@@ -650,7 +681,7 @@ impl Inner {
 
     /// Not durable on its own: a lost abort leaves an open key, which the
     /// next start-up expires.
-    fn abort_key(txn: &WriteTransaction, who: &Identity, open: &OpenKey) -> Result<Result<()>> {
+    fn abort_object(txn: &WriteTransaction, who: &Identity, open: &OpenKey) -> Result<Result<()>> {
         let upload = match Self::read_open_key(txn, who, open) {
             Ok(upload) => upload,
             Err(e) => return Ok(Err(e)),
@@ -660,12 +691,12 @@ impl Inner {
         Ok(Ok(()))
     }
 
-    fn delete_key(
+    fn delete_object(
         txn: &WriteTransaction,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: &ObjectRef,
     ) -> Result<Result<()>> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let row = object_key(bucket, key.as_bytes());
         let checked = validate_key(key)
             .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who))
@@ -690,13 +721,13 @@ impl Inner {
 
     /// Rewrites only the tags of the key's record, in one transaction, so a
     /// concurrent overwrite is either before (and gets the tags) or after.
-    fn set_tags(
+    fn put_tags(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: &ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
@@ -714,18 +745,12 @@ impl Inner {
         txn.commit().db()
     }
 
-    fn scan_keys(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
-    ) -> Result<Vec<ListEntry>> {
+    fn scan_objects(&self, who: &Identity, scan: &ScanRange) -> Result<Vec<ListEntry>> {
+        let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let keys = txn.open_table(KEYS).db()?;
-        scan_bucket(&keys, bucket, prefix, after, limit, |name, value| {
+        scan_bucket(&keys, scan, |name, value| {
             let key = std::str::from_utf8(&name[bucket.len() + 1..])
                 .map_err(|_| StorageError::Corrupt("stored key is not UTF-8".into()))?;
             let record: KeyRecord = decode(value)?;
@@ -894,10 +919,19 @@ impl EmbeddedOm {
 }
 
 #[async_trait]
-impl MetadataStore for EmbeddedOm {
+impl CredentialStore for EmbeddedOm {
     async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
         let access_key = access_key.to_owned();
         self.run(move |om| om.credential(&access_key)).await
+    }
+
+    async fn access_keys(&self) -> Result<Vec<String>> {
+        self.run(Inner::access_keys).await
+    }
+
+    /// The embedded back end has no secret store of its own.
+    async fn issue_secret(&self, _access_key: &str) -> Result<Option<String>> {
+        Ok(None)
     }
 
     async fn put_credential(&self, cred: Credential) -> Result<()> {
@@ -913,15 +947,21 @@ impl MetadataStore for EmbeddedOm {
         self.run(move |om| om.delete_credential(&access_key)).await
     }
 
-    async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
-        let (who, name, region) = (who.clone(), name.to_owned(), region.to_owned());
-        self.run(move |om| om.create_bucket(&who, &name, &region))
-            .await
+    async fn ready(&self) -> Result<()> {
+        self.run(Inner::ready).await
+    }
+}
+
+#[async_trait]
+impl BucketStore for EmbeddedOm {
+    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.create_bucket(&who, &bucket)).await
     }
 
-    async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        let (who, name) = (who.clone(), name.to_owned());
-        self.run(move |om| om.bucket(&who, &name)).await
+    async fn bucket(&self, name: &str) -> Result<BucketInfo> {
+        let name = name.to_owned();
+        self.run(move |om| om.bucket(&name)).await
     }
 
     async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
@@ -933,10 +973,13 @@ impl MetadataStore for EmbeddedOm {
         let (who, name) = (who.clone(), name.to_owned());
         self.run(move |om| om.delete_bucket(&who, &name)).await
     }
+}
 
-    async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
-        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
-        self.run(move |om| om.lookup_key(&who, &bucket, &key)).await
+#[async_trait]
+impl ObjectStore for EmbeddedOm {
+    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
+        let (who, object) = (who.clone(), object.clone());
+        self.run(move |om| om.lookup(&who, &object)).await
     }
 
     /// Not durable: a crash may erase the open key and its block ids. The
@@ -944,22 +987,21 @@ impl MetadataStore for EmbeddedOm {
     /// files the upload wrote are removed at start-up (see
     /// [`EmbeddedOm::first_unallocated_block`]); the commit that makes an
     /// object of them is durable and makes this allocation durable with it.
-    async fn open_key(
+    async fn create_object(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
-        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+        let who = who.clone();
         self.batched(
             false,
-            Box::new(move |om, signer, txn| om.open_key(signer, txn, &who, &bucket, &key, intent)),
+            Box::new(move |om, signer, txn| om.create_object(signer, txn, &who, object, intent)),
         )
         .await
     }
 
-    /// Not durable, as `open_key`.
+    /// Not durable, as `create_object`.
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
         let (who, open) = (who.clone(), open.clone());
         self.batched(
@@ -969,181 +1011,144 @@ impl MetadataStore for EmbeddedOm {
         .await
     }
 
-    async fn commit_key(
+    async fn commit_object(
         &self,
         who: &Identity,
-        open: &OpenKey,
+        open: OpenKey,
         blocks: Vec<BlockLocation>,
-        obj: NewObject,
+        object: NewObject,
     ) -> Result<KeyInfo> {
-        let (who, open) = (who.clone(), open.clone());
+        let who = who.clone();
         self.batched(
             true,
-            Box::new(move |om, signer, txn| om.commit_key(signer, txn, &who, &open, &blocks, obj)),
+            Box::new(move |om, signer, txn| {
+                om.commit_object(signer, txn, &who, &open, &blocks, object)
+            }),
         )
         .await
     }
 
-    async fn abort_key(&self, who: &Identity, open: &OpenKey) -> Result<()> {
+    async fn abort_object(&self, who: &Identity, open: &OpenKey) -> Result<()> {
         let (who, open) = (who.clone(), open.clone());
         self.batched(
             false,
-            Box::new(move |_, _, txn| Inner::abort_key(txn, &who, &open)),
+            Box::new(move |_, _, txn| Inner::abort_object(txn, &who, &open)),
         )
         .await
     }
 
-    async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
-        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()> {
+        let who = who.clone();
         self.batched(
             true,
-            Box::new(move |_, _, txn| Inner::delete_key(txn, &who, &bucket, &key)),
+            Box::new(move |_, _, txn| Inner::delete_object(txn, &who, &object)),
         )
         .await
     }
 
-    async fn set_tags(
+    async fn put_tags(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
-        self.run(move |om| om.set_tags(&who, &bucket, &key, tags))
-            .await
+        let who = who.clone();
+        self.run(move |om| om.put_tags(&who, &object, tags)).await
     }
 
-    async fn scan_keys(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
-    ) -> Result<Vec<ListEntry>> {
-        let (who, bucket, prefix, after) = (
-            who.clone(),
-            bucket.to_owned(),
-            prefix.to_owned(),
-            after.to_vec(),
-        );
-        self.run(move |om| om.scan_keys(&who, &bucket, &prefix, &after, limit))
-            .await
+    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
+        let who = who.clone();
+        self.run(move |om| om.scan_objects(&who, &scan)).await
     }
+}
 
-    async fn create_upload(
+#[async_trait]
+impl UploadStore for EmbeddedOm {
+    async fn create_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        let (who, bucket, key) = (who.clone(), bucket.to_owned(), key.to_owned());
-        self.run(move |om| om.create_upload(&who, &bucket, &key, upload))
+        let who = who.clone();
+        self.run(move |om| om.create_multipart_upload(&who, &object, upload))
             .await
     }
 
-    async fn upload(
+    async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo> {
+        let (who, upload) = (who.clone(), upload.clone());
+        self.run(move |om| om.multipart_upload(&who, &upload)).await
+    }
+
+    /// A part is written like any object: the upload is checked when it
+    /// is committed.
+    async fn create_part(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<UploadInfo> {
-        let (who, bucket, key, id) = (
-            who.clone(),
-            bucket.to_owned(),
-            key.to_owned(),
-            upload_id.to_owned(),
-        );
-        self.run(move |om| om.upload(&who, &bucket, &key, &id))
+        part: &PartRef,
+        size_hint: Option<u64>,
+    ) -> Result<OpenKey> {
+        let intent = WriteIntent {
+            size_hint,
+            ..WriteIntent::default()
+        };
+        self.create_object(who, part.upload.object.clone(), intent)
             .await
     }
 
     async fn commit_part(
         &self,
         who: &Identity,
-        open: &OpenKey,
-        upload_id: &str,
-        number: u16,
+        open: OpenKey,
+        part: PartRef,
         blocks: Vec<BlockLocation>,
-        part: PartCommit,
+        commit: PartCommit,
     ) -> Result<PartInfo> {
-        let (who, open, id) = (who.clone(), open.clone(), upload_id.to_owned());
-        self.run(move |om| om.commit_part(&who, &open, &id, number, &blocks, part))
+        let who = who.clone();
+        self.run(move |om| om.commit_part(&who, &open, &part, &blocks, commit))
             .await
     }
 
     async fn list_parts(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &UploadRef,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
-        let (who, bucket, key, id) = (
-            who.clone(),
-            bucket.to_owned(),
-            key.to_owned(),
-            upload_id.to_owned(),
-        );
-        self.run(move |om| om.list_parts(&who, &bucket, &key, &id, after, limit))
+        let (who, upload) = (who.clone(), upload.clone());
+        self.run(move |om| om.list_parts(&who, &upload, after, limit))
             .await
     }
 
-    async fn complete_upload(
+    async fn complete_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let (who, bucket, key, id) = (
-            who.clone(),
-            bucket.to_owned(),
-            key.to_owned(),
-            upload_id.to_owned(),
-        );
-        self.run(move |om| om.complete_upload(&who, &bucket, &key, &id, complete))
+        let who = who.clone();
+        self.run(move |om| om.complete_multipart_upload(&who, &upload, complete))
             .await
     }
 
-    async fn abort_upload(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<()> {
-        let (who, bucket, key, id) = (
-            who.clone(),
-            bucket.to_owned(),
-            key.to_owned(),
-            upload_id.to_owned(),
-        );
-        self.run(move |om| om.abort_upload(&who, &bucket, &key, &id))
+    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+        recorded_parts_are(object, parts)
+    }
+
+    async fn abort_multipart_upload(&self, who: &Identity, upload: UploadRef) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.abort_multipart_upload(&who, &upload))
             .await
     }
 
-    async fn scan_uploads(
+    async fn scan_multipart_uploads(
         &self,
         who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
+        scan: ScanRange,
     ) -> Result<Vec<UploadInfo>> {
-        let (who, bucket, prefix, after) = (
-            who.clone(),
-            bucket.to_owned(),
-            prefix.to_owned(),
-            after.to_vec(),
-        );
-        self.run(move |om| om.scan_uploads(&who, &bucket, &prefix, &after, limit))
+        let who = who.clone();
+        self.run(move |om| om.scan_multipart_uploads(&who, &scan))
             .await
     }
 }

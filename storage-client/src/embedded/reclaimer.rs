@@ -7,37 +7,23 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use async_trait::async_trait;
 
-use super::{EmbeddedDn, EmbeddedOm, now_ms};
-use crate::Result;
+use super::dn::EmbeddedDn;
+use super::now_ms;
+use super::om::EmbeddedOm;
+use crate::backend::{BackgroundTask, Reclaim};
+use crate::{ReclaimStats, Result};
 
 /// Queue rows handled per step, bounding one transaction's size.
 const BATCH: usize = 1000;
 
-pub struct Reclaimer {
+pub(super) struct Reclaimer {
     om: Arc<EmbeddedOm>,
     dn: Arc<EmbeddedDn>,
     open_key_expiry: Duration,
     upload_expiry: Duration,
     grace: Duration,
-}
-
-/// What one pass did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReclaimStats {
-    /// Open keys and multipart uploads that were abandoned.
-    pub expired_uploads: usize,
-    pub deleted_blocks: usize,
-}
-
-/// The background loop; stops when dropped.
-pub(crate) struct BackgroundTask(JoinHandle<()>);
-
-impl Drop for BackgroundTask {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl Reclaimer {
@@ -59,8 +45,28 @@ impl Reclaimer {
         }
     }
 
+    /// Runs a pass every `interval` for as long as the reclaimer is alive.
+    pub(crate) fn spawn(self: &Arc<Self>, interval: Duration) -> BackgroundTask {
+        // A weak reference, so the task never keeps the database open.
+        let weak: Weak<Self> = Arc::downgrade(self);
+        BackgroundTask(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(reclaimer) = weak.upgrade() else {
+                    return;
+                };
+                if let Err(e) = reclaimer.run_once().await {
+                    tracing::warn!(error = %e, "block reclamation failed; will retry");
+                }
+            }
+        }))
+    }
+}
+
+#[async_trait]
+impl Reclaim for Reclaimer {
     /// Expires stale open keys and multipart uploads, then deletes every block queued longer than the grace period.
-    pub async fn run_once(&self) -> Result<ReclaimStats> {
+    async fn run_once(&self) -> Result<ReclaimStats> {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let now = now_ms();
         let mut stats = ReclaimStats {
@@ -88,22 +94,5 @@ impl Reclaimer {
             stats.deleted_blocks += blocks.len();
             self.om.forget_deleted(blocks).await?;
         }
-    }
-
-    /// Runs a pass every `interval` for as long as the reclaimer is alive.
-    pub(crate) fn spawn(self: &Arc<Self>, interval: Duration) -> BackgroundTask {
-        // A weak reference, so the task never keeps the database open.
-        let weak: Weak<Self> = Arc::downgrade(self);
-        BackgroundTask(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(interval).await;
-                let Some(reclaimer) = weak.upgrade() else {
-                    return;
-                };
-                if let Err(e) = reclaimer.run_once().await {
-                    tracing::warn!(error = %e, "block reclamation failed; will retry");
-                }
-            }
-        }))
     }
 }

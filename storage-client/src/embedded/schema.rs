@@ -7,7 +7,10 @@ use redb::TableDefinition;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{BlockId, ObjectChecksum, ObjectMeta, PartSummary, Result, StorageError};
+use crate::{
+    BlockId, ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, PartSummary, Result,
+    StorageError,
+};
 
 /// Bucket name -> [`BucketRecord`].
 pub(crate) const BUCKETS: TableDefinition<&str, &[u8]> = TableDefinition::new("buckets");
@@ -67,8 +70,8 @@ pub(crate) struct UploadRecord {
     pub(crate) initiated_ms: u64,
     pub(crate) meta: ObjectMeta,
     pub(crate) tags: Vec<(String, String)>,
-    pub(crate) checksum_algorithm: Option<String>,
-    pub(crate) checksum_type: Option<String>,
+    pub(crate) checksum_algorithm: Option<ChecksumAlgorithm>,
+    pub(crate) checksum_type: Option<ChecksumType>,
 }
 
 #[derive(Serialize, Deserialize)]

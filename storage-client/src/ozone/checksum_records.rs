@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{ObjectChecksum, Result, StorageError};
+use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, Result, StorageError};
 
 use super::model::KeyExpectation;
 use super::object_mapping::{checksum_text, parse_checksum};
@@ -58,22 +58,36 @@ impl ChecksumRecords {
         &self.bucket
     }
 
-    /// The upload's checksum algorithm and type (`COMPOSITE`/`FULL_OBJECT`).
-    pub async fn record_upload(&self, upload_id: &str, algorithm: &str, kind: &str) -> Result<()> {
+    /// The upload's checksum algorithm and type.
+    pub async fn record_upload(
+        &self,
+        upload_id: &str,
+        algorithm: ChecksumAlgorithm,
+        kind: Option<ChecksumType>,
+    ) -> Result<()> {
         let fields = [
-            (ALGORITHM_KEY.to_owned(), algorithm.to_owned()),
-            (TYPE_KEY.to_owned(), kind.to_owned()),
+            (ALGORITHM_KEY.to_owned(), algorithm.name().to_owned()),
+            (
+                TYPE_KEY.to_owned(),
+                kind.map_or("", ChecksumType::name).to_owned(),
+            ),
         ];
         self.put(&upload_name(upload_id), &fields).await
     }
 
-    /// What [`Self::record_upload`] recorded, if anything.
-    pub async fn upload(&self, upload_id: &str) -> Result<Option<(String, String)>> {
+    /// What [`Self::record_upload`] recorded: nothing where it was not called.
+    pub async fn upload(
+        &self,
+        upload_id: &str,
+    ) -> Result<(Option<ChecksumAlgorithm>, Option<ChecksumType>)> {
         let Some(fields) = self.get(&upload_name(upload_id)).await? else {
-            return Ok(None);
+            return Ok((None, None));
         };
-        let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
-        Ok(Some((field(ALGORITHM_KEY), field(TYPE_KEY))))
+        let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
+        Ok((
+            ChecksumAlgorithm::from_name(field(ALGORITHM_KEY)),
+            ChecksumType::from_name(field(TYPE_KEY)),
+        ))
     }
 
     /// Part `number`'s checksum, replacing an earlier part's.

@@ -15,20 +15,18 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 use tonic::transport::Channel;
 
-use crate::storage::ByteStream;
+use crate::dn::ByteStream;
 use crate::{Result, StorageError};
 
 use super::channels::Channels;
 use super::checksum;
+use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock};
 use super::proto::hadoop::hdds::datanode::{
-    self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, DatanodeBlockId,
-    ReadChunkVersion, read_chunk_response::ResponseData,
+    self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, ReadChunkVersion,
+    read_chunk_response::ResponseData,
     xceiver_client_protocol_service_client::XceiverClientProtocolServiceClient,
 };
-
-/// The container protocol version Ozone 2.x clients announce.
-pub(super) const CLIENT_VERSION: u32 = 3;
 
 /// A datanode answers with at most 32 MiB per message.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
@@ -246,33 +244,6 @@ impl DnClient {
     }
 }
 
-/// The fields every container command carries, addressed to datanode
-/// `datanode_uuid`; the block token, when the OM issued one, in Hadoop's
-/// URL encoding. Writes through Ratis carry the same fields.
-pub(super) fn container_command(
-    cmd: dn::Type,
-    block: &OzoneBlock,
-    datanode_uuid: &str,
-) -> ContainerCommandRequest {
-    ContainerCommandRequest {
-        cmd_type: cmd as i32,
-        container_id: block.id.container as i64,
-        datanode_uuid: datanode_uuid.to_owned(),
-        encoded_token: block.token.as_ref().map(|t| t.encode_url()),
-        version: Some(CLIENT_VERSION),
-        ..Default::default()
-    }
-}
-
-pub(super) fn datanode_block_id(block: &OzoneBlock) -> DatanodeBlockId {
-    DatanodeBlockId {
-        container_id: block.id.container as i64,
-        local_id: block.id.local as i64,
-        block_commit_sequence_id: Some(block.commit_sequence_id),
-        replica_index: None,
-    }
-}
-
 fn chunk_buffers(node: &Datanode, response: ContainerCommandResponse) -> Result<Vec<Bytes>> {
     match response.read_chunk.and_then(|r| r.response_data) {
         Some(ResponseData::DataBuffers(buffers)) => Ok(buffers.buffers),
@@ -302,23 +273,6 @@ fn trim(buffers: Vec<Bytes>, mut skip: u64, mut keep: u64) -> Vec<Bytes> {
         }
     }
     out
-}
-
-/// The error a datanode's result code stands for.
-pub(super) fn result_error(node: &Datanode, result: dn::Result, message: &str) -> StorageError {
-    let text = format!(
-        "datanode {}: {}: {message}",
-        node.address,
-        result.as_str_name()
-    );
-    match result {
-        dn::Result::BlockTokenVerificationFailed => StorageError::TokenRefused(text),
-        dn::Result::ChecksumMismatch => StorageError::Corrupt(text),
-        dn::Result::NoSuchBlock | dn::Result::UnableToFindChunk => StorageError::Internal(text),
-        // Behind on the block (UNKNOWN_BCSID), container gone or unhealthy,
-        // I/O trouble: another replica may serve it.
-        _ => StorageError::Unavailable(text),
-    }
 }
 
 fn unavailable(text: &str) -> StorageError {
@@ -361,26 +315,6 @@ mod tests {
     fn keeps_everything_when_nothing_is_trimmed() {
         let buffers = pieces(&[b"ab", b"cd"]);
         assert_eq!(joined(trim(buffers, 0, 4)), b"abcd");
-    }
-
-    #[test]
-    fn maps_datanode_results() {
-        let node = Datanode {
-            uuid: "u".into(),
-            address: "dn:9859".into(),
-        };
-        assert!(matches!(
-            result_error(&node, dn::Result::UnknownBcsid, ""),
-            StorageError::Unavailable(_)
-        ));
-        assert!(matches!(
-            result_error(&node, dn::Result::BlockTokenVerificationFailed, ""),
-            StorageError::TokenRefused(_)
-        ));
-        assert!(matches!(
-            result_error(&node, dn::Result::NoSuchBlock, ""),
-            StorageError::Internal(_)
-        ));
     }
 
     #[tokio::test]

@@ -3,9 +3,9 @@
 //! client, and the gateway's S3 credentials kept in Ozone too, so that
 //! every gateway replica shares them.
 //!
-//! Ownership is enforced here as the embedded OM does: a bucket belongs to
-//! the access key that created it (the bucket's Ozone owner) and every
-//! other identity gets `AccessDenied`, checked before any key command.
+//! A bucket belongs to the access key that created it (the bucket's Ozone
+//! owner); the facade authorises every caller on the bucket's facts
+//! (cached) before any command here runs.
 //!
 //! Credentials: the OM hands out an S3 secret only in the answer that
 //! creates it, so it cannot serve the secrets SigV4 verification needs.
@@ -26,11 +26,13 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt, stream};
 
-use crate::cache::clone_error;
 use crate::multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo, position as upload_position,
 };
-use crate::om::{MetadataStore, OpenKey, validate_key};
+use crate::om::{
+    BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange,
+    UploadRef, UploadStore, validate_key,
+};
 use crate::{
     BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, ObjectChecksum,
     Result, StorageError, WriteCondition, WriteIntent,
@@ -59,8 +61,6 @@ const ROOT_KEY: &str = "s3gw-root";
 const LIST_BATCH: usize = 1000;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
-/// Buckets whose owner is remembered.
-const BUCKET_CACHE_CAPACITY: u64 = 100_000;
 
 pub(crate) struct OzoneMetadata {
     om: Arc<OmClient>,
@@ -72,22 +72,11 @@ pub(crate) struct OzoneMetadata {
     /// Open keys by id with what Ozone wants repeated on AllocateBlock and
     /// CommitKey; those of abandoned uploads expire.
     open_keys: moka::future::Cache<u64, OzoneOpenKey>,
-    /// Buckets by name, so that the ownership check before every key
-    /// command costs no round trip; `None` when caching is off. Only
-    /// existing buckets are kept, for at most the metadata TTL.
-    buckets: Option<moka::future::Cache<String, BucketInfo>>,
 }
 
 impl OzoneMetadata {
-    /// `abandon_after`: how long an open key is remembered without use;
-    /// `bucket_ttl`: how long a bucket's owner is trusted without asking
-    /// the OM again (zero: always ask).
-    pub(crate) fn new(
-        om: OmClient,
-        bucket_prefix: String,
-        abandon_after: Duration,
-        bucket_ttl: Duration,
-    ) -> Self {
+    /// `abandon_after`: how long an open key is remembered without use.
+    pub(crate) fn new(om: OmClient, bucket_prefix: String, abandon_after: Duration) -> Self {
         let om = Arc::new(om);
         let records_bucket = format!("{bucket_prefix}{CHECKSUMS_BUCKET}");
         Self {
@@ -97,24 +86,29 @@ impl OzoneMetadata {
             open_keys: moka::future::Cache::builder()
                 .time_to_idle(abandon_after)
                 .build(),
-            buckets: (!bucket_ttl.is_zero()).then(|| {
-                moka::future::Cache::builder()
-                    .time_to_live(bucket_ttl)
-                    .max_capacity(BUCKET_CACHE_CAPACITY)
-                    .build()
-            }),
         }
     }
 
     /// Checks that the OM answers and creates the system buckets if this
-    /// is the first gateway on the cluster.
+    /// is the first gateway on the cluster. A system bucket someone else
+    /// owns (an S3 client took the name, or another program uses it) is
+    /// refused: the gateway would keep its secrets there.
     pub(crate) async fn prepare(&self) -> Result<()> {
         for bucket in [
             self.credentials_bucket(),
             self.checksums.bucket().to_owned(),
         ] {
             match self.om.create_bucket(SYSTEM_OWNER, &bucket, "").await {
-                Ok(()) | Err(StorageError::BucketAlreadyExists) => {}
+                Ok(()) => {}
+                Err(StorageError::BucketAlreadyExists) => {
+                    let owner = self.om.info_bucket(SYSTEM_OWNER, &bucket).await?.owner;
+                    if owner != SYSTEM_OWNER {
+                        return Err(StorageError::InvalidArgument(format!(
+                            "the system bucket s3v/{bucket} is owned by {owner:?}, not by the \
+                             gateway ({SYSTEM_OWNER:?}): remove it or choose another bucket prefix"
+                        )));
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -137,28 +131,14 @@ impl OzoneMetadata {
         bucket
     }
 
-    async fn info_bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
+    /// The bucket's facts, asked as the gateway itself: the same for
+    /// every caller.
+    async fn info_bucket(&self, name: &str) -> Result<BucketInfo> {
         let info = self
             .om
-            .info_bucket(&who.access_key, &self.ozone_name(name))
+            .info_bucket(SYSTEM_OWNER, &self.ozone_name(name))
             .await?;
         Ok(self.facade_bucket(info))
-    }
-
-    /// The bucket if `who` owns it: `NoSuchBucket` or `AccessDenied` otherwise.
-    async fn owned_bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        let info = match &self.buckets {
-            Some(cache) => cache
-                .try_get_with_by_ref(name, self.info_bucket(who, name))
-                .await
-                .map_err(|e| clone_error(&e))?,
-            None => self.info_bucket(who, name).await?,
-        };
-        if info.owner == who.access_key {
-            Ok(info)
-        } else {
-            Err(StorageError::AccessDenied)
-        }
     }
 
     /// The open key behind the facade's handle.
@@ -180,14 +160,18 @@ impl OzoneMetadata {
 
     /// Keeps `open` for the later commands on it and returns the facade's
     /// handle, in facade `bucket`.
-    async fn remember(&self, bucket: &str, mut open: OzoneOpenKey, intent: WriteIntent) -> OpenKey {
+    async fn remember(
+        &self,
+        object: ObjectRef,
+        mut open: OzoneOpenKey,
+        intent: WriteIntent,
+    ) -> OpenKey {
         // The preallocated blocks go to the writer; later commands need
         // only the key's identity and replication.
         let first_blocks = std::mem::take(&mut open.blocks);
         let handle = OpenKey {
             id: open.id,
-            bucket: bucket.to_owned(),
-            key: open.key.clone(),
+            object,
             first_blocks: first_blocks.into_iter().map(location_from_block).collect(),
             intent,
         };
@@ -286,15 +270,22 @@ impl OzoneMetadata {
     /// Aborts every multipart upload in progress in the bucket.
     async fn abort_every_upload(&self, who: &Identity, bucket: &str) -> Result<()> {
         loop {
-            let uploads = self.scan_uploads(who, bucket, "", &[], LIST_BATCH).await?;
+            let scan = ScanRange {
+                bucket: bucket.to_owned(),
+                prefix: String::new(),
+                after: Vec::new(),
+                limit: LIST_BATCH,
+            };
+            let uploads = self.scan_multipart_uploads(who, scan).await?;
             if uploads.is_empty() {
                 return Ok(());
             }
             for upload in uploads {
-                match self
-                    .abort_upload(who, bucket, &upload.key, &upload.upload_id)
-                    .await
-                {
+                let upload = UploadRef {
+                    object: ObjectRef::new(bucket, &upload.key),
+                    upload_id: upload.upload_id,
+                };
+                match self.abort_multipart_upload(who, upload).await {
                     Ok(()) | Err(StorageError::NoSuchUpload) => {}
                     Err(e) => return Err(e),
                 }
@@ -393,7 +384,7 @@ fn with_checksums(mut info: KeyInfo, recorded: ObjectChecksums) -> KeyInfo {
 fn abandoned(open: &OpenKey) -> StorageError {
     StorageError::InvalidArgument(format!(
         "upload {} of {:?} is unknown or abandoned",
-        open.id, open.key
+        open.id, open.object.key
     ))
 }
 
@@ -409,14 +400,35 @@ fn part_number(number: u16) -> Result<u32> {
 }
 
 #[async_trait]
-impl MetadataStore for OzoneMetadata {
-    // ---- credentials ----
-
+impl CredentialStore for OzoneMetadata {
     async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
         if validate_key(access_key).is_err() {
             return Ok(None);
         }
         self.credential_at(access_key).await
+    }
+
+    async fn access_keys(&self) -> Result<Vec<String>> {
+        let bucket = self.credentials_bucket();
+        let mut names: Vec<String> = Vec::new();
+        loop {
+            let start = names.last().cloned().unwrap_or_default();
+            let (page, truncated) = self
+                .list_ozone_keys(SYSTEM_OWNER, &bucket, "", &start, LIST_BATCH)
+                .await?;
+            let done = !truncated || page.is_empty();
+            names.extend(page.into_iter().map(|e| e.key));
+            if done {
+                return Ok(names);
+            }
+        }
+    }
+
+    /// The OM makes the secret, so Ozone's own S3 gateway accepts the key
+    /// too (with security on it verifies signatures against it).
+    async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
+        validate_key(access_key)?;
+        self.om.issue_s3_secret(access_key).await.map(Some)
     }
 
     async fn put_credential(&self, cred: Credential) -> Result<()> {
@@ -444,32 +456,12 @@ impl MetadataStore for OzoneMetadata {
     }
 
     async fn list_credentials(&self) -> Result<Vec<Credential>> {
-        let bucket = self.credentials_bucket();
-        let mut names: Vec<String> = Vec::new();
-        loop {
-            let start = names.last().cloned().unwrap_or_default();
-            let (page, truncated) = self
-                .list_ozone_keys(SYSTEM_OWNER, &bucket, "", &start, LIST_BATCH)
-                .await?;
-            let done = !truncated || page.is_empty();
-            names.extend(page.into_iter().map(|e| e.key));
-            if done {
-                break;
-            }
-        }
-        let found: Vec<Option<Credential>> = stream::iter(names)
+        let found: Vec<Option<Credential>> = stream::iter(self.access_keys().await?)
             .map(|name| async move { self.credential_at(&name).await })
             .buffered(PARALLEL_LOOKUPS)
             .try_collect()
             .await?;
         Ok(found.into_iter().flatten().collect())
-    }
-
-    /// The OM makes the secret, so Ozone's own S3 gateway accepts the key
-    /// too (with security on it verifies signatures against it).
-    async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
-        validate_key(access_key)?;
-        self.om.issue_s3_secret(access_key).await.map(Some)
     }
 
     async fn delete_credential(&self, access_key: &str) -> Result<bool> {
@@ -493,15 +485,29 @@ impl MetadataStore for OzoneMetadata {
         Ok(deleted)
     }
 
-    // ---- buckets ----
+    /// One InfoBucket of the credentials bucket: the OM (its leader, after
+    /// any failover) answers and the gateway's credentials are there.
+    async fn ready(&self) -> Result<()> {
+        self.om
+            .info_bucket(SYSTEM_OWNER, &self.credentials_bucket())
+            .await
+            .map(drop)
+    }
+}
 
-    async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+#[async_trait]
+impl BucketStore for OzoneMetadata {
+    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()> {
         match self
             .om
-            .create_bucket(&who.access_key, &self.ozone_name(name), region)
+            .create_bucket(
+                &who.access_key,
+                &self.ozone_name(&bucket.name),
+                &bucket.region,
+            )
             .await
         {
-            Err(StorageError::BucketAlreadyExists) => match self.info_bucket(who, name).await {
+            Err(StorageError::BucketAlreadyExists) => match self.info_bucket(&bucket.name).await {
                 Ok(info) if info.owner == who.access_key => {
                     Err(StorageError::BucketAlreadyOwnedByYou)
                 }
@@ -511,8 +517,8 @@ impl MetadataStore for OzoneMetadata {
         }
     }
 
-    async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        self.owned_bucket(who, name).await
+    async fn bucket(&self, name: &str) -> Result<BucketInfo> {
+        self.info_bucket(name).await
     }
 
     async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
@@ -539,30 +545,22 @@ impl MetadataStore for OzoneMetadata {
     }
 
     async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        self.owned_bucket(who, name).await?;
-        let deleted = self.delete_own_bucket(who, name).await;
-        // Forgotten after the delete, so a lookup racing it cannot put the
-        // bucket back into the cache.
-        if let Some(cache) = &self.buckets {
-            cache.invalidate(name).await;
-        }
-        deleted
+        self.delete_own_bucket(who, name).await
     }
+}
 
-    // ---- keys ----
-    // ---- keys ----
-
-    async fn lookup_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
-        let name = self.ozone_name(bucket);
-        let (owner, found) = tokio::join!(
-            self.owned_bucket(who, bucket),
-            self.om.get_key_info(&who.access_key, &name, key, false)
-        );
-        owner?;
+#[async_trait]
+impl ObjectStore for OzoneMetadata {
+    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         if is_blank(key) {
             return Err(StorageError::NoSuchKey);
         }
-        let found = found?;
+        let name = self.ozone_name(bucket);
+        let found = self
+            .om
+            .get_key_info(&who.access_key, &name, key, false)
+            .await?;
         let recorded = if found.is_multipart {
             self.checksums.object(&name, key, found.update_id).await?
         } else {
@@ -573,16 +571,15 @@ impl MetadataStore for OzoneMetadata {
         Ok(with_checksums(info, recorded))
     }
 
-    async fn open_key(
+    async fn create_object(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
-        storable_key(key)?;
-        self.owned_bucket(who, bucket).await?;
-        let name = self.ozone_name(bucket);
+        storable_key(&object.key)?;
+        let name = self.ozone_name(&object.bucket);
+        let key = object.key.as_str();
         let expect = self.expectation(who, &name, key, &intent.condition).await?;
         let size_hint = intent.size_hint.unwrap_or(0);
         let created = self
@@ -597,35 +594,9 @@ impl MetadataStore for OzoneMetadata {
             )
             .await;
         match created {
-            Ok(open) => Ok(self.remember(bucket, open, intent).await),
+            Ok(open) => Ok(self.remember(object, open, intent).await),
             Err(err) => Err(self.refusal(who, &name, key, &expect, err).await),
         }
-    }
-
-    async fn open_part(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        number: u16,
-        size_hint: Option<u64>,
-    ) -> Result<OpenKey> {
-        storable_key(key)?;
-        let number = part_number(number)?;
-        self.owned_bucket(who, bucket).await?;
-        let open = self
-            .om
-            .create_part(
-                &who.access_key,
-                &self.ozone_name(bucket),
-                key,
-                upload_id,
-                number,
-                size_hint.unwrap_or(0),
-            )
-            .await?;
-        Ok(self.remember(bucket, open, WriteIntent::default()).await)
     }
 
     async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
@@ -634,14 +605,14 @@ impl MetadataStore for OzoneMetadata {
         Ok(location_from_block(block))
     }
 
-    async fn commit_key(
+    async fn commit_object(
         &self,
         who: &Identity,
-        open: &OpenKey,
+        open: OpenKey,
         blocks: Vec<BlockLocation>,
-        obj: NewObject,
+        object: NewObject,
     ) -> Result<KeyInfo> {
-        let ozone_open = self.take_open_key(open).await?;
+        let ozone_open = self.take_open_key(&open).await?;
         if ozone_open.part.is_some() {
             return Err(StorageError::InvalidArgument(
                 "an upload opened as a part must be committed as a part".into(),
@@ -651,35 +622,38 @@ impl MetadataStore for OzoneMetadata {
             .iter()
             .map(|b| block_from_location(b, None))
             .collect();
-        let metadata = object_metadata(&obj.meta, obj.checksum.as_ref());
+        let metadata = object_metadata(&object.meta, object.checksum.as_ref());
         self.om
             .commit_key(
                 &who.access_key,
                 &ozone_open,
                 &ozone_blocks,
-                &obj.etag,
+                &object.etag,
                 &metadata,
             )
             .await?;
-        Ok(committed_info(open, &who.access_key, blocks, obj))
+        Ok(committed_info(&open, &who.access_key, blocks, object))
     }
 
-    async fn abort_key(&self, _who: &Identity, open: &OpenKey) -> Result<()> {
+    async fn abort_object(&self, _who: &Identity, open: &OpenKey) -> Result<()> {
         // Ozone has no client command to drop an open key: the OM expires
         // it (and reclaims its blocks) on its own; it is never visible.
         self.open_keys.invalidate(&open.id).await;
         Ok(())
     }
 
-    async fn delete_key(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
-        self.owned_bucket(who, bucket).await?;
-        if is_blank(key) {
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()> {
+        if is_blank(&object.key) {
             // No such key can exist here; the OM would look at the bucket.
             return Ok(());
         }
         match self
             .om
-            .delete_key(&who.access_key, &self.ozone_name(bucket), key)
+            .delete_key(
+                &who.access_key,
+                &self.ozone_name(&object.bucket),
+                &object.key,
+            )
             .await
         {
             Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
@@ -687,35 +661,30 @@ impl MetadataStore for OzoneMetadata {
         }
     }
 
-    async fn set_tags(
+    async fn put_tags(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.owned_bucket(who, bucket).await?;
-        if is_blank(key) {
+        if is_blank(&object.key) {
             return Err(StorageError::NoSuchKey);
         }
-        let name = self.ozone_name(bucket);
+        let name = self.ozone_name(&object.bucket);
         if tags.is_empty() {
-            self.om.delete_tags(&who.access_key, &name, key).await
+            self.om
+                .delete_tags(&who.access_key, &name, &object.key)
+                .await
         } else {
-            self.om.put_tags(&who.access_key, &name, key, &tags).await
+            self.om
+                .put_tags(&who.access_key, &name, &object.key, &tags)
+                .await
         }
     }
 
-    async fn scan_keys(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
-    ) -> Result<Vec<ListEntry>> {
-        self.owned_bucket(who, bucket).await?;
-        let name = self.ozone_name(bucket);
+    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
+        let (prefix, after, limit) = (scan.prefix.as_str(), scan.after.as_slice(), scan.limit);
+        let name = self.ozone_name(&scan.bucket);
         let mut start = start_key(after);
         // Ozone seeks to `startKey` only within the prefix.
         if start.as_str() < prefix {
@@ -749,38 +718,36 @@ impl MetadataStore for OzoneMetadata {
         out.truncate(limit);
         Ok(out)
     }
+}
 
-    // ---- multipart uploads ----
-
-    async fn create_upload(
+#[async_trait]
+impl UploadStore for OzoneMetadata {
+    async fn create_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        storable_key(key)?;
-        self.owned_bucket(who, bucket).await?;
+        storable_key(&object.key)?;
         let metadata = object_metadata(&upload.meta, None);
         let upload_id = self
             .om
             .initiate_multipart(
                 &who.access_key,
-                &self.ozone_name(bucket),
-                key,
+                &self.ozone_name(&object.bucket),
+                &object.key,
                 &metadata,
                 &upload.tags,
             )
             .await?;
-        if let Some(algorithm) = &upload.checksum_algorithm {
-            let kind = upload.checksum_type.as_deref().unwrap_or_default();
+        if let Some(algorithm) = upload.checksum_algorithm {
             self.checksums
-                .record_upload(&upload_id, algorithm, kind)
+                .record_upload(&upload_id, algorithm, upload.checksum_type)
                 .await?;
         }
         Ok(UploadInfo {
-            bucket: bucket.to_owned(),
-            key: key.to_owned(),
+            bucket: object.bucket,
+            key: object.key,
             upload_id,
             owner: who.access_key.clone(),
             initiated: SystemTime::now(),
@@ -791,14 +758,12 @@ impl MetadataStore for OzoneMetadata {
         })
     }
 
-    async fn upload(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<UploadInfo> {
-        self.owned_bucket(who, bucket).await?;
+    async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo> {
+        let (bucket, key, upload_id) = (
+            upload.object.bucket.as_str(),
+            upload.object.key.as_str(),
+            upload.upload_id.as_str(),
+        );
         let name = self.ozone_name(bucket);
         let mut key_marker = String::new();
         let mut id_marker = String::new();
@@ -821,7 +786,7 @@ impl MetadataStore for OzoneMetadata {
             {
                 // Ozone does not hand back the metadata and tags the upload
                 // was started with; the checksum settings are our record.
-                let (algorithm, kind) = self.checksums.upload(upload_id).await?.unzip();
+                let (algorithm, kind) = self.checksums.upload(upload_id).await?;
                 return Ok(UploadInfo {
                     bucket: bucket.to_owned(),
                     key: key.to_owned(),
@@ -830,8 +795,8 @@ impl MetadataStore for OzoneMetadata {
                     initiated: found.created,
                     meta: Default::default(),
                     tags: Vec::new(),
-                    checksum_algorithm: algorithm.filter(|a| !a.is_empty()),
-                    checksum_type: kind.filter(|k| !k.is_empty()),
+                    checksum_algorithm: algorithm,
+                    checksum_type: kind,
                 });
             }
             match (
@@ -848,21 +813,46 @@ impl MetadataStore for OzoneMetadata {
         }
     }
 
+    async fn create_part(
+        &self,
+        who: &Identity,
+        part: &PartRef,
+        size_hint: Option<u64>,
+    ) -> Result<OpenKey> {
+        let object = &part.upload.object;
+        storable_key(&object.key)?;
+        let number = part_number(part.number)?;
+        let open = self
+            .om
+            .create_part(
+                &who.access_key,
+                &self.ozone_name(&object.bucket),
+                &object.key,
+                &part.upload.upload_id,
+                number,
+                size_hint.unwrap_or(0),
+            )
+            .await?;
+        Ok(self
+            .remember(object.clone(), open, WriteIntent::default())
+            .await)
+    }
+
     async fn commit_part(
         &self,
         who: &Identity,
-        open: &OpenKey,
-        upload_id: &str,
-        number: u16,
+        open: OpenKey,
+        part: PartRef,
         blocks: Vec<BlockLocation>,
-        part: PartCommit,
+        commit: PartCommit,
     ) -> Result<PartInfo> {
-        let ozone_open = self.take_open_key(open).await?;
+        let ozone_open = self.take_open_key(&open).await?;
+        let (upload_id, number) = (part.upload.upload_id.as_str(), part.number);
         let wanted = OpenPart {
             upload_id: upload_id.to_owned(),
             number: part_number(number)?,
         };
-        if ozone_open.part.as_ref() != Some(&wanted) {
+        if ozone_open.part.as_ref() != Some(&wanted) || part.upload.object != open.object {
             return Err(StorageError::InvalidArgument(format!(
                 "this back end needs part {number} opened as that part (Storage::create_part)"
             )));
@@ -872,9 +862,9 @@ impl MetadataStore for OzoneMetadata {
             .map(|b| block_from_location(b, Some(wanted.number)))
             .collect();
         self.om
-            .commit_part(&who.access_key, &ozone_open, &ozone_blocks, &part.etag)
+            .commit_part(&who.access_key, &ozone_open, &ozone_blocks, &commit.etag)
             .await?;
-        if let Some(checksum) = &part.checksum {
+        if let Some(checksum) = &commit.checksum {
             self.checksums
                 .record_part(upload_id, number, checksum)
                 .await?;
@@ -882,8 +872,8 @@ impl MetadataStore for OzoneMetadata {
         Ok(PartInfo {
             number,
             size: blocks.iter().map(|b| b.length).sum(),
-            etag: part.etag,
-            checksum: part.checksum,
+            etag: commit.etag,
+            checksum: commit.checksum,
             last_modified: SystemTime::now(),
         })
     }
@@ -891,22 +881,26 @@ impl MetadataStore for OzoneMetadata {
     async fn list_parts(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &UploadRef,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
-        self.owned_bucket(who, bucket).await?;
-        let name = self.ozone_name(bucket);
-        let checksums = self.checksums.parts(upload_id).await?;
+        let name = self.ozone_name(&upload.object.bucket);
+        let checksums = self.checksums.parts(&upload.upload_id).await?;
         let mut out = Vec::new();
         let mut marker = u32::from(after);
         while out.len() < limit {
             let want = (limit - out.len()).min(LIST_BATCH) as u32;
             let page = self
                 .om
-                .list_parts(&who.access_key, &name, key, upload_id, marker, want)
+                .list_parts(
+                    &who.access_key,
+                    &name,
+                    &upload.object.key,
+                    &upload.upload_id,
+                    marker,
+                    want,
+                )
                 .await?;
             out.extend(page.parts.into_iter().filter_map(|p| {
                 let number = u16::try_from(p.number).ok()?;
@@ -927,15 +921,17 @@ impl MetadataStore for OzoneMetadata {
         Ok(out)
     }
 
-    async fn complete_upload(
+    async fn complete_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        self.owned_bucket(who, bucket).await?;
+        let (bucket, key, upload_id) = (
+            upload.object.bucket.as_str(),
+            upload.object.key.as_str(),
+            upload.upload_id.as_str(),
+        );
         let name = self.ozone_name(bucket);
         let expect = self
             .expectation(who, &name, key, &complete.condition)
@@ -991,7 +987,7 @@ impl MetadataStore for OzoneMetadata {
 
     /// Ozone keeps no part ETags on a completed key, but names the object
     /// after them (see [`ozone_multipart_etag`]).
-    fn made_by_completion(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
         object.parts.len() == parts.len()
             && object
                 .parts
@@ -1001,17 +997,16 @@ impl MetadataStore for OzoneMetadata {
             && object.etag == ozone_multipart_etag(parts)
     }
 
-    async fn abort_upload(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<()> {
-        self.owned_bucket(who, bucket).await?;
+    async fn abort_multipart_upload(&self, who: &Identity, upload: UploadRef) -> Result<()> {
         self.om
-            .abort_multipart(&who.access_key, &self.ozone_name(bucket), key, upload_id)
+            .abort_multipart(
+                &who.access_key,
+                &self.ozone_name(&upload.object.bucket),
+                &upload.object.key,
+                &upload.upload_id,
+            )
             .await?;
+        let upload_id = upload.upload_id.as_str();
         match self.checksums.parts(upload_id).await {
             Ok(recorded) => {
                 self.checksums
@@ -1023,16 +1018,13 @@ impl MetadataStore for OzoneMetadata {
         Ok(())
     }
 
-    async fn scan_uploads(
+    async fn scan_multipart_uploads(
         &self,
         who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
+        scan: ScanRange,
     ) -> Result<Vec<UploadInfo>> {
-        self.owned_bucket(who, bucket).await?;
-        let name = self.ozone_name(bucket);
+        let (after, limit) = (scan.after.as_slice(), scan.limit);
+        let name = self.ozone_name(&scan.bucket);
         let (mut key_marker, mut id_marker) = upload_markers(after);
         let mut out = Vec::new();
         while out.len() < limit {
@@ -1041,7 +1033,7 @@ impl MetadataStore for OzoneMetadata {
                 .list_uploads(
                     &who.access_key,
                     &name,
-                    prefix,
+                    &scan.prefix,
                     &key_marker,
                     &id_marker,
                     LIST_BATCH.min(limit - out.len()),
@@ -1052,7 +1044,7 @@ impl MetadataStore for OzoneMetadata {
                     .into_iter()
                     .filter(|u| upload_position(&u.key, &u.upload_id).as_slice() > after)
                     .map(|u| UploadInfo {
-                        bucket: bucket.to_owned(),
+                        bucket: scan.bucket.clone(),
                         key: u.key,
                         upload_id: u.upload_id,
                         owner: who.access_key.clone(),

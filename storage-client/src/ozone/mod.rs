@@ -4,32 +4,83 @@
 //! [`dn_client::DnClient`] reads block bytes from datanodes
 //! (`XceiverClientProtocolService/send`) and [`ratis_client::RatisClient`]
 //! writes them through the pipeline's Raft group
-//! (`RaftClientProtocolService/unordered`). The gateway plugs them into its
-//! storage roles as `OzoneMetadata` (the metadata role) and `OzoneBlocks`
-//! (the block role); its own writer cuts chunks and blocks. The message
-//! definitions are our own subsets of Ozone's, in `proto/`.
+//! (`RaftClientProtocolService/unordered`); [`dn_protocol`] is what the two
+//! datanode clients share. [`open`] plugs them into the storage roles as
+//! `OzoneMetadata` (the metadata role) and `OzoneBlocks` (the block role);
+//! the facade's writer cuts chunks and blocks. The message definitions are
+//! our own subsets of Ozone's, in `proto/`.
 
 mod block_store;
 mod channels;
 mod checksum;
 mod checksum_records;
+// `pub` inside this private module: visible only in the crate, and
+// re-exported for the live tests by `crate::test_support`.
 pub mod dn_client;
+mod dn_protocol;
 mod metadata_store;
-mod model;
+pub mod model;
 mod object_mapping;
 pub mod om_client;
-pub mod om_multipart;
+mod om_multipart;
 pub mod ratis_client;
 
-pub(crate) use block_store::OzoneBlocks;
-pub(crate) use metadata_store::OzoneMetadata;
-pub use model::{
-    Datanode, ETAG_METADATA_KEY, KeyExpectation, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey,
-    OzonePart, OzoneUpload, RatisPipeline, Replication,
-};
+use std::sync::Arc;
+
+use block_store::OzoneBlocks;
+use dn_client::{DnClient, DnConfig};
+use metadata_store::OzoneMetadata;
+use om_client::{OmClient, OmConfig};
+use ratis_client::{RatisClient, RatisConfig};
+
+use crate::backend::Backend;
+use crate::{OzoneStorageConfig, Result};
 
 /// Code generated from `proto/` by `build.rs`.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/ozone_protos.rs"));
+}
+
+/// Connects to the cluster: fails (`Unavailable`) when no OM answers,
+/// creates the gateway's system buckets on first use and refuses a cluster
+/// where someone else owns them.
+pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
+    config.validate()?;
+    let om_config = OmConfig {
+        connect_timeout: config.connect_timeout,
+        request_timeout: config.request_timeout,
+        ..OmConfig::new(config.om_addresses.clone())
+    };
+    let metadata = OzoneMetadata::new(
+        OmClient::new(&om_config)?,
+        config.bucket_prefix.clone(),
+        config.open_key_expiry,
+    );
+    metadata.prepare().await?;
+    let reader = DnClient::new(DnConfig {
+        connect_timeout: config.connect_timeout,
+        request_timeout: config.request_timeout,
+    });
+    let writer = RatisClient::new(RatisConfig {
+        connect_timeout: config.connect_timeout,
+        request_timeout: config.request_timeout,
+        ..RatisConfig::default()
+    });
+    let blocks = OzoneBlocks::new(
+        reader,
+        writer,
+        config.bytes_per_checksum,
+        config.open_key_expiry,
+    );
+    Ok(Backend {
+        metadata: Arc::new(metadata),
+        blocks: Arc::new(blocks),
+        block_size: config.block_size,
+        chunk_size: config.chunk_size,
+        cache: config.cache(),
+        // Ozone reclaims replaced and abandoned blocks itself.
+        reclaimer: None,
+        background: None,
+    })
 }

@@ -16,7 +16,8 @@ use md5::{Digest, Md5};
 
 use crate::om::OpenKey;
 use crate::{
-    BlockLocation, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, PartSummary, Replica, WriteGroup,
+    BlockLocation, ChecksumAlgorithm, ChecksumType, KeyInfo, NewObject, ObjectChecksum, ObjectMeta,
+    PartSummary, Replica, WriteGroup,
 };
 
 use super::model::{Datanode, ETAG_METADATA_KEY, OzoneBlock, OzoneKey, RatisPipeline};
@@ -101,9 +102,12 @@ pub(super) fn meta_from_metadata(
 pub(super) fn parse_checksum(text: &str) -> Option<ObjectChecksum> {
     let mut fields = text.split(' ');
     let (algorithm, kind, value) = (fields.next()?, fields.next()?, fields.next()?);
-    fields.next().is_none().then(|| ObjectChecksum {
-        algorithm: algorithm.to_owned(),
-        kind: kind.to_owned(),
+    if fields.next().is_some() {
+        return None;
+    }
+    Some(ObjectChecksum {
+        algorithm: ChecksumAlgorithm::from_name(algorithm)?,
+        kind: ChecksumType::from_name(kind)?,
         value: value.to_owned(),
     })
 }
@@ -168,8 +172,8 @@ pub(super) fn committed_info(
     obj: NewObject,
 ) -> KeyInfo {
     KeyInfo {
-        bucket: open.bucket.clone(),
-        key: open.key.clone(),
+        bucket: open.object.bucket.clone(),
+        key: open.object.key.clone(),
         size: blocks.iter().map(|b| b.length).sum(),
         etag: obj.etag,
         last_modified: SystemTime::now(),
@@ -249,8 +253,8 @@ mod tests {
             ..Default::default()
         };
         let checksum = ObjectChecksum {
-            algorithm: "crc32".into(),
-            kind: "FULL_OBJECT".into(),
+            algorithm: ChecksumAlgorithm::Crc32,
+            kind: ChecksumType::FullObject,
             value: "AAAAAA==".into(),
         };
         let mut stored: BTreeMap<String, String> = object_metadata(&meta, Some(&checksum))

@@ -541,6 +541,8 @@ impl OmClient {
 
     // ---- tags ----
 
+    /// The key's tags as the OM keeps them (lookups read them with the key).
+    #[cfg(feature = "test-support")]
     pub async fn get_tags(
         &self,
         access_id: &str,

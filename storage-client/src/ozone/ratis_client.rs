@@ -23,7 +23,7 @@ use tonic::transport::Channel;
 use crate::{Result, StorageError};
 
 use super::channels::Channels;
-use super::dn_client::{container_command, datanode_block_id, result_error};
+use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, BlockData, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse,
@@ -585,7 +585,7 @@ fn command(cmd: dn::Type, block: &OzoneBlock, pipeline: &RatisPipeline) -> Conta
 mod tests {
     use super::*;
     use crate::BlockId;
-    use crate::ozone::dn_client::CLIENT_VERSION;
+    use crate::ozone::dn_protocol::CLIENT_VERSION;
     use crate::ozone::proto::ratis::common::{
         NotLeaderException, NotReplicatedException, RaftPeer, RaftRpcReply, StateMachineException,
     };

@@ -64,6 +64,7 @@ pub struct KeyRing {
 }
 
 impl KeyRing {
+    #[cfg(test)]
     pub fn new(keys: Vec<SecretKey>) -> Self {
         let ring = Self::default();
         ring.replace(keys);

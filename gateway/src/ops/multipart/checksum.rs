@@ -7,44 +7,24 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::crc_combine::Crc;
-use crate::checksum::ChecksumAlgorithm;
+use storage_client::ChecksumType;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChecksumType {
-    Composite,
-    FullObject,
+use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
+
+/// AWS's default type for `alg`: CRC64NVME exists only as a full-object checksum.
+pub fn default_type(alg: ChecksumAlgorithm) -> ChecksumType {
+    match alg {
+        ChecksumAlgorithm::Crc64Nvme => ChecksumType::FullObject,
+        _ => ChecksumType::Composite,
+    }
 }
 
-impl ChecksumType {
-    pub fn parse(value: &str) -> Option<Self> {
-        match value {
-            "COMPOSITE" => Some(Self::Composite),
-            "FULL_OBJECT" => Some(Self::FullObject),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Composite => "COMPOSITE",
-            Self::FullObject => "FULL_OBJECT",
-        }
-    }
-
-    /// AWS's default: CRC64NVME exists only as a full-object checksum.
-    pub fn default_for(alg: ChecksumAlgorithm) -> Self {
-        match alg {
-            ChecksumAlgorithm::Crc64Nvme => Self::FullObject,
-            _ => Self::Composite,
-        }
-    }
-
-    /// SHA digests cannot be combined, and CRC64NVME is never composite.
-    pub fn supports(self, alg: ChecksumAlgorithm) -> bool {
-        match self {
-            Self::Composite => alg != ChecksumAlgorithm::Crc64Nvme,
-            Self::FullObject => Crc::for_algorithm(alg).is_some(),
-        }
+/// Whether `kind` works with `alg`: SHA digests cannot be combined, and
+/// CRC64NVME is never composite.
+pub fn supports(kind: ChecksumType, alg: ChecksumAlgorithm) -> bool {
+    match kind {
+        ChecksumType::Composite => alg != ChecksumAlgorithm::Crc64Nvme,
+        ChecksumType::FullObject => Crc::for_algorithm(alg).is_some(),
     }
 }
 
@@ -65,7 +45,7 @@ pub fn combine(
         raw_parts.push((*size, raw));
     }
     match kind {
-        ChecksumType::Composite if kind.supports(alg) => {
+        ChecksumType::Composite if supports(kind, alg) => {
             let joined: Vec<u8> = raw_parts.into_iter().flat_map(|(_, raw)| raw).collect();
             Some(format!("{}-{}", alg.digest(&joined), parts.len()))
         }

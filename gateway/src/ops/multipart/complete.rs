@@ -13,9 +13,9 @@ use storage_client::{
 };
 
 use super::UploadRef;
-use super::checksum::{ChecksumType, combine};
+use super::checksum::{combine, default_type};
 use crate::auth::Payload;
-use crate::checksum::ChecksumAlgorithm;
+use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::S3Error;
 use crate::ops::body::read_to_end;
 use crate::ops::headers::{insert, quoted_etag};
@@ -129,7 +129,7 @@ fn completed_response(
         insert(
             response.headers_mut(),
             HeaderName::from_static("x-amz-checksum-type"),
-            &checksum.kind,
+            checksum.kind.name(),
         );
     }
     Ok(response)
@@ -184,7 +184,7 @@ fn plan(
         // A checksum the client lists for a part must be the one stored.
         if let Some(stored_checksum) = &part.checksum
             && wanted
-                .checksum(&stored_checksum.algorithm)
+                .checksum(stored_checksum.algorithm)
                 .is_some_and(|sent| sent.trim() != stored_checksum.value)
         {
             return Err(invalid_part(wanted.part_number, &wanted.etag));
@@ -231,22 +231,14 @@ fn object_checksum(
     upload: &UploadInfo,
     parts: &[&PartInfo],
 ) -> Result<Option<ObjectChecksum>, S3Error> {
-    let Some(alg) = upload
-        .checksum_algorithm
-        .as_deref()
-        .and_then(ChecksumAlgorithm::from_name)
-    else {
+    let Some(alg) = upload.checksum_algorithm else {
         return Ok(None);
     };
-    let kind = upload
-        .checksum_type
-        .as_deref()
-        .and_then(ChecksumType::parse)
-        .unwrap_or(ChecksumType::default_for(alg));
+    let kind = upload.checksum_type.unwrap_or(default_type(alg));
     let mut values = Vec::with_capacity(parts.len());
     for part in parts {
         match &part.checksum {
-            Some(checksum) if checksum.algorithm == alg.name() => {
+            Some(checksum) if checksum.algorithm == alg => {
                 values.push((part.size, checksum.value.as_str()));
             }
             _ => {
@@ -261,9 +253,9 @@ fn object_checksum(
     let value = combine(alg, kind, &values)
         .ok_or_else(|| S3Error::internal("stored part checksums could not be combined"))?;
     Ok(Some(ObjectChecksum {
-        algorithm: alg.name().to_owned(),
+        algorithm: alg,
         value,
-        kind: kind.as_str().to_owned(),
+        kind,
     }))
 }
 
@@ -277,7 +269,7 @@ fn check_declared_checksum(
             continue;
         };
         let sent = sent.to_str().unwrap_or_default().trim();
-        let matches = computed.is_some_and(|c| c.algorithm == alg.name() && c.value == sent);
+        let matches = computed.is_some_and(|c| c.algorithm == alg && c.value == sent);
         if !matches {
             return Err(S3Error::bad_digest(format!(
                 "The {} you specified did not match the calculated checksum.",
@@ -304,7 +296,7 @@ mod tests {
 
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD as BASE64;
-    use storage_client::ObjectMeta;
+    use storage_client::{ChecksumType, ObjectMeta};
 
     use super::*;
 
@@ -319,8 +311,8 @@ mod tests {
             initiated: SystemTime::UNIX_EPOCH,
             meta: ObjectMeta::default(),
             tags: Vec::new(),
-            checksum_algorithm: alg.map(str::to_owned),
-            checksum_type: kind.map(str::to_owned),
+            checksum_algorithm: alg.and_then(ChecksumAlgorithm::from_name),
+            checksum_type: kind.and_then(ChecksumType::from_name),
         }
     }
 
@@ -332,9 +324,9 @@ mod tests {
             size,
             etag: hex::encode(Md5::digest(&body)),
             checksum: alg.map(|alg| ObjectChecksum {
-                algorithm: alg.name().into(),
+                algorithm: alg,
                 value: alg.digest(&body),
-                kind: "FULL_OBJECT".into(),
+                kind: ChecksumType::FullObject,
             }),
             last_modified: SystemTime::UNIX_EPOCH,
         }
@@ -426,7 +418,7 @@ mod tests {
         let whole = [vec![b'a'; 5 * MIB as usize], vec![b'b'; 7]].concat();
         let checksum = plan_for(&requested).unwrap().checksum.unwrap();
         assert_eq!(checksum.value, alg.digest(&whole));
-        assert_eq!(checksum.kind, "FULL_OBJECT");
+        assert_eq!(checksum.kind, ChecksumType::FullObject);
 
         requested[1].crc64nvme = Some(BASE64.encode([0u8; 8]));
         assert_eq!(plan_for(&requested).unwrap_err().code, "InvalidPart");
@@ -448,15 +440,15 @@ mod tests {
         .checksum
         .unwrap();
         assert!(composite.value.ends_with("-2"), "{}", composite.value);
-        assert_eq!(composite.kind, "COMPOSITE");
+        assert_eq!(composite.kind, ChecksumType::Composite);
     }
 
     #[test]
     fn declared_object_checksum_must_match() {
         let computed = ObjectChecksum {
-            algorithm: "crc64nvme".into(),
+            algorithm: ChecksumAlgorithm::Crc64Nvme,
             value: "AAAAAAAAAAA=".into(),
-            kind: "FULL_OBJECT".into(),
+            kind: ChecksumType::FullObject,
         };
         let mut headers = HeaderMap::new();
         assert!(check_declared_checksum(&headers, Some(&computed)).is_ok());

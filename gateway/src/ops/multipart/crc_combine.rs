@@ -108,6 +108,7 @@ mod tests {
     use base64::engine::general_purpose::STANDARD as BASE64;
 
     use super::*;
+    use crate::checksum::AlgorithmHeader;
 
     fn raw_crc(alg: ChecksumAlgorithm, crc: Crc, data: &[u8]) -> u64 {
         let raw = BASE64.decode(alg.digest(data)).unwrap();

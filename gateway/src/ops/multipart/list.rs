@@ -76,9 +76,8 @@ pub async fn list_parts(
             storage_class: STORAGE_CLASS,
             checksum_algorithm: info
                 .checksum_algorithm
-                .as_ref()
-                .map(|alg| alg.to_ascii_uppercase()),
-            checksum_type: info.checksum_type.clone(),
+                .map(|alg| alg.name().to_ascii_uppercase()),
+            checksum_type: info.checksum_type.map(|kind| kind.name().to_owned()),
         },
     )
 }
@@ -131,9 +130,8 @@ pub async fn list_multipart_uploads(
                     initiated: xml::iso8601(u.initiated),
                     checksum_algorithm: u
                         .checksum_algorithm
-                        .as_ref()
-                        .map(|alg| alg.to_ascii_uppercase()),
-                    checksum_type: u.checksum_type.clone(),
+                        .map(|alg| alg.name().to_ascii_uppercase()),
+                    checksum_type: u.checksum_type.map(|kind| kind.name().to_owned()),
                 })
                 .collect(),
             common_prefixes: page

@@ -27,7 +27,8 @@ use crate::checksum::ChecksumAlgorithm;
 use crate::error::S3Error;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
-use checksum::ChecksumType;
+use checksum::{default_type, supports};
+use storage_client::ChecksumType;
 
 const CHECKSUM_ALGORITHM: &str = "x-amz-checksum-algorithm";
 const CHECKSUM_TYPE: &str = "x-amz-checksum-type";
@@ -72,8 +73,8 @@ pub async fn create_multipart_upload(
     let upload = NewUpload {
         meta: object_meta_from_request(headers)?,
         tags: tags_from_header(headers)?,
-        checksum_algorithm: algorithm.map(|alg| alg.name().to_owned()),
-        checksum_type: kind.map(|kind| kind.as_str().to_owned()),
+        checksum_algorithm: algorithm,
+        checksum_type: kind,
     };
     let created = state
         .storage
@@ -96,7 +97,7 @@ pub async fn create_multipart_upload(
             HeaderName::from_static(CHECKSUM_ALGORITHM),
             &alg.name().to_ascii_uppercase(),
         );
-        insert(out, HeaderName::from_static(CHECKSUM_TYPE), kind.as_str());
+        insert(out, HeaderName::from_static(CHECKSUM_TYPE), kind.name());
     }
     Ok(response)
 }
@@ -110,7 +111,7 @@ fn requested_checksum(
     let kind = match headers.get(CHECKSUM_TYPE) {
         None => None,
         Some(value) => Some(
-            ChecksumType::parse(value.to_str().unwrap_or_default()).ok_or_else(|| {
+            ChecksumType::from_name(value.to_str().unwrap_or_default()).ok_or_else(|| {
                 S3Error::invalid_request("Value for x-amz-checksum-type header is invalid.")
             })?,
         ),
@@ -120,11 +121,11 @@ fn requested_checksum(
         (None, Some(_)) => Err(S3Error::invalid_request(
             "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.",
         )),
-        (Some(alg), None) => Ok((Some(alg), Some(ChecksumType::default_for(alg)))),
-        (Some(alg), Some(kind)) if kind.supports(alg) => Ok((Some(alg), Some(kind))),
+        (Some(alg), None) => Ok((Some(alg), Some(default_type(alg)))),
+        (Some(alg), Some(kind)) if supports(kind, alg) => Ok((Some(alg), Some(kind))),
         (Some(alg), Some(kind)) => Err(S3Error::invalid_request(format!(
             "The {} checksum type cannot be used with the {} checksum algorithm.",
-            kind.as_str(),
+            kind.name(),
             alg.name().to_ascii_uppercase()
         ))),
     }

@@ -22,10 +22,7 @@ use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
 
 /// The algorithm every part of `upload` is checksummed with, if any.
 fn upload_algorithm(upload: &UploadInfo) -> Option<ChecksumAlgorithm> {
-    upload
-        .checksum_algorithm
-        .as_deref()
-        .and_then(ChecksumAlgorithm::from_name)
+    upload.checksum_algorithm
 }
 
 pub async fn upload_part(
@@ -101,7 +98,7 @@ pub async fn upload_part(
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&part.etag));
     if let Some(checksum) = &part.checksum {
-        insert_checksum(out, &checksum.algorithm, &checksum.value, None);
+        insert_checksum(out, checksum.algorithm, &checksum.value, None);
     }
     Ok(response)
 }

@@ -230,8 +230,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::embedded::{EmbeddedOm, OmSettings};
-    use crate::om::{MetadataStore, OpenKey};
+    use crate::embedded::om::{EmbeddedOm, OmSettings};
+    use crate::om::{BucketStore, NewBucket, ObjectRef, ObjectStore, OpenKey};
     use crate::token::KeyRing;
     use crate::{BlockLocation, Identity, NewObject, ObjectMeta, WriteCondition, WriteIntent};
 
@@ -275,8 +275,9 @@ mod tests {
     ) -> (Box<dyn Job>, oneshot::Receiver<Result<crate::KeyInfo>>) {
         let (answer, rx) = oneshot::channel();
         let (who, open) = (who.clone(), open.clone());
-        let op: Op<crate::KeyInfo> =
-            Box::new(move |om, signer, txn| om.commit_key(signer, txn, &who, &open, &blocks, obj));
+        let op: Op<crate::KeyInfo> = Box::new(move |om, signer, txn| {
+            om.commit_object(signer, txn, &who, &open, &blocks, obj)
+        });
         let job = Queued {
             durable: true,
             op,
@@ -290,12 +291,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
         let who = Identity::new("alice");
-        om.create_bucket(&who, "b", "").await.unwrap();
+        let bucket = NewBucket {
+            name: "b".into(),
+            region: String::new(),
+        };
+        om.create_bucket(&who, bucket).await.unwrap();
         let taken = om
-            .open_key(&who, "b", "taken", WriteIntent::default())
+            .create_object(&who, ObjectRef::new("b", "taken"), WriteIntent::default())
             .await
             .unwrap();
-        om.commit_key(&who, &taken, written(&taken), object("old"))
+        om.commit_object(&who, taken.clone(), written(&taken), object("old"))
             .await
             .unwrap();
 
@@ -312,7 +317,7 @@ mod tests {
             ("k1", absent),
         ] {
             opens.push(
-                om.open_key(&who, "b", key, intent(condition))
+                om.create_object(&who, ObjectRef::new("b", key), intent(condition))
                     .await
                     .unwrap(),
             );
@@ -344,12 +349,30 @@ mod tests {
         assert_eq!(outcomes[3].as_ref().unwrap().etag, "e2");
         assert!(matches!(outcomes[4], Err(StorageError::PreconditionFailed)));
 
-        assert_eq!(om.lookup_key(&who, "b", "k1").await.unwrap().etag, "e1");
-        assert_eq!(om.lookup_key(&who, "b", "k2").await.unwrap().etag, "e2");
-        assert_eq!(om.lookup_key(&who, "b", "taken").await.unwrap().etag, "old");
-        assert!(om.lookup_key(&who, "b", "bad").await.is_err());
-        om.abort_key(&who, &opens[2]).await.unwrap();
-        assert!(om.abort_key(&who, &opens[1]).await.is_err());
+        assert_eq!(
+            om.lookup(&who, &ObjectRef::new("b", "k1"))
+                .await
+                .unwrap()
+                .etag,
+            "e1"
+        );
+        assert_eq!(
+            om.lookup(&who, &ObjectRef::new("b", "k2"))
+                .await
+                .unwrap()
+                .etag,
+            "e2"
+        );
+        assert_eq!(
+            om.lookup(&who, &ObjectRef::new("b", "taken"))
+                .await
+                .unwrap()
+                .etag,
+            "old"
+        );
+        assert!(om.lookup(&who, &ObjectRef::new("b", "bad")).await.is_err());
+        om.abort_object(&who, &opens[2]).await.unwrap();
+        assert!(om.abort_object(&who, &opens[1]).await.is_err());
         // The refused commits' blocks, and the aborted one's, await reclamation.
         let queued = om.deleted_blocks(u64::MAX, 100).await.unwrap();
         for open in [&opens[1], &opens[2], &opens[4]] {
@@ -364,13 +387,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
         let who = Identity::new("alice");
-        om.create_bucket(&who, "b", "").await.unwrap();
+        let bucket = NewBucket {
+            name: "b".into(),
+            region: String::new(),
+        };
+        om.create_bucket(&who, bucket).await.unwrap();
         let first = om
-            .open_key(&who, "b", "first", WriteIntent::default())
+            .create_object(&who, ObjectRef::new("b", "first"), WriteIntent::default())
             .await
             .unwrap();
         let later = om
-            .open_key(&who, "b", "later", WriteIntent::default())
+            .create_object(&who, ObjectRef::new("b", "later"), WriteIntent::default())
             .await
             .unwrap();
         let (applied, applied_rx) = commit_job(&who, &first, written(&first), object("e1"));
@@ -400,9 +427,13 @@ mod tests {
         assert!(applied_rx.await.unwrap().is_err());
         assert!(matches!(failed_rx.await.unwrap(), Err(StorageError::Io(_))));
         // Nothing of the abandoned transaction was committed.
-        assert!(om.lookup_key(&who, "b", "first").await.is_err());
+        assert!(
+            om.lookup(&who, &ObjectRef::new("b", "first"))
+                .await
+                .is_err()
+        );
         assert!(om.deleted_blocks(u64::MAX, 10).await.unwrap().is_empty());
-        om.abort_key(&who, &first).await.unwrap();
+        om.abort_object(&who, &first).await.unwrap();
         // The operation after the failure was not applied; the next batch takes it.
         assert_eq!(pending.len(), 1);
         let inner = Arc::clone(&om.inner);

@@ -19,7 +19,7 @@ use crate::embedded::{DbResult, now_ms};
 use crate::multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, UploadInfo, position,
 };
-use crate::om::{OpenKey, validate_key};
+use crate::om::{ObjectRef, OpenKey, PartRef, ScanRange, UploadRef, validate_key};
 use crate::{BlockId, BlockLocation, Identity, KeyInfo, PartSummary, Result, StorageError};
 
 /// Upload ids are 128 random bits in hex: unguessable, and free of the
@@ -30,13 +30,22 @@ fn new_upload_id() -> String {
     hex::encode(bytes)
 }
 
-fn upload_row(bucket: &str, key: &str, upload_id: &str) -> Result<Vec<u8>> {
+fn upload_row(upload: &UploadRef) -> Result<Vec<u8>> {
+    let (bucket, key, upload_id) = (
+        upload.object.bucket.as_str(),
+        upload.object.key.as_str(),
+        upload.upload_id.as_str(),
+    );
     validate_key(key)?;
     // Any other id cannot exist, and a 0x00 in it could alias another key's row.
     if upload_id.is_empty() || !upload_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(StorageError::NoSuchUpload);
     }
     Ok(object_key(bucket, &position(key, upload_id)))
+}
+
+fn upload_names(upload: &UploadRef) -> (&str, &str, &str) {
+    (&upload.object.bucket, &upload.object.key, &upload.upload_id)
 }
 
 /// The upload's record if it exists and `who` started it.
@@ -116,15 +125,18 @@ fn blocks_of(parts: &[(u16, PartRecord)]) -> impl Iterator<Item = BlockId> + '_ 
 }
 
 impl Inner {
-    pub(super) fn create_upload(
+    pub(super) fn create_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
+        object: &ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let upload_id = new_upload_id();
-        let row = upload_row(bucket, key, &upload_id)?;
+        let row = upload_row(&UploadRef {
+            object: object.clone(),
+            upload_id: upload_id.clone(),
+        })?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let record = UploadRecord {
@@ -143,14 +155,13 @@ impl Inner {
         Ok(upload_info(bucket, key, &upload_id, record))
     }
 
-    pub(super) fn upload(
+    pub(super) fn multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &UploadRef,
     ) -> Result<UploadInfo> {
-        let row = upload_row(bucket, key, upload_id)?;
+        let (bucket, key, upload_id) = upload_names(upload);
+        let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
@@ -161,17 +172,17 @@ impl Inner {
         &self,
         who: &Identity,
         open: &OpenKey,
-        upload_id: &str,
-        number: u16,
+        part: &PartRef,
         blocks: &[BlockLocation],
-        part: PartCommit,
+        commit: PartCommit,
     ) -> Result<PartInfo> {
+        let number = part.number;
         let txn = self.write()?;
         let written = Self::take_open_key(&txn, who, open)?;
         // A bad block list is a caller bug: returning before `commit` keeps
         // the open key, so it can still be aborted.
         let stored = validate_layout(blocks, &written.blocks, self.settings.block_size)?;
-        let outcome = Self::store_part(&txn, who, open, upload_id, number, stored, part);
+        let outcome = Self::store_part(&txn, who, open, part, stored, commit);
         let used: Vec<BlockId> = match &outcome {
             Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
             Err(_) => Vec::new(),
@@ -190,23 +201,28 @@ impl Inner {
         txn: &WriteTransaction,
         who: &Identity,
         open: &OpenKey,
-        upload_id: &str,
-        number: u16,
+        part: &PartRef,
         blocks: Vec<StoredBlock>,
-        part: PartCommit,
+        commit: PartCommit,
     ) -> Result<PartRecord> {
+        let (number, upload_id) = (part.number, part.upload.upload_id.as_str());
         if !(1..=MAX_PART_NUMBER).contains(&number) {
             return Err(StorageError::InvalidArgument(format!(
                 "part number {number} is not between 1 and {MAX_PART_NUMBER}"
             )));
         }
-        let row = upload_row(&open.bucket, &open.key, upload_id)?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, &open.bucket, who)?;
+        if part.upload.object != open.object {
+            return Err(StorageError::InvalidArgument(
+                "the part was written for another object".into(),
+            ));
+        }
+        let row = upload_row(&part.upload)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, &open.object.bucket, who)?;
         owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
         let record = PartRecord {
             size: blocks.iter().map(|b| b.length).sum(),
-            etag: part.etag,
-            checksum: part.checksum,
+            etag: commit.etag,
+            checksum: commit.checksum,
             last_modified: SystemTime::now(),
             blocks,
         };
@@ -226,13 +242,12 @@ impl Inner {
     pub(super) fn list_parts(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: &UploadRef,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
-        let row = upload_row(bucket, key, upload_id)?;
+        let (bucket, _, upload_id) = upload_names(upload);
+        let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
@@ -252,15 +267,14 @@ impl Inner {
         Ok(out)
     }
 
-    pub(super) fn complete_upload(
+    pub(super) fn complete_multipart_upload(
         &self,
         who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload_ref: &UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let row = upload_row(bucket, key, upload_id)?;
+        let (bucket, key, upload_id) = upload_names(upload_ref);
+        let row = upload_row(upload_ref)?;
         let signer = self.signing_key()?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
@@ -308,14 +322,9 @@ impl Inner {
         Ok(self.key_info(&signer, who, bucket, key, record))
     }
 
-    pub(super) fn abort_upload(
-        &self,
-        who: &Identity,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<()> {
-        let row = upload_row(bucket, key, upload_id)?;
+    pub(super) fn abort_multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<()> {
+        let (bucket, _, upload_id) = upload_names(upload);
+        let row = upload_row(upload)?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
@@ -325,18 +334,16 @@ impl Inner {
         txn.commit().db()
     }
 
-    pub(super) fn scan_uploads(
+    pub(super) fn scan_multipart_uploads(
         &self,
         who: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: &[u8],
-        limit: usize,
+        scan: &ScanRange,
     ) -> Result<Vec<UploadInfo>> {
+        let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
         let uploads = txn.open_table(UPLOADS).db()?;
-        scan_bucket(&uploads, bucket, prefix, after, limit, |name, value| {
+        scan_bucket(&uploads, scan, |name, value| {
             let record: UploadRecord = decode(value)?;
             let (key, upload_id) = split_row(bucket, name)?;
             Ok(upload_info(bucket, key, upload_id, record))

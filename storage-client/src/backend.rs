@@ -1,0 +1,42 @@
+//! What a back end hands the facade when it opens (`embedded::open`,
+//! `ozone::open`): its roles as trait objects and how to drive them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::task::JoinHandle;
+
+use crate::cache::CacheConfig;
+use crate::dn::BlockStore;
+use crate::om::Metadata;
+use crate::{ReclaimStats, Result};
+
+pub(crate) struct Backend {
+    pub metadata: Arc<dyn Metadata>,
+    pub blocks: Arc<dyn BlockStore>,
+    /// The most bytes the writer puts in one block.
+    pub block_size: u64,
+    /// Bytes the writer buffers per upload before they go to the block role.
+    pub chunk_size: usize,
+    pub cache: CacheConfig,
+    /// `None` where the back end reclaims on its own (Ozone).
+    pub reclaimer: Option<Arc<dyn Reclaim>>,
+    /// Work the back end runs while the facade lives.
+    pub background: Option<BackgroundTask>,
+}
+
+/// Reclamation of blocks nobody references any more.
+#[async_trait]
+pub(crate) trait Reclaim: Send + Sync {
+    /// One pass now.
+    async fn run_once(&self) -> Result<ReclaimStats>;
+}
+
+/// A background loop; stops when dropped.
+pub(crate) struct BackgroundTask(pub JoinHandle<()>);
+
+impl Drop for BackgroundTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,190 @@
+//! The one cache layer between the facade and a back end's metadata
+//! roles, for the answers every request needs:
+//!
+//! - credentials by access key, and the set of access keys that exist
+//!   (see [`access_keys`]), so unknown keys cost no lookup each;
+//! - bucket facts by name, loaded without an identity: the facade
+//!   authorises each caller after the load, so one caller's refusal is
+//!   never another's answer;
+//! - key lookups by identity and object: concurrent lookups of one object
+//!   by one identity share a single OM call, and the result is kept
+//!   afterwards only if `key_ttl` is non-zero, so by default every lookup
+//!   that starts after a write sees it (S3's read-after-write).
+//!
+//! Credentials and buckets are kept for `metadata_ttl`, the staleness
+//! bound for writes made through other replicas; this replica's own
+//! writes take effect at once (see [`layer`] for how). Each cache counts
+//! hits, misses (back-end loads) and evictions ([`CacheStats`]).
+
+mod access_keys;
+mod layer;
+
+use std::future::Future;
+use std::time::Duration;
+
+use access_keys::AccessKeys;
+use layer::{Keep, Layer};
+
+use crate::om::{ObjectRef, authorise};
+use crate::{BucketInfo, Credential, Identity, KeyInfo, Result, StorageError};
+
+/// Sizes and lifetimes of the caches.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CacheConfig {
+    /// Entries per cache.
+    pub capacity: u64,
+    /// How long credentials and bucket info are kept; zero disables them.
+    pub metadata_ttl: Duration,
+    /// How long a key lookup is kept after it completes; zero means
+    /// lookups are only coalesced, never served stale.
+    pub key_ttl: Duration,
+    /// How long the set of existing access keys is trusted to refuse an
+    /// unknown key; zero asks the back end about every unknown key.
+    pub unknown_key_ttl: Duration,
+}
+
+/// What one cache did since the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheCounters {
+    /// Answers given without a back-end call.
+    pub hits: u64,
+    /// Back-end loads.
+    pub misses: u64,
+    /// Entries dropped for capacity or age (not for a write).
+    pub evictions: u64,
+}
+
+/// The counters of every cache, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub credentials: CacheCounters,
+    /// The access-key set: hits are unknown keys refused without a lookup,
+    /// misses are loads of the whole set.
+    pub access_keys: CacheCounters,
+    pub buckets: CacheCounters,
+    pub lookups: CacheCounters,
+}
+
+impl CacheStats {
+    /// Each cache with its name.
+    pub fn by_name(&self) -> [(&'static str, CacheCounters); 4] {
+        [
+            ("credentials", self.credentials),
+            ("access_keys", self.access_keys),
+            ("buckets", self.buckets),
+            ("lookups", self.lookups),
+        ]
+    }
+}
+
+/// Why a credential load produced no value (an absent key is not kept).
+#[derive(Clone)]
+enum CredentialMiss {
+    Absent,
+    Failed(StorageError),
+}
+
+pub(crate) struct MetadataCache {
+    credentials: Layer<String, Credential>,
+    access_keys: AccessKeys,
+    buckets: Layer<String, BucketInfo>,
+    lookups: Layer<(String, ObjectRef), KeyInfo>,
+}
+
+impl MetadataCache {
+    pub(crate) fn new(config: CacheConfig) -> Self {
+        let metadata = Keep::for_ttl(config.metadata_ttl, Keep::Nothing);
+        Self {
+            credentials: Layer::new(config.capacity, metadata),
+            access_keys: AccessKeys::new(config.unknown_key_ttl, config.capacity),
+            buckets: Layer::new(config.capacity, metadata),
+            lookups: Layer::new(
+                config.capacity,
+                Keep::for_ttl(config.key_ttl, Keep::WhileLoading),
+            ),
+        }
+    }
+
+    /// The credential of `access_key`: `load` asks the back end for it,
+    /// `list` for every access key (see [`access_keys`]).
+    pub(crate) async fn credential<L>(
+        &self,
+        access_key: &str,
+        load: impl Future<Output = Result<Option<Credential>>>,
+        list: impl FnOnce() -> L,
+    ) -> Result<Option<Credential>>
+    where
+        L: Future<Output = Result<Vec<String>>>,
+    {
+        if !self.access_keys.may_exist(access_key, list).await {
+            return Ok(None);
+        }
+        let load = async {
+            match load.await {
+                Ok(Some(cred)) => Ok(cred),
+                Ok(None) => Err(CredentialMiss::Absent),
+                Err(e) => Err(CredentialMiss::Failed(e)),
+            }
+        };
+        match self
+            .credentials
+            .get(access_key, access_key.to_owned(), load)
+            .await
+        {
+            Ok(cred) => Ok(Some(cred)),
+            Err(CredentialMiss::Absent) => Ok(None),
+            Err(CredentialMiss::Failed(e)) => Err(e),
+        }
+    }
+
+    /// Call after this replica wrote `access_key`'s credential: whether it
+    /// exists now.
+    pub(crate) fn wrote_credential(&self, access_key: &str, exists: bool) {
+        self.credentials.wrote(access_key);
+        self.access_keys.wrote(access_key, exists);
+    }
+
+    /// The bucket if `who` may use it; `load` asks the back end for its
+    /// facts without an identity.
+    pub(crate) async fn bucket(
+        &self,
+        who: &Identity,
+        name: &str,
+        load: impl Future<Output = Result<BucketInfo>>,
+    ) -> Result<BucketInfo> {
+        let info = self.buckets.get(name, name.to_owned(), load).await?;
+        authorise(who, info)
+    }
+
+    pub(crate) fn wrote_bucket(&self, name: &str) {
+        self.buckets.wrote(name);
+    }
+
+    /// `who`'s lookup of `object`, shared with `who`'s concurrent ones.
+    pub(crate) async fn lookup(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        load: impl Future<Output = Result<KeyInfo>>,
+    ) -> Result<KeyInfo> {
+        let key = (who.access_key.clone(), object.clone());
+        self.lookups.get(object, key, load).await
+    }
+
+    /// Call after a write to `object` returns, whatever its outcome.
+    pub(crate) fn wrote_object(&self, object: &ObjectRef) {
+        self.lookups.wrote(object);
+    }
+
+    pub(crate) fn stats(&self) -> CacheStats {
+        CacheStats {
+            credentials: self.credentials.counters(),
+            access_keys: self.access_keys.counters(),
+            buckets: self.buckets.counters(),
+            lookups: self.lookups.counters(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,318 @@
+//! The cache on its own, with loaders that count their calls and can be
+//! held until released, so interleavings are exact.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::{Notify, Semaphore};
+
+use super::*;
+
+/// A back end stand-in: counts loads and holds each until released.
+struct Gate {
+    permits: Semaphore,
+    calls: AtomicUsize,
+    arrived: Notify,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self {
+            permits: Semaphore::new(0),
+            calls: AtomicUsize::new(0),
+            arrived: Notify::new(),
+        }
+    }
+}
+
+impl Gate {
+    /// `value` once a permit is given; counts the call first.
+    async fn load<T>(&self, value: T) -> T {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.arrived.notify_one();
+        drop(self.permits.acquire().await);
+        value
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn open(&self) {
+        self.permits.add_permits(100);
+    }
+}
+
+fn cache(config: impl FnOnce(&mut CacheConfig)) -> Arc<MetadataCache> {
+    let mut defaults = CacheConfig {
+        capacity: 100,
+        metadata_ttl: Duration::from_secs(60),
+        key_ttl: Duration::ZERO,
+        unknown_key_ttl: Duration::from_secs(60),
+    };
+    config(&mut defaults);
+    Arc::new(MetadataCache::new(defaults))
+}
+
+fn object(etag: &str) -> KeyInfo {
+    KeyInfo {
+        bucket: "b".into(),
+        key: "k".into(),
+        size: 0,
+        etag: etag.into(),
+        last_modified: SystemTime::UNIX_EPOCH,
+        owner: "alice".into(),
+        meta: Default::default(),
+        tags: Vec::new(),
+        checksum: None,
+        locations: Vec::new(),
+        parts: Vec::new(),
+    }
+}
+
+fn bucket_of(owner: &str) -> BucketInfo {
+    BucketInfo {
+        name: "b".into(),
+        owner: owner.into(),
+        created: SystemTime::UNIX_EPOCH,
+        region: String::new(),
+    }
+}
+
+fn credential(access_key: &str) -> Credential {
+    Credential {
+        name: access_key.to_lowercase(),
+        access_key: access_key.into(),
+        secret_key: "s".into(),
+        is_root: false,
+    }
+}
+
+/// Lets spawned tasks run until they wait on something.
+async fn settle() {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// `who`'s lookup of b/k through `cache`, answered by `gate` with `etag`.
+fn spawn_lookup(
+    cache: &Arc<MetadataCache>,
+    gate: &Arc<Gate>,
+    who: &str,
+    etag: &'static str,
+) -> tokio::task::JoinHandle<Result<KeyInfo>> {
+    let (cache, gate, who) = (Arc::clone(cache), Arc::clone(gate), Identity::new(who));
+    tokio::spawn(async move {
+        let load = async { Ok(gate.load(object(etag)).await) };
+        cache.lookup(&who, &ObjectRef::new("b", "k"), load).await
+    })
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_lookup_after_a_write_never_joins_an_older_lookup() {
+    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
+    let old = spawn_lookup(&cache, &gate, "alice", "v1");
+    gate.arrived.notified().await;
+    cache.wrote_object(&ObjectRef::new("b", "k"));
+    let new = spawn_lookup(&cache, &gate, "alice", "v2");
+    // The second lookup reaches the back end itself instead of waiting on the first.
+    gate.arrived.notified().await;
+    assert_eq!(gate.calls(), 2);
+    gate.open();
+    assert_eq!(new.await.unwrap().unwrap().etag, "v2");
+    assert_eq!(old.await.unwrap().unwrap().etag, "v1");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn concurrent_lookups_share_one_call_per_identity() {
+    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
+    let first = spawn_lookup(&cache, &gate, "alice", "v1");
+    gate.arrived.notified().await;
+    let second = spawn_lookup(&cache, &gate, "alice", "never loaded");
+    let other = spawn_lookup(&cache, &gate, "bob", "bob's answer");
+    // Bob's lookup is never coalesced with Alice's: it reaches the back end.
+    gate.arrived.notified().await;
+    settle().await;
+    gate.open();
+    assert_eq!(first.await.unwrap().unwrap().etag, "v1");
+    assert_eq!(second.await.unwrap().unwrap().etag, "v1");
+    assert_eq!(other.await.unwrap().unwrap().etag, "bob's answer");
+    assert_eq!(gate.calls(), 2);
+    let stats = cache.stats().lookups;
+    assert_eq!((stats.hits, stats.misses), (1, 2));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn lookups_are_not_kept_by_default() {
+    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
+    gate.open();
+    spawn_lookup(&cache, &gate, "alice", "v1")
+        .await
+        .unwrap()
+        .unwrap();
+    spawn_lookup(&cache, &gate, "alice", "v1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(gate.calls(), 2);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn lookups_are_kept_for_the_key_ttl() {
+    let cache = cache(|c| c.key_ttl = Duration::from_secs(60));
+    let gate = Arc::new(Gate::default());
+    gate.open();
+    spawn_lookup(&cache, &gate, "alice", "v1")
+        .await
+        .unwrap()
+        .unwrap();
+    spawn_lookup(&cache, &gate, "alice", "v2")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(gate.calls(), 1);
+    cache.wrote_object(&ObjectRef::new("b", "k"));
+    let after = spawn_lookup(&cache, &gate, "alice", "v2").await.unwrap();
+    assert_eq!(after.unwrap().etag, "v2");
+}
+
+/// A stranger's cold lookup of a bucket runs the load; the owner's
+/// lookup arriving meanwhile shares it. The load has no identity, so each
+/// is authorised on its own: the stranger is refused, the owner is not.
+#[tokio::test(flavor = "current_thread")]
+async fn a_strangers_cold_bucket_load_does_not_deny_the_owner() {
+    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
+    let lookup = |who: &str| {
+        let (cache, gate, who) = (Arc::clone(&cache), Arc::clone(&gate), Identity::new(who));
+        tokio::spawn(async move {
+            let load = async { Ok(gate.load(bucket_of("alice")).await) };
+            cache.bucket(&who, "b", load).await
+        })
+    };
+    let stranger = lookup("bob");
+    gate.arrived.notified().await;
+    let owner = lookup("alice");
+    settle().await;
+    gate.open();
+    assert!(matches!(
+        stranger.await.unwrap(),
+        Err(StorageError::AccessDenied)
+    ));
+    assert_eq!(owner.await.unwrap().unwrap().owner, "alice");
+    assert_eq!(
+        gate.calls(),
+        1,
+        "the owner's lookup shared the stranger's load"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn bucket_facts_are_cached_and_forgotten_on_a_write() {
+    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
+    gate.open();
+    let alice = Identity::new("alice");
+    for _ in 0..3 {
+        let load = async { Ok(gate.load(bucket_of("alice")).await) };
+        cache.bucket(&alice, "b", load).await.unwrap();
+    }
+    assert_eq!(gate.calls(), 1);
+    cache.wrote_bucket("b");
+    let load = async { Ok(gate.load(bucket_of("bob")).await) };
+    assert!(matches!(
+        cache.bucket(&alice, "b", load).await,
+        Err(StorageError::AccessDenied)
+    ));
+    assert_eq!(gate.calls(), 2);
+}
+
+/// Credential lookups through `cache`: `listed` is every access key the
+/// back end has, `stored` what a per-key load answers.
+struct Keys {
+    cache: Arc<MetadataCache>,
+    lists: AtomicUsize,
+    loads: AtomicUsize,
+}
+
+impl Keys {
+    fn new(cache: Arc<MetadataCache>) -> Self {
+        Self {
+            cache,
+            lists: AtomicUsize::new(0),
+            loads: AtomicUsize::new(0),
+        }
+    }
+
+    async fn credential(&self, access_key: &str, stored: &[&str]) -> Option<Credential> {
+        let listed: Vec<String> = stored.iter().map(|k| (*k).to_owned()).collect();
+        let load = async {
+            self.loads.fetch_add(1, Ordering::SeqCst);
+            Ok(stored.contains(&access_key).then(|| credential(access_key)))
+        };
+        let list = || async {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+            Ok(listed)
+        };
+        self.cache.credential(access_key, load, list).await.unwrap()
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.lists.load(Ordering::SeqCst),
+            self.loads.load(Ordering::SeqCst),
+        )
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn unknown_access_keys_cost_no_lookup_each() {
+    let keys = Keys::new(cache(|_| {}));
+    for i in 0..50 {
+        assert_eq!(
+            keys.credential(&format!("RANDOM{i}"), &["ALICE"]).await,
+            None
+        );
+    }
+    assert_eq!(keys.counts(), (1, 0), "one listing, no per-key lookup");
+    assert!(keys.credential("ALICE", &["ALICE"]).await.is_some());
+    assert!(keys.credential("ALICE", &["ALICE"]).await.is_some());
+    assert_eq!(
+        keys.counts(),
+        (1, 1),
+        "the known key is loaded once, then cached"
+    );
+    let stats = keys.cache.stats();
+    assert_eq!((stats.access_keys.hits, stats.access_keys.misses), (49, 1));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_key_written_here_works_at_once_and_a_deleted_one_stops() {
+    let keys = Keys::new(cache(|_| {}));
+    assert_eq!(keys.credential("NEW", &[]).await, None);
+    keys.cache.wrote_credential("NEW", true);
+    assert!(keys.credential("NEW", &["NEW"]).await.is_some());
+    keys.cache.wrote_credential("NEW", false);
+    assert_eq!(keys.credential("NEW", &[]).await, None);
+    assert_eq!(keys.counts().0, 1, "writes here need no new listing");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_no_unknown_key_ttl_every_unknown_key_is_asked_for() {
+    let keys = Keys::new(cache(|c| c.unknown_key_ttl = Duration::ZERO));
+    for _ in 0..3 {
+        assert_eq!(keys.credential("NOBODY", &["ALICE"]).await, None);
+    }
+    assert_eq!(keys.counts(), (0, 3));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_access_key_set_is_reloaded_after_its_ttl() {
+    let keys = Keys::new(cache(|c| c.unknown_key_ttl = Duration::from_millis(50)));
+    assert_eq!(keys.credential("LATER", &[]).await, None);
+    // Created through another replica: refused here until the set is reloaded.
+    assert_eq!(keys.credential("LATER", &["LATER"]).await, None);
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(keys.credential("LATER", &["LATER"]).await.is_some());
+    assert_eq!(keys.counts(), (2, 1));
+}

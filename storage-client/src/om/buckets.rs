@@ -1,0 +1,30 @@
+//! The buckets role. Next to come here: bucket configuration (ACL,
+//! policy, versioning, CORS, lifecycle, tagging).
+
+use async_trait::async_trait;
+
+use crate::{BucketInfo, Identity, Result};
+
+/// A bucket to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NewBucket {
+    pub name: String,
+    /// The LocationConstraint (empty for us-east-1).
+    pub region: String,
+}
+
+#[async_trait]
+pub(crate) trait BucketStore: Send + Sync {
+    /// Creates the bucket owned by `who`: `BucketAlreadyOwnedByYou` if
+    /// `who` owns it already, `BucketAlreadyExists` if someone else does.
+    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()>;
+    /// The bucket's facts, whoever asks: the same answer for every caller,
+    /// so it is loaded (and cached) without an identity and the caller is
+    /// authorised after (see [`super::authorise`]). `NoSuchBucket` if none.
+    async fn bucket(&self, name: &str) -> Result<BucketInfo>;
+    /// Buckets owned by `who`, sorted by name.
+    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>>;
+    /// `BucketNotEmpty` unless the bucket holds no object; uploads in
+    /// progress end with it, as in S3.
+    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()>;
+}

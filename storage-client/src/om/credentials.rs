@@ -1,0 +1,27 @@
+//! The credentials role: S3 access keys and their secrets.
+
+use async_trait::async_trait;
+
+use crate::{Credential, Result};
+
+#[async_trait]
+pub(crate) trait CredentialStore: Send + Sync {
+    /// The credential of `access_key`, `None` if there is none.
+    async fn credential(&self, access_key: &str) -> Result<Option<Credential>>;
+    /// Every access key id, without secrets: what the unknown-key check
+    /// of [`crate::cache`] loads, cheaper than every credential.
+    async fn access_keys(&self) -> Result<Vec<String>>;
+    /// A secret for the new access key `access_key` from the back end's
+    /// own S3 secret store, which then knows the key too (Ozone:
+    /// GetS3Secret); `None` where there is no such store and the caller
+    /// makes up the secret.
+    async fn issue_secret(&self, access_key: &str) -> Result<Option<String>>;
+    /// Adds the credential or replaces the one with its access key.
+    async fn put_credential(&self, cred: Credential) -> Result<()>;
+    async fn list_credentials(&self) -> Result<Vec<Credential>>;
+    /// Returns false if no such key existed.
+    async fn delete_credential(&self, access_key: &str) -> Result<bool>;
+    /// Whether the store answers, at the cost of one small read: what a
+    /// load balancer's readiness probe asks many times a minute.
+    async fn ready(&self) -> Result<()>;
+}

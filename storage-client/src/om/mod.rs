@@ -1,0 +1,63 @@
+//! The metadata role (Ozone's OM), split the way its data splits: one role
+//! trait for credentials, buckets, objects and multipart uploads each.
+//! Every back end implements all four ([`Metadata`]); the facade holds it
+//! as one trait object and puts [`crate::cache`] in front of the calls that
+//! benefit.
+//!
+//! Authorisation: a bucket belongs to the access key that created it, and
+//! the facade authorises every bucket-scoped call before it reaches a back
+//! end ([`authorise`], on bucket facts the cache loads without an
+//! identity). A back end may check again where the check must be atomic
+//! with its write (the embedded OM does, inside its transactions), so a
+//! bucket deleted and recreated by someone else in between is refused.
+//!
+//! Arguments travel as small named structs ([`ObjectRef`], [`UploadRef`],
+//! [`ScanRange`]) and no role method has a default body, so a back end
+//! states every behaviour it has.
+
+mod buckets;
+mod credentials;
+mod objects;
+mod uploads;
+
+pub(crate) use buckets::{BucketStore, NewBucket};
+pub(crate) use credentials::CredentialStore;
+pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
+pub(crate) use uploads::{PartRef, UploadRef, UploadStore, recorded_parts_are};
+
+use crate::{BucketInfo, Identity, Result, StorageError};
+
+/// S3's limit on key length, in UTF-8 bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// Every metadata role of one back end.
+pub(crate) trait Metadata:
+    CredentialStore + BucketStore + ObjectStore + UploadStore
+{
+}
+
+impl<T: CredentialStore + BucketStore + ObjectStore + UploadStore> Metadata for T {}
+
+/// The bucket, if `who` may use it: it owns it.
+pub(crate) fn authorise(who: &Identity, bucket: BucketInfo) -> Result<BucketInfo> {
+    if bucket.owner == who.access_key {
+        Ok(bucket)
+    } else {
+        Err(StorageError::AccessDenied)
+    }
+}
+
+/// S3 object-key rules every back end applies: non-empty, at most
+/// [`MAX_KEY_BYTES`] bytes.
+pub(crate) fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Err(StorageError::InvalidArgument("the key is empty".into()));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(StorageError::InvalidArgument(format!(
+            "the key is {} bytes, longer than {MAX_KEY_BYTES}",
+            key.len()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The objects role: lookup, write (open, allocate, commit, abort),
+//! delete, tags and the listing scan.
+
+use async_trait::async_trait;
+
+use crate::{BlockLocation, Identity, KeyInfo, ListEntry, NewObject, Result, WriteIntent};
+
+/// One object's name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ObjectRef {
+    pub bucket: String,
+    pub key: String,
+}
+
+impl ObjectRef {
+    pub(crate) fn new(bucket: &str, key: &str) -> Self {
+        Self {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+        }
+    }
+}
+
+/// One step of a range scan over a bucket, in byte order: up to `limit`
+/// entries whose name starts with `prefix` and sorts strictly after
+/// `after` (raw bytes, which may end in 0xFF to skip a whole prefix). The
+/// primitive [`crate::listing`] and [`crate::multipart`] page on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ScanRange {
+    pub bucket: String,
+    pub prefix: String,
+    pub after: Vec<u8>,
+    pub limit: usize,
+}
+
+/// An allocation that is not visible yet: the object is made by
+/// `commit_object` (or, for a part, `commit_part`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OpenKey {
+    /// The OM's handle for this upload (Ozone's client id).
+    pub id: u64,
+    pub object: ObjectRef,
+    /// Blocks allocated with the key, in the order to fill them, so that
+    /// most objects need no separate `allocate_block` round trip.
+    pub first_blocks: Vec<BlockLocation>,
+    /// What the write stated when it opened the key; `commit_object` applies it.
+    pub intent: WriteIntent,
+}
+
+#[async_trait]
+pub(crate) trait ObjectStore: Send + Sync {
+    /// The committed object with a READ token on every block.
+    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo>;
+    /// Starts writing `object`; nothing becomes visible until
+    /// `commit_object`. A back end may refuse a failed `intent.condition`
+    /// here already (`PreconditionFailed`, or `NoSuchKey` for
+    /// `IfEtag`/`IfExists` when there is no object); `commit_object`
+    /// checks it again in any case.
+    async fn create_object(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        intent: WriteIntent,
+    ) -> Result<OpenKey>;
+    /// One more block (READ+WRITE token) for an open key.
+    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
+    /// Makes the object visible atomically with `open.intent`'s tags,
+    /// replacing any previous one, if `open.intent.condition` holds
+    /// (checked in the same transaction; otherwise `PreconditionFailed`,
+    /// or `NoSuchKey` for `IfEtag` when there is no object, as S3
+    /// answers). `blocks` are the written blocks in object order with
+    /// their final lengths. The open key is consumed whatever the outcome;
+    /// blocks left unused or replaced are queued for reclamation.
+    async fn commit_object(
+        &self,
+        who: &Identity,
+        open: OpenKey,
+        blocks: Vec<BlockLocation>,
+        object: NewObject,
+    ) -> Result<KeyInfo>;
+    /// Drops an open key; its blocks are queued for reclamation.
+    async fn abort_object(&self, who: &Identity, open: &OpenKey) -> Result<()>;
+    /// Idempotent: deleting a missing object succeeds (the bucket must exist).
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()>;
+    /// Replaces the committed object's tag set (empty removes every tag),
+    /// atomically and without changing its data, ETag or Last-Modified.
+    /// `NoSuchKey` if there is no object.
+    async fn put_tags(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        tags: Vec<(String, String)>,
+    ) -> Result<()>;
+    /// One step of a listing (see [`ScanRange`]).
+    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>>;
+}
