@@ -13,7 +13,7 @@ pub use storage_client::ChecksumAlgorithm;
 
 /// What HTTP adds to a [`ChecksumAlgorithm`]: its header, and the digest
 /// that header carries.
-pub trait AlgorithmHeader: Sized {
+pub trait AlgorithmHeader: Copy {
     /// Recognises `x-amz-checksum-<alg>` header names.
     fn from_header_name(header: &str) -> Option<Self>;
     fn header_name(self) -> &'static str;
