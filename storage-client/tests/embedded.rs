@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
-use conformance::{alice, data, get, put, read_range, upload_part};
+use conformance::{
+    Capabilities, MultipartRules, alice, data, get, multipart::upload_part, put, read_range,
+};
 use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError, WriteIntent};
 use tempfile::TempDir;
 
@@ -24,42 +26,19 @@ fn config(dir: &Path) -> StorageConfig {
     }
 }
 
+/// The embedded back end keeps tags in order and takes parts of any size.
+const EMBEDDED: Capabilities = Capabilities {
+    tags_keep_order: true,
+    multipart: MultipartRules::NONE,
+};
+
 async fn open() -> (TempDir, Storage) {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open_embedded(config(dir.path())).await.unwrap();
     (dir, storage)
 }
 
-macro_rules! conformance_cases {
-    ($($case:ident),* $(,)?) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $case() {
-            let (_dir, storage) = open().await;
-            conformance::$case(&storage).await;
-        }
-    )*};
-}
-
-conformance_cases!(
-    buckets_and_ownership,
-    put_get_overwrite_delete,
-    ranges,
-    empty_object,
-    long_and_unicode_keys,
-    listing_matches_model,
-    overwrite_is_atomic,
-    conditional_writes,
-    abort_leaves_nothing,
-    other_identity_is_denied,
-    credentials_take_effect_at_once,
-    tags,
-    multipart_out_of_order,
-    multipart_part_replacement_and_gaps,
-    multipart_complete_rejects_bad_lists,
-    multipart_abort,
-    multipart_listing_pages,
-    multipart_conditional_complete_races_put,
-);
+conformance::suite!(open(), EMBEDDED);
 
 fn block_file(dir: &Path, block: BlockId) -> PathBuf {
     dir.join("containers")

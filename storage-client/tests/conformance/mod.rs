@@ -1,7 +1,11 @@
 //! The back-end conformance suite: every case takes a fresh, empty
-//! `Storage` and states one guarantee of the facade. Back ends run all of
-//! them (see `embedded.rs`). Block and chunk sizes should be small so that
-//! the range cases cross block and chunk boundaries.
+//! `Storage` and the back end's [`Capabilities`], and states one guarantee
+//! of the facade. The case list is [`suite!`]'s, written once; each back
+//! end's test file runs every case with `conformance::suite!` (see
+//! `embedded.rs`, `ozone.rs`). Where back ends legitimately differ (tag
+//! order, multipart rules) the case adapts to the declared capability
+//! instead of being left out. Block and chunk sizes should be small so
+//! that the range cases cross block and chunk boundaries.
 
 pub mod multipart;
 pub mod tags;
@@ -17,11 +21,61 @@ use storage_client::{
 };
 
 pub use multipart::{
-    multipart_abort, multipart_complete_rejects_bad_lists,
-    multipart_conditional_complete_races_put, multipart_listing_pages, multipart_out_of_order,
-    multipart_part_replacement_and_gaps, upload_part,
+    MultipartRules, multipart_abort, multipart_complete_rejects_bad_lists,
+    multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
+    multipart_listing_pages, multipart_out_of_order, multipart_part_replacement_and_gaps,
 };
 pub use tags::tags;
+
+/// How a back end may differ from another and still be correct.
+#[derive(Clone, Copy, Debug)]
+pub struct Capabilities {
+    /// Tags come back in the order given (Ozone keeps them in a hash map).
+    pub tags_keep_order: bool,
+    pub multipart: MultipartRules,
+}
+
+/// Runs every case of the suite as one test each. `$open` is an async
+/// expression giving `(guard, Storage)`, a fresh empty store per case (the
+/// guard lives as long as the case); `$caps` the back end's
+/// [`Capabilities`]; any attributes (such as `#[ignore = "..."]`) go on
+/// every test.
+macro_rules! suite {
+    ($open:expr, $caps:expr $(, #[$attr:meta])*) => {
+        conformance::suite!(@cases ($open) ($caps) ($(#[$attr])*)
+            buckets_and_ownership
+            put_get_overwrite_delete
+            ranges
+            empty_object
+            long_and_unicode_keys
+            listing_matches_model
+            overwrite_is_atomic
+            conditional_writes
+            abort_leaves_nothing
+            other_identity_is_denied
+            credentials_take_effect_at_once
+            tags
+            multipart_out_of_order
+            multipart_part_replacement_and_gaps
+            multipart_complete_rejects_bad_lists
+            multipart_completion_records_its_parts
+            multipart_abort
+            multipart_listing_pages
+            multipart_conditional_complete_races_put
+        );
+    };
+    (@cases ($open:expr) ($caps:expr) ($($attr:tt)*)) => {};
+    (@cases ($open:expr) ($caps:expr) ($($attr:tt)*) $case:ident $($rest:ident)*) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        $($attr)*
+        async fn $case() {
+            let (_guard, storage) = $open.await;
+            conformance::$case(&storage, &$caps).await;
+        }
+        conformance::suite!(@cases ($open) ($caps) ($($attr)*) $($rest)*);
+    };
+}
+pub(crate) use suite;
 
 pub fn alice() -> Identity {
     Identity::new("AKIDALICE")
@@ -106,7 +160,7 @@ fn assert_err<T: std::fmt::Debug>(
     }
 }
 
-pub async fn buckets_and_ownership(s: &Storage) {
+pub async fn buckets_and_ownership(s: &Storage, _: &Capabilities) {
     let (a, b) = (alice(), bob());
     s.create_bucket(&a, "zeta", "").await.unwrap();
     s.create_bucket(&a, "alpha", "eu-west-1").await.unwrap();
@@ -177,7 +231,7 @@ pub async fn buckets_and_ownership(s: &Storage) {
     assert_eq!(names, ["zeta"]);
 }
 
-pub async fn put_get_overwrite_delete(s: &Storage) {
+pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let first = data(50_000, 1);
@@ -239,7 +293,7 @@ pub async fn put_get_overwrite_delete(s: &Storage) {
     );
 }
 
-pub async fn ranges(s: &Storage) {
+pub async fn ranges(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     for (seed, len) in [(3u64, 1usize), (4, 4096), (5, 100_003), (6, 262_144)] {
@@ -271,7 +325,7 @@ pub async fn ranges(s: &Storage) {
     }
 }
 
-pub async fn empty_object(s: &Storage) {
+pub async fn empty_object(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let info = put(s, &a, "b", "empty", b"").await;
@@ -293,7 +347,7 @@ pub async fn empty_object(s: &Storage) {
     assert_eq!(listed.entries[0].size, 0);
 }
 
-pub async fn long_and_unicode_keys(s: &Storage) {
+pub async fn long_and_unicode_keys(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let longest = "k".repeat(1024);
@@ -357,7 +411,7 @@ fn model(
     items.into_iter().collect()
 }
 
-pub async fn listing_matches_model(s: &Storage) {
+pub async fn listing_matches_model(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let mut keys = BTreeSet::new();
@@ -409,7 +463,7 @@ pub async fn listing_matches_model(s: &Storage) {
     }
 }
 
-pub async fn overwrite_is_atomic(s: &Storage) {
+pub async fn overwrite_is_atomic(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let old = data(40_000, 7);
@@ -441,7 +495,7 @@ pub async fn overwrite_is_atomic(s: &Storage) {
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), new);
 }
 
-pub async fn conditional_writes(s: &Storage) {
+pub async fn conditional_writes(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let one = data(30_000, 9);
@@ -505,7 +559,7 @@ pub async fn conditional_writes(s: &Storage) {
     assert_eq!(get(s, &a, "b", "race").await.unwrap(), b"y");
 }
 
-pub async fn abort_leaves_nothing(s: &Storage) {
+pub async fn abort_leaves_nothing(s: &Storage, _: &Capabilities) {
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let mut aborted = s
@@ -544,7 +598,7 @@ pub async fn abort_leaves_nothing(s: &Storage) {
         .expect("open uploads do not keep a bucket busy");
 }
 
-pub async fn other_identity_is_denied(s: &Storage) {
+pub async fn other_identity_is_denied(s: &Storage, _: &Capabilities) {
     let (a, b) = (alice(), bob());
     s.create_bucket(&a, "private", "").await.unwrap();
     put(s, &a, "private", "secret", b"mine").await;
@@ -589,7 +643,7 @@ pub async fn other_identity_is_denied(s: &Storage) {
     assert_eq!(get(s, &a, "private", "secret").await.unwrap(), b"mine");
 }
 
-pub async fn credentials_take_effect_at_once(s: &Storage) {
+pub async fn credentials_take_effect_at_once(s: &Storage, _: &Capabilities) {
     let cred = Credential {
         name: "alice".into(),
         access_key: "AKIDALICE".into(),

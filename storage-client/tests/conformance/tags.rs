@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use storage_client::{NewObject, Storage, StorageError, WriteIntent};
 
-use super::{alice, assert_err, bob, get, put};
+use super::{Capabilities, alice, assert_err, bob, get, put};
 
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items
@@ -23,12 +23,8 @@ fn comparable(tags: &[(String, String)], order_kept: bool) -> Vec<(String, Strin
     tags
 }
 
-/// Tags on a back end that keeps their order.
-pub async fn tags(s: &Storage) {
-    tags_with(s, true).await;
-}
-
-pub async fn tags_with(s: &Storage, order_kept: bool) {
+pub async fn tags(s: &Storage, caps: &Capabilities) {
+    let order_kept = caps.tags_keep_order;
     let a = alice();
     s.create_bucket(&a, "b", "").await.unwrap();
 
