@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "==> no import circles between modules (scripts/check-module-cycles)"
+python3 scripts/check-module-cycles storage-client/src gateway/src bench/src
+
 echo "==> cargo build"
 cargo build --workspace --all-targets
 

@@ -43,7 +43,6 @@ pub use multipart::{
 };
 pub use om::MAX_KEY_BYTES;
 pub use storage::Storage;
-pub use token::BlockToken;
 pub use types::*;
 pub use writer::ObjectWriter;
 

@@ -10,26 +10,16 @@ mod keys;
 mod protobuf;
 
 use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use uuid::Uuid;
 
 pub use keys::{KeyRing, SecretKey};
 
-use crate::{BlockId, Result, StorageError};
+use crate::{BlockId, BlockToken, Result, StorageError};
 use protobuf::{Decoder, Encoder, Value};
 
 /// The token kind Ozone datanodes expect.
 pub const BLOCK_TOKEN_KIND: &str = "HDDS_BLOCK_TOKEN";
-
-/// An Ozone-compatible block token: identifier bytes and HMAC password.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockToken {
-    pub identifier: Vec<u8>,
-    pub password: Vec<u8>,
-    pub kind: String,
-    pub service: String,
-}
 
 impl BlockToken {
     /// Hadoop's `Token.encodeToUrlString`: the `encodedToken` a DN accepts.

@@ -5,8 +5,6 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::token::BlockToken;
-
 /// Who is asking. Passed on every call so that the OM can enforce ownership
 /// and caches can be keyed by it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -159,6 +157,16 @@ macro_rules! stored_by_name {
 }
 
 stored_by_name!(ChecksumAlgorithm, ChecksumType);
+
+/// An Ozone-compatible block token: identifier bytes and HMAC password
+/// (issued and checked by [`crate::token`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockToken {
+    pub identifier: Vec<u8>,
+    pub password: Vec<u8>,
+    pub kind: String,
+    pub service: String,
+}
 
 /// The identity of one block: the container that holds it and its id there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -275,7 +275,7 @@ impl Inner {
         block: BlockId,
         modes: &[AccessMode],
         max_length: u64,
-    ) -> token::BlockToken {
+    ) -> crate::BlockToken {
         let expiry = now_ms()
             .saturating_add(millis(self.settings.token_lifetime))
             .min(key.expires_ms());

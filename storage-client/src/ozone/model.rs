@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::token::BlockToken;
+use crate::BlockToken;
 use crate::{BlockId, BucketInfo, ListEntry};
 
 use super::proto::hadoop::{common, hdds, ozone};

@@ -6,7 +6,8 @@ use uuid::Uuid;
 
 use super::{TokenParts, decode_url, encode_url, read_vlong, write_vlong};
 use crate::BlockId;
-use crate::token::{AccessMode, BlockToken, SecretKey, TokenIdentifier, issue};
+use crate::BlockToken;
+use crate::token::{AccessMode, SecretKey, TokenIdentifier, issue};
 
 const VECTORS: &str = include_str!("hadoop-vectors.txt");
 
