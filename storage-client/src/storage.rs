@@ -1,6 +1,7 @@
 //! The facade: one struct the gateway holds, whatever the back end. It
-//! authorises every bucket-scoped call (on cached bucket facts), puts the
-//! cache in front of the calls that benefit and tells it of every write.
+//! authorises every bucket-scoped call on cached bucket facts (where the
+//! back end does not do so itself inside the call), puts the cache in
+//! front of the calls that benefit and tells it of every write.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,6 +27,9 @@ pub struct Storage {
     block_size: u64,
     chunk_size: usize,
     reclaimer: Option<Arc<dyn Reclaim>>,
+    /// Whether the back end refuses a non-owner itself in every
+    /// bucket-scoped call, so the facade need not ask first.
+    authorises_itself: bool,
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
 }
@@ -50,6 +54,7 @@ impl Storage {
             block_size: backend.block_size,
             chunk_size: backend.chunk_size,
             reclaimer: backend.reclaimer,
+            authorises_itself: backend.authorises_itself,
             _background: backend.background,
         }
     }
@@ -77,9 +82,11 @@ impl Storage {
 
     pub async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
         self.cache
-            .credential(access_key, self.om.credential(access_key), || {
-                self.om.access_keys()
-            })
+            .credential(
+                access_key,
+                async { self.om.credential(access_key).await },
+                || self.om.access_keys(),
+            )
             .await
     }
 
@@ -122,7 +129,19 @@ impl Storage {
 
     /// The bucket, `AccessDenied` unless `who` owns it.
     pub async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        self.cache.bucket(who, name, self.om.bucket(name)).await
+        let load = async { self.om.bucket(name).await };
+        self.cache.bucket(who, name, load).await
+    }
+
+    /// Refuses `who` unless it owns `bucket`, before a call on the bucket
+    /// (unless the back end checks inside the call, atomically with it).
+    async fn authorise(&self, who: &Identity, bucket: &str) -> Result<()> {
+        if self.authorises_itself {
+            return Ok(());
+        }
+        self.cache
+            .authorise(who, bucket, async { self.om.bucket(bucket).await })
+            .await
     }
 
     /// Buckets owned by `who`, sorted by name.
@@ -131,7 +150,7 @@ impl Storage {
     }
 
     pub async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        self.bucket(who, name).await?;
+        self.authorise(who, name).await?;
         let result = self.om.delete_bucket(who, name).await;
         self.cache.wrote_bucket(name);
         result
@@ -140,10 +159,10 @@ impl Storage {
     // ---- objects ----
 
     pub async fn lookup(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         self.cache
-            .lookup(who, &object, self.om.lookup(who, &object))
+            .lookup(who, &object, async { self.om.lookup(who, &object).await })
             .await
     }
 
@@ -212,7 +231,7 @@ impl Storage {
         key: &str,
         intent: WriteIntent,
     ) -> Result<ObjectWriter> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let open = self
             .om
             .create_object(who, ObjectRef::new(bucket, key), intent)
@@ -233,7 +252,7 @@ impl Storage {
         number: u16,
         size_hint: Option<u64>,
     ) -> Result<ObjectWriter> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let part = PartRef {
             upload: upload_ref(bucket, key, upload_id),
             number,
@@ -256,7 +275,7 @@ impl Storage {
 
     /// Idempotent: deleting a missing key succeeds.
     pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self.om.delete_object(who, object.clone()).await;
         self.cache.wrote_object(&object);
@@ -272,7 +291,7 @@ impl Storage {
         key: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self.om.put_tags(who, object.clone(), tags).await;
         self.cache.wrote_object(&object);
@@ -290,7 +309,7 @@ impl Storage {
         bucket: &str,
         query: &ListQuery,
     ) -> Result<ListPage> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let scan = |after: Vec<u8>, limit| {
             self.om
                 .scan_objects(who, scan_range(bucket, &query.prefix, after, limit))
@@ -309,7 +328,7 @@ impl Storage {
         key: &str,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         self.om
             .create_multipart_upload(who, ObjectRef::new(bucket, key), upload)
             .await
@@ -323,7 +342,7 @@ impl Storage {
         key: &str,
         upload_id: &str,
     ) -> Result<UploadInfo> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         self.om
             .multipart_upload(who, &upload_ref(bucket, key, upload_id))
             .await
@@ -339,7 +358,7 @@ impl Storage {
         after: u16,
         max_parts: usize,
     ) -> Result<PartListPage> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         let mut parts = self
             .om
@@ -362,7 +381,7 @@ impl Storage {
         key: &str,
         upload_id: &str,
     ) -> Result<Vec<PartInfo>> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         self.om
             .list_parts(who, &upload, 0, usize::from(MAX_PART_NUMBER))
@@ -379,7 +398,7 @@ impl Storage {
         upload_id: &str,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         let object = upload.object.clone();
         let result = self
@@ -397,7 +416,7 @@ impl Storage {
         key: &str,
         upload_id: &str,
     ) -> Result<()> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         self.om
             .abort_multipart_upload(who, upload_ref(bucket, key, upload_id))
             .await
@@ -409,7 +428,7 @@ impl Storage {
         bucket: &str,
         query: &UploadListQuery,
     ) -> Result<UploadListPage> {
-        self.bucket(who, bucket).await?;
+        self.authorise(who, bucket).await?;
         let scan = |after: Vec<u8>, limit| {
             self.om
                 .scan_multipart_uploads(who, scan_range(bucket, &query.prefix, after, limit))

@@ -112,24 +112,23 @@ where
     pub(super) fn new(capacity: u64, keep: Keep) -> Self {
         let counters = Arc::new(Counters::default());
         let evictions = Arc::clone(&counters);
-        let build = |ttl: Option<Duration>| {
-            let builder =
-                Cache::builder()
-                    .max_capacity(capacity)
+        let builder = Cache::builder().max_capacity(capacity);
+        let (cache, keep_after_load) = match keep {
+            Keep::Nothing => (None, false),
+            // Entries live only while they load: nothing to count, and a
+            // listener would cost every removal, one per lookup.
+            Keep::WhileLoading => (Some(builder.build()), false),
+            Keep::For(ttl) => {
+                let cache = builder
+                    .time_to_live(ttl)
                     .eviction_listener(move |_, _, cause| {
                         if cause.was_evicted() {
                             evictions.evictions.fetch_add(1, Ordering::Relaxed);
                         }
-                    });
-            match ttl {
-                Some(ttl) => builder.time_to_live(ttl).build(),
-                None => builder.build(),
+                    })
+                    .build();
+                (Some(cache), true)
             }
-        };
-        let (cache, keep_after_load) = match keep {
-            Keep::Nothing => (None, false),
-            Keep::WhileLoading => (Some(build(None)), false),
-            Keep::For(ttl) => (Some(build(Some(ttl))), true),
         };
         Self {
             cache,

@@ -20,6 +20,7 @@ mod access_keys;
 mod layer;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use access_keys::AccessKeys;
@@ -87,7 +88,7 @@ enum CredentialMiss {
 pub(crate) struct MetadataCache {
     credentials: Layer<String, Credential>,
     access_keys: AccessKeys,
-    buckets: Layer<String, BucketInfo>,
+    buckets: Layer<String, Arc<BucketInfo>>,
     lookups: Layer<(String, ObjectRef), KeyInfo>,
 }
 
@@ -152,8 +153,27 @@ impl MetadataCache {
         name: &str,
         load: impl Future<Output = Result<BucketInfo>>,
     ) -> Result<BucketInfo> {
-        let info = self.buckets.get(name, name.to_owned(), load).await?;
-        authorise(who, info)
+        let info = self.bucket_facts(name, load).await?;
+        authorise(who, &info).map(|()| BucketInfo::clone(&info))
+    }
+
+    /// As [`Self::bucket`], for a caller that needs only the verdict.
+    pub(crate) async fn authorise(
+        &self,
+        who: &Identity,
+        name: &str,
+        load: impl Future<Output = Result<BucketInfo>>,
+    ) -> Result<()> {
+        authorise(who, &*self.bucket_facts(name, load).await?)
+    }
+
+    async fn bucket_facts(
+        &self,
+        name: &str,
+        load: impl Future<Output = Result<BucketInfo>>,
+    ) -> Result<Arc<BucketInfo>> {
+        let load = async { load.await.map(Arc::new) };
+        self.buckets.get(name, name.to_owned(), load).await
     }
 
     pub(crate) fn wrote_bucket(&self, name: &str) {

@@ -4,12 +4,12 @@
 //! as one trait object and puts [`crate::cache`] in front of the calls that
 //! benefit.
 //!
-//! Authorisation: a bucket belongs to the access key that created it, and
-//! the facade authorises every bucket-scoped call before it reaches a back
-//! end ([`authorise`], on bucket facts the cache loads without an
-//! identity). A back end may check again where the check must be atomic
-//! with its write (the embedded OM does, inside its transactions), so a
-//! bucket deleted and recreated by someone else in between is refused.
+//! Authorisation: a bucket belongs to the access key that created it. A
+//! back end either refuses a non-owner inside every bucket-scoped call,
+//! atomically with it (the embedded OM, in its transactions), or the
+//! facade authorises the call before it reaches the back end
+//! ([`authorise`], on bucket facts the cache loads without an identity:
+//! Ozone, whose own ACLs are not this ownership).
 //!
 //! Arguments travel as small named structs ([`ObjectRef`], [`UploadRef`],
 //! [`ScanRange`]) and no role method has a default body, so a back end
@@ -38,10 +38,10 @@ pub(crate) trait Metadata:
 
 impl<T: CredentialStore + BucketStore + ObjectStore + UploadStore> Metadata for T {}
 
-/// The bucket, if `who` may use it: it owns it.
-pub(crate) fn authorise(who: &Identity, bucket: BucketInfo) -> Result<BucketInfo> {
+/// Whether `who` may use `bucket`: it owns it.
+pub(crate) fn authorise(who: &Identity, bucket: &BucketInfo) -> Result<()> {
     if bucket.owner == who.access_key {
-        Ok(bucket)
+        Ok(())
     } else {
         Err(StorageError::AccessDenied)
     }
