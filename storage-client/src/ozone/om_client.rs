@@ -3,12 +3,22 @@
 //! channel per OM, with failover to the next OM when one is down or not the
 //! Raft leader.
 //!
+//! A command is sent again after a failure only where that cannot apply it
+//! twice or misreport it: Ozone's gRPC server gives every call a fresh Raft
+//! client id, so its retry cache never recognises a resend. The OM itself
+//! refuses a commit whose open key, part or upload is gone, so a resent
+//! commit cannot be applied twice; but after an attempt that may have been
+//! applied, that refusal says nothing about whether ours was, and the
+//! client answers `Unavailable` rather than a wrong error (see
+//! [`repeat_status`]).
+//!
 //! Each request names the acting S3 access key in `s3Authentication.accessId`
 //! and carries the `client_hostname` / `client_ip_address` gRPC headers: over
 //! gRPC the OM has no Hadoop RPC caller, and without both it either fails
 //! S3-context lookups or attributes the request to its own process user.
 
 use std::net::UdpSocket;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -83,6 +93,10 @@ struct OmNode {
     rpc: OzoneManagerServiceClient<Channel>,
     /// Our address as this OM sees it: the local end of a route to it.
     client_ip: AsciiMetadataValue,
+    /// The OM's node id in its ring (`om1`), as its last write answer
+    /// named it: not-leader answers name the leader by node id, and OMs
+    /// sharing a host cannot be told apart by its address.
+    node_id: Mutex<Option<String>>,
 }
 
 /// A client of one Ozone Manager ring.
@@ -101,8 +115,16 @@ pub struct OmClient {
 enum Attempt {
     /// Boxed: an answer is large next to the other outcomes.
     Done(Result<Box<OmResponse>>),
-    /// Try another OM (this one is down or not the leader), preferably `hint`.
-    Failover { reason: String, hint: Option<usize> },
+    /// Try another OM (this one is down or not the leader), preferably
+    /// `hint`. With `maybe_applied` the OM may have carried the command out
+    /// all the same: the request may have reached it before the answer was
+    /// lost, or it was a leader stepping down, which answers not-leader for
+    /// commands it had already put in its log (the new leader applies them).
+    Failover {
+        reason: String,
+        hint: Option<usize>,
+        maybe_applied: bool,
+    },
     /// Ask the same OM again after a pause (it is the leader but not ready).
     Wait(String),
 }
@@ -167,6 +189,7 @@ impl OmClient {
         };
         let mut index = self.leader.load(Ordering::Relaxed) % self.nodes.len();
         let mut last_failure = String::new();
+        let mut maybe_applied = false;
         for attempt in 0..self.max_attempts {
             // Pause once every OM has been tried, not between failovers.
             if attempt > 0 && attempt % self.nodes.len() == 0 {
@@ -175,11 +198,18 @@ impl OmClient {
             match self.attempt(&self.nodes[index], request.clone()).await {
                 Attempt::Done(result) => {
                     self.leader.store(index, Ordering::Relaxed);
-                    return result.map(|response| *response);
+                    let response = *result?;
+                    self.learn_node_id(index, &response);
+                    return settle(cmd, response, maybe_applied, &last_failure);
                 }
-                Attempt::Failover { reason, hint } => {
+                Attempt::Failover {
+                    reason,
+                    hint,
+                    maybe_applied: this_one,
+                } => {
                     tracing::debug!(om = %self.nodes[index].address, %reason, "OM failover");
                     last_failure = reason;
+                    maybe_applied |= this_one;
                     index = hint.unwrap_or((index + 1) % self.nodes.len());
                 }
                 Attempt::Wait(reason) => {
@@ -209,7 +239,19 @@ impl OmClient {
                     node.address, self.request_timeout
                 ),
                 hint: None,
+                maybe_applied: true,
             },
+        }
+    }
+
+    /// Remembers which node id the OM at `index` has: a write answer names
+    /// the leader that applied it, which is the OM that answered.
+    fn learn_node_id(&self, index: usize, response: &OmResponse) {
+        if let Some(id) = response.leader_om_node_id.as_deref()
+            && let Ok(mut known) = self.nodes[index].node_id.lock()
+            && known.as_deref() != Some(id)
+        {
+            *known = Some(id.to_owned());
         }
     }
 
@@ -222,6 +264,7 @@ impl OmClient {
             tonic::Code::Internal if text.contains("OMNotLeaderException") => Attempt::Failover {
                 hint: self.suggested_leader(text),
                 reason,
+                maybe_applied: true,
             },
             tonic::Code::Internal if text.contains("OMLeaderNotReadyException") => {
                 Attempt::Wait(reason)
@@ -229,22 +272,46 @@ impl OmClient {
             tonic::Code::Unavailable
             | tonic::Code::DeadlineExceeded
             | tonic::Code::Cancelled
-            | tonic::Code::Unknown => Attempt::Failover { reason, hint: None },
+            | tonic::Code::Unknown => Attempt::Failover {
+                maybe_applied: !never_sent(&status),
+                reason,
+                hint: None,
+            },
             _ => Attempt::Done(Err(StorageError::Internal(format!(
                 "Ozone Manager {reason}"
             )))),
         }
     }
 
-    /// The OM whose host a not-leader answer names ("Suggested leader is
-    /// OM:om1[host:port]"; that port is Hadoop RPC, not gRPC, so match the host).
+    /// The OM a not-leader answer names ("Suggested leader is
+    /// OM:om2[host:port]"): the one known to have that node id, else the only
+    /// one on that host (the port is the OM's Raft or RPC port, never gRPC).
     fn suggested_leader(&self, text: &str) -> Option<usize> {
-        let (_, rest) = text.split_once("Suggested leader is")?;
-        let inside = rest.split_once('[')?.1.split_once(']')?.0;
-        let host = inside.rsplit_once(':').map_or(inside, |(host, _)| host);
-        self.nodes
+        let (_, rest) = text.split_once("Suggested leader is OM:")?;
+        let (id, rest) = rest.split_once('[')?;
+        let by_id = self.nodes.iter().position(|node| {
+            node.node_id
+                .lock()
+                .is_ok_and(|known| known.as_deref() == Some(id))
+        });
+        if by_id.is_some() {
+            return by_id;
+        }
+        // "host:port", or "host/ip" when the OM names its RPC address.
+        let inside = rest.split_once(']')?.0;
+        let host = inside.split_once('/').map_or_else(
+            || inside.rsplit_once(':').map_or(inside, |(h, _)| h),
+            |(h, _)| h,
+        );
+        let mut on_host = self
+            .nodes
             .iter()
-            .position(|node| node.address.rsplit_once(':').map(|(h, _)| h) == Some(host))
+            .enumerate()
+            .filter(|(_, node)| node.address.rsplit_once(':').map(|(h, _)| h) == Some(host));
+        match (on_host.next(), on_host.next()) {
+            (Some((index, _)), None) => Some(index),
+            _ => None,
+        }
     }
 
     // ---- buckets ----
@@ -630,7 +697,54 @@ fn connect(address: &str, config: &OmConfig) -> Result<OmNode> {
         address: address.to_owned(),
         rpc,
         client_ip: ascii_header(&local_ip_towards(address), "127.0.0.1"),
+        node_id: Mutex::new(None),
     })
+}
+
+/// Whether a failed call certainly never reached the OM: the connection
+/// could not be made (tonic reports that as Unavailable "tcp connect
+/// error"). Any other transport failure may have come after the OM read
+/// the request.
+fn never_sent(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unavailable && status.message().contains("connect error")
+}
+
+/// The OM's `response` to `cmd`, unless it is the refusal of a repeat
+/// ([`repeat_status`]) after an attempt that may have been applied: then
+/// whether the command took effect is unknown, and the caller is told so.
+fn settle(
+    cmd: Type,
+    response: OmResponse,
+    maybe_applied: bool,
+    last_failure: &str,
+) -> Result<OmResponse> {
+    if maybe_applied && repeat_status(cmd) == Some(response.status()) {
+        return Err(StorageError::Unavailable(format!(
+            "{cmd:?} may have been applied by an attempt whose answer was lost \
+             ({last_failure}); sent again, the OM answered {}",
+            response.status().as_str_name()
+        )));
+    }
+    Ok(response)
+}
+
+/// What the OM answers a command sent again after it was carried out: the
+/// open key or part it committed is gone, the upload it completed or
+/// aborted is gone, the secret it issued cannot be issued twice. After an
+/// attempt that may have been applied this answer cannot say whether ours
+/// was, so the command's outcome is unknown. Left out are commands whose
+/// repeat refusal is already the answer S3 gives a retry: DeleteKey (a
+/// missing key is a successful delete), CreateBucket (the caller tells
+/// BucketAlreadyOwnedByYou by the owner), DeleteBucket (NoSuchBucket).
+fn repeat_status(cmd: Type) -> Option<Status> {
+    match cmd {
+        Type::CommitKey | Type::CommitMultipartUpload => Some(Status::KeyNotFound),
+        Type::CompleteMultipartUpload | Type::AbortMultipartUpload => {
+            Some(Status::NoSuchMultipartUploadError)
+        }
+        Type::GetS3Secret => Some(Status::S3SecretAlreadyExists),
+        _ => None,
+    }
 }
 
 /// The local address the OS would use to reach `address`. Connecting a UDP
@@ -819,6 +933,108 @@ mod tests {
             client.suggested_leader("OMNotLeaderException: no hint"),
             None
         );
+    }
+
+    #[tokio::test]
+    async fn picks_the_suggested_leader_by_node_id_where_oms_share_a_host() {
+        let addresses = ["127.0.0.1:11981", "127.0.0.1:12981", "127.0.0.1:13981"];
+        let config = OmConfig::new(addresses.map(String::from).to_vec());
+        let client = OmClient::new(&config).unwrap();
+        let text = "OMNotLeaderException: OM:om1 is not the leader. \
+                    Suggested leader is OM:om2[127.0.0.1:12872].";
+        // The host names all three: no guess.
+        assert_eq!(client.suggested_leader(text), None);
+        let answer = OmResponse {
+            leader_om_node_id: Some("om2".into()),
+            ..Default::default()
+        };
+        client.learn_node_id(1, &answer);
+        assert_eq!(client.suggested_leader(text), Some(1));
+        // "host/ip" is how the OM names its RPC address in read answers.
+        let config = OmConfig::new(vec!["om-a:8981".into(), "om-b:8981".into()]);
+        let client = OmClient::new(&config).unwrap();
+        let text = "OM:om1 is not the leader. Suggested leader is OM:om2[om-b/10.0.0.2].";
+        assert_eq!(client.suggested_leader(text), Some(1));
+    }
+
+    #[tokio::test]
+    async fn tells_a_connection_never_made_from_an_answer_lost() {
+        let client = OmClient::new(&OmConfig::new(vec!["127.0.0.1:1".into()])).unwrap();
+        let node = &client.nodes[0];
+        let maybe_applied = |status: tonic::Status| match client.classify(node, status) {
+            Attempt::Failover { maybe_applied, .. } => Some(maybe_applied),
+            _ => None,
+        };
+        assert_eq!(
+            maybe_applied(tonic::Status::unavailable("tcp connect error")),
+            Some(false)
+        );
+        // What tonic reported for calls in flight when an OM was killed.
+        assert_eq!(
+            maybe_applied(tonic::Status::unknown("transport error")),
+            Some(true)
+        );
+        assert_eq!(
+            maybe_applied(tonic::Status::unavailable("connection reset")),
+            Some(true)
+        );
+        assert_eq!(maybe_applied(tonic::Status::cancelled("")), Some(true));
+        // A stepping-down leader answers not-leader for commands it logged.
+        let stepping_down = "org.apache.hadoop.ozone.om.exceptions.OMNotLeaderException: \
+                             om3@group-D66704EFC61C is stepping down";
+        assert_eq!(
+            maybe_applied(tonic::Status::internal(stepping_down)),
+            Some(true)
+        );
+        let not_ready = "org.apache.hadoop.ozone.om.exceptions.OMLeaderNotReadyException: om1";
+        assert!(matches!(
+            client.classify(node, tonic::Status::internal(not_ready)),
+            Attempt::Wait(_)
+        ));
+    }
+
+    #[test]
+    fn a_repeat_refused_after_a_lost_answer_is_unavailable() {
+        let refusal = |status: Status| OmResponse {
+            success: Some(false),
+            status: status as i32,
+            ..Default::default()
+        };
+        let unknown_outcome = [
+            (Type::CommitKey, Status::KeyNotFound),
+            (Type::CommitMultipartUpload, Status::KeyNotFound),
+            (
+                Type::CompleteMultipartUpload,
+                Status::NoSuchMultipartUploadError,
+            ),
+            (
+                Type::AbortMultipartUpload,
+                Status::NoSuchMultipartUploadError,
+            ),
+            (Type::GetS3Secret, Status::S3SecretAlreadyExists),
+        ];
+        for (cmd, status) in unknown_outcome {
+            let settled = settle(cmd, refusal(status), true, "transport error");
+            assert!(
+                matches!(settled, Err(StorageError::Unavailable(_))),
+                "{cmd:?} {status:?}: {settled:?}"
+            );
+            // Without a lost answer the refusal is the truth.
+            let settled = settle(cmd, refusal(status), false, "");
+            assert_eq!(settled.unwrap().status(), status, "{cmd:?}");
+        }
+        // A read, or a command whose refusal is what S3 answers a retry,
+        // keeps its answer.
+        let kept = [
+            (Type::GetKeyInfo, Status::KeyNotFound),
+            (Type::DeleteKey, Status::KeyNotFound),
+            (Type::CreateBucket, Status::BucketAlreadyExists),
+            (Type::DeleteBucket, Status::BucketNotFound),
+        ];
+        for (cmd, status) in kept {
+            let settled = settle(cmd, refusal(status), true, "transport error");
+            assert_eq!(settled.unwrap().status(), status, "{cmd:?}");
+        }
     }
 
     #[tokio::test]
