@@ -1,0 +1,137 @@
+"""The Ozone dev cluster under test, driven through `ozone/ozone-dev`.
+
+`S3GW_OZONE_PROFILE` names its profile (default, ha, secure; see
+ozone/README.md); `S3GW_OZONE_OM` its OM gRPC address(es).
+"""
+
+import os
+import re
+import subprocess
+import time
+from functools import cache
+from pathlib import Path
+
+SUITE_DIR = Path(__file__).resolve().parent
+OZONE_DEV = SUITE_DIR / "ozone" / "ozone-dev"
+PROFILE = os.environ.get("S3GW_OZONE_PROFILE", "default")
+
+
+def ozone_dev(*args: str, timeout: float) -> str:
+    """Runs `ozone-dev --profile PROFILE ARGS`; its stdout, or an AssertionError."""
+    result = subprocess.run([str(OZONE_DEV), "--profile", PROFILE, *args], capture_output=True, text=True,
+                            timeout=timeout, stdin=subprocess.DEVNULL)
+    if result.returncode != 0:
+        raise AssertionError(f"ozone-dev {' '.join(args)} exited {result.returncode}\n"
+                             f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}")
+    return result.stdout
+
+
+@cache
+def settings() -> dict[str, str]:
+    """`ozone-dev env`: work dir, OM gRPC addresses, Ozone S3G address."""
+    out = ozone_dev("env", timeout=30)
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def om_addresses() -> list[str]:
+    return settings()["OZONE_OM_ADDRESS"].split(",")
+
+
+def kill(role: str) -> None:
+    ozone_dev("kill", role, timeout=60)
+
+
+def start() -> None:
+    """Brings every stopped role back and waits until a write succeeds."""
+    ozone_dev("start", "--with-s3g", timeout=600)
+
+
+def om_leader() -> str:
+    """The node id of the OM ring's leader (ha profile)."""
+    return ozone_dev("om-leader", timeout=120).strip()
+
+
+def transfer_om_leader(node_id: str) -> None:
+    ozone_dev("admin", "om", "transfer", "--service-id", settings()["OZONE_OM_SERVICE_ID"], "-n", node_id,
+              timeout=180)
+
+
+AUDIT_LINE = re.compile(r"op=(?P<op>[A-Z_]+) (?P<params>\{.*\}) \| ret=(?P<ret>[A-Z]+)")
+
+
+def om_audit(op: str, role: str = "om") -> list[tuple[str, str]]:
+    """(parameters, result) of every `op` in one OM's audit log, oldest first.
+    Every OM of a ring applies, and audits, every write."""
+    path = Path(settings()["OZONE_DEV_WORK"]) / "logs" / f"{role}-audit.log"
+    entries = []
+    for line in path.read_text(errors="replace").splitlines():
+        match = AUDIT_LINE.search(line)
+        if match and match["op"] == op:
+            entries.append((match["params"], match["ret"]))
+    return entries
+
+
+def datanode_roles() -> dict[str, str]:
+    """Datanode UUID -> its role name (dn, dn1, ...), from each one's datanode.id."""
+    roles = {}
+    for path in (Path(settings()["OZONE_DEV_WORK"]) / "data").glob("dn*/meta/datanode.id"):
+        match = re.search(r"^\s*uuid:\s*(\S+)", path.read_text(), re.MULTILINE)
+        if match:
+            roles[match[1]] = path.parent.parent.name
+    return roles
+
+
+def ratis_three_leaders() -> list[str]:
+    """The roles of the datanodes that lead an open RATIS/THREE pipeline."""
+    listing = ozone_dev("admin", "pipeline", "list", timeout=120)
+    roles = datanode_roles()
+    leaders = re.findall(r"ReplicationConfig: RATIS/THREE, State:OPEN, leaderId:([0-9a-f-]+)", listing)
+    return [roles[uuid] for uuid in leaders if uuid in roles]
+
+
+LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+# A follower becomes a candidate only after hearing nothing from the leader
+# for its election timeout (5-10 s at Ozone's default ozone.om.ratis.minimum.timeout).
+ELECTION_TIMEOUT_SECONDS = 10
+
+
+def _log_time(line: str) -> float | None:
+    match = LOG_TIME.match(line)
+    if not match:
+        return None
+    return time.mktime(time.strptime(match[1], "%Y-%m-%d %H:%M:%S")) + int(match[2]) / 1000
+
+
+def om_leaderless_windows(roles: list[str]) -> list[tuple[float, float]]:
+    """Wall-clock spans in which the OM ring had no leader, as the OMs'
+    own logs tell: from a leader stepping down (or, a follower turning
+    candidate, an election timeout before that) until a new leader
+    announces itself."""
+    events = []
+    for role in roles:
+        path = Path(settings()["OZONE_DEV_WORK"]) / "logs" / f"{role}.log"
+        if not path.exists():
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            if "changes role from" not in line and "leader changed to" not in line:
+                continue
+            at = _log_time(line)
+            if at is None:
+                continue
+            if "LEADER to FOLLOWER" in line:
+                events.append((at, "lost"))
+            elif "to CANDIDATE" in line:
+                events.append((at - ELECTION_TIMEOUT_SECONDS, "lost"))
+            elif re.search(r"(om\d+)@\S+: leader changed to \1\b", line):
+                events.append((at, "elected"))
+    windows = []
+    opened = None
+    for at, what in sorted(events):
+        if what == "lost" and opened is None:
+            opened = at
+        elif what == "elected" and opened is not None:
+            windows.append((opened, at))
+            opened = None
+    if opened is not None:
+        windows.append((opened, time.time()))
+    return windows
