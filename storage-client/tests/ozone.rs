@@ -17,12 +17,12 @@ use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{OzoneStorageConfig, Storage};
 
-/// The cluster's OM gRPC address.
+/// The cluster's OM gRPC address, or every OM's, comma-separated.
 fn om_address() -> String {
     std::env::var("OZONE_OM_ADDRESS")
         .ok()
         .filter(|a| !a.is_empty())
-        .expect("set OZONE_OM_ADDRESS to the OM's gRPC address (HOST:PORT)")
+        .expect("set OZONE_OM_ADDRESS to the OM's gRPC address (HOST:PORT[,HOST:PORT...])")
 }
 
 /// Small blocks and chunks (the dev cluster's blocks are 1 MiB; a writer
@@ -39,7 +39,7 @@ async fn open_with_prefix(address: String, prefix: String) -> Storage {
         bytes_per_checksum: 4 * 1024,
         bucket_prefix: prefix,
         request_timeout: Duration::from_secs(30),
-        ..OzoneStorageConfig::new(vec![address])
+        ..OzoneStorageConfig::new(address.split(',').map(str::to_owned).collect())
     };
     Storage::open_ozone(config)
         .await

@@ -19,8 +19,8 @@ use std::process::Command;
 
 use futures::TryStreamExt;
 use storage_client::test_support::{
-    Datanode, DnClient, DnConfig, KeyExpectation, OmClient, OmConfig, OzoneKey, RatisClient,
-    RatisConfig, Replicated,
+    Datanode, DnClient, DnConfig, KeyExpectation, OmClient, OmConfig, OzoneBlock, OzoneKey,
+    RatisClient, RatisConfig, Replicated,
 };
 use storage_client::{
     CompleteUpload, Identity, NewObject, NewUpload, ObjectMeta, ObjectWriter, OzoneStorageConfig,
@@ -34,13 +34,24 @@ const ACCESS_ID: &str = "s3gw-live-test";
 const BLOCK: u64 = 1024 * 1024;
 const CHUNK: u64 = 256 * 1024;
 
-fn om_addresses() -> String {
-    std::env::var("OZONE_OM_ADDRESS").expect("set OZONE_OM_ADDRESS to the OM's gRPC address")
+/// `OZONE_OM_ADDRESS`: the OM's gRPC address, or every OM's, comma-separated.
+fn om_addresses() -> Vec<String> {
+    std::env::var("OZONE_OM_ADDRESS")
+        .expect("set OZONE_OM_ADDRESS to the OM's gRPC address")
+        .split(',')
+        .map(str::to_owned)
+        .collect()
 }
 
 fn om() -> OmClient {
-    let config = OmConfig::new(om_addresses().split(',').map(str::to_owned).collect());
-    OmClient::new(&config).expect("valid OM addresses")
+    OmClient::new(&OmConfig::new(om_addresses())).expect("valid OM addresses")
+}
+
+/// The replicas every block has: `OZONE_REPLICATION` (the dev cluster's
+/// default profile keeps 1, the ha profile 3).
+fn replication() -> usize {
+    std::env::var("OZONE_REPLICATION")
+        .map_or(1, |n| n.parse().expect("OZONE_REPLICATION is a number"))
 }
 
 fn unique_bucket(purpose: &str) -> String {
@@ -395,10 +406,9 @@ async fn reports_missing_buckets_and_keys() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn fails_over_past_an_unreachable_om() {
-    let address = om_addresses();
     // Port 1 refuses connections: the client moves on to the real OM.
     let mut addresses = vec!["127.0.0.1:1".to_owned()];
-    addresses.extend(address.split(',').map(str::to_owned));
+    addresses.extend(om_addresses());
     let om = OmClient::new(&OmConfig::new(addresses)).unwrap();
     let bucket = unique_bucket("failover");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
@@ -520,7 +530,7 @@ async fn runs_a_multipart_upload() {
 async fn storage() -> Storage {
     let config = OzoneStorageConfig {
         chunk_size: CHUNK as usize,
-        ..OzoneStorageConfig::new(vec![om_addresses()])
+        ..OzoneStorageConfig::new(om_addresses())
     };
     Storage::open_ozone(config).await.unwrap()
 }
@@ -627,6 +637,67 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
             "{key}: {headers}"
         );
     }
+}
+
+/// Once a write is acknowledged every replica serves it: the writer waits
+/// for ALL_COMMITTED (falling back to a majority only when a member lags),
+/// so no read that lands on a follower finds the block missing or behind.
+#[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
+    let om = om();
+    let storage = storage().await;
+    let who = Identity::new(ACCESS_ID);
+    let bucket = unique_bucket("replicas");
+    storage.create_bucket(&who, &bucket, "").await.unwrap();
+    let data = pattern(3_500_000);
+    let mut writer = storage
+        .create_object(&who, &bucket, "spread", WriteIntent::default())
+        .await
+        .unwrap();
+    write_all(&mut writer, &data).await;
+    let object = NewObject {
+        etag: md5_hex(&data),
+        meta: ObjectMeta::default(),
+        checksum: None,
+    };
+    writer.commit(object).await.unwrap();
+
+    let info = om
+        .get_key_info(ACCESS_ID, &bucket, "spread", false)
+        .await
+        .unwrap();
+    assert_eq!(info.blocks.len(), 4);
+    let dn = DnClient::new(DnConfig::default());
+    for block in &info.blocks {
+        assert_eq!(block.datanodes.len(), replication(), "{block:?}");
+        let want = &data[block.offset as usize..(block.offset + block.length) as usize];
+        for replica in &block.datanodes {
+            // The same block, with this one replica to read from.
+            let only_here = OzoneBlock {
+                datanodes: vec![replica.clone()],
+                ..block.clone()
+            };
+            let pieces: Vec<_> = dn
+                .read(&only_here, 0..block.length)
+                .await
+                .unwrap_or_else(|e| panic!("{} cannot serve {:?}: {e}", replica.address, block.id))
+                .try_collect()
+                .await
+                .unwrap();
+            assert!(
+                pieces.concat() == want,
+                "{} serves other bytes for {:?}",
+                replica.address,
+                block.id
+            );
+        }
+    }
+    storage
+        .delete_object(&who, &bucket, "spread")
+        .await
+        .unwrap();
+    storage.delete_bucket(&who, &bucket).await.unwrap();
 }
 
 #[tokio::test]
