@@ -545,6 +545,16 @@ fn judge(reply: &RaftClientReply, pipeline: &RatisPipeline, watching: bool) -> V
             "NotReplicatedException",
             &format!("log index {}", e.log_index),
         ),
+        // The leader checks the block token before it logs a write (the
+        // datanode's read path answers BLOCK_TOKEN_VERIFICATION_FAILED too).
+        Some(Exception::StateMachineException(e))
+            if e.error_msg.contains("BLOCK_TOKEN_VERIFICATION_FAILED") =>
+        {
+            Verdict::Fail(StorageError::TokenRefused(format!(
+                "pipeline {}: {}",
+                pipeline.id, e.error_msg
+            )))
+        }
         Some(Exception::StateMachineException(e)) => {
             failed("datanode refused", &e.exception_class_name, &e.error_msg)
         }
@@ -824,6 +834,17 @@ mod tests {
         assert!(matches!(
             judge(&refused, &p, false),
             Verdict::Fail(StorageError::Unavailable(m)) if m.contains("ContainerNotOpen")
+        ));
+        let forged = reply(
+            false,
+            Some(Exception::StateMachineException(StateMachineException {
+                exception_class_name: "StorageContainerException".into(),
+                error_msg: "BLOCK_TOKEN_VERIFICATION_FAILED: Invalid token for user: s3gw".into(),
+            })),
+        );
+        assert!(matches!(
+            judge(&forged, &p, false),
+            Verdict::Fail(StorageError::TokenRefused(_))
         ));
         let not_ready = reply(
             false,
