@@ -99,6 +99,16 @@ def random_key_pair() -> tuple[str, str]:
     return access, secret
 
 
+def payload(size: int, seed: str) -> bytes:
+    """`size` bytes that only `seed` makes: a wrong or stale object never matches."""
+    out = bytearray()
+    counter = 0
+    while len(out) < size:
+        out += hashlib.sha256(f"{seed}/{counter}".encode()).digest()
+        counter += 1
+    return bytes(out[:size])
+
+
 def multipart_etag(parts: list[bytes]) -> str:
     """The quoted ETag of a multipart object made of `parts`: S3's MD5 of the
     parts' binary MD5s, then -N; on Ozone the OM names the object itself,

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import ozone_cluster
-from conftest import OZONE_OM, unique_bucket_name
+from conftest import OZONE_OM, payload, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
@@ -35,15 +35,6 @@ UNAVAILABLE_BOUND_SECONDS = 60
 # How long the datanode's pipeline may take to serve again once `ozone-dev start` returns.
 RECOVERY_SECONDS = 120
 UNAVAILABLE_CODES = {"ServiceUnavailable"}
-
-
-def payload(size: int, seed: str) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < size:
-        out += hashlib.sha256(f"{seed}/{counter}".encode()).digest()
-        counter += 1
-    return bytes(out[:size])
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import ozone_cluster
-from conftest import BINARY, OZONE_OM, STARTED_SERVERS, gateway_binary, random_key_pair, unique_bucket_name
+from conftest import BINARY, OZONE_OM, STARTED_SERVERS, gateway_binary, payload, random_key_pair, unique_bucket_name
 from gateway_process import GatewayProcess
 from om_answer_loss import AnswerLossProxy
 from raw_client import RawClient, parse_error
@@ -38,15 +38,6 @@ COMPLETE_MULTIPART_UPLOAD = 47
 MIB = 1024 * 1024
 # Long enough for the OM to apply what it was sent before the connection is cut.
 HOLD_SECONDS = 1.5
-
-
-def payload(size: int, seed: str) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < size:
-        out += hashlib.sha256(f"{seed}/{counter}".encode()).digest()
-        counter += 1
-    return bytes(out[:size])
 
 
 @pytest.fixture(scope="module")

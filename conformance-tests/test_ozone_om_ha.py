@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 import ozone_cluster
-from conftest import OZONE_OM, unique_bucket_name
+from conftest import OZONE_OM, payload, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
@@ -55,15 +55,6 @@ FAILURE_WINDOW_SECONDS = 60
 # much later must succeed (the gateway pauses 0.5 s between rounds over the OMs).
 AFTER_LEADER_KNOWN_SECONDS = 5
 RETRY_DEADLINE_SECONDS = 120
-
-
-def payload(size: int, seed: str) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < size:
-        out += hashlib.sha256(f"{seed}/{counter}".encode()).digest()
-        counter += 1
-    return bytes(out[:size])
 
 
 class Journal:

@@ -13,14 +13,13 @@ every block once a write is acknowledged is checked block by block in
 storage-client/tests/ozone_live.rs.)
 """
 
-import hashlib
 import threading
 import time
 
 import pytest
 
 import ozone_cluster
-from conftest import OZONE_OM, unique_bucket_name
+from conftest import OZONE_OM, payload, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
@@ -34,15 +33,6 @@ MULTI_BLOCK = 3_500_000  # 4 blocks of the dev cluster's 1 MiB
 # datanode watch timeout (10 s on the ha profile) before it settles for a majority.
 UPLOAD_BOUND_SECONDS = 120
 RETRY_DEADLINE_SECONDS = 240
-
-
-def payload(size: int, seed: str) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < size:
-        out += hashlib.sha256(f"{seed}/{counter}".encode()).digest()
-        counter += 1
-    return bytes(out[:size])
 
 
 @pytest.fixture
