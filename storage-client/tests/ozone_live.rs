@@ -3,7 +3,10 @@
 //! Every test is `#[ignore]`d (a run without a cluster lists them as
 //! ignored); run them against one started with
 //! `conformance-tests/ozone/ozone-dev start`:
-//! `OZONE_OM_ADDRESS=127.0.0.1:8981 cargo test -p storage-client --test ozone_live -- --ignored`. Objects are written
+//! `OZONE_OM_ADDRESS=127.0.0.1:8981 cargo test -p storage-client --test ozone_live -- --ignored`.
+//! On the ha profile set `OZONE_OM_ADDRESS` to all three OMs (what
+//! `ozone-dev --profile ha env` prints), `OZONE_REPLICATION=3`, and
+//! `OZONE_DEV_PROFILE=ha` for the launcher the tests run. Objects are written
 //! with Ozone's own shell (`ozone-dev sh key put`), so these tests also show
 //! that we read what Ozone's Java client wrote.
 //!
