@@ -5,11 +5,15 @@
 # Ozone cluster (conformance-tests/ozone/ozone-dev, jars from Maven Central)
 # and runs the storage suite and the conformance suite through the gateway on
 # it, plus the Ozone-only tests (cross-gateway reads, datanode failure,
-# three replicas behind HAProxy). Between the two, the deployment tests: the
-# Helm chart rendered and validated, and the image built and booted.
+# three replicas behind HAProxy); then the same cluster with three OMs and
+# three datanodes (OM leader failover, replication THREE) and with security
+# on (the OM's and datanodes' checks). Between the embedded and the Ozone
+# phases, the deployment tests: the Helm chart rendered and validated, and
+# the image built and booted.
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
-# S3GW_SKIP_OZONE=1 skips the Ozone phase (for quick local runs).
+# S3GW_SKIP_OZONE=1 skips the Ozone phases (for quick local runs);
+# S3GW_OZONE_PROFILES="default ha secure" picks some of them.
 # Every phase always runs; the exit code is non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,23 +70,80 @@ else
     failed+=("deployment tools or image build")
 fi
 
-if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
-    ozone_dev=conformance-tests/ozone/ozone-dev
-    echo "==> starting the Apache Ozone dev cluster"
-    if "$ozone_dev" start --with-s3g; then
-        export OZONE_OM_ADDRESS=127.0.0.1:8981 OZONE_S3G_ADDRESS=127.0.0.1:29878
-        echo "==> cargo test: the storage suite on Ozone"
-        cargo test -p storage-client --test ozone --test ozone_live -- --ignored \
-            || failed+=("cargo test ozone")
-        echo "==> pytest conformance-tests (Ozone back end)"
-        S3GW_OZONE_OM="$OZONE_OM_ADDRESS" OZONE_S3G_ENDPOINT="http://$OZONE_S3G_ADDRESS" \
-            "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest ozone")
-        echo "==> token vectors still match the Ozone/Hadoop classes"
-        conformance-tests/ozone/token-vectors/generate --check || failed+=("token vectors")
-    else
-        failed+=("ozone-dev start")
+# One Ozone dev cluster profile at a time (they share the SCM's ports): start
+# it (with Ozone's own S3 gateway unless told otherwise), run the phase's
+# function with `ozone-dev env` exported, stop it.
+ozone_dev=conformance-tests/ozone/ozone-dev
+ozone_phase() {
+    local profile="$1" start_args=(--with-s3g)
+    shift
+    if [[ "$1" == --without-s3g ]]; then
+        start_args=()
+        shift
     fi
-    "$ozone_dev" stop || true
+    echo "==> starting the Apache Ozone dev cluster (profile $profile)"
+    if ! "$ozone_dev" --profile "$profile" start "${start_args[@]+"${start_args[@]}"}"; then
+        failed+=("ozone-dev start ($profile)")
+        "$ozone_dev" --profile "$profile" stop || true
+        return
+    fi
+    local settings
+    settings="$("$ozone_dev" --profile "$profile" env)"
+    (
+        while IFS='=' read -r name value; do
+            export "$name=$value"
+        done <<<"$settings"
+        export OZONE_DEV_PROFILE="$profile" S3GW_OZONE_PROFILE="$profile"
+        export S3GW_OZONE_OM="$OZONE_OM_ADDRESS" OZONE_S3G_ENDPOINT="http://$OZONE_S3G_ADDRESS"
+        "$@"
+    ) || failed+=("ozone $profile")
+    "$ozone_dev" --profile "$profile" stop || true
+}
+
+# The default profile: the storage suite, the whole pytest suite, the token vectors.
+ozone_default() {
+    local status=0
+    echo "==> cargo test: the storage suite on Ozone"
+    cargo test -p storage-client --test ozone --test ozone_live -- --ignored || status=1
+    echo "==> pytest conformance-tests (Ozone back end)"
+    "$venv/bin/python" -m pytest conformance-tests "${pytest_args[@]}" || status=1
+    echo "==> token vectors still match the Ozone/Hadoop classes"
+    conformance-tests/ozone/token-vectors/generate --check || status=1
+    return "$status"
+}
+
+# The ha profile (three OMs, three datanodes, RATIS/THREE): the storage
+# suite and the Ozone tests (OM leader killed and transferred, a datanode
+# killed mid-upload, lost OM answers, cross-gateway reads); with
+# S3GW_OZONE_HA=full the whole pytest suite.
+ozone_ha() {
+    local status=0 tests=(conformance-tests/test_ozone_*.py)
+    [[ "${S3GW_OZONE_HA:-}" == full ]] && tests=(conformance-tests)
+    echo "==> cargo test: the storage suite on Ozone (ha)"
+    OZONE_REPLICATION=3 cargo test -p storage-client --test ozone --test ozone_live -- --ignored || status=1
+    echo "==> pytest ${tests[*]} (Ozone back end, ha)"
+    "$venv/bin/python" -m pytest "${tests[@]}" "${pytest_args[@]}" || status=1
+    return "$status"
+}
+
+# The secure profile (Kerberos, block tokens): what a secure OM and its
+# datanodes check of our requests.
+ozone_secure() {
+    echo "==> cargo test: the secure cluster's checks"
+    cargo test -p storage-client --test ozone_secure -- --ignored
+}
+
+pytest_args=("$@")
+if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
+    # S3GW_OZONE_PROFILES picks the profiles (default: all three, in this order).
+    for profile in ${S3GW_OZONE_PROFILES:-default ha secure}; do
+        case "$profile" in
+            default) ozone_phase default ozone_default ;;
+            ha) ozone_phase ha ozone_ha ;;
+            secure) ozone_phase secure --without-s3g ozone_secure ;;
+            *) failed+=("unknown Ozone profile $profile") ;;
+        esac
+    done
 fi
 
 if ((${#failed[@]})); then
