@@ -21,14 +21,19 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import OZONE_OM, start_server, unique_bucket_name
+import ozone_cluster
+from conftest import OZONE_OM, payload, start_server, unique_bucket_name
+from ozone_cluster import ozone_dev
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
 if not OZONE_OM:
     pytest.skip("needs a running Ozone cluster (S3GW_OZONE_OM)", allow_module_level=True)
+if ozone_cluster.PROFILE != "default":
+    # The ha profile's OM ring is tested in test_ozone_om_ha.py, its datanodes in test_ozone_replication.py.
+    pytest.skip("stops the only OM and datanode of the default profile", allow_module_level=True)
 
-from test_ozone_datanode_failure import RECOVERY_SECONDS, ozone_dev, payload  # noqa: E402
+from test_ozone_datanode_failure import RECOVERY_SECONDS  # noqa: E402
 
 pytestmark = pytest.mark.disrupts_cluster
 
