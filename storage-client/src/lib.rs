@@ -52,7 +52,7 @@ pub use writer::ObjectWriter;
 #[cfg(feature = "test-support")]
 pub mod test_support {
     pub use crate::ozone::dn_client::{DnClient, DnConfig};
-    pub use crate::ozone::model::{Datanode, KeyExpectation, OzoneBlock, OzoneKey};
+    pub use crate::ozone::model::{Datanode, KeyExpectation, OzoneBlock, OzoneKey, RatisPipeline};
     pub use crate::ozone::om_client::{OmClient, OmConfig};
     pub use crate::ozone::proto;
     pub use crate::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};

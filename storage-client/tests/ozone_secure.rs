@@ -19,23 +19,24 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
-use storage_client::ozone::dn_client::{DnClient, DnConfig};
-use storage_client::ozone::proto::hadoop::common::Token;
-use storage_client::ozone::proto::hadoop::hdds::datanode::{ChecksumData, ChecksumType, ChunkInfo};
-use storage_client::ozone::proto::hadoop::hdds::{self, StorageType};
-use storage_client::ozone::proto::hadoop::ozone::om_request::Command;
-use storage_client::ozone::proto::hadoop::ozone::om_response::Answer;
-use storage_client::ozone::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
-use storage_client::ozone::proto::hadoop::ozone::{
+use storage_client::test_support::proto::hadoop::common::Token;
+use storage_client::test_support::proto::hadoop::hdds::datanode::{
+    ChecksumData, ChecksumType, ChunkInfo,
+};
+use storage_client::test_support::proto::hadoop::hdds::{self, StorageType};
+use storage_client::test_support::proto::hadoop::ozone::om_request::Command;
+use storage_client::test_support::proto::hadoop::ozone::om_response::Answer;
+use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
+use storage_client::test_support::proto::hadoop::ozone::{
     BucketInfo, BucketLayout, CommitKeyRequest, CreateBucketRequest, CreateKeyRequest,
     DeleteBucketRequest, DeleteKeyRequest, GetKeyInfoRequest, GetS3SecretRequest,
     InfoBucketRequest, KeyArgs, KeyLocation, OmRequest, OmResponse, RevokeS3SecretRequest,
     S3Authentication, Status, Type,
 };
-use storage_client::ozone::ratis_client::{RatisClient, RatisConfig};
-use storage_client::ozone::{Datanode, OzoneBlock, RatisPipeline};
-use storage_client::token::BlockToken;
-use storage_client::{BlockId, StorageError};
+use storage_client::test_support::{
+    Datanode, DnClient, DnConfig, OzoneBlock, RatisClient, RatisConfig, RatisPipeline,
+};
+use storage_client::{BlockId, BlockToken, StorageError};
 
 const S3_VOLUME: &str = "s3v";
 
