@@ -59,16 +59,22 @@ def transfer_om_leader(node_id: str) -> None:
 AUDIT_LINE = re.compile(r"op=(?P<op>[A-Z_]+) (?P<params>\{.*\}) \| ret=(?P<ret>[A-Z]+)")
 
 
-def om_audit(op: str, role: str = "om") -> list[tuple[str, str]]:
-    """(parameters, result) of every `op` in one OM's audit log, oldest first.
-    Every OM of a ring applies, and audits, every write."""
+def om_audit_entries(role: str = "om") -> list[tuple[str, str, str]]:
+    """(operation, parameters, result) of every entry in one OM's audit log,
+    oldest first. Every OM of a ring applies, and audits, every write; a
+    read only the OM that served it."""
     path = Path(settings()["OZONE_DEV_WORK"]) / "logs" / f"{role}-audit.log"
     entries = []
     for line in path.read_text(errors="replace").splitlines():
         match = AUDIT_LINE.search(line)
-        if match and match["op"] == op:
-            entries.append((match["params"], match["ret"]))
+        if match:
+            entries.append((match["op"], match["params"], match["ret"]))
     return entries
+
+
+def om_audit(op: str, role: str = "om") -> list[tuple[str, str]]:
+    """(parameters, result) of every `op` in one OM's audit log, oldest first."""
+    return [(params, ret) for name, params, ret in om_audit_entries(role) if name == op]
 
 
 def datanode_roles() -> dict[str, str]:

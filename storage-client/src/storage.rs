@@ -15,9 +15,9 @@ use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
-    BucketInfo, CompleteUpload, Credential, Identity, KeyInfo, ListPage, ListQuery, NewUpload,
-    ObjectWriter, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, StorageConfig,
-    StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
+    BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Identity, KeyInfo, ListPage,
+    ListQuery, NewUpload, ObjectWriter, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats,
+    Result, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -345,6 +345,23 @@ impl Storage {
         self.authorise(who, bucket).await?;
         self.om
             .multipart_upload(who, &upload_ref(bucket, key, upload_id))
+            .await
+    }
+
+    /// The checksum algorithm every part of the upload is checksummed
+    /// with, which is all UploadPart needs of the upload. `NoSuchUpload`
+    /// unless it is in progress for this key, here or, on a back end that
+    /// checks it there anyway (Ozone), from [`Storage::create_part`].
+    pub async fn part_checksum_algorithm(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<Option<ChecksumAlgorithm>> {
+        self.authorise(who, bucket).await?;
+        self.om
+            .part_checksum_algorithm(who, &upload_ref(bucket, key, upload_id))
             .await
     }
 

@@ -35,8 +35,8 @@ use crate::om::{
 };
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject,
-    Result, StorageError, WriteCondition, WriteIntent,
+    BlockId, BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo,
+    ListEntry, NewObject, Result, StorageError, WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -1078,6 +1078,15 @@ impl UploadStore for EmbeddedOm {
     async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo> {
         let (who, upload) = (who.clone(), upload.clone());
         self.run(move |om| om.multipart_upload(&who, &upload)).await
+    }
+
+    /// Looks the upload up: `create_part` does not.
+    async fn part_checksum_algorithm(
+        &self,
+        who: &Identity,
+        upload: &UploadRef,
+    ) -> Result<Option<ChecksumAlgorithm>> {
+        Ok(self.multipart_upload(who, upload).await?.checksum_algorithm)
     }
 
     /// A part is written like any object: the upload is checked when it

@@ -10,9 +10,14 @@
 //! written over it later, by this gateway or any other Ozone client, never
 //! shows a stale checksum. A record outliving its object is harmless for
 //! the same reason; records of an upload go when it completes or aborts.
+//!
+//! An upload's settings never change while it lives and its id is unique,
+//! so they are kept once read: every UploadPart needs them, and the OM
+//! should see only the part's own two commands.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, Result, StorageError};
 
@@ -28,6 +33,15 @@ const GENERATION_KEY: &str = "s3gw-generation";
 const PART_KEY_PREFIX: &str = "s3gw-part-";
 /// Records listed per ListKeys call (the OM's own cap).
 const LIST_BATCH: usize = 1000;
+/// Upload settings kept: an entry is about 100 bytes, so at most ~1 MB
+/// for as many uploads in progress as a gateway is likely to serve at once.
+const KEPT_UPLOADS: u64 = 10_000;
+/// An upload unused this long is read again when it is next used; a
+/// client pausing longer between parts pays one record read.
+const KEEP_UPLOAD_IDLE: Duration = Duration::from_secs(3600);
+
+/// An upload's checksum algorithm and type.
+pub(super) type UploadSettings = (Option<ChecksumAlgorithm>, Option<ChecksumType>);
 
 /// A completed object's checksums.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -47,47 +61,62 @@ pub(super) struct ChecksumRecords {
     /// The access id the records are written as (the bucket's owner).
     owner: &'static str,
     bucket: String,
+    /// Upload settings by upload id, those without a record included: an
+    /// upload id reaches clients only after its record is written.
+    uploads: moka::future::Cache<String, UploadSettings>,
 }
 
 impl ChecksumRecords {
     pub fn new(om: Arc<OmClient>, owner: &'static str, bucket: String) -> Self {
-        Self { om, owner, bucket }
+        Self {
+            om,
+            owner,
+            bucket,
+            uploads: moka::future::Cache::builder()
+                .max_capacity(KEPT_UPLOADS)
+                .time_to_idle(KEEP_UPLOAD_IDLE)
+                .build(),
+        }
     }
 
     pub fn bucket(&self) -> &str {
         &self.bucket
     }
 
-    /// The upload's checksum algorithm and type.
-    pub async fn record_upload(
-        &self,
-        upload_id: &str,
-        algorithm: ChecksumAlgorithm,
-        kind: Option<ChecksumType>,
-    ) -> Result<()> {
-        let fields = [
-            (ALGORITHM_KEY.to_owned(), algorithm.name().to_owned()),
-            (
-                TYPE_KEY.to_owned(),
-                kind.map_or("", ChecksumType::name).to_owned(),
-            ),
-        ];
-        self.put(&upload_name(upload_id), &fields).await
+    /// The new upload's checksum algorithm and type: a record where it has
+    /// an algorithm, and kept here either way.
+    pub async fn record_upload(&self, upload_id: &str, settings: UploadSettings) -> Result<()> {
+        if let (Some(algorithm), kind) = settings {
+            let fields = [
+                (ALGORITHM_KEY.to_owned(), algorithm.name().to_owned()),
+                (
+                    TYPE_KEY.to_owned(),
+                    kind.map_or("", ChecksumType::name).to_owned(),
+                ),
+            ];
+            self.put(&upload_name(upload_id), &fields).await?;
+        }
+        self.uploads.insert(upload_id.to_owned(), settings).await;
+        Ok(())
     }
 
     /// What [`Self::record_upload`] recorded: nothing where it was not called.
-    pub async fn upload(
-        &self,
-        upload_id: &str,
-    ) -> Result<(Option<ChecksumAlgorithm>, Option<ChecksumType>)> {
-        let Some(fields) = self.get(&upload_name(upload_id)).await? else {
-            return Ok((None, None));
+    pub async fn upload(&self, upload_id: &str) -> Result<UploadSettings> {
+        if let Some(kept) = self.uploads.get(upload_id).await {
+            return Ok(kept);
+        }
+        let settings = match self.get(&upload_name(upload_id)).await? {
+            Some(fields) => {
+                let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
+                (
+                    ChecksumAlgorithm::from_name(field(ALGORITHM_KEY)),
+                    ChecksumType::from_name(field(TYPE_KEY)),
+                )
+            }
+            None => (None, None),
         };
-        let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
-        Ok((
-            ChecksumAlgorithm::from_name(field(ALGORITHM_KEY)),
-            ChecksumType::from_name(field(TYPE_KEY)),
-        ))
+        self.uploads.insert(upload_id.to_owned(), settings).await;
+        Ok(settings)
     }
 
     /// Part `number`'s checksum, replacing an earlier part's.
@@ -132,6 +161,7 @@ impl ChecksumRecords {
     /// Drops the upload's record and those of the parts numbered `parts`,
     /// in one command; a failure only leaves records behind.
     pub async fn forget_upload(&self, upload_id: &str, parts: impl IntoIterator<Item = u16>) {
+        self.uploads.invalidate(upload_id).await;
         let mut names = vec![upload_name(upload_id)];
         names.extend(parts.into_iter().map(|n| part_name(upload_id, n)));
         if let Err(e) = self.om.delete_keys(self.owner, &self.bucket, &names).await {

@@ -34,8 +34,8 @@ use crate::om::{
     UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketInfo, Credential, Identity, KeyInfo, ListEntry, NewObject, ObjectChecksum,
-    Result, StorageError, WriteCondition, WriteIntent,
+    BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo, ListEntry,
+    NewObject, ObjectChecksum, Result, StorageError, WriteCondition, WriteIntent,
 };
 
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
@@ -740,11 +740,12 @@ impl UploadStore for OzoneMetadata {
                 &upload.tags,
             )
             .await?;
-        if let Some(algorithm) = upload.checksum_algorithm {
-            self.checksums
-                .record_upload(&upload_id, algorithm, upload.checksum_type)
-                .await?;
-        }
+        self.checksums
+            .record_upload(
+                &upload_id,
+                (upload.checksum_algorithm, upload.checksum_type),
+            )
+            .await?;
         Ok(UploadInfo {
             bucket: object.bucket,
             key: object.key,
@@ -811,6 +812,19 @@ impl UploadStore for OzoneMetadata {
                 _ => return Err(StorageError::NoSuchUpload),
             }
         }
+    }
+
+    /// Only the upload's checksum record, which [`ChecksumRecords`] keeps
+    /// once read: the OM itself refuses CreateKey for a part of an upload
+    /// not in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart
+    /// costs the OM CreateKey and CommitMultipartUploadPart, as from
+    /// Ozone's own S3 gateway.
+    async fn part_checksum_algorithm(
+        &self,
+        _who: &Identity,
+        upload: &UploadRef,
+    ) -> Result<Option<ChecksumAlgorithm>> {
+        Ok(self.checksums.upload(&upload.upload_id).await?.0)
     }
 
     async fn create_part(

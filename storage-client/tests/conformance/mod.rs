@@ -23,7 +23,8 @@ use storage_client::{
 pub use multipart::{
     MultipartRules, multipart_abort, multipart_complete_rejects_bad_lists,
     multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
-    multipart_listing_pages, multipart_out_of_order, multipart_part_replacement_and_gaps,
+    multipart_listing_pages, multipart_out_of_order, multipart_part_checksum_algorithm,
+    multipart_part_replacement_and_gaps,
 };
 pub use tags::tags;
 
@@ -60,6 +61,7 @@ macro_rules! suite {
             multipart_complete_rejects_bad_lists
             multipart_completion_records_its_parts
             multipart_abort
+            multipart_part_checksum_algorithm
             multipart_listing_pages
             multipart_conditional_complete_races_put
         );

@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 use storage_client::{
-    CompleteUpload, Identity, NewUpload, ObjectMeta, PartCommit, PartInfo, Result, Storage,
-    StorageError, UploadListQuery, WriteCondition,
+    ChecksumAlgorithm, CompleteUpload, Identity, NewUpload, ObjectMeta, PartCommit, PartInfo,
+    Result, Storage, StorageError, UploadListQuery, WriteCondition,
 };
 
 use super::{Capabilities, alice, bob, data, get, put_with};
@@ -307,6 +307,58 @@ pub async fn multipart_abort(s: &Storage, _: &Capabilities) {
     };
     let listed = s.list_multipart_uploads(&a, "b", &query).await.unwrap();
     assert!(listed.uploads.is_empty());
+}
+
+/// What UploadPart asks before a part's first byte: the algorithm the
+/// upload's parts are checksummed with, and whether it is in progress
+/// (refused by `part_checksum_algorithm` or, where the back end checks
+/// there anyway, by `create_part`).
+pub async fn multipart_part_checksum_algorithm(s: &Storage, _: &Capabilities) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let plain = start(s, &a, "plain").await;
+    assert_eq!(
+        s.part_checksum_algorithm(&a, "b", "plain", &plain)
+            .await
+            .unwrap(),
+        None
+    );
+    let upload = NewUpload {
+        checksum_algorithm: Some(ChecksumAlgorithm::Sha256),
+        ..NewUpload::default()
+    };
+    let summed = s
+        .create_multipart_upload(&a, "b", "summed", upload)
+        .await
+        .unwrap()
+        .upload_id;
+    for _ in 0..2 {
+        assert_eq!(
+            s.part_checksum_algorithm(&a, "b", "summed", &summed)
+                .await
+                .unwrap(),
+            Some(ChecksumAlgorithm::Sha256)
+        );
+    }
+    assert!(matches!(
+        s.part_checksum_algorithm(&bob(), "b", "summed", &summed)
+            .await,
+        Err(StorageError::AccessDenied)
+    ));
+    s.abort_multipart_upload(&a, "b", "summed", &summed)
+        .await
+        .unwrap();
+    let refused = match s.part_checksum_algorithm(&a, "b", "summed", &summed).await {
+        Ok(_) => s
+            .create_part(&a, "b", "summed", &summed, 1, Some(4))
+            .await
+            .map(drop),
+        Err(e) => Err(e),
+    };
+    assert!(
+        matches!(refused, Err(StorageError::NoSuchUpload)),
+        "{refused:?}"
+    );
 }
 
 pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {

@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{StatusCode, header};
-use storage_client::{Identity, PartCommit, UploadInfo};
+use storage_client::{Identity, PartCommit};
 
 use super::UploadRef;
 use crate::auth::Payload;
@@ -21,8 +21,16 @@ use crate::state::AppState;
 use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
 
 /// The algorithm every part of `upload` is checksummed with, if any.
-fn upload_algorithm(upload: &UploadInfo) -> Option<ChecksumAlgorithm> {
-    upload.checksum_algorithm
+async fn upload_algorithm(
+    state: &AppState,
+    who: &Identity,
+    upload: &UploadRef<'_>,
+) -> Result<Option<ChecksumAlgorithm>, S3Error> {
+    state
+        .storage
+        .part_checksum_algorithm(who, upload.bucket, upload.key, upload.upload_id)
+        .await
+        .map_err(|err| upload.error(err))
 }
 
 pub async fn upload_part(
@@ -40,12 +48,7 @@ pub async fn upload_part(
     {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
-    let info = state
-        .storage
-        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
-        .await
-        .map_err(|err| upload.error(err))?;
-    let required = upload_algorithm(&info);
+    let required = upload_algorithm(state, who, &upload).await?;
     if let (Some(sent), Some(required)) = (plan.algorithm(), required)
         && sent != required
     {
@@ -113,11 +116,7 @@ pub async fn upload_part_copy(
     upload: UploadRef<'_>,
     number: u16,
 ) -> Result<Response, S3Error> {
-    let info = state
-        .storage
-        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
-        .await
-        .map_err(|err| upload.error(err))?;
+    let algorithm = upload_algorithm(state, who, &upload).await?;
     let source = CopySource::from_request(state, parts, who).await?;
     let range = source.range(&parts.headers)?;
     if range.end - range.start > MAX_OBJECT_SIZE {
@@ -136,7 +135,7 @@ pub async fn upload_part_copy(
         )
         .await
         .map_err(|err| upload.error(err))?;
-    let summer = Checksummer::new(upload_algorithm(&info));
+    let summer = Checksummer::new(algorithm);
     let digests = match source
         .copy_into(state, who, range, &mut writer, summer)
         .await
