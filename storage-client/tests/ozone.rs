@@ -13,9 +13,14 @@ mod conformance;
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
-use storage_client::{OzoneStorageConfig, Storage};
+use storage_client::test_support::{OmClient, OmConfig};
+use storage_client::{
+    ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum, OzoneStorageConfig,
+    PartCommit, Storage, StorageError, WriteCondition,
+};
 
 /// The cluster's OM gRPC address, or every OM's, comma-separated.
 fn om_address() -> String {
@@ -95,6 +100,74 @@ async fn a_system_bucket_owned_by_someone_else_is_refused_at_open() {
         Err(other) => panic!("expected InvalidArgument, got {other:?}"),
         Ok(_) => panic!("opened with a credentials bucket owned by AKIDALICE"),
     }
+}
+
+/// A completed multipart object's checksums live in a record of the
+/// system bucket `s3gw-checksums` (Ozone has no place for them); deleting
+/// the object deletes its record, which would otherwise stay forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn a_deleted_objects_checksum_record_goes_with_it() {
+    let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let s = open_with_prefix(om_address(), prefix.clone()).await;
+    let a = conformance::alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let checksum = |value: &str, kind| ObjectChecksum {
+        algorithm: ChecksumAlgorithm::Sha256,
+        value: value.into(),
+        kind,
+    };
+    let upload = NewUpload {
+        checksum_algorithm: Some(ChecksumAlgorithm::Sha256),
+        checksum_type: Some(ChecksumType::Composite),
+        ..NewUpload::default()
+    };
+    let id = s
+        .create_multipart_upload(&a, "b", "k", upload)
+        .await
+        .unwrap()
+        .upload_id;
+    let mut writer = s.create_part(&a, "b", "k", &id, 1, Some(5)).await.unwrap();
+    writer.write(Bytes::from_static(b"bytes")).await.unwrap();
+    let part = writer
+        .commit_part(
+            &id,
+            1,
+            PartCommit {
+                etag: "etag-1".into(),
+                checksum: Some(checksum("cGFydA==", ChecksumType::Composite)),
+            },
+        )
+        .await
+        .unwrap();
+    let whole = checksum("d2hvbGU=-1", ChecksumType::Composite);
+    let complete = CompleteUpload {
+        parts: vec![(1, part.etag)],
+        etag: String::new(),
+        checksum: Some(whole.clone()),
+        condition: WriteCondition::None,
+    };
+    s.complete_multipart_upload(&a, "b", "k", &id, complete)
+        .await
+        .unwrap();
+    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, Some(whole));
+
+    let om = OmClient::new(&OmConfig::new(
+        om_address().split(',').map(str::to_owned).collect(),
+    ))
+    .unwrap();
+    let (records, record) = (
+        format!("{prefix}s3gw-checksums"),
+        format!("object/{prefix}b/k"),
+    );
+    om.get_key_info(".s3gw", &records, &record, true)
+        .await
+        .expect("the completed object's checksum record");
+    s.delete_object(&a, "b", "k").await.unwrap();
+    assert!(matches!(
+        om.get_key_info(".s3gw", &records, &record, true).await,
+        Err(StorageError::NoSuchKey)
+    ));
 }
 
 /// With no OM listening the back end refuses to start, as unavailable

@@ -8,8 +8,9 @@
 //! the upload started, before any part existed. A completed object's
 //! record names the key's generation (its `updateID`), so an object
 //! written over it later, by this gateway or any other Ozone client, never
-//! shows a stale checksum. A record outliving its object is harmless for
-//! the same reason; records of an upload go when it completes or aborts.
+//! shows a stale checksum. A record outliving its object (written over by
+//! a plain PUT) is harmless for the same reason; a deleted object's record
+//! goes with it, an upload's when it completes or aborts.
 //!
 //! An upload's settings never change while it lives and its id is unique,
 //! so they are kept once read: every UploadPart needs them, and the OM
@@ -189,6 +190,20 @@ impl ChecksumRecords {
                 .map(|(number, c)| (format!("{PART_KEY_PREFIX}{number}"), checksum_text(c))),
         );
         self.put(&object_name(bucket, key), &fields).await
+    }
+
+    /// Drops the object's record, whatever its generation. Called before
+    /// the object itself is deleted: a record dropped after it could be
+    /// one written meanwhile for a new object under the same name.
+    pub async fn forget_object(&self, bucket: &str, key: &str) -> Result<()> {
+        match self
+            .om
+            .delete_key(self.owner, &self.bucket, &object_name(bucket, key))
+            .await
+        {
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// What [`Self::record_object`] recorded for this generation of the

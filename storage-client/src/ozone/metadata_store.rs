@@ -647,13 +647,13 @@ impl ObjectStore for OzoneMetadata {
             // No such key can exist here; the OM would look at the bucket.
             return Ok(());
         }
+        let name = self.ozone_name(&object.bucket);
+        // Only a completed multipart object can have a record; finding out
+        // which this is would cost a lookup on every delete as well.
+        self.checksums.forget_object(&name, &object.key).await?;
         match self
             .om
-            .delete_key(
-                &who.access_key,
-                &self.ozone_name(&object.bucket),
-                &object.key,
-            )
+            .delete_key(&who.access_key, &name, &object.key)
             .await
         {
             Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
