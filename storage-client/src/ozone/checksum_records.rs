@@ -14,7 +14,7 @@
 //!
 //! An upload's settings never change while it lives and its id is unique,
 //! so they are kept once read: every UploadPart needs them, and the OM
-//! should see only the part's own two commands.
+//! should see only the part's own commands.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

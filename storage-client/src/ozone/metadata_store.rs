@@ -817,8 +817,8 @@ impl UploadStore for OzoneMetadata {
     /// Only the upload's checksum record, which [`ChecksumRecords`] keeps
     /// once read: the OM itself refuses CreateKey for a part of an upload
     /// not in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart
-    /// costs the OM CreateKey and CommitMultipartUploadPart, as from
-    /// Ozone's own S3 gateway.
+    /// sends it only the part's own commands (CreateKey, AllocateBlock,
+    /// CommitMultipartUploadPart), as Ozone's own S3 gateway does.
     async fn part_checksum_algorithm(
         &self,
         _who: &Identity,
