@@ -22,29 +22,33 @@ use storage_client::{
     PartCommit, Storage, StorageError, WriteCondition,
 };
 
-/// The cluster's OM gRPC address, or every OM's, comma-separated.
-fn om_address() -> String {
+/// The cluster's OM gRPC address, or every OM's (`OZONE_OM_ADDRESS`
+/// comma-separated).
+fn om_addresses() -> Vec<String> {
     std::env::var("OZONE_OM_ADDRESS")
         .ok()
         .filter(|a| !a.is_empty())
         .expect("set OZONE_OM_ADDRESS to the OM's gRPC address (HOST:PORT[,HOST:PORT...])")
+        .split(',')
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Small blocks and chunks (the dev cluster's blocks are 1 MiB; a writer
 /// may seal a block early), so that small objects span several of each.
-async fn open(address: String) -> Storage {
+async fn open(addresses: Vec<String>) -> Storage {
     let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-    open_with_prefix(address, prefix).await
+    open_with_prefix(addresses, prefix).await
 }
 
-async fn open_with_prefix(address: String, prefix: String) -> Storage {
+async fn open_with_prefix(addresses: Vec<String>, prefix: String) -> Storage {
     let config = OzoneStorageConfig {
         block_size: 64 * 1024,
         chunk_size: 16 * 1024,
         bytes_per_checksum: 4 * 1024,
         bucket_prefix: prefix,
         request_timeout: Duration::from_secs(30),
-        ..OzoneStorageConfig::new(address.split(',').map(str::to_owned).collect())
+        ..OzoneStorageConfig::new(addresses)
     };
     Storage::open_ozone(config)
         .await
@@ -67,7 +71,7 @@ const OZONE: Capabilities = Capabilities {
 };
 
 conformance::suite!(
-    async { ((), open(om_address()).await) },
+    async { ((), open(om_addresses()).await) },
     OZONE,
     #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 );
@@ -80,14 +84,14 @@ conformance::suite!(
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn a_system_bucket_owned_by_someone_else_is_refused_at_open() {
     let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-    let squatter = open_with_prefix(om_address(), format!("{prefix}s3gw-")).await;
+    let squatter = open_with_prefix(om_addresses(), format!("{prefix}s3gw-")).await;
     squatter
         .create_bucket(&conformance::alice(), "credentials", "")
         .await
         .unwrap();
     let config = OzoneStorageConfig {
         bucket_prefix: prefix.clone(),
-        ..OzoneStorageConfig::new(vec![om_address()])
+        ..OzoneStorageConfig::new(om_addresses())
     };
     match Storage::open_ozone(config).await {
         Err(storage_client::StorageError::InvalidArgument(message)) => {
@@ -109,7 +113,7 @@ async fn a_system_bucket_owned_by_someone_else_is_refused_at_open() {
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn a_deleted_objects_checksum_record_goes_with_it() {
     let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-    let s = open_with_prefix(om_address(), prefix.clone()).await;
+    let s = open_with_prefix(om_addresses(), prefix.clone()).await;
     let a = conformance::alice();
     s.create_bucket(&a, "b", "").await.unwrap();
     let checksum = |value: &str, kind| ObjectChecksum {
@@ -152,10 +156,7 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         .unwrap();
     assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, Some(whole));
 
-    let om = OmClient::new(&OmConfig::new(
-        om_address().split(',').map(str::to_owned).collect(),
-    ))
-    .unwrap();
+    let om = OmClient::new(&OmConfig::new(om_addresses())).unwrap();
     let (records, record) = (
         format!("{prefix}s3gw-checksums"),
         format!("object/{prefix}b/k"),
