@@ -6,14 +6,18 @@
 //! 2 invalid configuration or usage.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use s3_gateway::admin::bootstrap::ROOT_CREDENTIALS_FILE;
 use s3_gateway::admin::check;
-use s3_gateway::admin::client::AdminClient;
-use s3_gateway::config::{self, Backend, Config, KeyEntry, ServeArgs};
+use s3_gateway::admin::client::{AdminClient, Trust};
+use s3_gateway::admin::credentials_file::{self, KeyEntry};
+use s3_gateway::config::{
+    AdminConfig, AdminConfigArgs, Backend, Config, ROOT_ACCESS_KEY_ENV, ROOT_SECRET_KEY_ENV,
+    ServeArgs, settings,
+};
 use s3_gateway::server::{self, Gateway};
 
 #[derive(Parser)]
@@ -24,8 +28,6 @@ use s3_gateway::server::{self, Gateway};
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
-    // The admin flags carry `admin_*` ids: clap shares one id namespace
-    // between these flags, the admin flags and `keys delete ACCESS_KEY`.
     #[command(flatten)]
     serve: ServeArgs,
     #[command(subcommand)]
@@ -36,45 +38,56 @@ struct Cli {
 enum Command {
     /// Manage a running gateway over its admin API (root key required)
     Admin(AdminArgs),
+    /// Print every setting: its flag, environment variable, TOML key, default and meaning
+    Settings {
+        /// One JSON object per line instead of the Markdown table
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the version
     Version,
 }
 
+/// The admin flags carry `admin_*` ids: clap shares one id namespace
+/// between these flags, the server's flags and `keys delete ACCESS_KEY`.
 #[derive(Args)]
 struct AdminArgs {
-    /// Gateway URL
+    /// The server's configuration: `--config`, `--region`, `--data-dir`
+    /// and their variables and TOML keys, read as the server reads them.
+    #[command(flatten)]
+    config: AdminConfigArgs,
+    /// Gateway URL [env: S3GW_ENDPOINT] [default: the server's listen address, https with tls_cert]
     #[arg(
         long = "endpoint",
         id = "admin_endpoint",
-        global = true,
-        env = "S3GW_ENDPOINT",
-        default_value = "http://127.0.0.1:9878"
+        value_name = "URL",
+        global = true
     )]
-    endpoint: String,
-    /// Root access key id [default: from <data-dir>/root-credentials.toml]
+    endpoint: Option<String>,
+    /// Root access key id [env: S3GW_ROOT_ACCESS_KEY] [default: the root key in DATA_DIR/root-credentials.toml]
     #[arg(
         long = "access-key",
         id = "admin_access_key",
-        global = true,
-        env = "S3GW_ROOT_ACCESS_KEY",
-        hide_env_values = true
+        value_name = "ID",
+        global = true
     )]
     access_key: Option<String>,
-    /// Root secret key
+    /// Root secret key, with --access-key [env: S3GW_ROOT_SECRET_KEY]
     #[arg(
         long = "secret-key",
         id = "admin_secret_key",
-        global = true,
-        env = "S3GW_ROOT_SECRET_KEY",
-        hide_env_values = true
+        value_name = "SECRET",
+        global = true
     )]
     secret_key: Option<String>,
-    /// Region the gateway signs for
-    #[arg(long = "region", id = "admin_region", global = true, env = "S3GW_REGION", default_value = config::DEFAULT_REGION)]
-    region: String,
-    /// Data dir whose root-credentials.toml to use when no key is given
-    #[arg(long = "data-dir", id = "admin_data_dir", global = true, env = "S3GW_DATA_DIR", default_value = config::DEFAULT_DATA_DIR)]
-    data_dir: PathBuf,
+    /// PEM file of CA certificates to trust for an HTTPS endpoint, besides the built-in roots [env: SSL_CERT_FILE]
+    #[arg(
+        long = "ca-cert",
+        id = "admin_ca_cert",
+        value_name = "FILE",
+        global = true
+    )]
+    ca_cert: Option<PathBuf>,
     #[command(subcommand)]
     command: AdminCommand,
 }
@@ -99,13 +112,18 @@ enum AdminCommand {
 enum KeysCommand {
     /// Create a key; prints a [[keys]] block for a credentials file
     Create {
-        #[arg(long)]
+        /// The key's name, unique among the gateway's keys: 1 to 64 characters of A-Z, a-z, 0-9 and . _ @ -
+        #[arg(long, value_name = "NAME")]
         name: String,
     },
     /// List keys (without secrets)
     List,
     /// Delete a key; exits 1 if there is no such key
-    Delete { access_key: String },
+    Delete {
+        /// The access key id to delete, as `keys list` shows it
+        #[arg(value_name = "ACCESS_KEY")]
+        access_key: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -114,6 +132,14 @@ fn main() -> ExitCode {
         None => serve(&cli.serve),
         Some(Command::Version) => {
             println!("s3-gateway {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some(Command::Settings { json }) => {
+            if json {
+                print!("{}", settings::json_lines());
+            } else {
+                print!("{}", settings::markdown_table());
+            }
             ExitCode::SUCCESS
         }
         Some(Command::Admin(args)) => admin(args),
@@ -164,7 +190,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
 
 fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(config::DEFAULT_LOG_LEVEL));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -174,25 +200,39 @@ fn init_logging(filter: &str) {
 }
 
 fn admin(args: AdminArgs) -> ExitCode {
-    let (access_key, secret_key) = match admin_credentials(&args) {
+    let config = match AdminConfig::load(&args.config) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("s3-gateway: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (access_key, secret_key) = match admin_credentials(&args, &config.data_dir) {
         Ok(keys) => keys,
         Err(message) => {
             eprintln!("s3-gateway: {message}");
             return ExitCode::from(2);
         }
     };
-    let insecure = matches!(args.command, AdminCommand::Check { insecure: true });
-    let client = if insecure {
-        AdminClient::accepting_any_certificate(
-            &args.endpoint,
-            &args.region,
-            &access_key,
-            &secret_key,
-        )
+    let endpoint = args
+        .endpoint
+        .clone()
+        .or_else(|| std::env::var("S3GW_ENDPOINT").ok())
+        .unwrap_or(config.endpoint);
+    let trust = if matches!(args.command, AdminCommand::Check { insecure: true }) {
+        Trust::AnyCertificate
     } else {
-        AdminClient::new(&args.endpoint, &args.region, &access_key, &secret_key)
+        match args
+            .ca_cert
+            .clone()
+            .or_else(|| std::env::var_os("SSL_CERT_FILE").map(PathBuf::from))
+        {
+            Some(file) => Trust::AlsoCa(file),
+            None => Trust::BuiltIn,
+        }
     };
-    let client = match client {
+    let client = match AdminClient::new(&endpoint, &config.region, &access_key, &secret_key, &trust)
+    {
         Ok(client) => client,
         Err(e) => {
             eprintln!("s3-gateway: {e}");
@@ -226,7 +266,7 @@ fn admin(args: AdminArgs) -> ExitCode {
             KeysCommand::Create { name } => client.create_key(&name).await.map(|key| {
                 print!(
                     "{}",
-                    config::render_key_entry(&KeyEntry {
+                    credentials_file::render(&KeyEntry {
                         name: key.name,
                         access_key: key.access_key,
                         secret_key: key.secret_key,
@@ -265,14 +305,22 @@ fn admin(args: AdminArgs) -> ExitCode {
 
 /// The root key from flags or environment, else the one a first start wrote
 /// into the data dir, so `admin` works out of the box on the same machine.
-fn admin_credentials(args: &AdminArgs) -> Result<(String, String), String> {
-    match (&args.access_key, &args.secret_key) {
-        (Some(access_key), Some(secret_key)) => Ok((access_key.clone(), secret_key.clone())),
+fn admin_credentials(args: &AdminArgs, data_dir: &Path) -> Result<(String, String), String> {
+    let access_key = args
+        .access_key
+        .clone()
+        .or_else(|| std::env::var(ROOT_ACCESS_KEY_ENV).ok());
+    let secret_key = args
+        .secret_key
+        .clone()
+        .or_else(|| std::env::var(ROOT_SECRET_KEY_ENV).ok());
+    match (access_key, secret_key) {
+        (Some(access_key), Some(secret_key)) => Ok((access_key, secret_key)),
         (None, None) => {
-            let file = args.data_dir.join(ROOT_CREDENTIALS_FILE);
-            let keys = config::load_credentials_file(&file).map_err(|e| {
+            let file = data_dir.join(ROOT_CREDENTIALS_FILE);
+            let keys = credentials_file::load(&file).map_err(|e| {
                 format!(
-                    "no root key: pass --access-key and --secret-key, set S3GW_ROOT_ACCESS_KEY and S3GW_ROOT_SECRET_KEY, or point --data-dir at the gateway's data ({e})"
+                    "no root key: pass --access-key and --secret-key, set {ROOT_ACCESS_KEY_ENV} and {ROOT_SECRET_KEY_ENV}, or point --data-dir at the gateway's data ({e})"
                 )
             })?;
             keys.into_iter()

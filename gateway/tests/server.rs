@@ -12,8 +12,9 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
-use s3_gateway::admin::client::{AdminClient, ClientError};
-use s3_gateway::config::{self, Backend, Config, KeyEntry, TlsFiles};
+use s3_gateway::admin::client::{AdminClient, ClientError, Trust};
+use s3_gateway::admin::credentials_file::{self, KeyEntry};
+use s3_gateway::config::{self, Backend, Config, TlsFiles};
 use s3_gateway::server::Gateway;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -85,7 +86,14 @@ impl Running {
     }
 
     fn admin(&self, access_key: &str, secret_key: &str) -> AdminClient {
-        AdminClient::new(&self.endpoint, "us-east-1", access_key, secret_key).expect("client")
+        AdminClient::new(
+            &self.endpoint,
+            "us-east-1",
+            access_key,
+            secret_key,
+            &Trust::BuiltIn,
+        )
+        .expect("client")
     }
 }
 
@@ -259,7 +267,7 @@ async fn first_start_generates_and_saves_a_root_key() {
         );
     };
     assert_eq!(file, &dir.path().join(ROOT_CREDENTIALS_FILE));
-    let saved = config::load_credentials_file(file).expect("saved file parses");
+    let saved = credentials_file::load(file).expect("saved file parses");
     assert_eq!(saved.len(), 1);
     assert_eq!(saved[0].access_key, credential.access_key);
     assert_eq!(saved[0].secret_key, credential.secret_key);

@@ -6,6 +6,7 @@ the rendered gateway.toml and keys file accepted by the real binary, and
 the chart's unit tests (helm-unittest)."""
 
 import base64
+import json
 import re
 import signal
 import subprocess
@@ -184,17 +185,52 @@ def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
     assert process.returncode == 0
 
 
+def declared_settings() -> dict[str, dict]:
+    """The gateway's settings as it declares them (`s3-gateway settings --json`)."""
+    lines = run([str(gateway_binary()), "settings", "--json"]).stdout.splitlines()
+    return {setting["key"]: setting for setting in map(json.loads, lines)}
+
+
+CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key"}
+
+
 def test_gateway_settings_are_the_gateways():
-    """Every TOML key of the gateway (config.rs SETTINGS) is either set by
-    the chart or a `config` value, and no `config` value is unknown to it."""
-    source = (REPO_ROOT / "gateway" / "src" / "config.rs").read_text()
-    table = source[source.index("const SETTINGS"):]
-    table = table[: table.index("];")]
-    settings = set(re.findall(r'\("([a-z0-9_]+)", Kind::', table))
-    chart_owned = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key"}
+    """Every setting the gateway declares is either set by the chart or a
+    `config` value, and no `config` value is unknown to it."""
+    settings = declared_settings()
     values = yaml.safe_load((CHART / "values.yaml").read_text())
-    assert set(values["config"]) | chart_owned == settings
-    assert not set(values["config"]) & chart_owned
+    assert set(values["config"]) | CHART_OWNED == set(settings)
+    assert not set(values["config"]) & CHART_OWNED
+
+
+def test_values_refused_on_a_back_end_are_those_the_gateway_refuses():
+    """The chart refuses a `config` value on the back end the gateway
+    refuses it on, and only there."""
+    helpers = (CHART / "templates" / "_helpers.tpl").read_text()
+    refused = {}
+    for keys, backend in re.findall(r'range \$key := list ([^}]*?) -\}\}(?:(?!range).)*?read only by backend (\w+)',
+                                    helpers, re.DOTALL):
+        refused[backend] = set(re.findall(r'"([a-z0-9_]+)"', keys))
+    for backend in ("embedded", "ozone"):
+        declared = {key for key, s in declared_settings().items() if s["read_by"] == backend}
+        assert refused[backend] == declared - CHART_OWNED, backend
+
+
+def test_config_value_schemas_fit_the_settings_kinds():
+    """Each size and duration value has the pattern of its kind, and every
+    declared default passes its value's pattern."""
+    schema = json.loads((CHART / "values.schema.json").read_text())["properties"]["config"]["properties"]
+    patterns = {}
+    for key, setting in declared_settings().items():
+        if key in CHART_OWNED:
+            continue
+        pattern = schema[key].get("pattern")
+        if setting["kind"] in ("size", "duration"):
+            assert pattern, f"{key} has no pattern"
+            patterns.setdefault(setting["kind"], set()).add(pattern)
+        for default in setting["defaults"] if pattern else []:
+            assert re.fullmatch(pattern, default), f"{key}: default {default!r} fails {pattern}"
+    assert all(len(kind_patterns) == 1 for kind_patterns in patterns.values()), patterns
 
 
 def test_helm_unittest():

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use storage_client::{Credential, Storage, StorageError, private_files};
 
-use crate::config::{Config, KeyEntry, render_key_entry};
+use crate::admin::credentials_file::{self, KeyEntry};
+use crate::config::Config;
 
 use super::keygen;
 
@@ -71,12 +72,12 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
     let file = config.data_dir.join(ROOT_CREDENTIALS_FILE);
     // Written before it is stored: a key that exists only in storage, with its
     // secret lost, would be worse than a file for a key not yet stored.
-    write_private_file(&file, &render_key_entry(&entry_of(&credential))).map_err(|source| {
-        BootstrapError::WriteFile {
+    write_private_file(&file, &credentials_file::render(&entry_of(&credential))).map_err(
+        |source| BootstrapError::WriteFile {
             path: file.clone(),
             source,
-        }
-    })?;
+        },
+    )?;
     storage.put_credential(credential.clone()).await?;
     Ok(RootKeys::Generated { credential, file })
 }

@@ -30,7 +30,11 @@ pub enum ClientError {
     Endpoint(String),
     #[error("cannot sign the request: {0}")]
     Signing(String),
-    #[error("cannot reach the gateway: {0}")]
+    #[error("cannot read CA certificates from {file}: {why}")]
+    CaCert { file: String, why: String },
+    /// The message names every cause (a refused certificate, a refused
+    /// connection), not only reqwest's "error sending request".
+    #[error("cannot reach the gateway: {}", causes(.0))]
     Transport(#[from] reqwest::Error),
     #[error("the gateway answered {status}: {code}: {message}")]
     Refused {
@@ -40,6 +44,34 @@ pub enum ClientError {
     },
     #[error("unexpected answer from the gateway: {0}")]
     Decode(String),
+}
+
+/// An error and its sources, outermost first, repeated wording left out.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
+/// Which TLS certificates the client accepts from an HTTPS gateway.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Those issued under the built-in (Mozilla) roots.
+    BuiltIn,
+    /// Those, and those issued under the CA certificates in this PEM file
+    /// (`--ca-cert`, `SSL_CERT_FILE`).
+    AlsoCa(std::path::PathBuf),
+    /// Any: for a check through a name the certificate does not carry (a
+    /// Kubernetes Service), where the question is whether S3 answers, not
+    /// who holds the certificate.
+    AnyCertificate,
 }
 
 /// Signs and sends admin requests for one root key.
@@ -56,29 +88,29 @@ impl AdminClient {
         region: &str,
         access_key: &str,
         secret_key: &str,
+        trust: &Trust,
     ) -> Result<Self, ClientError> {
-        Self::with_http(
-            endpoint,
-            region,
-            access_key,
-            secret_key,
-            reqwest::Client::new(),
-        )
-    }
-
-    /// A client that accepts any TLS certificate: for a check through a
-    /// name the certificate does not carry (a Kubernetes Service), where
-    /// the question is whether S3 answers, not who holds the certificate.
-    pub fn accepting_any_certificate(
-        endpoint: &str,
-        region: &str,
-        access_key: &str,
-        secret_key: &str,
-    ) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
-            .danger_accept_invalid_certs(true)
-            .build()?;
-        Self::with_http(endpoint, region, access_key, secret_key, http)
+        let mut http = reqwest::Client::builder();
+        match trust {
+            Trust::BuiltIn => {}
+            Trust::AlsoCa(file) => {
+                let refused = |why: String| ClientError::CaCert {
+                    file: file.display().to_string(),
+                    why,
+                };
+                let pem = std::fs::read(file).map_err(|e| refused(e.to_string()))?;
+                let certificates =
+                    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| refused(causes(&e)))?;
+                if certificates.is_empty() {
+                    return Err(refused("no PEM certificate in it".into()));
+                }
+                for certificate in certificates {
+                    http = http.add_root_certificate(certificate);
+                }
+            }
+            Trust::AnyCertificate => http = http.danger_accept_invalid_certs(true),
+        }
+        Self::with_http(endpoint, region, access_key, secret_key, http.build()?)
     }
 
     fn with_http(
@@ -194,7 +226,7 @@ impl AdminClient {
     }
 }
 
-/// Reads Code and Message out of an S3 XML error body.
+/// Reads Code and Message out of an S3 XML error body, unescaped.
 fn refusal(status: StatusCode, body: &[u8]) -> ClientError {
     let text = String::from_utf8_lossy(body);
     let element = |name: &str| {
@@ -202,7 +234,8 @@ fn refusal(status: StatusCode, body: &[u8]) -> ClientError {
         let close = format!("</{name}>");
         let start = text.find(&open)? + open.len();
         let end = text[start..].find(&close)? + start;
-        Some(text[start..end].to_string())
+        let raw = &text[start..end];
+        Some(quick_xml::escape::unescape(raw).map_or_else(|_| raw.to_owned(), |t| t.into_owned()))
     };
     ClientError::Refused {
         status,
@@ -220,22 +253,31 @@ mod tests {
         for bad in ["127.0.0.1:9878", "ftp://host", "http://", "nonsense"] {
             assert!(
                 matches!(
-                    AdminClient::new(bad, "us-east-1", "AK", "SK"),
+                    AdminClient::new(bad, "us-east-1", "AK", "SK", &Trust::BuiltIn),
                     Err(ClientError::Endpoint(_))
                 ),
                 "{bad}"
             );
         }
-        assert!(AdminClient::new("https://s3.example.com", "us-east-1", "AK", "SK").is_ok());
+        assert!(
+            AdminClient::new(
+                "https://s3.example.com",
+                "us-east-1",
+                "AK",
+                "SK",
+                &Trust::BuiltIn
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn error_bodies_yield_code_and_message() {
-        let body = b"<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Only root keys may use the admin API.</Message></Error>";
+        let body = b"<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>The key name &apos;a/b&apos; is not &lt;valid&gt;.</Message></Error>";
         match refusal(StatusCode::FORBIDDEN, body) {
             ClientError::Refused { code, message, .. } => {
                 assert_eq!(code, "AccessDenied");
-                assert_eq!(message, "Only root keys may use the admin API.");
+                assert_eq!(message, "The key name 'a/b' is not <valid>.");
             }
             other => panic!("unexpected {other:?}"),
         }

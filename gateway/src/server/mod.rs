@@ -16,7 +16,7 @@ mod s3;
 mod tls;
 
 use std::future::Future;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -126,15 +126,7 @@ impl Gateway {
     /// The endpoint URL a client on this machine should use.
     pub fn endpoint(&self) -> String {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
-        let mut addr = self.local_addr;
-        // 0.0.0.0 / [::] are not addresses to connect to; loopback is.
-        if addr.ip().is_unspecified() {
-            addr.set_ip(match addr {
-                SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
-                SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
-            });
-        }
-        format!("{scheme}://{addr}")
+        format!("{scheme}://{}", crate::config::reachable(self.local_addr))
     }
 
     /// What start-up did about root keys (for the banner).

@@ -1,0 +1,1203 @@
+//! Gateway configuration: defaults < TOML file (`--config`) < `S3GW_*`
+//! environment < command-line flags, validated once at start.
+//!
+//! Each setting is declared once, in [`settings::SETTINGS`]: its flag, its
+//! environment variable, its TOML key, its default, its bounds and its row
+//! in the documentation follow from that entry. This module turns the
+//! merged layers ([`layer`]) into the typed [`Config`], checking what
+//! involves more than one setting (chunk and block size, the back end).
+
+mod flags;
+mod layer;
+pub mod settings;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use storage_client::{OzoneStorageConfig, StorageConfig};
+
+use crate::admin::credentials_file::{self, KeyEntry};
+pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
+use layer::Layer;
+pub(crate) use layer::toml_error;
+use settings::{ReadBy, SETTINGS, setting};
+
+/// The root key given in the environment, instead of a generated one.
+pub const ROOT_ACCESS_KEY_ENV: &str = "S3GW_ROOT_ACCESS_KEY";
+pub const ROOT_SECRET_KEY_ENV: &str = "S3GW_ROOT_SECRET_KEY";
+
+/// The validated configuration the server runs with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// Where objects live.
+    pub backend: Backend,
+    /// The embedded store; on every back end also where a generated root
+    /// key is written.
+    pub data_dir: PathBuf,
+    pub region: String,
+    /// Base domain for virtual-host style (`bucket.<domain>`).
+    pub domain: Option<String>,
+    /// Keys loaded from the credentials file, upserted into storage at start.
+    pub keys: Vec<KeyEntry>,
+    /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
+    pub root_key: Option<KeyEntry>,
+    /// Storage tunables; `None` keeps the storage back end's default (see
+    /// [`StorageConfig`] for what each one means).
+    pub block_size: Option<u64>,
+    pub chunk_size: Option<u64>,
+    pub read_buffer: Option<u64>,
+    pub multipart_upload_expiry: Option<Duration>,
+    pub open_key_expiry: Option<Duration>,
+    pub reclaim_interval: Option<Duration>,
+    pub reclaim_grace: Option<Duration>,
+    pub key_cache_ttl: Option<Duration>,
+    pub metadata_cache_ttl: Option<Duration>,
+    pub unknown_key_cache_ttl: Option<Duration>,
+    /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
+    pub log_level: String,
+    pub tls: Option<TlsFiles>,
+    /// Whether AWS Signature Version 2 is accepted (old tools need it).
+    pub sigv2: bool,
+    pub limits: Limits,
+}
+
+/// What one client may hold of the server: connections, time, header bytes
+/// and buffered body bytes. Each default says why it is what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections served at once; beyond them the longest-idle one
+    /// makes way, else the newcomer is only answered for `/health`.
+    pub max_connections: usize,
+    /// Time to send a request's headers (and to finish a TLS handshake),
+    /// counted from the connection's start or the end of its last response.
+    pub request_header_timeout: Duration,
+    /// A connection with no request in flight for this long is closed.
+    pub idle_timeout: Duration,
+    /// HTTP/2 pings on a connection that has been silent this long...
+    pub http2_keepalive_interval: Duration,
+    /// ...and the connection is closed if a ping is not answered in this time.
+    pub http2_keepalive_timeout: Duration,
+    /// Longest wait for the next piece of a request body: `400 RequestTimeout`.
+    pub body_idle_timeout: Duration,
+    /// Request header section (names, values, separators), in bytes.
+    pub max_header_bytes: usize,
+    pub max_header_count: usize,
+    /// Request target (path and query), in bytes.
+    pub max_url_length: usize,
+    /// Largest signed aws-chunked chunk, which is buffered until verified.
+    pub max_signed_chunk: usize,
+    /// Signed chunk bytes buffered across all requests at once.
+    pub chunk_buffer_budget: usize,
+    /// How long a chunk waits for room in that budget before `503 SlowDown`.
+    pub chunk_buffer_wait: Duration,
+}
+
+/// The storage back end and what only it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// OM and datanode roles in this process, on local disk (`data_dir`).
+    Embedded,
+    /// A real Apache Ozone cluster.
+    Ozone(OzoneSettings),
+}
+
+/// How to reach an Ozone cluster; `None` keeps the back end's default.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OzoneSettings {
+    /// `HOST:PORT` of every Ozone Manager's gRPC server, at least one.
+    pub om: Vec<String>,
+    pub connect_timeout: Option<Duration>,
+    /// Deadline of one attempt of one command at an OM or a datanode.
+    pub request_timeout: Option<Duration>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// An invalid configuration; its message is one line meant for stderr.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(String);
+
+impl Default for Limits {
+    /// The declared defaults; [`settings::SETTINGS`] says why each is what it is.
+    fn default() -> Self {
+        match Layer::default().limits() {
+            Ok(limits) => limits,
+            Err(e) => panic!("the declared limits are invalid: {e}"),
+        }
+    }
+}
+
+/// The layers of one invocation: the file (`--config` or `S3GW_CONFIG`),
+/// the environment, then `flags`.
+fn layers(flags: &Flags, env: &impl Fn(&str) -> Option<String>) -> Result<Layer, ConfigError> {
+    let config_file = match &flags.config {
+        Some(path) => Some(path.clone()),
+        None => env(settings::CONFIG_ENV).map(PathBuf::from),
+    };
+    let mut layer = match &config_file {
+        Some(path) => layer::file_layer(path)?,
+        None => Layer::default(),
+    };
+    layer.merge(layer::env_layer(env));
+    layer.merge(flags.layer());
+    Ok(layer)
+}
+
+impl Config {
+    /// Loads the configuration from the process environment and `flags`.
+    pub fn load(flags: &ServeArgs) -> Result<Self, ConfigError> {
+        Self::load_from(flags, |name| std::env::var(name).ok())
+    }
+
+    /// Loads the configuration with `env` standing in for the environment.
+    pub fn load_from(
+        flags: &ServeArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let layer = layers(&flags.0, &env)?;
+        let root_key = root_key_from_env(&env)?;
+        layer.validate(root_key)
+    }
+
+    /// The storage back end's configuration: its defaults, overridden by
+    /// every tunable set here.
+    pub fn storage_config(&self) -> StorageConfig {
+        let defaults = StorageConfig::new(&self.data_dir);
+        StorageConfig {
+            block_size: self.block_size.unwrap_or(defaults.block_size),
+            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
+            read_buffer: self.read_buffer.map_or(defaults.read_buffer, in_memory),
+            multipart_upload_expiry: self
+                .multipart_upload_expiry
+                .unwrap_or(defaults.multipart_upload_expiry),
+            open_key_expiry: self.open_key_expiry.unwrap_or(defaults.open_key_expiry),
+            reclaim_interval: self.reclaim_interval.unwrap_or(defaults.reclaim_interval),
+            reclaim_grace: self.reclaim_grace.unwrap_or(defaults.reclaim_grace),
+            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: self
+                .metadata_cache_ttl
+                .unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: self
+                .unknown_key_cache_ttl
+                .unwrap_or(defaults.unknown_key_cache_ttl),
+            ..defaults
+        }
+    }
+
+    /// The `ozone` back end's configuration: its defaults, overridden by
+    /// `ozone` and by the tunables both back ends share.
+    pub fn ozone_storage_config(&self, ozone: &OzoneSettings) -> OzoneStorageConfig {
+        let defaults = OzoneStorageConfig::new(ozone.om.clone());
+        OzoneStorageConfig {
+            block_size: self.block_size.unwrap_or(defaults.block_size),
+            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
+            connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
+            request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
+            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: self
+                .metadata_cache_ttl
+                .unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: self
+                .unknown_key_cache_ttl
+                .unwrap_or(defaults.unknown_key_cache_ttl),
+            ..defaults
+        }
+    }
+}
+
+/// What `admin` reads of the server's configuration, by the same rules:
+/// the region to sign for, the data dir with a generated root key, and
+/// where the server listens (with or without TLS), for a default endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdminConfig {
+    pub region: String,
+    pub data_dir: PathBuf,
+    /// `http(s)://HOST:PORT` of the server this configuration describes.
+    pub endpoint: String,
+}
+
+impl AdminConfig {
+    pub fn load(flags: &AdminConfigArgs) -> Result<Self, ConfigError> {
+        Self::load_from(flags, |name| std::env::var(name).ok())
+    }
+
+    pub fn load_from(
+        flags: &AdminConfigArgs,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let layer = layers(&flags.0, &env)?;
+        let scheme = if layer.get("tls_cert").is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        Ok(Self {
+            region: layer.region()?,
+            data_dir: layer.data_dir()?,
+            endpoint: format!("{scheme}://{}", reachable(layer.listen()?)),
+        })
+    }
+}
+
+impl Layer {
+    fn listen(&self) -> Result<SocketAddr, ConfigError> {
+        let Some(s) = self.text("listen") else {
+            unreachable!("listen has a default");
+        };
+        s.value
+            .parse::<SocketAddr>()
+            .map_err(|_| s.invalid("expected an IP address and port such as 127.0.0.1:9878"))
+    }
+
+    fn data_dir(&self) -> Result<PathBuf, ConfigError> {
+        match self.text("data_dir") {
+            Some(s) if s.value.is_empty() => Err(s.invalid("must not be empty")),
+            Some(s) => Ok(PathBuf::from(&s.value)),
+            None => unreachable!("data_dir has a default"),
+        }
+    }
+
+    fn region(&self) -> Result<String, ConfigError> {
+        let Some(s) = self.text("region") else {
+            unreachable!("region has a default");
+        };
+        let valid = !s.value.is_empty()
+            && s.value
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !valid {
+            return Err(s.invalid("expected a region name such as us-east-1"));
+        }
+        Ok(s.value)
+    }
+
+    fn validate(self, root_key: Option<KeyEntry>) -> Result<Config, ConfigError> {
+        let listen = self.listen()?;
+        let data_dir = self.data_dir()?;
+        let region = self.region()?;
+        let domain = match self.get("domain") {
+            Some(s) => {
+                let valid = !s.value.is_empty()
+                    && s.value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b':');
+                if !valid {
+                    return Err(s.invalid("expected a host name such as s3.example.com"));
+                }
+                Some(s.value.to_ascii_lowercase())
+            }
+            None => None,
+        };
+        let keys = match self.get("credentials") {
+            Some(s) => credentials_file::load(Path::new(&s.value))
+                .map_err(|e| ConfigError(format!("{}: {e}", s.origin)))?,
+            None => Vec::new(),
+        };
+        let block_size = self.size("block_size")?;
+        let chunk_size = self.size("chunk_size")?;
+        if let (Some(block), Some(chunk)) = (block_size, chunk_size)
+            && chunk > block
+            && let Some(s) = self.get("chunk_size")
+        {
+            let block = self.get("block_size").map_or_else(
+                || format!("the default block size {block}"),
+                |b| format!("{} = {:?}", b.origin, b.value),
+            );
+            return Err(s.invalid(&format!("is larger than the block size ({block})")));
+        }
+        let read_buffer = self.size("read_buffer")?;
+        let multipart_upload_expiry = self.duration("multipart_upload_expiry")?;
+        let open_key_expiry = self.duration("open_key_expiry")?;
+        let reclaim_interval = self.duration("reclaim_interval")?;
+        let reclaim_grace = self.duration("reclaim_grace")?;
+        let key_cache_ttl = self.duration("key_cache_ttl")?;
+        let metadata_cache_ttl = self.duration("metadata_cache_ttl")?;
+        let unknown_key_cache_ttl = self.duration("unknown_key_cache_ttl")?;
+        let backend = self.backend()?;
+        let log_level = match self.text("log_level") {
+            Some(s) => {
+                tracing_subscriber::EnvFilter::try_new(&s.value)
+                    .map_err(|e| s.invalid(&e.to_string()))?;
+                s.value
+            }
+            None => unreachable!("log_level has a default"),
+        };
+        let tls = match (self.get("tls_cert"), self.get("tls_key")) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: PathBuf::from(&cert.value),
+                key: PathBuf::from(&key.value),
+            }),
+            (None, None) => None,
+            (Some(s), None) | (None, Some(s)) => {
+                return Err(s.invalid("TLS needs both a certificate and a key"));
+            }
+        };
+        let sigv2 = self.flag("sigv2")?.unwrap_or(true);
+        let limits = self.limits()?;
+        Ok(Config {
+            listen,
+            backend,
+            data_dir,
+            region,
+            domain,
+            keys,
+            root_key,
+            block_size,
+            chunk_size,
+            read_buffer,
+            multipart_upload_expiry,
+            open_key_expiry,
+            reclaim_interval,
+            reclaim_grace,
+            key_cache_ttl,
+            metadata_cache_ttl,
+            unknown_key_cache_ttl,
+            log_level,
+            tls,
+            sigv2,
+            limits,
+        })
+    }
+
+    /// The connection and request limits, each given or its declared default.
+    fn limits(&self) -> Result<Limits, ConfigError> {
+        let duration = |key| -> Result<Duration, ConfigError> {
+            Ok(self
+                .duration(key)?
+                .unwrap_or_else(|| unreachable!("{key} has a default")))
+        };
+        let size = |key| -> Result<usize, ConfigError> {
+            Ok(in_memory(
+                self.size(key)?
+                    .unwrap_or_else(|| unreachable!("{key} has a default")),
+            ))
+        };
+        let count = |key| -> Result<usize, ConfigError> {
+            Ok(in_memory(
+                self.count(key)?
+                    .unwrap_or_else(|| unreachable!("{key} has a default")),
+            ))
+        };
+        let limits = Limits {
+            max_connections: count("max_connections")?,
+            request_header_timeout: duration("request_header_timeout")?,
+            idle_timeout: duration("idle_timeout")?,
+            http2_keepalive_interval: duration("http2_keepalive_interval")?,
+            http2_keepalive_timeout: duration("http2_keepalive_timeout")?,
+            body_idle_timeout: duration("body_idle_timeout")?,
+            max_header_bytes: size("max_header_bytes")?,
+            max_header_count: count("max_header_count")?,
+            max_url_length: size("max_url_length")?,
+            max_signed_chunk: size("max_signed_chunk")?,
+            chunk_buffer_budget: size("chunk_buffer_budget")?,
+            chunk_buffer_wait: duration("chunk_buffer_wait")?,
+        };
+        if limits.max_signed_chunk > limits.chunk_buffer_budget {
+            let named = |key: &str| {
+                self.get(key)
+                    .map_or_else(|| format!("{key}'s default"), |s| s.origin.clone())
+            };
+            return Err(ConfigError(format!(
+                "max signed chunk {} ({}) is larger than the chunk buffer budget {} ({}): no signed chunk could ever be buffered",
+                limits.max_signed_chunk,
+                named("max_signed_chunk"),
+                limits.chunk_buffer_budget,
+                named("chunk_buffer_budget"),
+            )));
+        }
+        Ok(limits)
+    }
+
+    /// The back end, refusing settings that only the other one reads: a
+    /// setting that silently does nothing hides a mistake.
+    fn backend(&self) -> Result<Backend, ConfigError> {
+        let ozone = match self.text("backend") {
+            None => false,
+            Some(s) => match s.value.as_str() {
+                "embedded" => false,
+                "ozone" => true,
+                _ => return Err(s.invalid("expected embedded or ozone")),
+            },
+        };
+        let (not_read_here, reader) = if ozone {
+            (ReadBy::Ozone, "the embedded back end")
+        } else {
+            (ReadBy::Embedded, "--backend ozone")
+        };
+        let refused = SETTINGS
+            .iter()
+            .filter(|s| s.read_by != ReadBy::Both && s.read_by != not_read_here)
+            .find_map(|s| self.get(s.key));
+        if let Some(s) = refused {
+            return Err(s.invalid(&format!("only {reader} reads this setting")));
+        }
+        if !ozone {
+            return Ok(Backend::Embedded);
+        }
+        let Some(om) = self.get("om") else {
+            let om = setting("om");
+            return Err(ConfigError(format!(
+                "backend ozone needs the Ozone Manager address: {} {} (or {})",
+                om.flag(),
+                om.value_name(),
+                om.env()
+            )));
+        };
+        let addresses: Vec<String> = om.value.split(',').map(|a| a.trim().to_owned()).collect();
+        if let Some(bad) = addresses.iter().find(|a| !is_host_port(a)) {
+            return Err(om.invalid(&format!(
+                "{bad:?} is not HOST:PORT (e.g. om1.example.com:8981)"
+            )));
+        }
+        Ok(Backend::Ozone(OzoneSettings {
+            om: addresses,
+            connect_timeout: self.duration("ozone_connect_timeout")?,
+            request_timeout: self.duration("ozone_request_timeout")?,
+        }))
+    }
+}
+
+/// Where a client on this machine reaches a server listening on `addr`:
+/// the loopback address for a wildcard one.
+pub fn reachable(mut addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    addr
+}
+
+/// A size of an in-memory buffer. Sizes were validated as u64; on a 32-bit
+/// target an oversized one saturates and storage refuses it at open.
+fn in_memory(size: u64) -> usize {
+    usize::try_from(size).unwrap_or(usize::MAX)
+}
+
+/// `host:port` or `[v6]:port` with a non-zero port; no scheme, no path.
+fn is_host_port(address: &str) -> bool {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return false;
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':'));
+    host_ok && port.parse::<u16>().is_ok_and(|p| p > 0)
+}
+
+fn root_key_from_env(
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<KeyEntry>, ConfigError> {
+    match (env(ROOT_ACCESS_KEY_ENV), env(ROOT_SECRET_KEY_ENV)) {
+        (None, None) => Ok(None),
+        (Some(access_key), Some(secret_key)) => {
+            let key = KeyEntry {
+                name: "root".to_string(),
+                access_key,
+                secret_key,
+                root: true,
+            };
+            credentials_file::validate_key(&key).map_err(|why| {
+                ConfigError(format!(
+                    "{ROOT_ACCESS_KEY_ENV}/{ROOT_SECRET_KEY_ENV}: {why}"
+                ))
+            })?;
+            Ok(Some(key))
+        }
+        _ => Err(ConfigError(format!(
+            "{ROOT_ACCESS_KEY_ENV} and {ROOT_SECRET_KEY_ENV} must be set together"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::Write;
+
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn file_with(text: &str) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(text.as_bytes()).expect("write temp file");
+        file
+    }
+
+    fn error_of(flags: &ServeArgs, env: &[(&str, &str)]) -> String {
+        match Config::load_from(flags, env_of(env)) {
+            Ok(config) => panic!("expected an error, got {config:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_set() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.listen, "127.0.0.1:9878".parse().expect("addr"));
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.region, "us-east-1");
+        assert_eq!(config.domain, None);
+        assert_eq!(config.log_level, "info");
+        assert!(config.keys.is_empty());
+        assert_eq!(config.root_key, None);
+        assert_eq!(config.tls, None);
+    }
+
+    #[test]
+    fn file_then_env_then_flags_override_each_other() {
+        let file = file_with(
+            "listen = \"0.0.0.0:1000\"\nregion = \"eu-west-1\"\ndomain = \"s3.file\"\nlog_level = \"warn\"\nblock_size = 1048576\n",
+        );
+        let flags = ServeArgs::config(file.path().to_path_buf()).with("listen", "127.0.0.1:3000");
+        let env = [
+            ("S3GW_LISTEN", "127.0.0.1:2000"),
+            ("S3GW_REGION", "eu-central-1"),
+            ("S3GW_CHUNK_SIZE", "64KiB"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert_eq!(
+            config.listen,
+            "127.0.0.1:3000".parse().expect("addr"),
+            "flag wins"
+        );
+        assert_eq!(config.region, "eu-central-1", "env beats file");
+        assert_eq!(
+            config.domain.as_deref(),
+            Some("s3.file"),
+            "file beats default"
+        );
+        assert_eq!(config.log_level, "warn");
+        assert_eq!(config.block_size, Some(1 << 20));
+        assert_eq!(config.chunk_size, Some(64 << 10));
+    }
+
+    #[test]
+    fn config_file_can_come_from_the_environment() {
+        let file = file_with("region = \"ap-south-1\"\n");
+        let path = file.path().to_string_lossy().to_string();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[("S3GW_CONFIG", &path)]))
+            .expect("valid");
+        assert_eq!(config.region, "ap-south-1");
+    }
+
+    #[test]
+    fn relative_paths_in_the_file_are_relative_to_it() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("gw.toml");
+        std::fs::write(&path, "data_dir = \"store\"\n").expect("write");
+        let flags = ServeArgs::config(path);
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.data_dir, dir.path().join("store"));
+    }
+
+    #[test]
+    fn a_bad_listen_address_names_its_source() {
+        let message = error_of(&ServeArgs::default(), &[("S3GW_LISTEN", "nowhere")]);
+        assert!(message.contains("S3GW_LISTEN"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+        let flags = ServeArgs::default().with("listen", "1.2.3.4");
+        assert!(error_of(&flags, &[]).contains("--listen"));
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_file_is_refused() {
+        let file = file_with("listen = \"127.0.0.1:1\"\nlisten_addr = \"x\"\n");
+        let flags = ServeArgs::config(file.path().to_path_buf());
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("listen_addr"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn a_duplicate_key_in_the_file_is_named() {
+        let file =
+            file_with("listen = \"127.0.0.1:1\"\nregion = \"eu-west-3\"\nregion = \"eu-west-1\"\n");
+        let message = error_of(&ServeArgs::config(file.path()), &[]);
+        assert!(message.contains("duplicate key"), "{message}");
+        assert!(message.contains("`region`"), "names the key: {message}");
+        assert!(message.contains("line 3"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn declared_storage_defaults_are_storage_clients() {
+        use settings::Default;
+        let embedded = StorageConfig::default();
+        let ozone = OzoneStorageConfig::new(Vec::new());
+        let given = |text: &str| layer::Given::new(text, "the declaration");
+        let size = |text: &str| layer::parse_size(&given(text)).expect(text);
+        let duration = |text: &str| layer::parse_duration(&given(text)).expect(text).as_secs();
+        for s in SETTINGS {
+            let Default::Storage {
+                embedded: e,
+                ozone: o,
+            } = s.default
+            else {
+                continue;
+            };
+            let (embedded_actual, ozone_actual): (Option<u64>, Option<u64>) = match s.key {
+                "block_size" => (Some(embedded.block_size), Some(ozone.block_size)),
+                "chunk_size" => (
+                    Some(embedded.chunk_size as u64),
+                    Some(ozone.chunk_size as u64),
+                ),
+                "read_buffer" => (Some(embedded.read_buffer as u64), None),
+                "multipart_upload_expiry" => {
+                    (Some(embedded.multipart_upload_expiry.as_secs()), None)
+                }
+                "open_key_expiry" => (Some(embedded.open_key_expiry.as_secs()), None),
+                "reclaim_interval" => (Some(embedded.reclaim_interval.as_secs()), None),
+                "reclaim_grace" => (Some(embedded.reclaim_grace.as_secs()), None),
+                "key_cache_ttl" => (
+                    Some(embedded.key_cache_ttl.as_secs()),
+                    Some(ozone.key_cache_ttl.as_secs()),
+                ),
+                "metadata_cache_ttl" => (
+                    Some(embedded.metadata_cache_ttl.as_secs()),
+                    Some(ozone.metadata_cache_ttl.as_secs()),
+                ),
+                "unknown_key_cache_ttl" => (
+                    Some(embedded.unknown_key_cache_ttl.as_secs()),
+                    Some(ozone.unknown_key_cache_ttl.as_secs()),
+                ),
+                "ozone_connect_timeout" => (None, Some(ozone.connect_timeout.as_secs())),
+                "ozone_request_timeout" => (None, Some(ozone.request_timeout.as_secs())),
+                other => panic!("{other}: no storage-client default to compare with"),
+            };
+            let parse = |text: &str| match s.kind {
+                settings::Kind::Size { .. } => size(text),
+                settings::Kind::Duration { .. } => duration(text),
+                _ => panic!("{}: a storage default is a size or a duration", s.key),
+            };
+            assert_eq!(e.map(parse), embedded_actual, "{} on embedded", s.key);
+            assert_eq!(o.map(parse), ozone_actual, "{} on ozone", s.key);
+        }
+    }
+
+    #[test]
+    fn an_unreadable_config_file_is_refused() {
+        let flags = ServeArgs::config(PathBuf::from("/nonexistent/s3gw.toml"));
+        assert!(error_of(&flags, &[]).contains("cannot read config file"));
+    }
+
+    #[test]
+    fn root_key_needs_both_halves() {
+        let message = error_of(
+            &ServeArgs::default(),
+            &[("S3GW_ROOT_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE")],
+        );
+        assert!(message.contains("together"), "{message}");
+        let env = [
+            ("S3GW_ROOT_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE"),
+            (
+                "S3GW_ROOT_SECRET_KEY",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+        ];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let root = config.root_key.expect("root key");
+        assert!(root.root);
+        assert_eq!(root.access_key, "AKIAIOSFODNN7EXAMPLE");
+    }
+
+    #[test]
+    fn credentials_file_is_loaded_and_checked() {
+        let file = file_with(
+            "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY00000001\"\nsecret_key = \"alice-secret-alice-secret-alice-secret\"\n\n[[keys]]\nname = \"bob\"\naccess_key = \"BOBKEY0000000001\"\nsecret_key = \"bob-secret-bob-secret-bob-secret-bob\"\nroot = true\n",
+        );
+        let flags = ServeArgs::default().with("credentials", file.path().to_string_lossy());
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.keys.len(), 2);
+        assert_eq!(config.keys[0].name, "alice");
+        assert!(!config.keys[0].root);
+        assert!(config.keys[1].root);
+    }
+
+    #[test]
+    fn bad_credentials_files_are_refused() {
+        let key = |access: &str, secret: &str| {
+            format!(
+                "[[keys]]\nname = \"a\"\naccess_key = \"{access}\"\nsecret_key = \"{secret}\"\n"
+            )
+        };
+        let good_secret = "0123456789abcdefghijklmnopqrstuvwxyz";
+        let cases = [
+            (key("AKIA/0000000000000", good_secret), "access_key"),
+            (key("AKIA.0000000000000", good_secret), "access_key"),
+            (key("akia00000000000000", good_secret), "access_key"),
+            (key("AKIA00000000000", good_secret), "16 to 128"),
+            (key(&"A".repeat(129), good_secret), "access_key"),
+            (key("AKIA000000000000", "short"), "secret_key"),
+            (key("AKIA000000000000", &good_secret[..29]), "30 to 128"),
+            (
+                key("AKIA000000000000", "with a space in the secret 000000"),
+                "secret_key",
+            ),
+            (
+                "[[keys]]\nname = \"a\"\naccess_key = \"AKIA000000000000\"\n".to_owned(),
+                "secret_key",
+            ),
+            (
+                key("AKIA000000000000", good_secret) + "extra = 1\n",
+                "extra",
+            ),
+            (
+                key("AKIA000000000000", good_secret) + &key("AKIA000000000000", good_secret),
+                "twice",
+            ),
+        ];
+        for (text, expected) in cases {
+            let file = file_with(&text);
+            let flags = ServeArgs::default().with("credentials", file.path().to_string_lossy());
+            let message = error_of(&flags, &[]);
+            assert!(message.contains(expected), "{text:?} gave {message}");
+            assert!(
+                message.contains(&file.path().display().to_string()),
+                "names the file: {message}"
+            );
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn a_weak_root_key_in_the_environment_is_refused() {
+        for (access, secret) in [
+            ("AKIAIOSFODNN7EXAMPLE", "short-secret"),
+            (
+                "S3GW.ROOT00000001",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+        ] {
+            let env = [
+                ("S3GW_ROOT_ACCESS_KEY", access),
+                ("S3GW_ROOT_SECRET_KEY", secret),
+            ];
+            let message = error_of(&ServeArgs::default(), &env);
+            assert!(message.contains("S3GW_ROOT_ACCESS_KEY"), "{message}");
+            assert!(
+                !message.contains(secret),
+                "never echoes the secret: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn sizes_accept_units_and_refuse_nonsense() {
+        let ok = [
+            ("4194304", 4 << 20),
+            ("64KiB", 64 << 10),
+            ("4MiB", 4 << 20),
+            ("1G", 1 << 30),
+        ];
+        for (text, expected) in ok {
+            let env = [("S3GW_BLOCK_SIZE", text)];
+            let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
+            assert_eq!(config.block_size, Some(expected), "{text}");
+        }
+        for bad in ["", "0", "4XB", "-1", "99999999999999999999"] {
+            let message = error_of(&ServeArgs::default(), &[("S3GW_BLOCK_SIZE", bad)]);
+            assert!(message.contains("S3GW_BLOCK_SIZE"), "{bad:?}: {message}");
+        }
+        let env = [("S3GW_BLOCK_SIZE", "1MiB"), ("S3GW_CHUNK_SIZE", "2MiB")];
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(message.contains("larger than the block size"), "{message}");
+        let flags = ServeArgs::default().with("chunk_size", "2MiB");
+        let message = error_of(&flags, &env);
+        assert!(
+            message.contains("--chunk-size") && message.contains("S3GW_BLOCK_SIZE"),
+            "names both sources: {message}"
+        );
+    }
+
+    #[test]
+    fn other_settings_are_validated() {
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_REGION", "US East")]).contains("S3GW_REGION")
+        );
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_DOMAIN", "http://x/")])
+                .contains("S3GW_DOMAIN")
+        );
+        assert!(
+            error_of(&ServeArgs::default(), &[("S3GW_LOG_LEVEL", "s3=verbose[")])
+                .contains("S3GW_LOG_LEVEL")
+        );
+        assert!(error_of(&ServeArgs::default(), &[("S3GW_TLS_CERT", "cert.pem")]).contains("both"));
+    }
+
+    #[test]
+    fn durations_accept_units_and_refuse_nonsense() {
+        let ok = [
+            ("90s", 90),
+            ("15m", 15 * 60),
+            ("2h", 2 * 3600),
+            ("7d", 7 * 86400),
+            ("3600", 3600),
+            ("0", 0),
+            ("3650d", 3650 * 86400),
+        ];
+        for (text, seconds) in ok {
+            let env = [("S3GW_KEY_CACHE_TTL", text)];
+            let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
+            assert_eq!(
+                config.key_cache_ttl,
+                Some(Duration::from_secs(seconds)),
+                "{text}"
+            );
+        }
+        for bad in [
+            "",
+            "1w",
+            "15M",
+            "-1",
+            "1.5h",
+            "1h30m",
+            "h",
+            "3651d",
+            "99999999999999999999",
+        ] {
+            let message = error_of(&ServeArgs::default(), &[("S3GW_KEY_CACHE_TTL", bad)]);
+            assert!(message.contains("S3GW_KEY_CACHE_TTL"), "{bad:?}: {message}");
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn a_zero_multipart_upload_expiry_is_refused() {
+        let flags = ServeArgs::default().with("multipart_upload_expiry", "0s");
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--multipart-upload-expiry"), "{message}");
+        assert!(message.contains("at least 1s"), "{message}");
+    }
+
+    #[test]
+    fn a_zero_reclaim_interval_is_refused_and_a_zero_grace_is_not() {
+        let flags = ServeArgs::default().with("reclaim_interval", "0s");
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--reclaim-interval"), "{message}");
+        assert!(message.contains("at least 1s"), "{message}");
+        let flags = ServeArgs::default().with("reclaim_grace", "0s");
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert_eq!(config.storage_config().reclaim_grace, Duration::ZERO);
+    }
+
+    #[test]
+    fn storage_settings_follow_file_then_env_then_flags() {
+        let file = file_with(
+            "read_buffer = \"64KiB\"\nmultipart_upload_expiry = \"2d\"\nkey_cache_ttl = 5\nmetadata_cache_ttl = \"10m\"\n",
+        );
+        let flags = ServeArgs::config(file.path().to_path_buf()).with("metadata_cache_ttl", "0");
+        let env = [
+            ("S3GW_MULTIPART_UPLOAD_EXPIRY", "36h"),
+            ("S3GW_METADATA_CACHE_TTL", "1m"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert_eq!(config.read_buffer, Some(64 << 10), "file beats default");
+        assert_eq!(
+            config.key_cache_ttl,
+            Some(Duration::from_secs(5)),
+            "TOML integer"
+        );
+        assert_eq!(
+            config.multipart_upload_expiry,
+            Some(Duration::from_secs(36 * 3600)),
+            "env beats file"
+        );
+        assert_eq!(
+            config.metadata_cache_ttl,
+            Some(Duration::ZERO),
+            "flag beats env"
+        );
+    }
+
+    #[test]
+    fn unset_storage_settings_keep_the_storage_defaults() {
+        let defaults = StorageConfig::default();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        let storage = config.storage_config();
+        assert_eq!(storage.data_dir, config.data_dir);
+        assert_eq!(storage.block_size, defaults.block_size);
+        assert_eq!(storage.chunk_size, defaults.chunk_size);
+        assert_eq!(storage.read_buffer, defaults.read_buffer);
+        assert_eq!(
+            storage.multipart_upload_expiry,
+            defaults.multipart_upload_expiry
+        );
+        assert_eq!(storage.open_key_expiry, defaults.open_key_expiry);
+        assert_eq!(storage.reclaim_interval, defaults.reclaim_interval);
+        assert_eq!(storage.reclaim_grace, defaults.reclaim_grace);
+        assert_eq!(storage.key_cache_ttl, defaults.key_cache_ttl);
+        assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+        assert_eq!(
+            storage.unknown_key_cache_ttl,
+            defaults.unknown_key_cache_ttl
+        );
+
+        let env = [
+            ("S3GW_BLOCK_SIZE", "8MiB"),
+            ("S3GW_CHUNK_SIZE", "1MiB"),
+            ("S3GW_READ_BUFFER", "512KiB"),
+            ("S3GW_MULTIPART_UPLOAD_EXPIRY", "1d"),
+            ("S3GW_OPEN_KEY_EXPIRY", "1h"),
+            ("S3GW_RECLAIM_INTERVAL", "5s"),
+            ("S3GW_RECLAIM_GRACE", "0"),
+            ("S3GW_KEY_CACHE_TTL", "2s"),
+            ("S3GW_METADATA_CACHE_TTL", "0"),
+            ("S3GW_UNKNOWN_KEY_CACHE_TTL", "3s"),
+        ];
+        let storage = Config::load_from(&ServeArgs::default(), env_of(&env))
+            .expect("valid")
+            .storage_config();
+        assert_eq!(storage.block_size, 8 << 20);
+        assert_eq!(storage.chunk_size, 1 << 20);
+        assert_eq!(storage.read_buffer, 512 << 10);
+        assert_eq!(storage.multipart_upload_expiry, Duration::from_secs(86400));
+        assert_eq!(storage.open_key_expiry, Duration::from_secs(3600));
+        assert_eq!(storage.reclaim_interval, Duration::from_secs(5));
+        assert_eq!(storage.reclaim_grace, Duration::ZERO);
+        assert_eq!(storage.key_cache_ttl, Duration::from_secs(2));
+        assert_eq!(storage.metadata_cache_ttl, Duration::ZERO);
+        assert_eq!(storage.unknown_key_cache_ttl, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn every_setting_has_a_flag() {
+        use clap::{Args, FromArgMatches};
+        let mut argv = vec!["s3-gateway".to_owned()];
+        for s in SETTINGS {
+            argv.extend([s.flag(), "x".to_owned()]);
+        }
+        let command = ServeArgs::augment_args(clap::Command::new("s3-gateway"));
+        let matches = command
+            .try_get_matches_from(argv)
+            .expect("every flag parses");
+        let flags = ServeArgs::from_arg_matches(&matches).expect("flags");
+        let layer = flags.0.layer();
+        let flagged: Vec<&str> = layer.0.keys().copied().collect();
+        let mut named: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
+        named.sort_unstable();
+        assert_eq!(flagged, named);
+        assert_eq!(
+            layer.get("key_cache_ttl").map(|s| s.origin.as_str()),
+            Some("--key-cache-ttl")
+        );
+    }
+
+    fn ozone_settings_of(config: &Config) -> &OzoneSettings {
+        match &config.backend {
+            Backend::Ozone(ozone) => ozone,
+            Backend::Embedded => panic!("expected the ozone back end"),
+        }
+    }
+
+    #[test]
+    fn the_embedded_back_end_is_the_default() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.backend, Backend::Embedded);
+        let env = [("S3GW_BACKEND", "embedded")];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        assert_eq!(config.backend, Backend::Embedded);
+    }
+
+    #[test]
+    fn the_ozone_back_end_takes_one_or_more_oms_from_any_layer() {
+        let flags = ServeArgs::default()
+            .with("backend", "ozone")
+            .with("om", "om1:8981, om2.example.com:8981,[::1]:8981");
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["om1:8981", "om2.example.com:8981", "[::1]:8981"]);
+        assert_eq!(ozone.connect_timeout, None);
+
+        let file = file_with(
+            "backend = \"ozone\"\nom = [\"om1:8981\", \"om2:8981\"]\nozone_request_timeout = \"90s\"\n",
+        );
+        let flags = ServeArgs::config(file.path().to_path_buf());
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["om1:8981", "om2:8981"], "TOML array");
+        assert_eq!(ozone.request_timeout, Some(Duration::from_secs(90)));
+
+        let env = [
+            ("S3GW_OM", "127.0.0.1:8981"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "2s"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        let ozone = ozone_settings_of(&config);
+        assert_eq!(ozone.om, ["127.0.0.1:8981"], "env beats file");
+        assert_eq!(ozone.connect_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn the_ozone_back_end_needs_an_om() {
+        let env = [("S3GW_BACKEND", "ozone")];
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(message.contains("--om HOST:PORT"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn an_om_without_the_ozone_back_end_is_refused() {
+        let flags = ServeArgs::default().with("om", "127.0.0.1:8981");
+        let message = error_of(&flags, &[]);
+        assert!(message.contains("--om"), "{message}");
+        assert!(message.contains("--backend ozone"), "{message}");
+        let env = [("S3GW_OZONE_REQUEST_TIMEOUT", "10s")];
+        assert!(error_of(&ServeArgs::default(), &env).contains("S3GW_OZONE_REQUEST_TIMEOUT"));
+    }
+
+    #[test]
+    fn embedded_only_settings_are_refused_on_ozone() {
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_READ_BUFFER", "64KiB"),
+        ];
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(message.contains("S3GW_READ_BUFFER"), "{message}");
+        assert!(message.contains("embedded"), "{message}");
+    }
+
+    #[test]
+    fn unknown_back_ends_and_bad_om_addresses_are_refused() {
+        let message = error_of(&ServeArgs::default(), &[("S3GW_BACKEND", "s3")]);
+        assert!(message.contains("S3GW_BACKEND"), "{message}");
+        assert!(message.contains("embedded or ozone"), "{message}");
+        for bad in [
+            "",
+            "om1",
+            "om1:",
+            "om1:0",
+            "om1:99999",
+            "http://om1:8981",
+            ":8981",
+            "om1:8981,",
+            "om 1:8981",
+        ] {
+            let env = [("S3GW_BACKEND", "ozone"), ("S3GW_OM", bad)];
+            let message = error_of(&ServeArgs::default(), &env);
+            assert!(message.contains("S3GW_OM"), "{bad:?}: {message}");
+            assert!(message.contains("HOST:PORT"), "{bad:?}: {message}");
+        }
+        let file = file_with("backend = \"ozone\"\nom = [8981]\n");
+        let flags = ServeArgs::config(file.path().to_path_buf());
+        assert!(error_of(&flags, &[]).contains("array of strings"));
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "0"),
+        ];
+        assert!(error_of(&ServeArgs::default(), &env).contains("at least 1s"));
+    }
+
+    #[test]
+    fn ozone_storage_settings_keep_the_back_end_defaults_unless_set() {
+        let env = [("S3GW_BACKEND", "ozone"), ("S3GW_OM", "om1:8981,om2:8981")];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        let defaults = OzoneStorageConfig::new(Vec::new());
+        assert_eq!(storage.om_addresses, ["om1:8981", "om2:8981"]);
+        assert_eq!(storage.block_size, defaults.block_size);
+        assert_eq!(storage.chunk_size, defaults.chunk_size);
+        assert_eq!(storage.connect_timeout, defaults.connect_timeout);
+        assert_eq!(storage.request_timeout, defaults.request_timeout);
+        assert_eq!(storage.metadata_cache_ttl, defaults.metadata_cache_ttl);
+        assert_eq!(
+            storage.unknown_key_cache_ttl,
+            defaults.unknown_key_cache_ttl
+        );
+
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_BLOCK_SIZE", "1MiB"),
+            ("S3GW_CHUNK_SIZE", "256KiB"),
+            ("S3GW_OZONE_CONNECT_TIMEOUT", "3s"),
+            ("S3GW_OZONE_REQUEST_TIMEOUT", "20s"),
+            ("S3GW_KEY_CACHE_TTL", "1s"),
+        ];
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        assert_eq!(storage.block_size, 1 << 20);
+        assert_eq!(storage.chunk_size, 256 << 10);
+        assert_eq!(storage.connect_timeout, Duration::from_secs(3));
+        assert_eq!(storage.request_timeout, Duration::from_secs(20));
+        assert_eq!(storage.key_cache_ttl, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn file_values_of_the_wrong_type_are_refused() {
+        for (text, expected) in [
+            ("listen = 9878\n", "listen in"),
+            ("key_cache_ttl = true\n", "key_cache_ttl in"),
+        ] {
+            let file = file_with(text);
+            let flags = ServeArgs::config(file.path().to_path_buf());
+            let message = error_of(&flags, &[]);
+            assert!(message.contains(expected), "{text:?} gave {message}");
+            assert!(!message.contains('\n'), "one line: {message}");
+        }
+    }
+
+    #[test]
+    fn limits_default_and_follow_every_layer() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
+        assert_eq!(config.limits, Limits::default());
+        assert!(config.sigv2, "SigV2 is on unless turned off");
+
+        let file = file_with("max_connections = 10\nidle_timeout = \"5s\"\nsigv2 = false\n");
+        let flags = ServeArgs::config(file.path().to_path_buf()).with("max_header_bytes", "4KiB");
+        let env = [
+            ("S3GW_MAX_CONNECTIONS", "20"),
+            ("S3GW_CHUNK_BUFFER_WAIT", "0"),
+        ];
+        let config = Config::load_from(&flags, env_of(&env)).expect("valid");
+        assert!(!config.sigv2, "TOML boolean");
+        assert_eq!(config.limits.max_connections, 20, "env beats file");
+        assert_eq!(config.limits.idle_timeout, Duration::from_secs(5));
+        assert_eq!(config.limits.max_header_bytes, 4 << 10);
+        assert_eq!(config.limits.chunk_buffer_wait, Duration::ZERO);
+    }
+
+    #[test]
+    fn bad_limits_are_refused() {
+        for (var, value, expected) in [
+            ("S3GW_MAX_CONNECTIONS", "0", "greater than zero"),
+            ("S3GW_MAX_CONNECTIONS", "4KiB", "whole number"),
+            ("S3GW_IDLE_TIMEOUT", "0", "at least 1s"),
+            ("S3GW_BODY_IDLE_TIMEOUT", "0s", "at least 1s"),
+            ("S3GW_SIGV2", "yes", "true or false"),
+            ("S3GW_MAX_HEADER_BYTES", "8GiB", "too large"),
+        ] {
+            let message = error_of(&ServeArgs::default(), &[(var, value)]);
+            assert!(message.contains(var), "{var}={value}: {message}");
+            assert!(message.contains(expected), "{var}={value}: {message}");
+        }
+        let env = [
+            ("S3GW_MAX_SIGNED_CHUNK", "2MiB"),
+            ("S3GW_CHUNK_BUFFER_BUDGET", "1MiB"),
+        ];
+        assert!(error_of(&ServeArgs::default(), &env).contains("chunk buffer budget"));
+    }
+}

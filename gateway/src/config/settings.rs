@@ -1,0 +1,562 @@
+//! Every setting, declared once: its TOML key (from which its flag and its
+//! environment variable follow), what its value looks like, its default,
+//! which back end reads it and what it means. The flags, the file and
+//! environment readers, the bounds checked at start and the configuration
+//! table of README.md and docs/configuration.md (`s3-gateway settings`) all
+//! come from [`SETTINGS`].
+
+use std::time::Duration;
+
+/// One setting.
+#[derive(Debug)]
+pub struct Setting {
+    /// The TOML key; the flag is `--` and the key with `-` for `_`, the
+    /// environment variable `S3GW_` and the key in upper case.
+    pub key: &'static str,
+    pub kind: Kind,
+    pub default: Default,
+    pub read_by: ReadBy,
+    /// The `--help` line.
+    pub help: &'static str,
+    /// The configuration table's "Meaning" cell (Markdown).
+    pub doc: &'static str,
+}
+
+/// What a setting's value looks like, with the bounds checked at start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Text, named in `--help` by its placeholder (`ADDR`, `NAME`).
+    Text(&'static str),
+    /// A file or directory; in a TOML file relative to the file.
+    Path(&'static str),
+    /// Comma-separated text, or a TOML array of strings.
+    List(&'static str),
+    /// `4194304`, `64KiB`, `4MiB`: greater than zero, at most `max`.
+    Size { max: u64 },
+    /// `90s`, `15m`, `2h`, `7d`: at least `min`.
+    Duration { min: Duration },
+    /// A whole number greater than zero, at most `max`.
+    Count { max: u64 },
+    /// `true` or `false`.
+    Flag,
+}
+
+/// What an unset setting means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Default {
+    /// This value, parsed like a given one.
+    Value(&'static str),
+    /// The storage back end's own default (shown as given here; a test
+    /// holds them to storage-client's): on the embedded store, on Ozone.
+    Storage {
+        embedded: Option<&'static str>,
+        ozone: Option<&'static str>,
+    },
+    /// Nothing: this text says what that means.
+    Unset(&'static str),
+}
+
+/// Which back end reads a setting; the other refuses it, since a setting
+/// that silently does nothing hides a mistake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBy {
+    Both,
+    Embedded,
+    Ozone,
+}
+
+/// Bounds: the semaphore and the HTTP/2 settings take 32 bits.
+const U32: u64 = u32::MAX as u64;
+const ANY: u64 = u64::MAX;
+const SECOND: Duration = Duration::from_secs(1);
+const ZERO: Duration = Duration::ZERO;
+
+const fn storage(value: &'static str) -> Default {
+    Default::Storage {
+        embedded: Some(value),
+        ozone: Some(value),
+    }
+}
+
+const fn embedded(value: &'static str) -> Default {
+    Default::Storage {
+        embedded: Some(value),
+        ozone: None,
+    }
+}
+
+const fn ozone(value: &'static str) -> Default {
+    Default::Storage {
+        embedded: None,
+        ozone: Some(value),
+    }
+}
+
+/// The configuration file's own flag and variable (it has no TOML key).
+pub const CONFIG_FLAG: &str = "config";
+pub const CONFIG_ENV: &str = "S3GW_CONFIG";
+
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "listen",
+        kind: Kind::Text("ADDR"),
+        default: Default::Value("127.0.0.1:9878"),
+        read_by: ReadBy::Both,
+        help: "Address to listen on",
+        doc: "IP address and port to serve on",
+    },
+    Setting {
+        key: "backend",
+        kind: Kind::Text("NAME"),
+        default: Default::Value("embedded"),
+        read_by: ReadBy::Both,
+        help: "Storage back end: embedded or ozone",
+        doc: "`embedded` (local disk) or `ozone` (an Apache Ozone cluster, below)",
+    },
+    Setting {
+        key: "om",
+        kind: Kind::List("HOST:PORT[,HOST:PORT...]"),
+        default: Default::Unset("none; required with `ozone`"),
+        read_by: ReadBy::Ozone,
+        help: "Ozone Manager gRPC address(es)",
+        doc: "Ozone Managers' gRPC addresses (port 8981 by default); TOML: a string or an array",
+    },
+    Setting {
+        key: "ozone_connect_timeout",
+        kind: Kind::Duration { min: SECOND },
+        default: ozone("5s"),
+        read_by: ReadBy::Ozone,
+        help: "Connection timeout to Ozone Managers and datanodes",
+        doc: "Opening a connection to an OM or datanode",
+    },
+    Setting {
+        key: "ozone_request_timeout",
+        kind: Kind::Duration { min: SECOND },
+        default: ozone("60s"),
+        read_by: ReadBy::Ozone,
+        help: "Deadline of one Ozone command attempt",
+        doc: "One attempt of one OM or datanode command",
+    },
+    Setting {
+        key: "data_dir",
+        kind: Kind::Path("DIR"),
+        default: Default::Value("./data"),
+        read_by: ReadBy::Both,
+        help: "Directory of the embedded store and of a generated root key",
+        doc: "Embedded store's directory; on `ozone` only `root-credentials.toml`",
+    },
+    Setting {
+        key: "region",
+        kind: Kind::Text("NAME"),
+        default: Default::Value("us-east-1"),
+        read_by: ReadBy::Both,
+        help: "Region this gateway answers for",
+        doc: "Region in SigV4 scopes and GetBucketLocation (lower-case letters, digits, `-`)",
+    },
+    Setting {
+        key: "domain",
+        kind: Kind::Text("HOST"),
+        default: Default::Unset("none (path style only)"),
+        read_by: ReadBy::Both,
+        help: "Base domain for virtual-host style requests",
+        doc: "Base domain for virtual-host style (`bucket.HOST`)",
+    },
+    Setting {
+        key: "credentials",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none"),
+        read_by: ReadBy::Both,
+        help: "TOML file of [[keys]] to load at start",
+        doc: "Keys to load at start (below)",
+    },
+    Setting {
+        key: "block_size",
+        kind: Kind::Size { max: ANY },
+        default: storage("256MiB"),
+        read_by: ReadBy::Both,
+        help: "Storage block size, e.g. 256MiB",
+        doc: "Storage block size (`268435456`, `256MiB`)",
+    },
+    Setting {
+        key: "chunk_size",
+        kind: Kind::Size { max: ANY },
+        default: Default::Storage {
+            embedded: Some("256KiB"),
+            ozone: Some("1MiB"),
+        },
+        read_by: ReadBy::Both,
+        // 256 KiB to 1 MiB measured fastest on the embedded store (BENCHMARKS.md).
+        help: "Storage chunk size, at most the block size, e.g. 1MiB",
+        doc: "Storage chunk size, at most the block size (`1MiB`)",
+    },
+    Setting {
+        key: "read_buffer",
+        kind: Kind::Size { max: ANY },
+        default: embedded("256KiB"),
+        read_by: ReadBy::Embedded,
+        help: "Bytes per piece of a read stream, e.g. 256KiB",
+        doc: "Bytes per piece of a read stream (whole 16 KiB checksum windows)",
+    },
+    Setting {
+        key: "multipart_upload_expiry",
+        // Zero would abort every upload at the next reclamation pass.
+        kind: Kind::Duration { min: SECOND },
+        default: embedded("7d"),
+        read_by: ReadBy::Embedded,
+        help: "Abort multipart uploads not completed within this time",
+        doc: "Multipart uploads neither completed nor aborted this long after they start are aborted and their parts reclaimed (Ozone expires them itself)",
+    },
+    Setting {
+        key: "open_key_expiry",
+        kind: Kind::Duration { min: SECOND },
+        default: embedded("1d"),
+        read_by: ReadBy::Embedded,
+        help: "Reclaim the blocks of a PUT or part upload left unfinished this long",
+        doc: "Blocks of a PUT or part upload left unfinished (client gone, gateway killed) this long are reclaimed",
+    },
+    Setting {
+        key: "reclaim_interval",
+        // Zero would spin.
+        kind: Kind::Duration { min: SECOND },
+        default: embedded("60s"),
+        read_by: ReadBy::Embedded,
+        help: "Pause between background reclamation passes",
+        doc: "Pause between background passes that delete unreferenced blocks",
+    },
+    Setting {
+        key: "reclaim_grace",
+        // Zero is meaningful: reclaim at the next pass.
+        kind: Kind::Duration { min: ZERO },
+        default: embedded("15m"),
+        read_by: ReadBy::Embedded,
+        help: "How long blocks of replaced or deleted objects stay readable",
+        doc: "How long blocks of a replaced or deleted object stay readable for GETs already streaming it",
+    },
+    Setting {
+        key: "key_cache_ttl",
+        kind: Kind::Duration { min: ZERO },
+        default: storage("0"),
+        read_by: ReadBy::Both,
+        help: "Keep completed key lookups this long; 0 only coalesces concurrent ones",
+        doc: "How long a key lookup is reused; `0` only coalesces concurrent lookups, so reads see the latest write. Set it to accept that much staleness across replicas for fewer OM calls",
+    },
+    Setting {
+        key: "metadata_cache_ttl",
+        kind: Kind::Duration { min: ZERO },
+        default: storage("60s"),
+        read_by: ReadBy::Both,
+        help: "Staleness bound for credentials and buckets changed via other replicas; 0 disables",
+        doc: "Staleness bound for access keys and buckets changed through another replica (own writes apply at once): a key deleted through one replica is refused by the others within it; `0` disables these caches",
+    },
+    Setting {
+        key: "unknown_key_cache_ttl",
+        kind: Kind::Duration { min: ZERO },
+        default: storage("10s"),
+        read_by: ReadBy::Both,
+        help: "Staleness bound for access keys created via other replicas; 0 asks every time",
+        doc: "How long the set of existing access keys refuses an unknown key without a back-end lookup: the staleness bound for keys created through another replica (own writes apply at once); `0` asks every time",
+    },
+    Setting {
+        key: "log_level",
+        kind: Kind::Text("FILTER"),
+        default: Default::Value("info"),
+        read_by: ReadBy::Both,
+        help: "Log filter, e.g. info or s3_gateway=debug",
+        doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`",
+    },
+    Setting {
+        key: "tls_cert",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none (plain HTTP)"),
+        read_by: ReadBy::Both,
+        help: "PEM certificate chain; serves HTTPS when given with --tls-key",
+        doc: "PEM certificate chain; with `--tls-key`, serve HTTPS (h2 and HTTP/1.1)",
+    },
+    Setting {
+        key: "tls_key",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none"),
+        read_by: ReadBy::Both,
+        help: "PEM private key",
+        doc: "PEM private key",
+    },
+    Setting {
+        key: "sigv2",
+        kind: Kind::Flag,
+        default: Default::Value("true"),
+        read_by: ReadBy::Both,
+        help: "Accept AWS Signature Version 2: true or false",
+        doc: "Accept AWS Signature Version 2 (old tools); `false` refuses it with `400 InvalidRequest`, as AWS's newer regions do",
+    },
+    Setting {
+        key: "max_connections",
+        kind: Kind::Count { max: U32 },
+        // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one
+        // (measured): 4096 cost ~140 MiB, far above any client pool.
+        default: Default::Value("4096"),
+        read_by: ReadBy::Both,
+        help: "Connections served at once",
+        doc: "Connections served at once; beyond them the longest-idle connection makes way, else a small overflow lane answers `/health` and `503 SlowDown` (below)",
+    },
+    Setting {
+        key: "request_header_timeout",
+        // A zero timeout would close every connection or refuse every body.
+        kind: Kind::Duration { min: SECOND },
+        // hyper's own default for HTTP/1.1 headers; a real client sends
+        // its headers in one write, milliseconds.
+        default: Default::Value("30s"),
+        read_by: ReadBy::Both,
+        help: "Time to send request headers or finish a TLS handshake",
+        doc: "Time to finish a TLS handshake and send a request's headers (HTTP/1.1: also the wait for the next request; HTTP/2: the first request)",
+    },
+    Setting {
+        key: "idle_timeout",
+        kind: Kind::Duration { min: SECOND },
+        // The same as HTTP/1.1's wait for the next request's headers, so
+        // both protocols close an idle connection alike.
+        default: Default::Value("30s"),
+        read_by: ReadBy::Both,
+        help: "Close a connection with no request in flight after this",
+        doc: "A connection with no request in flight this long is closed",
+    },
+    Setting {
+        key: "http2_keepalive_interval",
+        kind: Kind::Duration { min: SECOND },
+        // A vanished peer is noticed within 40 s; one ping per 20 s of
+        // silence costs nothing.
+        default: Default::Value("20s"),
+        read_by: ReadBy::Both,
+        help: "HTTP/2 ping after this much silence",
+        doc: "HTTP/2 ping after this much silence...",
+    },
+    Setting {
+        key: "http2_keepalive_timeout",
+        kind: Kind::Duration { min: SECOND },
+        default: Default::Value("20s"),
+        read_by: ReadBy::Both,
+        help: "Close an HTTP/2 connection whose ping is not answered in this time",
+        doc: "...closing the connection if unanswered this long",
+    },
+    Setting {
+        key: "body_idle_timeout",
+        kind: Kind::Duration { min: SECOND },
+        // As long as the header deadline: a streaming client never pauses
+        // that long between writes, and a loaded one gets slack.
+        default: Default::Value("30s"),
+        read_by: ReadBy::Both,
+        help: "Longest wait for the next piece of a request body",
+        doc: "Longest wait for the next piece of a request body: `400 RequestTimeout`, nothing stored",
+    },
+    Setting {
+        key: "max_header_bytes",
+        kind: Kind::Size { max: U32 },
+        // As AWS (MaxSizeAllowed 8192). The largest header section the
+        // conformance suite and SDK matrix sent was 1.1 KiB (p99 0.9 KiB).
+        default: Default::Value("8KiB"),
+        read_by: ReadBy::Both,
+        help: "Largest request header section",
+        doc: "Request header section (AWS's limit): `400 RequestHeaderSectionTooLarge`",
+    },
+    Setting {
+        key: "max_header_count",
+        kind: Kind::Count { max: ANY },
+        // hyper's own HTTP/1.1 cap (above it hyper answers 431 without an
+        // S3 body); the most any client sent was 18.
+        default: Default::Value("100"),
+        read_by: ReadBy::Both,
+        help: "Most request headers",
+        doc: "Request header fields: `400 RequestHeaderSectionTooLarge`",
+    },
+    Setting {
+        key: "max_url_length",
+        kind: Kind::Size { max: U32 },
+        // The longest target the suite sent was 3.1 KiB (a 1024-byte key
+        // percent-encoded); a session token adds ~1-2 KiB to a URL.
+        default: Default::Value("16KiB"),
+        read_by: ReadBy::Both,
+        help: "Longest request target (path and query)",
+        doc: "Request target (path and query): `414 RequestURITooLong`",
+    },
+    Setting {
+        key: "max_signed_chunk",
+        kind: Kind::Size { max: ANY },
+        // The largest signed chunk the SDK matrix and the suite sent was
+        // 128 KiB (Java SDK v2 over plain HTTP); eight times that.
+        default: Default::Value("1MiB"),
+        read_by: ReadBy::Both,
+        help: "Largest signed aws-chunked chunk",
+        doc: "Largest signed aws-chunked chunk (buffered until its signature checks): `400 InvalidRequest`",
+    },
+    Setting {
+        key: "chunk_buffer_budget",
+        kind: Kind::Size { max: U32 },
+        // 256 concurrent signed uploads at the largest chunk; what the
+        // gateway will hold unverified in memory at once.
+        default: Default::Value("256MiB"),
+        read_by: ReadBy::Both,
+        help: "Signed chunk bytes buffered across all requests",
+        doc: "Signed chunk bytes buffered across all requests at once",
+    },
+    Setting {
+        key: "chunk_buffer_wait",
+        // Zero means "never wait": answer SlowDown at once.
+        kind: Kind::Duration { min: ZERO },
+        // Long enough to ride out a burst, short enough that the client
+        // retries (SDKs back off on SlowDown) before its own timeout.
+        default: Default::Value("5s"),
+        read_by: ReadBy::Both,
+        help: "Wait for room in that budget before 503 SlowDown",
+        doc: "How long a chunk waits for room in that budget before `503 SlowDown` (`0`: no wait)",
+    },
+];
+
+/// The setting `key` names; a key missing from [`SETTINGS`] is a bug here.
+pub fn setting(key: &str) -> &'static Setting {
+    SETTINGS
+        .iter()
+        .find(|s| s.key == key)
+        .unwrap_or_else(|| panic!("{key} is not in SETTINGS"))
+}
+
+impl Setting {
+    /// `--read-buffer`.
+    pub fn flag(&self) -> String {
+        format!("--{}", self.key.replace('_', "-"))
+    }
+
+    /// `S3GW_READ_BUFFER`.
+    pub fn env(&self) -> String {
+        format!("S3GW_{}", self.key.to_ascii_uppercase())
+    }
+
+    /// The placeholder after the flag: `SIZE`, `DURATION`, `ADDR`.
+    pub fn value_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Text(name) | Kind::Path(name) | Kind::List(name) => name,
+            Kind::Size { .. } => "SIZE",
+            Kind::Duration { .. } => "DURATION",
+            Kind::Count { .. } => "COUNT",
+            Kind::Flag => "BOOL",
+        }
+    }
+
+    /// The default as `--help` shows it, if there is one to show.
+    pub fn help_default(&self) -> Option<String> {
+        match self.default {
+            Default::Value(value) => Some(value.to_owned()),
+            Default::Storage {
+                embedded: Some(e),
+                ozone: Some(o),
+            } if e != o => Some(format!("{e} (embedded), {o} (ozone)")),
+            Default::Storage {
+                embedded: Some(value),
+                ..
+            }
+            | Default::Storage {
+                ozone: Some(value), ..
+            } => Some(value.to_owned()),
+            Default::Storage { .. } | Default::Unset(_) => None,
+        }
+    }
+
+    /// The `--help` text: what it means, its variable and default.
+    pub fn long_help(&self) -> String {
+        let mut help = format!("{} [env: {}]", self.help, self.env());
+        if let Some(default) = self.help_default() {
+            help.push_str(&format!(" [default: {default}]"));
+        }
+        match self.read_by {
+            ReadBy::Both => {}
+            ReadBy::Embedded => help.push_str(" (embedded only)"),
+            ReadBy::Ozone => help.push_str(" (ozone only)"),
+        }
+        help
+    }
+}
+
+/// The configuration table of README.md and docs/configuration.md, in
+/// Markdown; `s3-gateway settings` prints it and a test holds both files to it.
+pub fn markdown_table() -> String {
+    let code = |s: &str| format!("`{s}`");
+    let mut out = String::from(
+        "| Flag | Environment | TOML key | Default | Meaning |\n|---|---|---|---|---|\n",
+    );
+    out.push_str(&format!(
+        "| `--{CONFIG_FLAG} FILE` | `{CONFIG_ENV}` | – | none | TOML file with any of the keys below |\n"
+    ));
+    for setting in SETTINGS {
+        let default = match setting.default {
+            Default::Value(value) => code(value),
+            Default::Storage { embedded, ozone } => match (embedded, ozone) {
+                (Some(e), Some(o)) if e != o => format!("`{e}`; `{o}` on `ozone`"),
+                (Some(value), _) | (None, Some(value)) => code(value),
+                (None, None) => "the back end's".to_owned(),
+            },
+            Default::Unset(text) => text.to_owned(),
+        };
+        let only = match setting.read_by {
+            ReadBy::Both => "",
+            ReadBy::Embedded => "; `embedded` only",
+            ReadBy::Ozone => "; `ozone` only",
+        };
+        out.push_str(&format!(
+            "| `{} {}` | `{}` | `{}` | {default} | {}{only} |\n",
+            setting.flag(),
+            setting.value_name(),
+            setting.env(),
+            setting.key,
+            setting.doc,
+        ));
+        if setting.key == "credentials" {
+            out.push_str(&format!(
+                "| – | `{}` + `{}` | – | generated | Root key to use instead of generating one; both or neither |\n",
+                super::ROOT_ACCESS_KEY_ENV,
+                super::ROOT_SECRET_KEY_ENV
+            ));
+        }
+    }
+    out
+}
+
+/// The settings as JSON lines, for tools that check themselves against
+/// them (the Helm chart's tests): key, kind, defaults, which back end reads it.
+pub fn json_lines() -> String {
+    let mut out = String::new();
+    for setting in SETTINGS {
+        let kind = match setting.kind {
+            Kind::Text(_) => "text",
+            Kind::Path(_) => "path",
+            Kind::List(_) => "list",
+            Kind::Size { .. } => "size",
+            Kind::Duration { .. } => "duration",
+            Kind::Count { .. } => "count",
+            Kind::Flag => "bool",
+        };
+        let read_by = match setting.read_by {
+            ReadBy::Both => "both",
+            ReadBy::Embedded => "embedded",
+            ReadBy::Ozone => "ozone",
+        };
+        // Every value the default takes (one per back end where they differ).
+        let defaults: Vec<&str> = match setting.default {
+            Default::Value(value) => vec![value],
+            Default::Storage { embedded, ozone } => {
+                let mut values: Vec<&str> = embedded.into_iter().chain(ozone).collect();
+                values.dedup();
+                values
+            }
+            Default::Unset(_) => Vec::new(),
+        };
+        let line = serde_json::json!({
+            "key": setting.key,
+            "flag": setting.flag(),
+            "env": setting.env(),
+            "kind": kind,
+            "defaults": defaults,
+            "read_by": read_by,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
