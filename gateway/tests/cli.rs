@@ -173,6 +173,22 @@ fn admin_keys_create_list_delete() {
         "{listing}"
     );
 
+    let again = server.admin(&["keys", "create", "--name", "alice"]);
+    assert_eq!(again.status.code(), Some(1), "a second alice: {again:?}");
+    let message = String::from_utf8_lossy(&again.stderr);
+    assert!(message.contains("KeyNameInUse"), "{message}");
+    let bad = server.admin(&["keys", "create", "--name", "bad/name"]);
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    let message = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        message.contains("InvalidArgument") && message.contains("1 to 64 characters"),
+        "{message}"
+    );
+    let listed = server.admin(&["keys", "list"]);
+    let listing = String::from_utf8_lossy(&listed.stdout).to_string();
+    let alices = listing.lines().filter(|l| l.starts_with("alice ")).count();
+    assert_eq!(alices, 1, "{listing}");
+
     let deleted = server.admin(&["keys", "delete", &access_key]);
     assert!(deleted.status.success(), "{deleted:?}");
     assert!(String::from_utf8_lossy(&deleted.stdout).contains(&access_key));

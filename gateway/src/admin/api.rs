@@ -21,14 +21,15 @@ use crate::error::S3Error;
 use crate::host;
 use crate::state::AppState;
 
-use super::keygen;
+use super::{credentials_file, keygen};
 
 /// Every path under this prefix belongs to the admin API.
 pub const PREFIX: &str = "/_s3gw/";
 const KEYS_PATH: &str = "/_s3gw/admin/keys";
 
-/// Serialises key deletions so two concurrent deletes cannot each see
-/// another root key and together remove the last one (on this replica).
+/// Serialises key changes so two concurrent deletes cannot each see
+/// another root key and together remove the last one, and two creates
+/// cannot each find a name free (on this replica).
 static KEY_CHANGES: Mutex<()> = Mutex::const_new(());
 
 /// A key as `create` returns it: the only time the secret is shown.
@@ -107,9 +108,22 @@ pub async fn handle(
 async fn create_key(state: &AppState, parts: &Parts) -> Result<Response, S3Error> {
     let name = query_param(parts.uri.query().unwrap_or(""), "name")?
         .ok_or_else(|| S3Error::invalid_argument("The name parameter is required."))?;
-    if name.trim().is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
-        return Err(S3Error::invalid_argument(
-            "The key name must be 1 to 128 characters without control characters.",
+    if let Err(why) = credentials_file::validate_name(&name) {
+        return Err(S3Error::invalid_argument(format!("The key {why}.")));
+    }
+    // Names identify keys to people (`keys list`); two alices would not.
+    let _serialised = KEY_CHANGES.lock().await;
+    let taken = state
+        .storage
+        .list_credentials()
+        .await?
+        .iter()
+        .any(|c| c.name == name);
+    if taken {
+        return Err(S3Error::new(
+            "KeyNameInUse",
+            StatusCode::CONFLICT,
+            format!("A key named {name:?} already exists."),
         ));
     }
     let credential = keygen::issue(&state.storage, &name, false).await?;

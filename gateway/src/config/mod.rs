@@ -766,6 +766,14 @@ mod tests {
                 key("AKIA000000000000", good_secret) + &key("AKIA000000000000", good_secret),
                 "twice",
             ),
+            (
+                key("AKIA000000000000", good_secret) + &key("AKIA000000000001", good_secret),
+                "the name appears twice",
+            ),
+            (
+                key("AKIA000000000000", good_secret).replace("name = \"a\"", "name = \"bad/name\""),
+                "name must be",
+            ),
         ];
         for (text, expected) in cases {
             let file = file_with(&text);
