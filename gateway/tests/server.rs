@@ -145,6 +145,26 @@ async fn health_and_errors_carry_request_ids() {
         .expect("ready");
     assert_eq!(ready.status(), 200);
 
+    // Load balancers probe with HEAD: the GET answer without its body.
+    for (path, body) in [("/health", "ok\n"), ("/ready", "ready\n")] {
+        let head = http
+            .head(format!("{}{path}", server.endpoint))
+            .send()
+            .await
+            .expect("head probe");
+        assert_eq!(head.status(), 200, "HEAD {path}");
+        assert_request_id(&head);
+        assert_eq!(
+            head.headers()["content-length"],
+            body.len().to_string().as_str(),
+            "HEAD {path}"
+        );
+        assert!(
+            head.bytes().await.expect("no body").is_empty(),
+            "HEAD {path}"
+        );
+    }
+
     // An unsigned request for a bucket is an S3 error with an XML body that
     // names the same request id as the header.
     let error = http

@@ -1,8 +1,9 @@
 //! `/health`, `/ready` and `/metrics` for load balancers and Prometheus.
 //!
 //! These paths are also valid S3 paths (buckets named health, ready or
-//! metrics), so they are answered here only for an unauthenticated GET: a
-//! signed or presigned request always goes to S3.
+//! metrics), so they are answered here only for an unauthenticated GET or
+//! HEAD (many load balancers probe with HEAD): a signed or presigned
+//! request always goes to S3.
 
 use std::time::Duration;
 
@@ -22,9 +23,21 @@ pub enum Probe {
     Metrics,
 }
 
+/// A probe and whether it came as HEAD (answered like GET, without the body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeRequest {
+    pub probe: Probe,
+    pub head: bool,
+}
+
 /// Which probe a request asks for, if it is one.
-pub fn probe_of(request: &Request) -> Option<Probe> {
-    if request.method() != Method::GET || request.headers().contains_key(header::AUTHORIZATION) {
+pub fn probe_of(request: &Request) -> Option<ProbeRequest> {
+    let head = match *request.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        _ => return None,
+    };
+    if request.headers().contains_key(header::AUTHORIZATION) {
         return None;
     }
     let presigned = request.uri().query().is_some_and(|query| {
@@ -39,12 +52,13 @@ pub fn probe_of(request: &Request) -> Option<Probe> {
     if presigned {
         return None;
     }
-    match request.uri().path() {
-        "/health" => Some(Probe::Health),
-        "/ready" => Some(Probe::Ready),
-        "/metrics" => Some(Probe::Metrics),
-        _ => None,
-    }
+    let probe = match request.uri().path() {
+        "/health" => Probe::Health,
+        "/ready" => Probe::Ready,
+        "/metrics" => Probe::Metrics,
+        _ => return None,
+    };
+    Some(ProbeRequest { probe, head })
 }
 
 /// How long `/ready` waits for storage. A back end that has not answered
@@ -53,7 +67,16 @@ pub fn probe_of(request: &Request) -> Option<Probe> {
 /// Generous next to a healthy answer (milliseconds) so load does not flap it.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub async fn answer(probe: Probe, state: &AppState, metrics: &Metrics) -> Response {
+pub async fn answer(request: ProbeRequest, state: &AppState, metrics: &Metrics) -> Response {
+    let mut response = answer_get(request.probe, state, metrics).await;
+    if request.head {
+        // The GET answer's headers (Content-Length included), no body.
+        *response.body_mut() = Body::empty();
+    }
+    response
+}
+
+async fn answer_get(probe: Probe, state: &AppState, metrics: &Metrics) -> Response {
     match probe {
         Probe::Health => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
         // One small read that reaches the back end (the OM on Ozone) every
@@ -91,11 +114,12 @@ pub async fn answer(probe: Probe, state: &AppState, metrics: &Metrics) -> Respon
 }
 
 fn text(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    let length = HeaderValue::from(body.len());
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CONTENT_LENGTH, length);
     response
 }
 
@@ -111,23 +135,33 @@ mod tests {
         builder.body(Body::empty()).expect("valid request")
     }
 
+    fn get(probe: Probe) -> Option<ProbeRequest> {
+        Some(ProbeRequest { probe, head: false })
+    }
+
     #[test]
-    fn only_unauthenticated_gets_are_probes() {
+    fn only_unauthenticated_gets_and_heads_are_probes() {
         assert_eq!(
             probe_of(&request(Method::GET, "/health", false)),
-            Some(Probe::Health)
+            get(Probe::Health)
         );
         assert_eq!(
             probe_of(&request(Method::GET, "/ready", false)),
-            Some(Probe::Ready)
+            get(Probe::Ready)
         );
         assert_eq!(
             probe_of(&request(Method::GET, "/metrics?x=1", false)),
-            Some(Probe::Metrics)
+            get(Probe::Metrics)
         );
+        for (path, probe) in [("/health", Probe::Health), ("/ready", Probe::Ready)] {
+            assert_eq!(
+                probe_of(&request(Method::HEAD, path, false)),
+                Some(ProbeRequest { probe, head: true })
+            );
+        }
+        assert_eq!(probe_of(&request(Method::HEAD, "/health", true)), None);
         assert_eq!(probe_of(&request(Method::GET, "/health", true)), None);
         assert_eq!(probe_of(&request(Method::PUT, "/health", false)), None);
-        assert_eq!(probe_of(&request(Method::HEAD, "/health", false)), None);
         assert_eq!(probe_of(&request(Method::GET, "/health/x", false)), None);
         assert_eq!(
             probe_of(&request(

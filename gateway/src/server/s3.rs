@@ -38,7 +38,10 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let overflow = request.extensions().get::<Overflow>().is_some();
     let refusal = request_limits::check(request.uri(), request.headers(), &shared.app.limits)
         .err()
-        .or_else(|| (overflow && probe != Some(Probe::Health)).then(S3Error::slow_down));
+        .or_else(|| {
+            let health = probe.is_some_and(|p| p.probe == Probe::Health);
+            (overflow && !health).then(S3Error::slow_down)
+        });
     if let Some(error) = refusal {
         shared.metrics.record(UNROUTED, error.status.as_u16());
         let mut response = error.into_response(request.uri().path(), &request_id.id);
