@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use s3_gateway::admin::bootstrap::ROOT_CREDENTIALS_FILE;
+use s3_gateway::admin::bootstrap::{Instance, ROOT_CREDENTIALS_FILE};
 use s3_gateway::admin::check;
 use s3_gateway::admin::client::{AdminClient, Trust};
 use s3_gateway::admin::credentials_file::{self, KeyEntry};
@@ -175,7 +175,15 @@ fn serve(flags: &ServeArgs) -> ExitCode {
             }
         };
         let endpoint = gateway.endpoint();
-        print!("{}", gateway.root_keys().banner(&endpoint));
+        let instance = Instance {
+            endpoint: endpoint.clone(),
+            region: config.region.clone(),
+            data_dir: settings::setting("data_dir")
+                .default_value()
+                .is_none_or(|default| config.data_dir != Path::new(default))
+                .then(|| config.data_dir.clone()),
+        };
+        print!("{}", gateway.root_keys().banner(&instance));
         println!("s3-gateway listening on {endpoint}");
         let backend = match &config.backend {
             Backend::Embedded => format!("embedded in {}", config.data_dir.display()),

@@ -82,23 +82,69 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
     Ok(RootKeys::Generated { credential, file })
 }
 
+/// How clients reach this instance, for commands that work as printed.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// `http(s)://HOST:PORT` as a client on this machine reaches it.
+    pub endpoint: String,
+    pub region: String,
+    /// Where `admin` finds a generated root key, when not at the default.
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Instance {
+    /// `s3-gateway admin` with the flags that reach this instance.
+    fn admin_command(&self) -> String {
+        let mut command = format!(
+            "s3-gateway admin --endpoint {} --region {}",
+            self.endpoint, self.region
+        );
+        if let Some(dir) = &self.data_dir {
+            command.push_str(&format!(
+                " --data-dir {}",
+                shell_word(&dir.display().to_string())
+            ));
+        }
+        command
+    }
+}
+
+/// `text` as one shell word: quoted unless it is plainly safe.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-:=@".contains(&b));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 impl RootKeys {
-    /// What the operator sees on stdout at start.
-    pub fn banner(&self, endpoint: &str) -> String {
+    /// What the operator sees on stdout at start: on first start the new
+    /// key and an AWS CLI line that works as printed (endpoint and region
+    /// of this instance, whatever `~/.aws/config` says); later, the root
+    /// key ids and an admin command for this instance.
+    pub fn banner(&self, instance: &Instance) -> String {
         match self {
             RootKeys::Generated { credential, file } => format!(
                 "Created the root key (also saved to {file}):\n  \
                  access key: {ak}\n  secret key: {sk}\n\
                  Try it:\n  \
-                 AWS_ACCESS_KEY_ID={ak} AWS_SECRET_ACCESS_KEY={sk} aws --endpoint-url {endpoint} s3 ls\n",
+                 AWS_ACCESS_KEY_ID={ak} AWS_SECRET_ACCESS_KEY={sk} aws --endpoint-url {endpoint} --region {region} s3 ls\n",
                 file = file.display(),
                 ak = credential.access_key,
                 sk = credential.secret_key,
+                endpoint = instance.endpoint,
+                region = instance.region,
             ),
             RootKeys::Existing { access_keys } => format!(
                 "Root access key id: {}\n\
-                 Manage keys with: s3-gateway admin keys create --name NAME | list | delete ACCESS_KEY\n",
-                shortened(access_keys)
+                 Manage keys with: {} keys list (also keys create --name NAME, keys delete ACCESS_KEY)\n",
+                shortened(access_keys),
+                instance.admin_command()
             ),
         }
     }
@@ -175,21 +221,38 @@ mod tests {
     #[test]
     fn the_first_start_banner_has_a_ready_to_paste_line() {
         let credential = keygen::generate("root", true);
+        let instance = Instance {
+            endpoint: "http://127.0.0.1:9000".into(),
+            region: "eu-west-3".into(),
+            data_dir: Some(PathBuf::from("/srv/s3 data")),
+        };
         let banner = RootKeys::Generated {
             credential: credential.clone(),
             file: PathBuf::from("data/root-credentials.toml"),
         }
-        .banner("http://127.0.0.1:9878");
+        .banner(&instance);
         let expected = format!(
-            "AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} aws --endpoint-url http://127.0.0.1:9878 s3 ls",
+            "AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} aws --endpoint-url http://127.0.0.1:9000 --region eu-west-3 s3 ls",
             credential.access_key, credential.secret_key
         );
         assert!(banner.contains(&expected), "{banner}");
         let later = RootKeys::Existing {
             access_keys: vec![credential.access_key.clone()],
         }
-        .banner("http://127.0.0.1:9878");
+        .banner(&instance);
         assert!(later.contains(&credential.access_key));
         assert!(!later.contains(&credential.secret_key));
+        assert!(
+            later.contains(
+                "s3-gateway admin --endpoint http://127.0.0.1:9000 --region eu-west-3 --data-dir '/srv/s3 data' keys list"
+            ),
+            "{later}"
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word("./data"), "./data");
+        assert_eq!(shell_word("it's here"), "'it'\\''s here'");
     }
 }

@@ -440,6 +440,14 @@ impl Setting {
         }
     }
 
+    /// The declared default value, unless it is the back end's or none.
+    pub fn default_value(&self) -> Option<&'static str> {
+        match self.default {
+            Default::Value(value) => Some(value),
+            Default::Storage { .. } | Default::Unset(_) => None,
+        }
+    }
+
     /// The default as `--help` shows it, if there is one to show.
     pub fn help_default(&self) -> Option<String> {
         match self.default {
