@@ -101,11 +101,18 @@ struct Served {
 
 impl Served {
     fn start(data_dir: &std::path::Path) -> Self {
-        let mut child = gateway()
+        let mut command = gateway();
+        command
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
-            .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY)
+            .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY);
+        Self::spawn(command)
+    }
+
+    /// Starts `command` and waits for the endpoint line.
+    fn spawn(mut command: Command) -> Self {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -221,5 +228,155 @@ fn admin_check_round_trips_an_object_and_fails_on_a_bad_key() {
     assert!(
         message.contains("CreateBucket failed") && message.contains("SignatureDoesNotMatch"),
         "{message}"
+    );
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn admin_reads_the_servers_configuration_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!("listen = \"127.0.0.1:{port}\"\nregion = \"eu-west-3\"\ndata_dir = \"data\"\n"),
+    )
+    .expect("write");
+    let mut command = gateway();
+    command.arg("--config").arg(&config);
+    let server = Served::spawn(command);
+    assert_eq!(server.endpoint, format!("http://127.0.0.1:{port}"));
+    // No endpoint, region or key given: all from the file (the root key
+    // from the data dir it names), as the server read them.
+    let listed = gateway()
+        .args(["admin", "--config"])
+        .arg(&config)
+        .args(["keys", "list"])
+        .output()
+        .expect("admin runs");
+    assert!(listed.status.success(), "{listed:?}");
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("root"));
+    // A region the server does not answer for is refused by the server.
+    let wrong = gateway()
+        .args(["admin", "--config"])
+        .arg(&config)
+        .args(["--region", "us-east-1", "keys", "list"])
+        .output()
+        .expect("admin runs");
+    assert_eq!(wrong.status.code(), Some(1), "{wrong:?}");
+    let message = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        message.contains("AuthorizationHeaderMalformed"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("&apos;") && !message.contains("&quot;"),
+        "no XML escapes: {message}"
+    );
+}
+
+#[test]
+fn admin_trusts_a_private_ca_from_ca_cert_or_ssl_cert_file_and_names_the_certificate_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = gateway();
+    command
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--tls-cert")
+        .arg(fixture("tls-cert.pem"))
+        .arg("--tls-key")
+        .arg(fixture("tls-key.pem"))
+        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+        .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY);
+    let server = Served::spawn(command);
+    assert!(
+        server.endpoint.starts_with("https://"),
+        "{}",
+        server.endpoint
+    );
+
+    let untrusted = server.admin(&["keys", "list"]);
+    assert_eq!(untrusted.status.code(), Some(1), "{untrusted:?}");
+    let message = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(message.contains("certificate"), "the real cause: {message}");
+    assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+
+    let ca = fixture("test-ca.pem");
+    let with_flag = server.admin(&["--ca-cert", &ca.to_string_lossy(), "keys", "list"]);
+    assert!(with_flag.status.success(), "{with_flag:?}");
+    let with_env = gateway()
+        .args(["admin", "--endpoint", &server.endpoint, "keys", "list"])
+        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+        .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY)
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .expect("admin runs");
+    assert!(with_env.status.success(), "{with_env:?}");
+
+    let not_pem = server.admin(&[
+        "--ca-cert",
+        &fixture("tls-key.pem").to_string_lossy(),
+        "keys",
+        "list",
+    ]);
+    assert_eq!(not_pem.status.code(), Some(2), "{not_pem:?}");
+    assert!(String::from_utf8_lossy(&not_pem.stderr).contains("cannot read CA certificates"));
+}
+
+#[test]
+fn help_shows_defaults_and_no_placeholders_or_empty_env_values() {
+    let serve = gateway().arg("--help").output().expect("runs");
+    let text = String::from_utf8_lossy(&serve.stdout);
+    for expected in [
+        "[env: S3GW_BLOCK_SIZE] [default: 256MiB]",
+        "[env: S3GW_CHUNK_SIZE] [default: 256KiB (embedded), 1MiB (ozone)]",
+        "[env: S3GW_READ_BUFFER] [default: 256KiB] (embedded only)",
+        "e.g. 1MiB",
+    ] {
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    for args in [
+        &["admin", "--help"][..],
+        &["admin", "keys", "create", "--help"],
+        &["admin", "keys", "delete", "--help"],
+        &["admin", "check", "--help"],
+    ] {
+        let output = gateway()
+            .args(args)
+            .env("S3GW_ENDPOINT", "")
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{args:?}");
+        assert!(!text.contains("admin_"), "{args:?} leaks an id: {text}");
+        assert!(
+            !text.contains("=]"),
+            "{args:?} shows an empty env value: {text}"
+        );
+        for line in text.lines().filter(|l| l.trim_start().starts_with("--")) {
+            assert!(
+                line.trim().contains("  "),
+                "{args:?}: {line} has no description"
+            );
+        }
+    }
+    let missing_name = gateway()
+        .args(["admin", "keys", "create"])
+        .output()
+        .expect("runs");
+    assert_eq!(missing_name.status.code(), Some(2));
+    let usage = String::from_utf8_lossy(&missing_name.stderr);
+    assert!(usage.contains("--name <NAME>"), "{usage}");
+    assert!(
+        !usage.contains("--access-key <"),
+        "keys are not required: {usage}"
     );
 }
