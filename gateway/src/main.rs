@@ -183,13 +183,15 @@ fn serve(flags: &ServeArgs) -> ExitCode {
                 .is_none_or(|default| config.data_dir != Path::new(default))
                 .then(|| config.data_dir.clone()),
         };
-        print!("{}", gateway.root_keys().banner(&instance));
-        println!("s3-gateway listening on {endpoint}");
         let backend = match &config.backend {
             Backend::Embedded => format!("embedded in {}", config.data_dir.display()),
             Backend::Ozone(ozone) => format!("ozone at {}", ozone.om.join(",")),
         };
-        tracing::info!(%endpoint, %backend, region = %config.region, "serving");
+        // Logged before the endpoint line, which tools wait for.
+        let addresses: Vec<String> = gateway.local_addrs().iter().map(ToString::to_string).collect();
+        tracing::info!(%endpoint, addresses = %addresses.join(","), %backend, region = %config.region, "serving");
+        print!("{}", gateway.root_keys().banner(&instance));
+        println!("s3-gateway listening on {endpoint}");
         gateway.serve(server::shutdown_signal()).await;
         tracing::info!("stopped");
         ExitCode::SUCCESS

@@ -380,3 +380,78 @@ fn help_shows_defaults_and_no_placeholders_or_empty_env_values() {
         "keys are not required: {usage}"
     );
 }
+
+/// Starts the gateway with `args`, waits for its endpoint line, stops it and
+/// returns the endpoint and what it logged.
+fn start_and_stop(args: &[&str]) -> (String, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = gateway()
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+        .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let endpoint = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("s3-gateway listening on ")
+                .map(str::to_string)
+        })
+        .expect("the server prints its endpoint");
+    let _ = child.kill();
+    let output = child.wait_with_output().expect("stopped");
+    (
+        endpoint,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_listen_host_name_serves_on_its_addresses_and_logs_them() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port();
+    let listen = format!("localhost:{port}");
+    let (endpoint, log) = start_and_stop(&["--listen", &listen]);
+    assert!(endpoint.ends_with(&format!(":{port}")), "{endpoint}");
+    let serving = log
+        .lines()
+        .find(|line| line.contains("serving"))
+        .unwrap_or_else(|| panic!("no serving line: {log}"));
+    let resolved: Vec<String> = std::net::ToSocketAddrs::to_socket_addrs(&listen)
+        .expect("localhost resolves")
+        .map(|addr| addr.to_string())
+        .collect();
+    for addr in &resolved {
+        assert!(
+            serving.contains(addr.as_str()),
+            "{addr} not logged: {serving}"
+        );
+    }
+}
+
+#[test]
+fn a_rounded_read_buffer_logs_the_value_in_effect() {
+    let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--read-buffer", "100KiB"]);
+    assert!(
+        log.contains("read_buffer=102400") && log.contains("in_effect=98304"),
+        "{log}"
+    );
+    let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--read-buffer", "1KiB"]);
+    assert!(
+        log.contains("in_effect=16384"),
+        "rounded up to one window: {log}"
+    );
+    let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--read-buffer", "64KiB"]);
+    assert!(
+        !log.contains("in_effect"),
+        "a whole number of windows: {log}"
+    );
+}

@@ -25,7 +25,7 @@ const ROOT_SECRET_KEY: &str = "testrootsecretkeytestrootsecretkey000001";
 
 fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
     Config {
-        listen: "127.0.0.1:0".parse().expect("address"),
+        listen: vec!["127.0.0.1:0".parse().expect("address")],
         backend: Backend::Embedded,
         data_dir: data_dir.to_path_buf(),
         region: "us-east-1".into(),

@@ -62,6 +62,13 @@ impl StorageConfig {
         }
     }
 
+    /// The bytes per piece a read stream yields: `read_buffer` rounded down
+    /// to whole checksum windows, at least one (a piece is verified whole).
+    pub fn read_piece(&self) -> usize {
+        let window = self.bytes_per_checksum as usize;
+        (self.read_buffer / window).max(1) * window
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         let window = self.bytes_per_checksum as usize;
         let problem = if window == 0 || self.chunk_size == 0 || self.read_buffer == 0 {

@@ -30,7 +30,9 @@ pub const ROOT_SECRET_KEY_ENV: &str = "S3GW_ROOT_SECRET_KEY";
 /// The validated configuration the server runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    pub listen: SocketAddr,
+    /// Every address `listen` names (a host name can resolve to several),
+    /// at least one; the gateway serves on all of them.
+    pub listen: Vec<SocketAddr>,
     /// Where objects live.
     pub backend: Backend,
     /// The embedded store; on every back end also where a generated root
@@ -241,19 +243,32 @@ impl AdminConfig {
         Ok(Self {
             region: layer.region()?,
             data_dir: layer.data_dir()?,
-            endpoint: format!("{scheme}://{}", reachable(layer.listen()?)),
+            endpoint: format!("{scheme}://{}", reachable(layer.listen()?[0])),
         })
     }
 }
 
 impl Layer {
-    fn listen(&self) -> Result<SocketAddr, ConfigError> {
+    /// `IP:PORT`, or `HOST:PORT` resolved to every address of HOST.
+    fn listen(&self) -> Result<Vec<SocketAddr>, ConfigError> {
         let Some(s) = self.text("listen") else {
             unreachable!("listen has a default");
         };
-        s.value
-            .parse::<SocketAddr>()
-            .map_err(|_| s.invalid("expected an IP address and port such as 127.0.0.1:9878"))
+        if let Ok(addr) = s.value.parse::<SocketAddr>() {
+            return Ok(vec![addr]);
+        }
+        let expected = "expected an IP address or host name and a port, such as 127.0.0.1:9878";
+        if !is_host_port(&s.value) {
+            return Err(s.invalid(expected));
+        }
+        let mut addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&s.value)
+            .map_err(|e| s.invalid(&format!("does not resolve: {e}")))?
+            .collect();
+        addrs.dedup();
+        if addrs.is_empty() {
+            return Err(s.invalid("resolves to no address"));
+        }
+        Ok(addrs)
     }
 
     fn data_dir(&self) -> Result<PathBuf, ConfigError> {
@@ -554,7 +569,7 @@ mod tests {
     #[test]
     fn defaults_apply_when_nothing_is_set() {
         let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
-        assert_eq!(config.listen, "127.0.0.1:9878".parse().expect("addr"));
+        assert_eq!(config.listen, ["127.0.0.1:9878".parse().expect("addr")]);
         assert_eq!(config.data_dir, PathBuf::from("./data"));
         assert_eq!(config.region, "us-east-1");
         assert_eq!(config.domain, None);
@@ -578,7 +593,7 @@ mod tests {
         let config = Config::load_from(&flags, env_of(&env)).expect("valid");
         assert_eq!(
             config.listen,
-            "127.0.0.1:3000".parse().expect("addr"),
+            ["127.0.0.1:3000".parse().expect("addr")],
             "flag wins"
         );
         assert_eq!(config.region, "eu-central-1", "env beats file");
@@ -609,6 +624,23 @@ mod tests {
         let flags = ServeArgs::config(path);
         let config = Config::load_from(&flags, env_of(&[])).expect("valid");
         assert_eq!(config.data_dir, dir.path().join("store"));
+    }
+
+    #[test]
+    fn a_listen_host_name_resolves_to_its_addresses() {
+        let flags = ServeArgs::default().with("listen", "localhost:9000");
+        let config = Config::load_from(&flags, env_of(&[])).expect("valid");
+        assert!(!config.listen.is_empty());
+        for addr in &config.listen {
+            assert!(addr.ip().is_loopback(), "{addr}");
+            assert_eq!(addr.port(), 9000);
+        }
+        let flags = ServeArgs::default().with("listen", "no-such-host.invalid:9000");
+        let message = error_of(&flags, &[]);
+        assert!(
+            message.contains("--listen") && message.contains("resolve"),
+            "{message}"
+        );
     }
 
     #[test]

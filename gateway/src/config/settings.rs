@@ -102,8 +102,8 @@ pub const SETTINGS: &[Setting] = &[
         kind: Kind::Text("ADDR"),
         default: Default::Value("127.0.0.1:9878"),
         read_by: ReadBy::Both,
-        help: "Address to listen on",
-        doc: "IP address and port to serve on",
+        help: "Address to listen on: IP:PORT, or HOST:PORT for every address HOST resolves to",
+        doc: "IP address and port to serve on; a host name (`localhost:9878`) serves on every address it resolves to, logged at start",
     },
     Setting {
         key: "backend",
@@ -194,8 +194,8 @@ pub const SETTINGS: &[Setting] = &[
         kind: Kind::Size { max: ANY },
         default: embedded("256KiB"),
         read_by: ReadBy::Embedded,
-        help: "Bytes per piece of a read stream, e.g. 256KiB",
-        doc: "Bytes per piece of a read stream (whole 16 KiB checksum windows)",
+        help: "Bytes per piece of a read stream, in whole 16KiB checksum windows",
+        doc: "Bytes per piece of a read stream, rounded to whole 16 KiB checksum windows (at least one); a rounded value is logged with the value in effect",
     },
     Setting {
         key: "multipart_upload_expiry",

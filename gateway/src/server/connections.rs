@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
+use futures::StreamExt;
 use http::Request;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -69,10 +70,10 @@ pub(super) struct ConnectionLimits {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Overflow;
 
-/// Serves connections from `listener` until `shutdown` resolves, then
+/// Serves connections from `listeners` until `shutdown` resolves, then
 /// closes them gracefully and returns once every one has ended.
 pub(super) async fn serve(
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     tls: Option<TlsAcceptor>,
     builder: auto::Builder<TokioExecutor>,
     app: axum::Router,
@@ -95,9 +96,16 @@ pub(super) async fn serve(
     let mut refusals = Throttled::default();
     let mut backoff = FIRST_ACCEPT_BACKOFF;
     let mut shutdown = pin!(shutdown);
+    // One stream of accepted connections from every listener, taken in turn.
+    let mut accepted = futures::stream::select_all(listeners.into_iter().map(|listener| {
+        Box::pin(futures::stream::unfold(listener, |listener| async move {
+            let next = listener.accept().await;
+            Some((next, listener))
+        }))
+    }));
     loop {
         let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
+            Some(next) = accepted.next() => match next {
                 Ok((stream, _peer)) => {
                     backoff = FIRST_ACCEPT_BACKOFF;
                     stream
@@ -145,7 +153,7 @@ pub(super) async fn serve(
             }
         }
     }
-    drop(listener);
+    drop(accepted);
     tracing::info!("shutting down: waiting for in-flight requests");
     server.closing.cancel();
     let all = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);

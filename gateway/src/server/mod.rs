@@ -79,8 +79,9 @@ impl StartError {
 
 /// A gateway that is set up and bound, ready to serve.
 pub struct Gateway {
-    listener: TcpListener,
-    local_addr: SocketAddr,
+    listeners: Vec<TcpListener>,
+    /// Where each listener is bound, in `listen` order.
+    local_addrs: Vec<SocketAddr>,
     tls: Option<TlsAcceptor>,
     app: axum::Router,
     root_keys: RootKeys,
@@ -94,23 +95,23 @@ impl Gateway {
         // TLS files and the address first: a mistake there should not leave a
         // freshly created data dir and root key behind.
         let tls = config.tls.as_ref().map(tls::acceptor).transpose()?;
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| StartError::Bind {
-                    addr: config.listen,
-                    source,
-                })?;
-        let local_addr = listener.local_addr().map_err(|source| StartError::Bind {
-            addr: config.listen,
-            source,
-        })?;
+        let mut listeners = Vec::with_capacity(config.listen.len());
+        let mut local_addrs = Vec::with_capacity(config.listen.len());
+        for &addr in &config.listen {
+            let bound = TcpListener::bind(addr).await;
+            let listener = bound.map_err(|source| StartError::Bind { addr, source })?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| StartError::Bind { addr, source })?;
+            listeners.push(listener);
+            local_addrs.push(local);
+        }
         let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
         let state = AppState::new(Arc::new(storage), config);
         Ok(Self {
-            listener,
-            local_addr,
+            listeners,
+            local_addrs,
             tls,
             app: app(Arc::new(state)),
             root_keys,
@@ -118,15 +119,20 @@ impl Gateway {
         })
     }
 
-    /// The bound address (useful when listening on port 0).
+    /// The first bound address (useful when listening on port 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.local_addrs[0]
+    }
+
+    /// Every bound address: a `listen` host name can resolve to several.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
     }
 
     /// The endpoint URL a client on this machine should use.
     pub fn endpoint(&self) -> String {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
-        format!("{scheme}://{}", crate::config::reachable(self.local_addr))
+        format!("{scheme}://{}", crate::config::reachable(self.local_addr()))
     }
 
     /// What start-up did about root keys (for the banner).
@@ -162,7 +168,7 @@ impl Gateway {
             idle_timeout: limits.idle_timeout,
         };
         connections::serve(
-            self.listener,
+            self.listeners,
             self.tls,
             builder,
             self.app,

@@ -106,7 +106,7 @@ impl BlockStore for EmbeddedDn {
         let reader =
             Arc::new(blocking(move || BlockReader::open(&paths, id, length, start, end)).await?);
         let window = reader.window();
-        // Each piece is a whole number of windows, about `read_buffer` bytes.
+        // `read_buffer` is a whole number of windows (StorageConfig::read_piece).
         let per_piece = (self.read_buffer as u64 / window).max(1);
         let end_window = range.end.div_ceil(window);
         let pieces = stream::try_unfold(range.start / window, move |next| {

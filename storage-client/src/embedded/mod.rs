@@ -69,11 +69,19 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     // Nothing of this process is writing yet: every open key belongs to
     // a previous process and can never be committed.
     om.expire_open_keys(u64::MAX).await?;
+    let read_piece = config.read_piece();
+    if read_piece != config.read_buffer {
+        tracing::info!(
+            read_buffer = config.read_buffer,
+            in_effect = read_piece,
+            "read_buffer rounded to whole checksum windows"
+        );
+    }
     let dn = Arc::new(EmbeddedDn::new(
         &containers,
         keys,
         config.bytes_per_checksum,
-        config.read_buffer,
+        read_piece,
     ));
     // Allocations are not durable until a commit follows them: files a
     // crash left for ids the OM will hand out again are removed here.
