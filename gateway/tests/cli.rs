@@ -90,6 +90,19 @@ fn admin_without_credentials_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no root key"));
 }
 
+/// The endpoint a started server prints, once it is serving.
+fn endpoint_line(child: &mut Child) -> String {
+    let stdout = child.stdout.take().expect("piped stdout");
+    BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("s3-gateway listening on ")
+                .map(str::to_string)
+        })
+        .expect("the server prints its endpoint")
+}
+
 const ROOT_ACCESS_KEY: &str = "CLIROOTACCESSKEY0001";
 const ROOT_SECRET_KEY: &str = "cliroot-secret-cliroot-secret-cliroot-00";
 
@@ -117,15 +130,7 @@ impl Served {
             .stderr(Stdio::null())
             .spawn()
             .expect("server starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let endpoint = BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|line| {
-                line.strip_prefix("s3-gateway listening on ")
-                    .map(str::to_string)
-            })
-            .expect("the server prints its endpoint");
+        let endpoint = endpoint_line(&mut child);
         Self { child, endpoint }
     }
 
@@ -395,15 +400,7 @@ fn start_and_stop(args: &[&str]) -> (String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("server starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let endpoint = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.strip_prefix("s3-gateway listening on ")
-                .map(str::to_string)
-        })
-        .expect("the server prints its endpoint");
+    let endpoint = endpoint_line(&mut child);
     let _ = child.kill();
     let output = child.wait_with_output().expect("stopped");
     (
