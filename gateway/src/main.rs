@@ -13,11 +13,11 @@ use clap::{Args, Parser, Subcommand};
 use s3_gateway::admin::bootstrap::{Instance, ROOT_CREDENTIALS_FILE};
 use s3_gateway::admin::check;
 use s3_gateway::admin::client::{AdminClient, Trust};
-use s3_gateway::admin::credentials_file::{self, KeyEntry};
 use s3_gateway::config::{
     AdminConfig, AdminConfigArgs, Backend, Config, ROOT_ACCESS_KEY_ENV, ROOT_SECRET_KEY_ENV,
     ServeArgs, settings,
 };
+use s3_gateway::credentials_file::{self, KeyEntry};
 use s3_gateway::server::{self, Gateway};
 
 #[derive(Parser)]

@@ -162,8 +162,8 @@ fn admin_keys_create_list_delete() {
     let block = String::from_utf8_lossy(&created.stdout).to_string();
     let keys_file = dir.path().join("alice.toml");
     std::fs::write(&keys_file, &block).expect("write");
-    let keys = s3_gateway::admin::credentials_file::load(&keys_file)
-        .expect("create prints a [[keys]] block");
+    let keys =
+        s3_gateway::credentials_file::load(&keys_file).expect("create prints a [[keys]] block");
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0].name, "alice");
     let access_key = keys[0].access_key.clone();

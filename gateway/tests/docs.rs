@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use s3_gateway::admin::credentials_file;
 use s3_gateway::config::settings::{self, SETTINGS};
 use s3_gateway::config::{Config, ServeArgs};
+use s3_gateway::credentials_file;
 
 const DOCS: [&str; 3] = ["README.md", "docs/configuration.md", "docs/operations.md"];
 

@@ -13,8 +13,8 @@ use aws_smithy_runtime_api::client::identity::Identity;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
 use s3_gateway::admin::client::{AdminClient, ClientError, Trust};
-use s3_gateway::admin::credentials_file::{self, KeyEntry};
 use s3_gateway::config::{self, Backend, Config, TlsFiles};
+use s3_gateway::credentials_file::{self, KeyEntry};
 use s3_gateway::server::Gateway;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;

@@ -21,7 +21,8 @@ use crate::error::S3Error;
 use crate::host;
 use crate::state::AppState;
 
-use super::{credentials_file, keygen};
+use super::keygen;
+use crate::credentials_file;
 
 /// Every path under this prefix belongs to the admin API.
 pub const PREFIX: &str = "/_s3gw/";

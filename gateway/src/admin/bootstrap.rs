@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use storage_client::{Credential, Storage, StorageError, private_files};
 
-use crate::admin::credentials_file::{self, KeyEntry};
 use crate::config::Config;
+use crate::credentials_file::{self, KeyEntry};
 
 use super::keygen;
 

@@ -52,6 +52,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn generated_keys_pass_the_checks_loaded_keys_must() {
+        for _ in 0..100 {
+            let key = generate("any", false);
+            let entry = crate::credentials_file::KeyEntry {
+                name: key.name,
+                access_key: key.access_key,
+                secret_key: key.secret_key,
+                root: false,
+            };
+            crate::credentials_file::validate_key(&entry).expect("generated keys comply");
+        }
+    }
+
+    #[test]
     fn keys_have_the_documented_shape() {
         let cred = generate("alice", false);
         assert_eq!(cred.name, "alice");

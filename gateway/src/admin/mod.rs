@@ -1,4 +1,4 @@
-//! Key management: credentials files and the shape of a key, the admin HTTP API the server answers under
+//! Key management (with `crate::credentials_file`, the files keys are kept in): the admin HTTP API the server answers under
 //! `/_s3gw/admin/` (root keys only), the client the `s3-gateway admin`
 //! command uses to call it, key generation, and the keys set up at start;
 //! and `admin check`, a signed S3 round trip through a running gateway.
@@ -7,5 +7,4 @@ pub mod api;
 pub mod bootstrap;
 pub mod check;
 pub mod client;
-pub mod credentials_file;
 pub mod keygen;

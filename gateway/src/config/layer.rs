@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::settings::{Default, Kind, SETTINGS, Setting, setting};
+use crate::toml_error::toml_error;
 
 /// Longer durations are refused: nobody means them, and the caches panic
 /// on a time-to-live beyond a thousand years.
@@ -184,23 +185,6 @@ fn file_value(declared: &Setting, value: toml::Value, base: &Path) -> Result<Str
     }
 }
 
-/// A TOML parse error in one line, with the line it is on and the text it
-/// points at (a duplicate key's name), since TOML's own message can span
-/// lines and names neither.
-pub(crate) fn toml_error(text: &str, error: &toml::de::Error) -> String {
-    let message = one_line(error.message());
-    let Some(span) = error.span() else {
-        return message;
-    };
-    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-    let snippet = text.get(span.clone()).unwrap_or("").trim();
-    if snippet.is_empty() || snippet.contains('\n') || snippet.len() > 80 {
-        format!("line {line}: {message}")
-    } else {
-        format!("line {line}: {message} `{snippet}`")
-    }
-}
-
 pub(crate) fn env_layer(env: &impl Fn(&str) -> Option<String>) -> Layer {
     let settings = SETTINGS.iter().filter_map(|s| {
         let var = s.env();
@@ -273,11 +257,6 @@ pub(crate) fn parse_duration(s: &Given) -> Result<Duration, ConfigError> {
         )));
     }
     Ok(duration)
-}
-
-/// TOML parse messages can span lines; stderr gets one.
-pub(crate) fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -17,10 +17,9 @@ use std::time::Duration;
 
 use storage_client::{OzoneStorageConfig, StorageConfig};
 
-use crate::admin::credentials_file::{self, KeyEntry};
+use crate::credentials_file::{self, KeyEntry};
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
-pub(crate) use layer::toml_error;
 use settings::{ReadBy, SETTINGS, setting};
 
 /// The root key given in the environment, instead of a generated one.
