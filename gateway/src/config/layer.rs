@@ -44,10 +44,10 @@ impl Layer {
         self.0.extend(over.0);
     }
 
-    /// The setting as given, if it was.
+    /// The setting as given, if it was; `key` must be declared (a typo
+    /// here would otherwise read as "never given").
     pub(crate) fn get(&self, key: &str) -> Option<&Given> {
-        let _declared = setting(key);
-        self.0.get(key)
+        self.0.get(setting(key).key)
     }
 
     /// The setting as given, else its declared default (`None` when its
