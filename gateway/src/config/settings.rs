@@ -251,10 +251,10 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "unknown_key_cache_ttl",
         kind: Kind::Duration { min: ZERO },
-        default: storage("10s"),
+        default: storage("0"),
         read_by: ReadBy::Both,
-        help: "Staleness bound for access keys created via other replicas; 0 asks every time",
-        doc: "How long the set of existing access keys refuses an unknown key without a back-end lookup: the staleness bound for keys created through another replica (own writes apply at once); `0` asks every time",
+        help: "Refuse unknown access keys from a set reloaded this often; 0 asks every time",
+        doc: "How long the set of existing access keys refuses an unknown key without a back-end lookup, the staleness bound for keys created through another replica (own writes apply at once). `0` (the default) asks the back end about every unknown key, so a key made through any replica works at once; set it (e.g. `10s`) to refuse floods of random keys without back-end calls",
     },
     Setting {
         key: "log_level",
