@@ -4,6 +4,7 @@ import hashlib
 import os
 import random
 import threading
+import uuid
 
 from botocore.exceptions import ClientError
 
@@ -35,9 +36,9 @@ def snapshot(s3, bucket: str) -> dict:
 
 def test_restart_keeps_buckets_objects_metadata_and_keys(own_server):
     s3 = client_for(own_server)
-    user = own_server.create_key("durable-user")
+    # Unique names (key names too): on Ozone the cluster outlives every run.
+    user = own_server.create_key(f"durable-user-{uuid.uuid4().hex[:8]}")
     user_creds = Credentials(user["access_key"], user["secret_key"])
-    # Unique names: on Ozone the cluster outlives every run.
     buckets = [unique_bucket_name("durable-one"), unique_bucket_name("durable-two")]
     user_bucket = unique_bucket_name("durable-user")
     for name in buckets:

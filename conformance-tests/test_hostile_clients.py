@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from aws_chunked import SIGNED_PAYLOAD, chunk_signature
-from conftest import make_s3_client, start_server
+from conftest import make_s3_client, start_server, unique_bucket_name
 from sigv4 import UNSIGNED_PAYLOAD, Credentials, sign_headers
 from wire import (
     END_HEADERS,
@@ -44,11 +44,11 @@ LIMITS = [
 # Twice a deadline above plus the close grace, and then some: a bound that
 # only a connection nobody closes can miss.
 CLOSED_WITHIN = 20
-BUCKET = "hostile"
-# A test that starts its own server has its own root key, so on the Ozone back
-# end (one cluster for every server) it needs a bucket name of its own.
-ROOMY_BUCKET = "hostile-roomy"
-ALL_BUSY_BUCKET = "hostile-all-busy"
+# Each server started here has its own root key, and on the Ozone back end one
+# cluster outlives every server and every run: each needs bucket names of its own.
+BUCKET = unique_bucket_name("hostile")
+ROOMY_BUCKET = unique_bucket_name("hostile-roomy")
+ALL_BUSY_BUCKET = unique_bucket_name("hostile-all-busy")
 
 
 def raise_fd_limit(wanted: int) -> None:

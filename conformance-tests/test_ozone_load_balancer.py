@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -235,7 +236,7 @@ def refused(s3, bucket: str) -> bool:
 
 def test_keys_reach_every_replica_and_a_deleted_key_stops_within_the_cache_ttl(cluster):
     replicas = cluster["replicas"]
-    key = replicas[0].create_key("lb-app")
+    key = replicas[0].create_key(f"lb-app-{uuid.uuid4().hex[:8]}")  # key names are unique; the cluster outlives runs
     creds = Credentials(key["access_key"], key["secret_key"], "us-east-1")
     through = [client(r.endpoint, creds) for r in replicas] + [client(cluster["haproxy"].endpoint, creds)]
     bucket = unique_bucket_name("lb-keys")

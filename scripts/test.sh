@@ -82,6 +82,9 @@ ozone_phase() {
         shift
     fi
     echo "==> starting the Apache Ozone dev cluster (profile $profile)"
+    # From an empty cluster: a previous run's buckets and keys (same names,
+    # other root keys) would make this run's results depend on that one.
+    "$ozone_dev" --profile "$profile" clean || true
     if ! "$ozone_dev" --profile "$profile" start "${start_args[@]+"${start_args[@]}"}"; then
         failed+=("ozone-dev start ($profile)")
         "$ozone_dev" --profile "$profile" stop || true
