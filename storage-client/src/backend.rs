@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use tokio::task::JoinHandle;
 
 use crate::cache::CacheConfig;
+use crate::calls::CallTable;
 use crate::dn::BlockStore;
 use crate::om::Metadata;
 use crate::{ReclaimStats, Result};
@@ -27,6 +28,9 @@ pub(crate) struct Backend {
     pub reclaimer: Option<Arc<dyn Reclaim>>,
     /// Work the back end runs while the facade lives.
     pub background: Option<BackgroundTask>,
+    /// Its remote calls, timed (none for the embedded back end, whose
+    /// roles run in this process).
+    pub calls: Vec<Arc<CallTable>>,
 }
 
 /// Reclamation of blocks nobody references any more.

@@ -19,6 +19,7 @@
 
 mod backend;
 mod cache;
+mod calls;
 mod config;
 mod dn;
 mod embedded;
@@ -34,6 +35,7 @@ mod types;
 mod writer;
 
 pub use cache::{CacheCounters, CacheStats};
+pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, StorageConfig};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};

@@ -10,6 +10,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 
 use crate::backend::{Backend, BackgroundTask, Reclaim};
 use crate::cache::{CacheStats, MetadataCache};
+use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
@@ -32,6 +33,7 @@ pub struct Storage {
     authorises_itself: bool,
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
+    calls: Vec<Arc<CallTable>>,
 }
 
 impl Storage {
@@ -56,6 +58,7 @@ impl Storage {
             reclaimer: backend.reclaimer,
             authorises_itself: backend.authorises_itself,
             _background: backend.background,
+            calls: backend.calls,
         }
     }
 
@@ -71,6 +74,15 @@ impl Storage {
     /// Whether the back end answers: one small read, never a scan.
     pub async fn ready(&self) -> Result<()> {
         self.om.ready().await
+    }
+
+    /// Latency and failures of each kind of back-end call made since the
+    /// start (Ozone's OM, datanode and Ratis calls; none on embedded).
+    pub fn call_stats(&self) -> Vec<CallSample> {
+        self.calls
+            .iter()
+            .flat_map(|table| table.samples())
+            .collect()
     }
 
     /// What the caches did since the start.

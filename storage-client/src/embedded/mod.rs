@@ -111,6 +111,7 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         authorises_itself: true,
         reclaimer: Some(reclaimer),
         background: Some(background),
+        calls: Vec::new(),
     })
 }
 

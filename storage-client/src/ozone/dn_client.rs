@@ -9,12 +9,14 @@
 //! trimmed.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 use tonic::transport::Channel;
 
+use crate::calls::CallTable;
 use crate::dn::ByteStream;
 use crate::{Result, StorageError};
 
@@ -27,6 +29,9 @@ use super::proto::hadoop::hdds::datanode::{
     read_chunk_response::ResponseData,
     xceiver_client_protocol_service_client::XceiverClientProtocolServiceClient,
 };
+
+/// Slots in the call table: datanode command numbers are below this.
+const DN_COMMANDS: usize = 32;
 
 /// A datanode answers with at most 32 MiB per message.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
@@ -55,6 +60,7 @@ type Rpc = XceiverClientProtocolServiceClient<Channel>;
 pub struct DnClient {
     config: DnConfig,
     channels: Channels<Rpc>,
+    calls: Arc<CallTable>,
 }
 
 /// One ReadChunk to send: `wanted` (block offsets) lies inside `chunk`.
@@ -68,7 +74,13 @@ impl DnClient {
         Self {
             channels: Channels::new(config.connect_timeout),
             config,
+            calls: Arc::new(CallTable::new("dn", DN_COMMANDS, dn_command_name)),
         }
+    }
+
+    /// Latency and failures of the commands sent so far.
+    pub(crate) fn calls(&self) -> Arc<CallTable> {
+        Arc::clone(&self.calls)
     }
 
     /// Streams bytes `range` of `block` (offsets within the block), each
@@ -215,6 +227,15 @@ impl DnClient {
         node: &Datanode,
         request: ContainerCommandRequest,
     ) -> Result<ContainerCommandResponse> {
+        let command = usize::try_from(request.cmd_type).unwrap_or(usize::MAX);
+        self.calls.time(command, self.exchange(node, request)).await
+    }
+
+    async fn exchange(
+        &self,
+        node: &Datanode,
+        request: ContainerCommandRequest,
+    ) -> Result<ContainerCommandResponse> {
         let mut rpc = self.rpc(node)?;
         let exchange = async {
             let mut answers = rpc.send(stream::iter([request])).await?.into_inner();
@@ -242,6 +263,11 @@ impl DnClient {
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
         })
     }
+}
+
+fn dn_command_name(number: usize) -> Option<&'static str> {
+    let number = i32::try_from(number).ok()?;
+    dn::Type::try_from(number).ok().map(|cmd| cmd.as_str_name())
 }
 
 fn chunk_buffers(node: &Datanode, response: ContainerCommandResponse) -> Result<Vec<Bytes>> {

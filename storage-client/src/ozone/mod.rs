@@ -52,11 +52,9 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         request_timeout: config.request_timeout,
         ..OmConfig::new(config.om_addresses.clone())
     };
-    let metadata = OzoneMetadata::new(
-        OmClient::new(&om_config)?,
-        config.bucket_prefix.clone(),
-        config.open_key_expiry,
-    );
+    let om = OmClient::new(&om_config)?;
+    let mut calls = vec![om.calls()];
+    let metadata = OzoneMetadata::new(om, config.bucket_prefix.clone(), config.open_key_expiry);
     metadata.prepare().await?;
     let reader = DnClient::new(DnConfig {
         connect_timeout: config.connect_timeout,
@@ -67,6 +65,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         request_timeout: config.request_timeout,
         ..RatisConfig::default()
     });
+    calls.extend([reader.calls(), writer.calls()]);
     let blocks = OzoneBlocks::new(
         reader,
         writer,
@@ -84,5 +83,6 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         // Ozone reclaims replaced and abandoned blocks itself.
         reclaimer: None,
         background: None,
+        calls,
     })
 }

@@ -18,13 +18,14 @@
 //! S3-context lookups or attributes the request to its own process user.
 
 use std::net::UdpSocket;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::calls::CallTable;
 use crate::{BucketInfo, ListEntry, Result, StorageError};
 
 use super::model::{
@@ -53,6 +54,10 @@ pub const S3_VOLUME: &str = "s3v";
 
 /// The client protocol version Ozone 2.x clients announce.
 const CLIENT_VERSION: u32 = 3;
+
+/// Slots in the call table: OM command numbers are below this (Ozone's
+/// highest is 142).
+const OM_COMMANDS: usize = 256;
 
 /// OM answers can be large (a listing of 1000 keys with locations); the OM
 /// itself allows 128 MiB.
@@ -109,6 +114,7 @@ pub struct OmClient {
     request_timeout: Duration,
     max_attempts: usize,
     retry_backoff: Duration,
+    calls: Arc<CallTable>,
 }
 
 /// What one attempt at one OM came to.
@@ -154,7 +160,13 @@ impl OmClient {
             request_timeout: config.request_timeout,
             max_attempts: config.max_attempts.max(1),
             retry_backoff: config.retry_backoff,
+            calls: Arc::new(CallTable::new("om", OM_COMMANDS, om_command_name)),
         })
+    }
+
+    /// Latency and failures of the commands sent so far.
+    pub(crate) fn calls(&self) -> Arc<CallTable> {
+        Arc::clone(&self.calls)
     }
 
     /// Sends one command; a `success=false` answer becomes the matching
@@ -176,6 +188,13 @@ impl OmClient {
     /// Sends one command, failing over between OMs, and returns the OM's
     /// answer whether or not it reports success.
     async fn send(&self, access_id: &str, cmd: Type, command: Command) -> Result<OmResponse> {
+        let command_number = usize::try_from(cmd as i32).unwrap_or(usize::MAX);
+        self.calls
+            .time(command_number, self.fail_over(access_id, cmd, command))
+            .await
+    }
+
+    async fn fail_over(&self, access_id: &str, cmd: Type, command: Command) -> Result<OmResponse> {
         let request = OmRequest {
             cmd_type: cmd as i32,
             client_id: self.client_id.clone(),
@@ -745,6 +764,12 @@ fn repeat_status(cmd: Type) -> Option<Status> {
         Type::GetS3Secret => Some(Status::S3SecretAlreadyExists),
         _ => None,
     }
+}
+
+/// An OM command's name as the call table shows it (`GET_KEY_INFO`).
+fn om_command_name(number: usize) -> Option<&'static str> {
+    let number = i32::try_from(number).ok()?;
+    Type::try_from(number).ok().map(|cmd| cmd.as_str_name())
 }
 
 /// The local address the OS would use to reach `address`. Connecting a UDP

@@ -20,6 +20,7 @@ use futures::stream;
 use prost::Message;
 use tonic::transport::Channel;
 
+use crate::calls::CallTable;
 use crate::{Result, StorageError};
 
 use super::channels::Channels;
@@ -38,6 +39,12 @@ use super::proto::ratis::grpc::raft_client_protocol_service_client::RaftClientPr
 /// A message carries one chunk plus its header; Ozone's datanodes accept
 /// Ratis messages of up to 32 MiB plus a margin.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The calls this client makes, as the call table numbers them.
+const RATIS_CALLS: [&str; 3] = ["WRITE_CHUNK", "PUT_BLOCK", "WATCH"];
+const WRITE_CHUNK: usize = 0;
+const PUT_BLOCK: usize = 1;
+const WATCH: usize = 2;
 
 /// The block metadata Ozone's writers attach to every block.
 const BLOCK_TYPE_METADATA: (&str, &str) = ("TYPE", "KEY");
@@ -116,6 +123,7 @@ pub struct RatisClient {
     /// Pipelines (by id) where a watch for every member failed lately:
     /// their writes settle for a majority without waiting for it again.
     lagging: moka::future::Cache<uuid::Uuid, ()>,
+    calls: Arc<CallTable>,
 }
 
 /// A reply the state machine produced, and the member that sent it.
@@ -156,7 +164,15 @@ impl RatisClient {
             config,
             client_id: Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
             next_call: Arc::new(AtomicU64::new(1)),
+            calls: Arc::new(CallTable::new("ratis", RATIS_CALLS.len(), |call| {
+                RATIS_CALLS.get(call).copied()
+            })),
         }
+    }
+
+    /// Latency and failures of the calls made so far.
+    pub(crate) fn calls(&self) -> Arc<CallTable> {
+        Arc::clone(&self.calls)
     }
 
     /// Writes `data` as the chunk `chunk` (name, offset within the block,
@@ -186,6 +202,7 @@ impl RatisClient {
         };
         let answered = self
             .submit(
+                WRITE_CHUNK,
                 pipeline,
                 write_kind(),
                 Some(message_content(&header, &data)),
@@ -222,6 +239,7 @@ impl RatisClient {
         };
         let answered = self
             .submit(
+                PUT_BLOCK,
                 pipeline,
                 write_kind(),
                 Some(message_content(&header, &Bytes::new())),
@@ -296,7 +314,7 @@ impl RatisClient {
         level: ReplicationLevel,
     ) -> Result<()> {
         let answered = self
-            .submit(pipeline, watch_kind(index, level), None)
+            .submit(WATCH, pipeline, watch_kind(index, level), None)
             .await?;
         match answered.reply.exception {
             None if success(&answered.reply) => Ok(()),
@@ -314,6 +332,18 @@ impl RatisClient {
     /// Sends one request to the pipeline's leader, following not-leader
     /// redirects and retrying other members when one cannot be reached.
     async fn submit(
+        &self,
+        call: usize,
+        pipeline: &RatisPipeline,
+        kind: Kind,
+        content: Option<Bytes>,
+    ) -> Result<Answered> {
+        self.calls
+            .time(call, self.submit_to_leader(pipeline, kind, content))
+            .await
+    }
+
+    async fn submit_to_leader(
         &self,
         pipeline: &RatisPipeline,
         kind: Kind,
