@@ -5,7 +5,6 @@
 //! `admin keys delete`, and an Ozone Manager that does not answer at start),
 //! 2 invalid configuration or usage.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,6 +17,8 @@ use s3_gateway::config::{
     ServeArgs, settings,
 };
 use s3_gateway::credentials_file::{self, KeyEntry};
+use s3_gateway::logging;
+use s3_gateway::server::signals::{Reload, Shutdown};
 use s3_gateway::server::{self, Gateway};
 
 #[derive(Parser)]
@@ -154,7 +155,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_logging(&config.log_level);
+    logging::init(&config.log_level, config.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -163,7 +164,25 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let gateway = match Gateway::open(&config).await {
+        // Before anything slow: a SIGTERM while storage opens must stop the
+        // start cleanly, not kill the process with the default action.
+        let (shutdown, hangups) = match (Shutdown::install(), Reload::install()) {
+            (Ok(shutdown), Ok(hangups)) => (shutdown, hangups),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("s3-gateway: cannot listen for signals: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let shutdown = shutdown.requested();
+        tokio::pin!(shutdown);
+        let opened = tokio::select! {
+            opened = Gateway::open(&config) => opened,
+            () = &mut shutdown => {
+                tracing::info!("stopped before serving");
+                return ExitCode::SUCCESS;
+            }
+        };
+        let gateway = match opened {
             Ok(gateway) => gateway,
             Err(e) => {
                 eprintln!("s3-gateway: {e}");
@@ -192,21 +211,11 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         tracing::info!(%endpoint, addresses = %addresses.join(","), %backend, region = %config.region, "serving");
         print!("{}", gateway.root_keys().banner(&instance));
         println!("s3-gateway listening on {endpoint}");
-        gateway.serve(server::shutdown_signal()).await;
+        tokio::spawn(server::reload_on_hangup(hangups, gateway.certificates()));
+        gateway.serve(shutdown).await;
         tracing::info!("stopped");
         ExitCode::SUCCESS
     })
-}
-
-fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colour codes are noise in log files and collectors.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
 }
 
 fn admin(args: AdminArgs) -> ExitCode {

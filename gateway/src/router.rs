@@ -17,6 +17,17 @@ use crate::host;
 /// AWS caps a listing page at 1000 entries whatever the client asks.
 pub const MAX_LIST_KEYS: usize = 1000;
 
+/// `Some(value)` for the field named `bucket`, `None` for any other.
+macro_rules! bucket_field {
+    (bucket, $value:ident) => {
+        Some($value.as_str())
+    };
+    ($other:ident, $value:ident) => {{
+        let _ = $value;
+        None
+    }};
+}
+
 /// Declares the enum and its `name()` (the AWS operation name) together,
 /// so a new operation cannot be added without a name.
 macro_rules! endpoints {
@@ -29,11 +40,31 @@ macro_rules! endpoints {
         impl Endpoint {
             /// The AWS API operation name, e.g. `GetObject`.
             pub fn name(&self) -> &'static str {
+                OPERATION_NAMES[self.index()]
+            }
+
+            /// The operation's place in [`OPERATION_NAMES`], so that
+            /// per-operation counters can live in a plain array.
+            pub fn index(&self) -> usize {
+                #[allow(clippy::enum_variant_names)]
+                enum Index { $($name),* }
                 match self {
-                    $( Self::$name { .. } => stringify!($name) ),*
+                    $( Self::$name { .. } => Index::$name as usize ),*
+                }
+            }
+
+            /// The bucket the request names, if any.
+            pub fn bucket(&self) -> Option<&str> {
+                match self {
+                    $( Self::$name { $($field),* } => {
+                        None $( .or(bucket_field!($field, $field)) )*
+                    } ),*
                 }
             }
         }
+
+        /// Every operation name, in declaration order.
+        pub const OPERATION_NAMES: &[&str] = &[$( stringify!($name) ),*];
     };
 }
 

@@ -19,6 +19,8 @@ pub struct AppState {
     pub domain: Option<String>,
     /// What one request may take: head sizes, body timeouts, chunk buffers.
     pub limits: Limits,
+    /// Whether each request is logged.
+    pub access_log: bool,
 }
 
 impl AppState {
@@ -36,6 +38,7 @@ impl AppState {
             region: config.region.clone(),
             domain: config.domain.clone(),
             limits: config.limits.clone(),
+            access_log: config.access_log,
         }
     }
 }

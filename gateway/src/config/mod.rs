@@ -58,10 +58,25 @@ pub struct Config {
     pub unknown_key_cache_ttl: Option<Duration>,
     /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
     pub log_level: String,
+    pub log_format: LogFormat,
+    /// Whether every request is logged (one line, target `s3_gateway::access`).
+    pub access_log: bool,
+    /// How long a gateway told to stop keeps accepting connections while
+    /// `/ready` already fails, so that load balancers take it out first.
+    pub drain_delay: Duration,
     pub tls: Option<TlsFiles>,
     /// Whether AWS Signature Version 2 is accepted (old tools need it).
     pub sigv2: bool,
     pub limits: Limits,
+}
+
+/// How log lines are written to stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// `tracing`'s human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 /// What one client may hold of the server: connections, time, header bytes
@@ -353,6 +368,16 @@ impl Layer {
                 return Err(s.invalid("TLS needs both a certificate and a key"));
             }
         };
+        let log_format = match self.text("log_format") {
+            Some(s) => match s.value.as_str() {
+                "text" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => return Err(s.invalid("expected text or json")),
+            },
+            None => unreachable!("log_format has a default"),
+        };
+        let access_log = self.flag("access_log")?.unwrap_or(true);
+        let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
         let limits = self.limits()?;
         Ok(Config {
@@ -374,6 +399,9 @@ impl Layer {
             metadata_cache_ttl,
             unknown_key_cache_ttl,
             log_level,
+            log_format,
+            access_log,
+            drain_delay,
             tls,
             sigv2,
             limits,
@@ -562,6 +590,34 @@ mod tests {
         match Config::load_from(flags, env_of(env)) {
             Ok(config) => panic!("expected an error, got {config:?}"),
             Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn operations_settings_have_defaults_and_are_checked() {
+        let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("defaults");
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert!(config.access_log);
+        assert_eq!(config.drain_delay, Duration::ZERO);
+        let set = |var: &str, value: &str| {
+            Config::load_from(&ServeArgs::default(), env_of(&[(var, value)]))
+        };
+        assert_eq!(
+            set("S3GW_LOG_FORMAT", "json").expect("json").log_format,
+            LogFormat::Json
+        );
+        assert!(!set("S3GW_ACCESS_LOG", "false").expect("off").access_log);
+        assert_eq!(
+            set("S3GW_DRAIN_DELAY", "5s").expect("delay").drain_delay,
+            Duration::from_secs(5)
+        );
+        for (var, value) in [
+            ("S3GW_LOG_FORMAT", "xml"),
+            ("S3GW_ACCESS_LOG", "yes"),
+            ("S3GW_DRAIN_DELAY", "soon"),
+        ] {
+            let error = set(var, value).expect_err(value).to_string();
+            assert!(error.contains(var), "{error}");
         }
     }
 

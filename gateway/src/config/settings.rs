@@ -265,6 +265,33 @@ pub const SETTINGS: &[Setting] = &[
         doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`",
     },
     Setting {
+        key: "log_format",
+        kind: Kind::Text("FORMAT"),
+        default: Default::Value("text"),
+        read_by: ReadBy::Both,
+        help: "Log line format: text or json",
+        doc: "`text` (human-readable lines) or `json` (one JSON object per line, for log collectors)",
+    },
+    Setting {
+        key: "access_log",
+        kind: Kind::Flag,
+        default: Default::Value("true"),
+        read_by: ReadBy::Both,
+        help: "Log one line per request: true or false",
+        doc: "One `info` line per request (target `s3_gateway::access`: request id, operation, bucket, status, bytes in/out, duration); `false` turns it off",
+    },
+    Setting {
+        key: "drain_delay",
+        kind: Kind::Duration { min: ZERO },
+        // Off by default: behind a balancer that retries refused connections
+        // (HAProxy in docs/operations.md) or with the Helm chart's preStop
+        // sleep an immediate stop lost no request (measured).
+        default: Default::Value("0s"),
+        read_by: ReadBy::Both,
+        help: "On SIGTERM, keep accepting this long with /ready failing, then stop",
+        doc: "On SIGTERM `/ready` fails at once; the gateway keeps accepting for this long (so a load balancer notices), then stops accepting and finishes in-flight requests",
+    },
+    Setting {
         key: "tls_cert",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none (plain HTTP)"),

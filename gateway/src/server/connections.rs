@@ -37,9 +37,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::{Instant, sleep, sleep_until, timeout};
-use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+
+use super::metrics::Metrics;
+use super::tls::Certificates;
 
 /// Connections answered on the overflow lane beyond `max_connections`.
 /// Small, since each only gets one answer.
@@ -74,10 +76,11 @@ pub(super) struct Overflow;
 /// closes them gracefully and returns once every one has ended.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<Certificates>>,
     builder: auto::Builder<TokioExecutor>,
     app: axum::Router,
     limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) {
     let server = Arc::new(Server {
@@ -85,6 +88,7 @@ pub(super) async fn serve(
         app,
         tls,
         limits,
+        metrics,
         places: Arc::new(Semaphore::new(limits.max_connections)),
         waiting: Arc::new(Semaphore::new(limits.max_connections)),
         overflow: Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS)),
@@ -172,8 +176,9 @@ pub(super) async fn serve(
 struct Server {
     builder: auto::Builder<TokioExecutor>,
     app: axum::Router,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<Certificates>>,
     limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
     /// One permit per connection served.
     places: Arc<Semaphore>,
     /// One permit per connection waiting for a place.
@@ -242,6 +247,7 @@ impl Server {
     }
 
     async fn run(self: Arc<Self>, stream: TcpStream, place: OwnedSemaphorePermit, lane: Lane) {
+        let _open = self.metrics.open_connection();
         let activity = Arc::new(Activity::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if lane == Lane::Regular {
@@ -258,7 +264,8 @@ impl Server {
         };
         match &self.tls {
             None => self.watch(stream, &activity, limits, lane).await,
-            Some(acceptor) => {
+            Some(certificates) => {
+                let acceptor = certificates.acceptor();
                 match timeout(limits.request_header_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(stream)) => self.watch(stream, &activity, limits, lane).await,
                     Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),

@@ -1,129 +1,267 @@
-//! Prometheus counters: requests by operation and status, requests in
-//! flight, and body bytes in and out. Plain atomics; the per-(operation,
-//! status) map takes its write lock only the first time a pair is seen.
+//! Prometheus metrics: requests by operation and status class, their
+//! latency, bytes in and out, requests in flight, open connections and
+//! multipart uploads in progress; the storage caches' and back-end calls'
+//! counters are added at render time.
+//!
+//! Every per-operation counter has its slot from the start (the router
+//! numbers the operations), so recording a request is a few relaxed atomic
+//! adds: no lock, no map, no allocation.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
-use std::task::{Context, Poll};
+use std::time::Duration;
 
-use axum::body::Body;
-use bytes::Bytes;
-use http_body::{Frame, SizeHint};
-use storage_client::CacheStats;
+use storage_client::{CacheStats, CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 
-#[derive(Default)]
-pub struct Metrics {
-    requests: RwLock<BTreeMap<(&'static str, u16), AtomicU64>>,
-    in_flight: Arc<AtomicI64>,
-    bytes_in: Arc<AtomicU64>,
-    bytes_out: Arc<AtomicU64>,
+use crate::router::{Endpoint, OPERATION_NAMES};
+
+/// What a request is counted as: an S3 operation, the admin API, or a
+/// request refused before it could be routed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operation(usize);
+
+impl Operation {
+    pub const ADMIN: Self = Self(OPERATION_NAMES.len());
+    pub const UNROUTED: Self = Self(OPERATION_NAMES.len() + 1);
+    const COUNT: usize = OPERATION_NAMES.len() + 2;
+
+    pub fn of(endpoint: &Endpoint) -> Self {
+        Self(endpoint.index())
+    }
+
+    pub fn name(self) -> &'static str {
+        match OPERATION_NAMES.get(self.0) {
+            Some(name) => name,
+            None if self == Self::ADMIN => "Admin",
+            None => "Unrouted",
+        }
+    }
+
+    fn named(name: &str) -> Self {
+        Self(
+            OPERATION_NAMES
+                .iter()
+                .position(|known| *known == name)
+                .unwrap_or(Self::UNROUTED.0),
+        )
+    }
 }
 
-/// Counts a request as in flight until dropped.
-pub struct InFlight(Arc<AtomicI64>);
+/// Status classes counted: 1xx to 5xx.
+const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
-impl Drop for InFlight {
+#[derive(Default)]
+struct OperationStats {
+    by_class: [AtomicU64; CLASSES.len()],
+    latency: Histogram,
+}
+
+pub struct Metrics {
+    operations: Box<[OperationStats]>,
+    in_flight: AtomicI64,
+    connections: AtomicI64,
+    /// Shared with the request body trackers, which count as bytes arrive.
+    bytes_in: Arc<AtomicU64>,
+    bytes_out: AtomicU64,
+    multipart_uploads: AtomicI64,
+    /// The operations that start and finish a multipart upload.
+    create_upload: Operation,
+    finish_upload: [Operation; 2],
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            operations: (0..Operation::COUNT)
+                .map(|_| OperationStats::default())
+                .collect(),
+            in_flight: AtomicI64::new(0),
+            connections: AtomicI64::new(0),
+            bytes_in: Arc::default(),
+            bytes_out: AtomicU64::new(0),
+            multipart_uploads: AtomicI64::new(0),
+            create_upload: Operation::named("CreateMultipartUpload"),
+            finish_upload: [
+                Operation::named("CompleteMultipartUpload"),
+                Operation::named("AbortMultipartUpload"),
+            ],
+        }
+    }
+}
+
+/// Counts a connection as open until dropped.
+pub struct OpenConnection(Arc<Metrics>);
+
+impl Drop for OpenConnection {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl Metrics {
-    pub fn start_request(&self) -> InFlight {
+    pub fn open_connection(self: &Arc<Self>) -> OpenConnection {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(self))
+    }
+
+    /// A request starts being served.
+    pub fn begin(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(Arc::clone(&self.in_flight))
     }
 
-    pub fn record(&self, operation: &'static str, status: u16) {
-        let key = (operation, status);
-        // A poisoned lock only means another thread panicked mid-increment;
-        // the counters are still usable.
-        {
-            let map = self.requests.read().unwrap_or_else(|e| e.into_inner());
-            if let Some(counter) = map.get(&key) {
-                counter.fetch_add(1, Ordering::Relaxed);
-                return;
+    /// A request begun with [`Metrics::begin`] is finished: its response
+    /// was sent (or abandoned) after `elapsed`.
+    pub fn finish(&self, operation: Operation, status: u16, elapsed: Duration) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.count(operation, status);
+        if let Some(stats) = self.operations.get(operation.0) {
+            stats.latency.observe(elapsed);
+        }
+        if (200..300).contains(&status) {
+            if operation == self.create_upload {
+                self.multipart_uploads.fetch_add(1, Ordering::Relaxed);
+            } else if self.finish_upload.contains(&operation) {
+                self.multipart_uploads.fetch_sub(1, Ordering::Relaxed);
             }
         }
-        let mut map = self.requests.write().unwrap_or_else(|e| e.into_inner());
-        map.entry(key).or_default().fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Wraps a request body so the bytes read from it are counted.
-    pub fn count_in(&self, body: Body) -> Body {
-        Body::new(Counted {
-            inner: body,
-            counter: Arc::clone(&self.bytes_in),
-            _in_flight: None,
-        })
-    }
-
-    /// Wraps a response body so the bytes sent are counted and the request
-    /// stays in flight until its body is finished or dropped.
-    pub fn count_out(&self, body: Body, in_flight: InFlight) -> Body {
-        Body::new(Counted {
-            inner: body,
-            counter: Arc::clone(&self.bytes_out),
-            _in_flight: Some(in_flight),
-        })
-    }
-
-    /// The Prometheus text exposition format.
-    pub fn render(&self) -> String {
-        let mut out = String::with_capacity(1024);
-        out.push_str("# HELP s3gw_requests_total S3 requests by operation and HTTP status.\n");
-        out.push_str("# TYPE s3gw_requests_total counter\n");
-        {
-            let map = self.requests.read().unwrap_or_else(|e| e.into_inner());
-            for ((operation, status), count) in map.iter() {
-                let _ = writeln!(
-                    out,
-                    "s3gw_requests_total{{operation=\"{operation}\",status=\"{status}\"}} {}",
-                    count.load(Ordering::Relaxed)
-                );
-            }
+    /// Counts a request that was refused before it was served.
+    pub fn count(&self, operation: Operation, status: u16) {
+        let class = usize::from(status / 100).clamp(1, CLASSES.len()) - 1;
+        if let Some(stats) = self.operations.get(operation.0) {
+            stats.by_class[class].fetch_add(1, Ordering::Relaxed);
         }
-        let mut single = |name: &str, kind: &str, help: &str, value: String| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-            );
-        };
-        single(
-            "s3gw_requests_in_flight",
+    }
+
+    /// The counter request body trackers add received bytes to.
+    pub fn bytes_in(&self) -> &Arc<AtomicU64> {
+        &self.bytes_in
+    }
+
+    pub fn add_bytes_out(&self, bytes: u64) {
+        self.bytes_out.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition format, with the storage caches'
+    /// counters and the back-end calls made so far.
+    pub fn render(&self, caches: &CacheStats, calls: &[CallSample]) -> String {
+        let mut out = String::with_capacity(16 << 10);
+        family(
+            &mut out,
+            "s3gw_build_info",
             "gauge",
-            "S3 requests being served.",
-            self.in_flight.load(Ordering::Relaxed).to_string(),
+            "The running version (always 1).",
         );
-        single(
-            "s3gw_received_bytes_total",
-            "counter",
-            "Request body bytes received.",
-            self.bytes_in.load(Ordering::Relaxed).to_string(),
+        let _ = writeln!(
+            out,
+            "s3gw_build_info{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
         );
-        single(
-            "s3gw_sent_bytes_total",
-            "counter",
-            "Response body bytes sent.",
-            self.bytes_out.load(Ordering::Relaxed).to_string(),
-        );
+        self.render_requests(&mut out);
+        for (name, kind, help, value) in [
+            (
+                "s3gw_requests_in_flight",
+                "gauge",
+                "Requests being served, until their response body is sent.",
+                self.in_flight.load(Ordering::Relaxed),
+            ),
+            (
+                "s3gw_connections_open",
+                "gauge",
+                "Client connections open.",
+                self.connections.load(Ordering::Relaxed),
+            ),
+            (
+                "s3gw_multipart_uploads_in_progress",
+                "gauge",
+                "Multipart uploads created through this process minus those completed or aborted through it.",
+                self.multipart_uploads.load(Ordering::Relaxed),
+            ),
+        ] {
+            family(&mut out, name, kind, help);
+            let _ = writeln!(out, "{name} {value}");
+        }
+        for (name, help, value) in [
+            (
+                "s3gw_received_bytes_total",
+                "Request body bytes received.",
+                self.bytes_in.load(Ordering::Relaxed),
+            ),
+            (
+                "s3gw_sent_bytes_total",
+                "Response body bytes sent.",
+                self.bytes_out.load(Ordering::Relaxed),
+            ),
+        ] {
+            family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {value}");
+        }
+        render_caches(&mut out, caches);
+        render_calls(&mut out, calls);
         out
+    }
+
+    fn render_requests(&self, out: &mut String) {
+        family(
+            out,
+            "s3gw_requests_total",
+            "counter",
+            "Requests by operation and HTTP status class.",
+        );
+        for (index, stats) in self.operations.iter().enumerate() {
+            let operation = Operation(index).name();
+            for (class, counter) in CLASSES.iter().zip(&stats.by_class) {
+                let count = counter.load(Ordering::Relaxed);
+                if count > 0 {
+                    let _ = writeln!(
+                        out,
+                        "s3gw_requests_total{{operation=\"{operation}\",class=\"{class}\"}} {count}"
+                    );
+                }
+            }
+        }
+        let name = "s3gw_request_duration_seconds";
+        family(
+            out,
+            name,
+            "histogram",
+            "Time from a request's arrival to the end of its response body, by operation.",
+        );
+        for (index, stats) in self.operations.iter().enumerate() {
+            let latency = stats.latency.snapshot();
+            if latency.count > 0 {
+                let labels = format!("operation=\"{}\"", Operation(index).name());
+                histogram(out, name, &labels, &latency);
+            }
+        }
     }
 }
 
-/// Appends the storage caches' counters (hits, misses, evictions of each
-/// cache) to a [`Metrics::render`] page.
-pub fn render_caches(out: &mut String, stats: &CacheStats) {
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn histogram(out: &mut String, name: &str, labels: &str, latency: &HistogramSnapshot) {
+    for (bound, count) in LATENCY_BUCKETS.iter().zip(latency.cumulative) {
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {count}");
+    }
+    let count = latency.count;
+    let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {count}");
+    let _ = writeln!(out, "{name}_sum{{{labels}}} {}", latency.sum_seconds);
+    let _ = writeln!(out, "{name}_count{{{labels}}} {count}");
+}
+
+/// Hits, misses and evictions of each storage cache.
+fn render_caches(out: &mut String, stats: &CacheStats) {
     for (what, help) in [
         ("hits", "Cache answers given without a back-end call."),
         ("misses", "Cache misses: back-end loads."),
         ("evictions", "Cache entries dropped for capacity or age."),
     ] {
         let name = format!("s3gw_cache_{what}_total");
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        family(out, &name, "counter", help);
         for (cache, counters) in stats.by_name() {
             let value = match what {
                 "hits" => counters.hits,
@@ -135,80 +273,101 @@ pub fn render_caches(out: &mut String, stats: &CacheStats) {
     }
 }
 
-/// A body that adds the length of every data frame to a counter.
-struct Counted {
-    inner: Body,
-    counter: Arc<AtomicU64>,
-    _in_flight: Option<InFlight>,
-}
-
-impl http_body::Body for Counted {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(frame))) = &polled
-            && let Some(data) = frame.data_ref()
-        {
-            self.counter.fetch_add(data.len() as u64, Ordering::Relaxed);
-        }
-        polled
+/// Latency and errors of each kind of back-end call made so far.
+fn render_calls(out: &mut String, calls: &[CallSample]) {
+    let name = "s3gw_backend_call_duration_seconds";
+    family(
+        out,
+        name,
+        "histogram",
+        "Back-end calls (service om, dn or ratis) by wire command, retries and failover included.",
+    );
+    for sample in calls {
+        let labels = format!("service=\"{}\",call=\"{}\"", sample.service, sample.call);
+        histogram(out, name, &labels, &sample.latency);
     }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+    let name = "s3gw_backend_call_errors_total";
+    family(
+        out,
+        name,
+        "counter",
+        "Back-end calls that failed: unreachable, timed out or an internal fault.",
+    );
+    for sample in calls {
+        let _ = writeln!(
+            out,
+            "{name}{{service=\"{}\",call=\"{}\"}} {}",
+            sample.service, sample.call, sample.errors
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use http_body_util::BodyExt;
-
     use super::*;
 
+    fn render(metrics: &Metrics) -> String {
+        metrics.render(&CacheStats::default(), &[])
+    }
+
     #[test]
-    fn requests_are_counted_by_operation_and_status() {
+    fn requests_are_counted_by_operation_and_status_class() {
         let metrics = Metrics::default();
-        metrics.record("GetObject", 200);
-        metrics.record("GetObject", 200);
-        metrics.record("GetObject", 404);
-        let text = metrics.render();
+        let get = Operation::named("GetObject");
+        for status in [200, 206, 404] {
+            metrics.begin();
+            metrics.finish(get, status, Duration::from_millis(3));
+        }
+        metrics.count(Operation::UNROUTED, 400);
+        let text = render(&metrics);
+        for line in [
+            "s3gw_requests_total{operation=\"GetObject\",class=\"2xx\"} 2\n",
+            "s3gw_requests_total{operation=\"GetObject\",class=\"4xx\"} 1\n",
+            "s3gw_requests_total{operation=\"Unrouted\",class=\"4xx\"} 1\n",
+            "s3gw_request_duration_seconds_bucket{operation=\"GetObject\",le=\"0.0025\"} 0\n",
+            "s3gw_request_duration_seconds_bucket{operation=\"GetObject\",le=\"0.005\"} 3\n",
+            "s3gw_request_duration_seconds_count{operation=\"GetObject\"} 3\n",
+            "s3gw_requests_in_flight 0\n",
+        ] {
+            assert!(text.contains(line), "{line} missing from {text}");
+        }
         assert!(
-            text.contains("s3gw_requests_total{operation=\"GetObject\",status=\"200\"} 2\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("s3gw_requests_total{operation=\"GetObject\",status=\"404\"} 1\n"),
-            "{text}"
+            !text.contains("s3gw_request_duration_seconds_count{operation=\"Unrouted\"}"),
+            "a refused request was never served"
         );
     }
 
-    #[tokio::test]
-    async fn bodies_are_counted_and_hold_the_request_in_flight() {
+    #[test]
+    fn multipart_uploads_in_progress_follow_successful_creates_and_finishes() {
         let metrics = Metrics::default();
-        let in_flight = metrics.start_request();
-        assert!(metrics.render().contains("s3gw_requests_in_flight 1\n"));
-        let incoming = metrics.count_in(Body::from("hello"));
-        let read = incoming.collect().await.expect("body").to_bytes();
-        assert_eq!(read.len(), 5);
-        let outgoing = metrics.count_out(Body::from("hello world"), in_flight);
-        assert!(
-            metrics.render().contains("s3gw_requests_in_flight 1\n"),
-            "still streaming"
-        );
-        let sent = outgoing.collect().await.expect("body").to_bytes();
-        assert_eq!(sent.len(), 11);
-        let text = metrics.render();
-        assert!(text.contains("s3gw_received_bytes_total 5\n"), "{text}");
-        assert!(text.contains("s3gw_sent_bytes_total 11\n"), "{text}");
-        assert!(text.contains("s3gw_requests_in_flight 0\n"), "{text}");
+        for (operation, status) in [
+            ("CreateMultipartUpload", 200),
+            ("CreateMultipartUpload", 200),
+            ("CreateMultipartUpload", 403),
+            ("CompleteMultipartUpload", 200),
+            ("AbortMultipartUpload", 404),
+        ] {
+            metrics.begin();
+            metrics.finish(Operation::named(operation), status, Duration::ZERO);
+        }
+        assert!(render(&metrics).contains("s3gw_multipart_uploads_in_progress 1\n"));
+    }
+
+    #[test]
+    fn connections_are_open_until_dropped() {
+        let metrics = Arc::new(Metrics::default());
+        let first = metrics.open_connection();
+        let _second = metrics.open_connection();
+        assert!(render(&metrics).contains("s3gw_connections_open 2\n"));
+        drop(first);
+        assert!(render(&metrics).contains("s3gw_connections_open 1\n"));
+    }
+
+    #[test]
+    fn every_operation_has_its_own_name() {
+        assert_eq!(Operation::ADMIN.name(), "Admin");
+        assert_eq!(Operation::UNROUTED.name(), "Unrouted");
+        assert_eq!(Operation::named("PutObject").name(), "PutObject");
+        assert_eq!(Operation::named("NoSuchOperation"), Operation::UNROUTED);
     }
 }

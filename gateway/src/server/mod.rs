@@ -1,6 +1,7 @@
 //! The HTTP server: opens storage, sets up keys, and serves HTTP/1.1 and
-//! HTTP/2 (h2c, or h2 over TLS) until a shutdown signal, then lets in-flight
-//! requests finish.
+//! HTTP/2 (h2c, or h2 over TLS) until a shutdown signal, then drains: `/ready`
+//! fails at once, connections are still accepted for `drain_delay`, then
+//! in-flight requests finish.
 //!
 //! One axum fallback handler ([`s3::handle`]) takes every request: probes
 //! (`/health`, `/ready`, `/metrics`) for unauthenticated GETs, the admin API
@@ -12,31 +13,36 @@ mod metrics;
 mod probes;
 mod request_id;
 mod request_limits;
+mod request_record;
 mod s3;
+pub mod signals;
 mod tls;
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
 use storage_client::{Storage, StorageError};
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::config::{Backend, Config, Limits};
 use crate::state::AppState;
 
 pub use metrics::Metrics;
-pub use tls::TlsError;
+pub use tls::{Certificates, TlsError};
 
 /// What the request handler shares across requests.
 struct Shared {
     app: Arc<AppState>,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     ids: request_id::RequestIds,
+    /// Set when the server is told to stop: `/ready` fails from then on.
+    draining: Arc<AtomicBool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,10 +88,13 @@ pub struct Gateway {
     listeners: Vec<TcpListener>,
     /// Where each listener is bound, in `listen` order.
     local_addrs: Vec<SocketAddr>,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<Certificates>>,
     app: axum::Router,
+    metrics: Arc<Metrics>,
+    draining: Arc<AtomicBool>,
     root_keys: RootKeys,
     limits: Limits,
+    drain_delay: Duration,
 }
 
 impl Gateway {
@@ -94,7 +103,12 @@ impl Gateway {
     pub async fn open(config: &Config) -> Result<Self, StartError> {
         // TLS files and the address first: a mistake there should not leave a
         // freshly created data dir and root key behind.
-        let tls = config.tls.as_ref().map(tls::acceptor).transpose()?;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(Certificates::load)
+            .transpose()?
+            .map(Arc::new);
         let mut listeners = Vec::with_capacity(config.listen.len());
         let mut local_addrs = Vec::with_capacity(config.listen.len());
         for &addr in &config.listen {
@@ -109,14 +123,30 @@ impl Gateway {
         let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
         let state = AppState::new(Arc::new(storage), config);
+        let shared = Shared {
+            app: Arc::new(state),
+            metrics: Arc::default(),
+            ids: request_id::RequestIds::new(),
+            draining: Arc::default(),
+        };
         Ok(Self {
             listeners,
             local_addrs,
             tls,
-            app: app(Arc::new(state)),
+            metrics: Arc::clone(&shared.metrics),
+            draining: Arc::clone(&shared.draining),
+            app: axum::Router::new()
+                .fallback(s3::handle)
+                .with_state(Arc::new(shared)),
             root_keys,
             limits: config.limits.clone(),
+            drain_delay: config.drain_delay,
         })
+    }
+
+    /// The TLS certificate being served, to reload while serving.
+    pub fn certificates(&self) -> Option<Arc<Certificates>> {
+        self.tls.clone()
     }
 
     /// The first bound address (useful when listening on port 0).
@@ -140,9 +170,17 @@ impl Gateway {
         &self.root_keys
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting and waits for
-    /// open connections to finish their in-flight requests.
+    /// Serves until `shutdown` resolves, then drains: `/ready` fails at
+    /// once, connections are accepted for `drain_delay` more, then the
+    /// listener closes and open connections finish their in-flight requests.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let (draining, drain_delay) = (self.draining, self.drain_delay);
+        let drain = async move {
+            shutdown.await;
+            draining.store(true, Ordering::Relaxed);
+            tracing::info!(?drain_delay, "draining: /ready fails from now on");
+            tokio::time::sleep(drain_delay).await;
+        };
         let limits = &self.limits;
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // Without a timer hyper has no header-read timeout, and a client that
@@ -173,7 +211,8 @@ impl Gateway {
             builder,
             self.app,
             connection_limits,
-            shutdown,
+            self.metrics,
+            drain,
         )
         .await;
     }
@@ -197,40 +236,22 @@ async fn open_storage(config: &Config) -> Result<Storage, StartError> {
     }
 }
 
-/// The request handler as an axum app, for serving or for in-process tests.
-pub fn app(state: Arc<AppState>) -> axum::Router {
-    let shared = Arc::new(Shared {
-        app: state,
-        metrics: Metrics::default(),
-        ids: request_id::RequestIds::new(),
-    });
-    axum::Router::new().fallback(s3::handle).with_state(shared)
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
+/// Reloads `certificates` from their files on every SIGHUP, keeping the
+/// ones in use when the new files are unusable.
+pub async fn reload_on_hangup(
+    mut hangups: signals::Reload,
+    certificates: Option<Arc<Certificates>>,
+) {
+    loop {
+        hangups.requested().await;
+        match &certificates {
+            None => tracing::info!("SIGHUP: no TLS certificate to reload"),
+            Some(certificates) => match certificates.reload() {
+                Ok(()) => tracing::info!("SIGHUP: TLS certificate reloaded"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "SIGHUP: TLS certificate not reloaded, still serving the previous one");
+                }
+            },
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
 }

@@ -5,6 +5,7 @@
 //! HEAD (many load balancers probe with HEAD): a signed or presigned
 //! request always goes to S3.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -12,9 +13,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use crate::state::AppState;
-
-use super::metrics::{Metrics, render_caches};
+use super::Shared;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -67,8 +66,8 @@ pub fn probe_of(request: &Request) -> Option<ProbeRequest> {
 /// Generous next to a healthy answer (milliseconds) so load does not flap it.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub async fn answer(request: ProbeRequest, state: &AppState, metrics: &Metrics) -> Response {
-    let mut response = answer_get(request.probe, state, metrics).await;
+pub(super) async fn answer(request: ProbeRequest, shared: &Shared) -> Response {
+    let mut response = answer_get(request.probe, shared).await;
     if request.head {
         // The GET answer's headers (Content-Length included), no body.
         *response.body_mut() = Body::empty();
@@ -76,11 +75,18 @@ pub async fn answer(request: ProbeRequest, state: &AppState, metrics: &Metrics) 
     response
 }
 
-async fn answer_get(probe: Probe, state: &AppState, metrics: &Metrics) -> Response {
+async fn answer_get(probe: Probe, shared: &Shared) -> Response {
+    let state = &shared.app;
     match probe {
         Probe::Health => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
         // One small read that reaches the back end (the OM on Ozone) every
         // time, never a scan: probes come many times a minute.
+        // A draining gateway is taken out of its balancer first.
+        Probe::Ready if shared.draining.load(Ordering::Relaxed) => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain; charset=utf-8",
+            "draining\n".into(),
+        ),
         Probe::Ready => {
             let check = tokio::time::timeout(READY_TIMEOUT, state.storage.ready());
             let failure = match check.await {
@@ -102,8 +108,9 @@ async fn answer_get(probe: Probe, state: &AppState, metrics: &Metrics) -> Respon
             )
         }
         Probe::Metrics => {
-            let mut page = metrics.render();
-            render_caches(&mut page, &state.storage.cache_stats());
+            let page = shared
+                .metrics
+                .render(&state.storage.cache_stats(), &state.storage.call_stats());
             text(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",

@@ -7,7 +7,6 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -22,15 +21,14 @@ use crate::state::AppState;
 use crate::{ops, router};
 
 use super::connections::Overflow;
+use super::metrics::Operation;
 use super::probes::Probe;
+use super::request_record::{AccessEntry, RequestRecord};
 use super::{Shared, body_tracker, probes, request_limits};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
 const EXTENDED_ID: HeaderName = HeaderName::from_static("x-amz-id-2");
 const SERVER_NAME: HeaderValue = HeaderValue::from_static("s3-gateway");
-
-/// The operation name used in metrics when a request fails before routing.
-const UNROUTED: &str = "Unrouted";
 
 pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let request_id = shared.ids.next();
@@ -42,20 +40,10 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             let health = probe.is_some_and(|p| p.probe == Probe::Health);
             (overflow && !health).then(S3Error::slow_down)
         });
-    if let Some(error) = refusal {
-        shared.metrics.record(UNROUTED, error.status.as_u16());
-        let mut response = error.into_response(request.uri().path(), &request_id.id);
-        stamp(&mut response, &request_id.id, &request_id.extended);
-        // The body was not read: an HTTP/1.1 connection cannot go on.
-        if request.version() <= Version::HTTP_11 {
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        return response;
-    }
-    if let Some(probe) = probe {
-        let mut response = probes::answer(probe, &shared.app, &shared.metrics).await;
+    if refusal.is_none()
+        && let Some(probe) = probe
+    {
+        let mut response = probes::answer(probe, &shared).await;
         stamp(&mut response, &request_id.id, &request_id.extended);
         // The overflow lane answers once, then closes.
         if overflow && request.version() <= Version::HTTP_11 {
@@ -66,25 +54,42 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         return response;
     }
 
-    let in_flight = shared.metrics.start_request();
+    // Probes aside, every request is recorded from here on, even if its
+    // client goes away before the answer.
+    let access = shared.app.access_log.then(|| AccessEntry {
+        request_id: request_id.id.clone(),
+        method: request.method().clone(),
+        bucket: None,
+    });
+    let mut record = RequestRecord::start(&shared.metrics, access);
+    if let Some(error) = refusal {
+        record.status = error.status.as_u16();
+        let mut response = error.into_response(request.uri().path(), &request_id.id);
+        stamp(&mut response, &request_id.id, &request_id.extended);
+        // The body was not read: an HTTP/1.1 connection cannot go on.
+        if request.version() <= Version::HTTP_11 {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        let (response_parts, body) = response.into_parts();
+        return Response::from_parts(response_parts, record.into_body(body));
+    }
 
-    let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let (body, body_read) = body_tracker::track(shared.metrics.count_in(body));
-    let (operation, mut response) =
-        render(serve(&shared.app, &parts, body), &parts, &request_id.id).await;
-
+    let (body, body_read) = body_tracker::track(body, shared.metrics.bytes_in());
+    let (served, mut response) = render(
+        serve(&shared.app, &parts, body, record.access.is_some()),
+        &parts,
+        &request_id.id,
+    )
+    .await;
     let status = response.status();
-    shared.metrics.record(operation, status.as_u16());
-    tracing::debug!(
-        request_id = %request_id.id,
-        method = %parts.method,
-        path = parts.uri.path(),
-        operation,
-        status = status.as_u16(),
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "request"
-    );
+    record.operation = served.operation;
+    record.status = status.as_u16();
+    if let Some(access) = &mut record.access {
+        access.bucket = served.bucket;
+    }
 
     stamp(&mut response, &request_id.id, &request_id.extended);
     // An unread HTTP/1 body leaves the connection unusable: say so.
@@ -93,6 +98,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    record.body = Some(body_read);
     let (response_parts, body) = response.into_parts();
     // HEAD answers carry the headers a GET would (Content-Length included) but
     // never a body, whatever the handler produced.
@@ -101,17 +107,31 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     } else {
         body
     };
-    Response::from_parts(response_parts, shared.metrics.count_out(body, in_flight))
+    Response::from_parts(response_parts, record.into_body(body))
+}
+
+/// What a request was, once routed: its operation (for metrics) and the
+/// bucket it named (for the access log, when that is on).
+struct Served {
+    operation: Operation,
+    bucket: Option<String>,
+}
+
+impl Served {
+    const UNROUTED: Self = Self {
+        operation: Operation::UNROUTED,
+        bucket: None,
+    };
 }
 
 /// Runs a handler and turns its outcome into a response: S3 errors as XML
 /// naming the request path and id, and a panic as a 500 InternalError so
 /// the client gets an answer and the connection survives.
 async fn render(
-    handler: impl Future<Output = (&'static str, Result<Response, S3Error>)>,
+    handler: impl Future<Output = (Served, Result<Response, S3Error>)>,
     parts: &Parts,
     request_id: &str,
-) -> (&'static str, Response) {
+) -> (Served, Response) {
     match AssertUnwindSafe(handler).catch_unwind().await {
         Ok((operation, Ok(response))) => (operation, response),
         Ok((operation, Err(error))) => {
@@ -126,23 +146,32 @@ async fn render(
                 "request handler panicked"
             );
             let error = S3Error::internal("We encountered an internal error. Please try again.");
-            (UNROUTED, error.into_response(parts.uri.path(), request_id))
+            (
+                Served::UNROUTED,
+                error.into_response(parts.uri.path(), request_id),
+            )
         }
     }
 }
 
-/// The admin API or the S3 service; returns the operation name for metrics.
+/// The admin API or the S3 service; says what the request was, with its
+/// bucket if `want_bucket`.
 async fn serve(
     state: &AppState,
     parts: &Parts,
     body: Body,
-) -> (&'static str, Result<Response, S3Error>) {
+    want_bucket: bool,
+) -> (Served, Result<Response, S3Error>) {
     if admin::api::is_admin_request(parts, state.domain.as_deref()) {
         let result = match state.verifier.authenticate(parts, body).await {
             Ok(caller) => admin::api::handle(state, parts, caller).await,
             Err(error) => Err(error),
         };
-        return ("Admin", result);
+        let served = Served {
+            operation: Operation::ADMIN,
+            bucket: None,
+        };
+        return (served, result);
     }
     let endpoint = match router::route(
         &parts.method,
@@ -151,14 +180,19 @@ async fn serve(
         state.domain.as_deref(),
     ) {
         Ok(endpoint) => endpoint,
-        Err(error) => return (UNROUTED, Err(error)),
+        Err(error) => return (Served::UNROUTED, Err(error)),
     };
-    let operation = endpoint.name();
+    let served = Served {
+        operation: Operation::of(&endpoint),
+        bucket: want_bucket
+            .then(|| endpoint.bucket().map(str::to_owned))
+            .flatten(),
+    };
     let result = match state.verifier.authenticate(parts, body).await {
         Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
         Err(error) => Err(error),
     };
-    (operation, result)
+    (served, result)
 }
 
 /// The headers S3 puts on every response, errors included.
@@ -215,10 +249,10 @@ mod tests {
             if parts().uri.path().len() > 1 {
                 panic!("handler bug");
             }
-            ("GetObject", Ok(Response::new(Body::empty())))
+            (Served::UNROUTED, Ok(Response::new(Body::empty())))
         };
-        let (operation, response) = render(handler, &parts(), "00000000000000AB").await;
-        assert_eq!(operation, UNROUTED);
+        let (served, response) = render(handler, &parts(), "00000000000000AB").await;
+        assert_eq!(served.operation, Operation::UNROUTED);
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let body = body_text(response).await;
         assert!(body.contains("<Code>InternalError</Code>"), "{body}");
@@ -232,12 +266,11 @@ mod tests {
     async fn errors_name_the_request_path() {
         let handler = async {
             (
-                "GetObject",
+                Served::UNROUTED,
                 Err(S3Error::from(storage_client::StorageError::NoSuchKey).naming("b", Some("key"))),
             )
         };
-        let (operation, response) = render(handler, &parts(), "R1").await;
-        assert_eq!(operation, "GetObject");
+        let (_, response) = render(handler, &parts(), "R1").await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND);
         assert!(
             body_text(response)

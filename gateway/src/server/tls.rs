@@ -1,7 +1,9 @@
-//! HTTPS: a rustls acceptor built from PEM files, offering HTTP/2 and
-//! HTTP/1.1 through ALPN.
+//! HTTPS: a rustls configuration built from PEM files, offering HTTP/2 and
+//! HTTP/1.1 through ALPN, that can be reloaded from the same files (SIGHUP)
+//! while serving: each handshake takes the configuration current when it
+//! starts, so open connections keep theirs and new ones get the new one.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
@@ -15,7 +17,41 @@ use crate::config::TlsFiles;
 #[error("TLS: {0}")]
 pub struct TlsError(String);
 
-pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
+/// The certificate and key being served, and where they came from.
+pub struct Certificates {
+    files: TlsFiles,
+    current: RwLock<Arc<ServerConfig>>,
+}
+
+impl Certificates {
+    pub fn load(files: &TlsFiles) -> Result<Self, TlsError> {
+        Ok(Self {
+            current: RwLock::new(server_config(files)?),
+            files: files.clone(),
+        })
+    }
+
+    /// An acceptor for one handshake, with the configuration current now.
+    pub fn acceptor(&self) -> TlsAcceptor {
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        TlsAcceptor::from(Arc::clone(&current))
+    }
+
+    /// Reads the files again; on any error the configuration in use stays.
+    pub fn reload(&self) -> Result<(), TlsError> {
+        let fresh = server_config(&self.files)?;
+        *self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh;
+        Ok(())
+    }
+}
+
+fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, TlsError> {
     let certs = CertificateDer::pem_file_iter(&files.cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
         .map_err(|e| TlsError(format!("certificate file {}: {e}", files.cert.display())))?;
@@ -34,5 +70,5 @@ pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
         .with_single_cert(certs, key)
         .map_err(|e| TlsError(format!("certificate and key do not fit: {e}")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok(Arc::new(config))
 }

@@ -1,0 +1,325 @@
+"""The operations surface of a real gateway process: /metrics (checked by
+promtool), the access log (one line per request on HTTP/1.1, h2c and TLS,
+text or JSON, or none), TLS certificate reload on SIGHUP, and the drain on
+SIGTERM (/ready fails at once, connections are accepted for drain_delay,
+exit 0), including a SIGTERM that comes while storage is still opening."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+import wire
+from conftest import (BINARY, backend_args, external_endpoint, gateway_binary, make_s3_client, random_key_pair,
+                      unique_bucket_name)
+from gateway_process import free_port
+from sigv4 import Credentials
+
+FIXTURES = Path(__file__).resolve().parent.parent / "gateway" / "tests" / "fixtures"
+ACCESS_LINE = re.compile(r"s3_gateway::access")
+
+pytestmark = pytest.mark.skipif(external_endpoint() is not None, reason="starts its own servers")
+
+
+class Launched:
+    """A gateway process with its stderr (the log) in a file."""
+
+    def __init__(self, tmp_path: Path, *args: str, env_extra: dict | None = None, wait: bool = True):
+        self.log_path = tmp_path / f"gateway-{time.monotonic_ns()}.log"
+        self.access, self.secret = random_key_pair()
+        env = dict(os.environ, S3GW_ROOT_ACCESS_KEY=self.access, S3GW_ROOT_SECRET_KEY=self.secret)
+        env.update(env_extra or {})
+        self.port = free_port()
+        binary = BINARY[0] if BINARY else gateway_binary()
+        command = [str(binary), "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(tmp_path / "data"), *args]
+        if "--backend" not in args:
+            command += backend_args()
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                                            env=env, text=True)
+        self.endpoint = None
+        if wait:
+            line = ""
+            while not line.startswith("s3-gateway listening on "):
+                line = self.process.stdout.readline()
+                assert line, f"the gateway exited before listening:\n{self.log()}"
+            self.endpoint = line.split()[-1]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for_log(self, pattern: str, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.log()):
+                return self.log()
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} not logged within {timeout}s:\n{self.log()}")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def launch(tmp_path):
+    started = []
+
+    def start(*args, **kwargs) -> Launched:
+        directory = tmp_path / f"server{len(started)}"
+        directory.mkdir()
+        server = Launched(directory, *args, **kwargs)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def metric(text: str, name: str, **labels) -> float:
+    """The value of one sample, or 0 when the page has none."""
+    wanted = ",".join(f'{key}="{value}"' for key, value in labels.items())
+    pattern = rf"^{re.escape(name)}{re.escape('{' + wanted + '}') if wanted else ''} (\S+)$"
+    found = re.search(pattern, text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+# ---- /metrics ----
+
+def test_metrics_count_what_was_served(launch, tmp_path):
+    server = launch()
+    client = make_s3_client(server.endpoint, Credentials(server.access, server.secret))
+    bucket = unique_bucket_name("metrics")
+    client.create_bucket(Bucket=bucket)
+    client.put_object(Bucket=bucket, Key="k", Body=b"x" * 1000)
+    for _ in range(3):
+        assert client.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x" * 1000
+    client.head_object(Bucket=bucket, Key="k")
+    with pytest.raises(client.exceptions.NoSuchKey):
+        client.get_object(Bucket=bucket, Key="missing")
+    upload = client.create_multipart_upload(Bucket=bucket, Key="open")["UploadId"]
+    done = client.create_multipart_upload(Bucket=bucket, Key="done")["UploadId"]
+    client.abort_multipart_upload(Bucket=bucket, Key="done", UploadId=done)
+
+    # A keep-alive connection held open while the page is read.
+    with wire.connect(server.port) as held:
+        held.sendall(wire.request_bytes("GET /health HTTP/1.1", [("Host", "x")]))
+        assert wire.read_reply(held).status == 200
+        text = requests.get(f"{server.endpoint}/metrics", timeout=10).text
+
+    assert metric(text, "s3gw_requests_total", operation="GetObject", **{"class": "2xx"}) == 3
+    assert metric(text, "s3gw_requests_total", operation="GetObject", **{"class": "4xx"}) == 1
+    assert metric(text, "s3gw_requests_total", operation="HeadObject", **{"class": "2xx"}) == 1
+    assert metric(text, "s3gw_request_duration_seconds_count", operation="GetObject") == 4
+    assert metric(text, "s3gw_request_duration_seconds_bucket", operation="GetObject", le="+Inf") == 4
+    assert metric(text, "s3gw_request_duration_seconds_sum", operation="GetObject") > 0
+    assert metric(text, "s3gw_received_bytes_total") >= 1000
+    assert metric(text, "s3gw_sent_bytes_total") >= 3000
+    assert metric(text, "s3gw_connections_open") >= 2, "the held connection and the scrape's"
+    assert metric(text, "s3gw_requests_in_flight") == 0
+    assert metric(text, "s3gw_multipart_uploads_in_progress") == 1
+    assert re.search(r'^s3gw_build_info\{version="[^"]+"\} 1$', text, re.MULTILINE), text
+    assert metric(text, "s3gw_cache_misses_total", cache="credentials") >= 1
+    for family in ("s3gw_backend_call_duration_seconds", "s3gw_backend_call_errors_total"):
+        assert f"# TYPE {family} " in text
+    if "--backend" in backend_args():
+        # On Ozone every request reached the OM: GetKeyInfo was timed.
+        assert metric(text, "s3gw_backend_call_duration_seconds_count", service="om", call="GET_KEY_INFO") >= 4
+        assert metric(text, "s3gw_backend_call_errors_total", service="om", call="GET_KEY_INFO") == 0
+        assert metric(text, "s3gw_backend_call_duration_seconds_count", service="ratis", call="WRITE_CHUNK") >= 1
+        assert metric(text, "s3gw_backend_call_duration_seconds_count", service="dn", call="READ_CHUNK") >= 3
+
+    promtool = shutil.which("promtool") or str(Path(os.environ.get("S3GW_TOOLS", "")) / "bin" / "promtool")
+    if not Path(promtool).is_file():
+        pytest.skip("promtool is not installed (scripts/install-deploy-tools installs it; helm/tests checks it too)")
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    client.abort_multipart_upload(Bucket=bucket, Key="open", UploadId=upload)
+
+
+# ---- the access log ----
+
+def http1_requests(sock, paths):
+    for path in paths:
+        sock.sendall(wire.request_bytes(f"GET {path} HTTP/1.1", [("Host", "127.0.0.1")]))
+        wire.read_reply(sock)
+
+
+def h2_requests(sock, paths, scheme):
+    sock.sendall(wire.h2_start())
+    for number, path in enumerate(paths):
+        stream = 2 * number + 1
+        fields = [(":method", "GET"), (":scheme", scheme), (":path", path), (":authority", "127.0.0.1")]
+        sock.sendall(wire.h2_frame(wire.H2_HEADERS, wire.END_STREAM | wire.END_HEADERS, stream,
+                                   wire.h2_header_block(fields)))
+        wire.h2_response(sock, stream)
+
+
+def tls_socket(port: int, alpn: str) -> ssl.SSLSocket:
+    context = ssl.create_default_context(cafile=str(FIXTURES / "test-ca.pem"))
+    context.set_alpn_protocols([alpn])
+    sock = context.wrap_socket(wire.connect(port), server_hostname="localhost")
+    assert sock.selected_alpn_protocol() == alpn
+    return sock
+
+
+PATHS = ["/logged-one/", "/logged-two/k", "/logged-three/", "/health"]
+S3_REQUESTS = 3
+
+
+def lines_for(server: Launched, send) -> list[str]:
+    """The log lines written while `send` ran (and the connection closed)."""
+    before = len(server.log().splitlines())
+    send()
+    time.sleep(0.5)  # the last line is written when its response body ends
+    return server.log().splitlines()[before:]
+
+
+def test_debug_logs_one_line_per_request_on_every_protocol(launch):
+    plain = launch("--log-level", "debug")
+    tls = launch("--log-level", "debug", "--tls-cert", str(FIXTURES / "tls-cert.pem"),
+                 "--tls-key", str(FIXTURES / "tls-key.pem"))
+    cases = {
+        "HTTP/1.1": lambda: http1_requests(wire.connect(plain.port), PATHS),
+        "h2c": lambda: h2_requests(wire.connect(plain.port), PATHS, "http"),
+        "HTTP/1.1 over TLS": lambda: http1_requests(tls_socket(tls.port, "http/1.1"), PATHS),
+        "h2 over TLS": lambda: h2_requests(tls_socket(tls.port, "h2"), PATHS, "https"),
+    }
+    for protocol, send in cases.items():
+        server = tls if "TLS" in protocol else plain
+        lines = lines_for(server, send)
+        # Probes are not logged; every other request is, once; the crates
+        # below (h2, hyper, rustls) add nothing at the gateway's debug level.
+        assert len(lines) == S3_REQUESTS, f"{protocol}: {len(lines)} lines:\n" + "\n".join(lines)
+        assert all(ACCESS_LINE.search(line) for line in lines), f"{protocol}:\n" + "\n".join(lines)
+        for bucket in ("logged-one", "logged-two", "logged-three"):
+            assert sum(f'bucket="{bucket}"' in line for line in lines) == 1, f"{protocol}:\n" + "\n".join(lines)
+
+
+def test_json_access_log_names_everything_about_a_request(launch):
+    server = launch("--log-format", "json")
+    client = make_s3_client(server.endpoint, Credentials(server.access, server.secret))
+    bucket = unique_bucket_name("jsonlog")
+    client.create_bucket(Bucket=bucket)
+    put = client.put_object(Bucket=bucket, Key="k", Body=b"12345")
+    request_id = put["ResponseMetadata"]["RequestId"]
+    server.wait_for_log(request_id)
+    entries = [json.loads(line) for line in server.log().splitlines() if line.strip()]
+    access = [entry for entry in entries if entry.get("target") == "s3_gateway::access"]
+    mine = [entry["fields"] for entry in access if entry["fields"]["request_id"] == request_id]
+    assert len(mine) == 1, access
+    fields = mine[0]
+    assert fields["operation"] == "PutObject" and fields["bucket"] == bucket, fields
+    assert fields["method"] == "PUT" and fields["status"] == 200, fields
+    assert fields["bytes_in"] >= 5 and isinstance(fields["duration_us"], int), fields
+    assert entries[0]["level"] == "INFO" and "timestamp" in entries[0], entries[0]
+
+
+def test_the_access_log_can_be_turned_off(launch):
+    server = launch("--access-log", "false")
+    requests.get(f"{server.endpoint}/some-bucket", timeout=10)
+    time.sleep(0.3)
+    assert not ACCESS_LINE.search(server.log()), server.log()
+    assert requests.get(f"{server.endpoint}/metrics", timeout=10).text.count("s3gw_requests_total{") == 1
+
+
+# ---- TLS certificate reload ----
+
+def peer_certificate(port: int) -> bytes:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with context.wrap_socket(wire.connect(port), server_hostname="localhost") as sock:
+        return sock.getpeercert(binary_form=True)
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    cert, key = directory / "new-cert.pem", directory / "new-key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def der_of(pem: Path) -> bytes:
+    return ssl.PEM_cert_to_DER_cert(pem.read_text())
+
+
+def test_sighup_reloads_the_certificate_without_dropping_connections(launch, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    shutil.copy(FIXTURES / "tls-cert.pem", cert)
+    shutil.copy(FIXTURES / "tls-key.pem", key)
+    server = launch("--tls-cert", str(cert), "--tls-key", str(key))
+    assert peer_certificate(server.port) == der_of(FIXTURES / "tls-cert.pem")
+
+    kept = tls_socket(server.port, "http/1.1")
+    http1_requests(kept, ["/health"])
+    new_cert, new_key = self_signed(tmp_path)
+    shutil.copy(new_cert, cert)
+    shutil.copy(new_key, key)
+    server.process.send_signal(signal.SIGHUP)
+    server.wait_for_log("TLS certificate reloaded")
+
+    # The open connection goes on with its session; new handshakes get the new certificate.
+    kept.sendall(wire.request_bytes("GET /health HTTP/1.1", [("Host", "127.0.0.1")]))
+    assert wire.read_reply(kept).status == 200
+    assert peer_certificate(server.port) == der_of(new_cert)
+
+    # An unusable file keeps the certificate in use, and says why.
+    cert.write_text("not a certificate\n")
+    server.process.send_signal(signal.SIGHUP)
+    log = server.wait_for_log("TLS certificate not reloaded")
+    assert re.search(r"not reloaded.*(certificate file|no certificate)", log), log
+    assert peer_certificate(server.port) == der_of(new_cert)
+    kept.sendall(wire.request_bytes("GET /health HTTP/1.1", [("Host", "127.0.0.1")]))
+    assert wire.read_reply(kept).status == 200
+    kept.close()
+    assert server.stop() == 0
+
+
+# ---- drain ----
+
+def test_sigterm_drains_then_exits_0(launch):
+    server = launch("--drain-delay", "3s")
+    assert requests.get(f"{server.endpoint}/ready", timeout=10).status_code == 200
+    server.process.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    deadline = signalled + 2
+    while requests.get(f"{server.endpoint}/ready", timeout=10).status_code != 503:
+        assert time.monotonic() < deadline, "/ready did not fail after SIGTERM"
+        time.sleep(0.02)
+    # Still accepting (the balancer has not noticed yet): new connections are served.
+    assert requests.get(f"{server.endpoint}/health", timeout=10).status_code == 200
+    assert time.monotonic() - signalled < 3, "the checks above took the whole delay"
+    assert server.process.wait(timeout=30) == 0
+    assert time.monotonic() - signalled >= 3, "stopped before drain_delay"
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{server.endpoint}/health", timeout=2)
+
+
+def test_sigterm_while_storage_opens_stops_cleanly(launch):
+    # No Ozone Manager answers this port: opening storage retries for seconds.
+    silent = free_port()
+    server = launch("--backend", "ozone", "--om", f"127.0.0.1:{silent}", "--ozone-connect-timeout", "5s",
+                    wait=False)
+    time.sleep(1)
+    assert server.process.poll() is None, server.log()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=10) == 0, server.log()
+    assert "stopped before serving" in server.log()

@@ -1,0 +1,80 @@
+//! Logging to stderr through `tracing`: the filter from `log_level` and
+//! the line format from `log_format`.
+//!
+//! A bare level (`debug`) applies to the gateway's own crates only; the
+//! crates it depends on (hyper, h2, rustls, tonic...) stay at `warn` unless
+//! the filter names them (`debug,h2=trace`). Otherwise `debug` would add a
+//! line per HTTP/2 frame and TLS handshake step to the one per request.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
+
+use crate::config::LogFormat;
+use crate::config::settings::setting;
+
+/// The crates whose events a bare level applies to.
+const OWN_CRATES: [&str; 2] = ["s3_gateway", "storage_client"];
+
+/// What the other crates log at when the filter does not name them.
+const DEPENDENCY_LEVEL: LevelFilter = LevelFilter::WARN;
+
+/// `log_level` with each bare level narrowed to the gateway's own crates.
+pub fn directives(log_level: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for directive in log_level.split(',').map(str::trim) {
+        match directive.parse::<LevelFilter>() {
+            // A level at or below warn needs no narrowing.
+            Ok(level) if level > DEPENDENCY_LEVEL => {
+                out.push(DEPENDENCY_LEVEL.to_string());
+                out.extend(OWN_CRATES.iter().map(|krate| format!("{krate}={level}")));
+            }
+            _ if directive.is_empty() => {}
+            _ => out.push(directive.to_owned()),
+        }
+    }
+    out.join(",")
+}
+
+/// Installs the global subscriber; call once, before anything logs.
+pub fn init(log_level: &str, format: LogFormat) {
+    let filter = EnvFilter::try_new(directives(log_level))
+        .unwrap_or_else(|_| {
+            let default = setting("log_level").default_value().unwrap_or("info");
+            EnvFilter::new(directives(default))
+        });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        // Colour codes are noise in log files and collectors.
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder.json().with_current_span(false).init(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_level_applies_to_the_gateway_only() {
+        assert_eq!(
+            directives("debug"),
+            "warn,s3_gateway=debug,storage_client=debug"
+        );
+        assert_eq!(
+            directives("info,h2=trace"),
+            "warn,s3_gateway=info,storage_client=info,h2=trace"
+        );
+    }
+
+    #[test]
+    fn quieter_levels_and_named_targets_are_kept() {
+        assert_eq!(directives("error"), "error");
+        assert_eq!(directives("off"), "off");
+        assert_eq!(directives("s3_gateway=debug"), "s3_gateway=debug");
+        assert!(EnvFilter::try_new(directives("debug,hyper=info")).is_ok());
+    }
+}
