@@ -28,8 +28,8 @@ def queries(dashboard: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> dict[str, str]:
-    """Metric family -> type, from the /metrics of a real gateway that served a request."""
+def metrics_page(tmp_path_factory) -> str:
+    """The /metrics of a real gateway that served a request."""
     data = tmp_path_factory.mktemp("data")
     process = subprocess.Popen([str(gateway_binary()), "--listen", "127.0.0.1:0", "--data-dir", str(data)],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
@@ -44,7 +44,18 @@ def exported(tmp_path_factory) -> dict[str, str]:
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
-    return dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.MULTILINE))
+    return text
+
+
+@pytest.fixture(scope="module")
+def exported(metrics_page) -> dict[str, str]:
+    """Metric family -> type."""
+    return dict(re.findall(r"^# TYPE (\S+) (\S+)$", metrics_page, re.MULTILINE))
+
+
+def test_metrics_page_passes_promtool(metrics_page):
+    result = subprocess.run([tool("promtool"), "check", "metrics"], input=metrics_page, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_dashboard_uses_only_exported_metrics(exported):

@@ -4,15 +4,12 @@
 //! metrics and, unless turned off, written as the request's one access log
 //! line (target `s3_gateway::access`).
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use bytes::Bytes;
 use http::Method;
-use http_body::{Frame, SizeHint};
+use http_body_util::BodyExt;
 
 use super::body_tracker::ReadTracker;
 use super::metrics::{Metrics, Operation};
@@ -55,12 +52,17 @@ impl RequestRecord {
         }
     }
 
-    /// Wraps the response body; the record is finished when it ends.
-    pub fn into_body(self, body: Body) -> Body {
-        Body::new(Recorded {
-            inner: body,
-            record: self,
-        })
+    /// Wraps the response body, counting the bytes sent; the record is
+    /// finished when the body ends or is dropped.
+    pub fn into_body(mut self, body: Body) -> Body {
+        Body::new(body.map_frame(move |frame| {
+            if let Some(data) = frame.data_ref() {
+                let len = data.len() as u64;
+                self.bytes_out += len;
+                self.metrics.add_bytes_out(len);
+            }
+            frame
+        }))
     }
 }
 
@@ -85,43 +87,8 @@ impl Drop for RequestRecord {
     }
 }
 
-/// A response body that counts the bytes sent into its request's record.
-struct Recorded {
-    inner: Body,
-    record: RequestRecord,
-}
-
-impl http_body::Body for Recorded {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(frame))) = &polled
-            && let Some(data) = frame.data_ref()
-        {
-            let len = data.len() as u64;
-            self.record.bytes_out += len;
-            self.record.metrics.add_bytes_out(len);
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use http_body_util::BodyExt;
     use storage_client::CacheStats;
 
     use super::*;
