@@ -39,11 +39,10 @@ pub fn directives(log_level: &str) -> String {
 
 /// Installs the global subscriber; call once, before anything logs.
 pub fn init(log_level: &str, format: LogFormat) {
-    let filter = EnvFilter::try_new(directives(log_level))
-        .unwrap_or_else(|_| {
-            let default = setting("log_level").default_value().unwrap_or("info");
-            EnvFilter::new(directives(default))
-        });
+    let filter = EnvFilter::try_new(directives(log_level)).unwrap_or_else(|_| {
+        let default = setting("log_level").default_value().unwrap_or("info");
+        EnvFilter::new(directives(default))
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
