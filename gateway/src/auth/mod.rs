@@ -160,7 +160,13 @@ impl Verifier {
         let raw_query = parts.uri.query().unwrap_or("");
         let presigned = presigned::is_presigned(raw_query);
         let sigv2_query = sigv2::is_presigned(raw_query);
-        match (parts.headers.get(AUTHORIZATION), presigned || sigv2_query) {
+        // An empty Authorization header carries no credentials: S3 answers it as
+        // an anonymous request (AccessDenied), not as an unknown scheme.
+        let authorization = parts
+            .headers
+            .get(AUTHORIZATION)
+            .filter(|value| !value.as_bytes().trim_ascii().is_empty());
+        match (authorization, presigned || sigv2_query) {
             (Some(_), true) => Err(invalid_argument(
                 "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, \
                  Signature query string parameter or the Authorization header should be specified",

@@ -682,6 +682,15 @@ async fn refuses_anonymous_ambiguous_and_unknown_schemes() {
             "Anonymous access is not allowed".to_owned()
         )
     );
+    let empty = parts(
+        "PUT",
+        "/bucket/key",
+        &[("host", "h"), ("authorization", "")],
+    );
+    assert_eq!(
+        refusal(&verifier, &empty, example_time()).await.0,
+        "AccessDenied"
+    );
     let both = parts(
         "GET",
         PRESIGNED_EXAMPLE,

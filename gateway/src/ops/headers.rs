@@ -3,6 +3,8 @@
 
 use std::time::SystemTime;
 
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use storage_client::{ChecksumType, KeyInfo, ObjectMeta};
 
@@ -43,7 +45,7 @@ pub fn object_meta_from_request(headers: &HeaderMap) -> Result<ObjectMeta, S3Err
         let Some(user_name) = name.as_str().strip_prefix(USER_META_PREFIX) else {
             continue;
         };
-        let value = String::from_utf8_lossy(value.as_bytes());
+        let value = meta_value_text(value.as_bytes());
         size += user_name.len() + value.len();
         meta.user
             .entry(user_name.to_owned())
@@ -52,12 +54,33 @@ pub fn object_meta_from_request(headers: &HeaderMap) -> Result<ObjectMeta, S3Err
                 joined.push(',');
                 joined.push_str(&value);
             })
-            .or_insert_with(|| value.into_owned());
+            .or_insert(value);
     }
     if size > MAX_USER_META_BYTES {
         return Err(S3Error::metadata_too_large(MAX_USER_META_BYTES));
     }
     Ok(meta)
+}
+
+/// A user-metadata value as text: UTF-8 when the bytes are UTF-8, else each
+/// byte as its ISO-8859-1 character (what HTTP once defined header bytes to
+/// be), so no byte a client sent is lost to a replacement character.
+fn meta_value_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => bytes.iter().map(|&byte| char::from(byte)).collect(),
+    }
+}
+
+/// A user-metadata value as S3 returns it: as is when US-ASCII, else one
+/// RFC 2047 encoded word (`=?UTF-8?B?<base64>?=`), which S3 documents for
+/// non-ASCII values and which any HTTP client can carry.
+fn meta_value_header(value: &str) -> String {
+    if value.is_ascii() {
+        value.to_owned()
+    } else {
+        format!("=?UTF-8?B?{}?=", BASE64_STANDARD.encode(value))
+    }
 }
 
 /// Content-Encoding with the transfer-only `aws-chunked` removed; `None`
@@ -115,7 +138,7 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
     }
     for (name, value) in &meta.user {
         if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {
-            insert(headers, name, value);
+            insert(headers, name, &meta_value_header(value));
         }
     }
     if !info.tags.is_empty() {
@@ -213,14 +236,8 @@ mod tests {
         assert_eq!(err.code, "MetadataTooLarge");
     }
 
-    #[test]
-    fn stored_metadata_is_returned_with_validators() {
-        let mut meta = ObjectMeta {
-            cache_control: Some("max-age=60".into()),
-            ..ObjectMeta::default()
-        };
-        meta.user.insert("color".into(), "blue".into());
-        let info = KeyInfo {
+    fn key_info(meta: ObjectMeta) -> KeyInfo {
+        KeyInfo {
             bucket: "b".into(),
             key: "k".into(),
             size: 3,
@@ -232,7 +249,17 @@ mod tests {
             checksum: None,
             locations: vec![],
             parts: vec![],
+        }
+    }
+
+    #[test]
+    fn stored_metadata_is_returned_with_validators() {
+        let mut meta = ObjectMeta {
+            cache_control: Some("max-age=60".into()),
+            ..ObjectMeta::default()
         };
+        meta.user.insert("color".into(), "blue".into());
+        let info = key_info(meta);
         let mut out = HeaderMap::new();
         object_headers(&mut out, &info);
         assert_eq!(out["etag"], "\"abc\"");
@@ -243,5 +270,29 @@ mod tests {
         assert_eq!(out["x-amz-meta-color"], "blue");
         assert_eq!(out["x-amz-tagging-count"], "1");
         assert!(!out.contains_key("content-encoding"));
+    }
+
+    #[test]
+    fn non_ascii_metadata_is_kept_and_returned_rfc2047_encoded() {
+        let mut request = HeaderMap::new();
+        request.insert(
+            "x-amz-meta-utf8",
+            HeaderValue::from_bytes("Hello World\u{e9}".as_bytes()).unwrap(),
+        );
+        request.insert(
+            "x-amz-meta-latin1",
+            HeaderValue::from_bytes(b"caf\xe9").unwrap(),
+        );
+        request.insert("x-amz-meta-ascii", HeaderValue::from_static("plain"));
+        let meta = object_meta_from_request(&request).unwrap();
+        assert_eq!(meta.user["utf8"], "Hello World\u{e9}");
+        assert_eq!(meta.user["latin1"], "caf\u{e9}");
+
+        let mut out = HeaderMap::new();
+        object_headers(&mut out, &key_info(meta));
+        // base64 of the UTF-8 bytes of "Hello World\u{e9}" and "caf\u{e9}".
+        assert_eq!(out["x-amz-meta-utf8"], "=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?=");
+        assert_eq!(out["x-amz-meta-latin1"], "=?UTF-8?B?Y2Fmw6k=?=");
+        assert_eq!(out["x-amz-meta-ascii"], "plain");
     }
 }
