@@ -121,12 +121,6 @@ def multipart_etag(parts: list[bytes]) -> str:
     return f'"{hashlib.md5(joined).hexdigest()}-{len(parts)}"'
 
 
-def comparable_tags(tags: list[dict]) -> list[dict]:
-    """A tag set as a test can compare it: as is, since the embedded store
-    keeps the order given; sorted on Ozone, which keeps tags in a hash map."""
-    return sorted(tags, key=lambda tag: tag["Key"]) if OZONE_OM else tags
-
-
 def backend_args() -> list[str]:
     """The flags that put a started gateway on the back end under test."""
     return ["--backend", "ozone", "--om", OZONE_OM] if OZONE_OM else []

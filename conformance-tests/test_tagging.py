@@ -7,7 +7,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from client_errors import error_code, status
-from conftest import comparable_tags, make_s3_client
+from conftest import make_s3_client
 from raw_client import assert_s3_error
 
 TAGGING = [("tagging", "")]
@@ -31,8 +31,8 @@ def test_put_get_delete_tagging_round_trip(s3, bucket):
     pairs = [("zeta", "last"), ("alpha", "first"), ("empty", "")]
     put = s3.put_object_tagging(Bucket=bucket, Key="k", Tagging=tag_set(pairs))
     assert put["ResponseMetadata"]["HTTPStatusCode"] == 200
-    # Stored order, not sorted.
-    assert s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"] == tag_set(pairs)["TagSet"]
+    # In key order, not the order sent, on every back end.
+    assert s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"] == tag_set(sorted(pairs))["TagSet"]
 
     after = s3.head_object(Bucket=bucket, Key="k")
     assert after["ResponseMetadata"]["HTTPHeaders"]["x-amz-tagging-count"] == "3"
@@ -56,10 +56,10 @@ def test_put_tagging_replaces_the_whole_set(s3, bucket):
 
 def test_tagging_header_on_put_object(s3, bucket):
     s3.put_object(Bucket=bucket, Key="k", Body=b"x", Tagging="project=blue%20sky&owner=")
-    assert comparable_tags(s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"]) == comparable_tags([
-        {"Key": "project", "Value": "blue sky"},
+    assert s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"] == [
         {"Key": "owner", "Value": ""},
-    ])
+        {"Key": "project", "Value": "blue sky"},
+    ]
     head = s3.head_object(Bucket=bucket, Key="k")
     assert head["ResponseMetadata"]["HTTPHeaders"]["x-amz-tagging-count"] == "2"
 
@@ -76,7 +76,7 @@ def test_limits_count_unicode_characters_not_bytes(s3, bucket):
     ten = [(f"k{i}", "v") for i in range(9)] + [(key, value)]
     s3.put_object_tagging(Bucket=bucket, Key="k", Tagging=tag_set(ten))
     stored = s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"]
-    assert comparable_tags(stored) == comparable_tags([{"Key": k, "Value": v} for k, v in ten])
+    assert stored == tag_set(sorted(ten))["TagSet"]
 
 
 @pytest.mark.parametrize(
