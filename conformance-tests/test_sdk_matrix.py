@@ -1,9 +1,9 @@
-"""The SDK matrix: the same scenarios run by six real client programs.
+"""The SDK matrix: the same scenarios run by seven real clients.
 
 `sdk/run-matrix` installs and runs boto3, the AWS CLI, Rust aws-sdk-s3, Java
-SDK v2, Go SDK v2 and JS SDK v3 against the server under test; each
-(SDK, scenario) cell becomes one test here, and the runner's table is printed
-at the end of the session. Installing the clients takes minutes on a cold
+SDK v2, Go SDK v2, minio-go (warp's client library) and JS SDK v3 against
+the server under test; each (SDK, scenario) cell becomes one test here, and
+the runner's table is printed at the end of the session. Installing the clients takes minutes on a cold
 machine, so `scripts/test.sh` runs `run-matrix --install-only` before pytest.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from conftest import OZONE_OM, SDK_MATRIX_TABLE, SUITE_DIR
 
 RUNNER = SUITE_DIR / "sdk" / "run-matrix"
-SDKS = ["boto3", "aws-cli", "rust", "java-v2", "go-v2", "js-v3"]
+SDKS = ["boto3", "aws-cli", "rust", "java-v2", "go-v2", "minio-go", "js-v3"]
 SCENARIOS = [
     "bucket",
     "object",
@@ -60,9 +60,13 @@ def matrix(target):
     return cells
 
 
+# Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them.
+EXTRA_CELLS = [("minio-go", "warp")]
+CELLS = [(sdk, scenario) for sdk in SDKS for scenario in SCENARIOS] + EXTRA_CELLS
+
+
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("scenario", SCENARIOS)
-@pytest.mark.parametrize("sdk", SDKS)
+@pytest.mark.parametrize("sdk, scenario", CELLS, ids=[f"{scenario}-{sdk}" for sdk, scenario in CELLS])
 def test_sdk_scenario(matrix, sdk, scenario):
     cell = matrix.get((sdk, scenario))
     assert cell is not None, f"{sdk} reported no result for {scenario}"

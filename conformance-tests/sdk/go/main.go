@@ -1,13 +1,12 @@
-// Command sdk-matrix-go runs the SDK matrix scenarios with the AWS SDK for Go v2
-// and prints one JSON line per scenario (see ../README.md). Arguments select
-// scenarios; none runs all.
+// Command sdk-matrix-go runs the SDK matrix scenarios with the AWS SDK for Go v2,
+// or with minio-go when the first argument is --minio-go, and prints one JSON
+// line per scenario (see ../README.md). Further arguments select scenarios;
+// none runs all.
 package main
 
 import (
 	"context"
 	"os"
-	"runtime/debug"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -16,15 +15,16 @@ import (
 var stderr = os.Stderr
 
 func main() {
-	wanted := os.Args[1:]
-	for _, name := range wanted {
-		if !slices.Contains(scenarioNames, name) {
-			logf("unknown scenario %s; known: %v", name, scenarioNames)
-			os.Exit(2)
-		}
+	// One binary, two client libraries: the minio-go program shares this
+	// module's pinned build and helpers.
+	if len(os.Args) > 1 && os.Args[1] == "--minio-go" {
+		minioMain(os.Args[2:])
+		return
 	}
-	if len(wanted) == 0 {
-		wanted = scenarioNames
+	wanted, err := selectScenarios(os.Args[1:], scenarioNames)
+	if err != nil {
+		logf("%v", err)
+		os.Exit(2)
 	}
 	e, err := endpointFromEnv()
 	if err != nil {
@@ -32,7 +32,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	report := reporter{version: moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3")}
+	report := reporter{sdk: "go-v2", version: moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3")}
 	s := &scenarios{endpoint: e, s3: makeClient(e, true), prefix: "go-v2-" + randomSuffix()}
 	bodies := map[string]func(context.Context) (string, error){
 		"bucket":            s.bucketScenario,
@@ -46,41 +46,10 @@ func main() {
 		"checksum-default":  s.checksumDefaultScenario,
 		"checksum-off":      s.checksumOffScenario,
 	}
-	var setupErr error
-	if slices.ContainsFunc(wanted, func(name string) bool { return name != "bucket" }) {
-		setupErr = s.createBucket(ctx, s.bucket())
-	}
-	for _, name := range scenarioNames {
-		if !slices.Contains(wanted, name) {
-			continue
-		}
-		if setupErr != nil && name != "bucket" {
-			report.emit(name, false, "setup failed: CreateBucket "+s.prefix+": "+setupErr.Error())
-			continue
-		}
-		note, err := bodies[name](ctx)
-		if err != nil {
-			report.emit(name, false, err.Error())
-		} else {
-			report.emit(name, true, note)
-		}
-	}
+	setup := func() error { return s.createBucket(ctx, s.bucket()) }
+	runScenarios(ctx, report, wanted, bodies, s.prefix, setup)
 	removeBucket(ctx, s.s3, s.prefix)
 	removeBucket(ctx, s.s3, s.prefix+"-b")
-}
-
-// moduleVersion reads a dependency's version from the build info go.sum pinned.
-func moduleVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	for _, dep := range info.Deps {
-		if dep.Path == path {
-			return dep.Version
-		}
-	}
-	return "unknown"
 }
 
 // removeBucket is best-effort cleanup: every object and pending upload, then the bucket.

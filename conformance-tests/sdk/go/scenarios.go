@@ -474,6 +474,9 @@ func (s *scenarios) checksumOffScenario(ctx context.Context) (string, error) {
 	return "", checkSameBytes(data, body, "GetObject body")
 }
 
+// logName prefixes cleanup trouble on stderr with the client that met it.
+var logName = "go-v2"
+
 func logf(format string, args ...any) {
-	fmt.Fprintf(stderr, "go-v2: "+format+"\n", args...)
+	fmt.Fprintf(stderr, logName+": "+format+"\n", args...)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
@@ -12,6 +13,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -19,6 +22,34 @@ import (
 var scenarioNames = []string{
 	"bucket", "object", "range", "list-v2-delimiter", "multipart",
 	"copy", "tagging", "presigned", "checksum-default", "checksum-off",
+}
+
+// selectScenarios checks the requested names against known and returns them in
+// known's order (all of known when none are requested).
+func selectScenarios(wanted, known []string) ([]string, error) {
+	for _, name := range wanted {
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("unknown scenario %s; known: %v", name, known)
+		}
+	}
+	if len(wanted) == 0 {
+		return known, nil
+	}
+	return slices.DeleteFunc(slices.Clone(known), func(name string) bool { return !slices.Contains(wanted, name) }), nil
+}
+
+// moduleVersion reads a dependency's version from the build info go.sum pinned.
+func moduleVersion(path string) string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, dep := range info.Deps {
+		if dep.Path == path {
+			return dep.Version
+		}
+	}
+	return "unknown"
 }
 
 const (
@@ -114,8 +145,17 @@ func multipartETag(parts [][]byte) string {
 }
 
 func crc32Base64(data []byte) string {
+	return checksumBase64(crc32.ChecksumIEEE(data))
+}
+
+func crc32cBase64(data []byte) string {
+	return checksumBase64(crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// checksumBase64 is a CRC as the x-amz-checksum-* headers carry it: big-endian, base64.
+func checksumBase64(crc uint32) string {
 	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(data))
+	binary.BigEndian.PutUint32(sum[:], crc)
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
@@ -126,9 +166,9 @@ func checkSameBytes(got, expected []byte, what string) error {
 	return nil
 }
 
-// reporter prints one JSON line per scenario result.
+// reporter prints one JSON line per scenario result for one SDK.
 type reporter struct {
-	version string
+	sdk, version string
 }
 
 func (r reporter) emit(scenario string, ok bool, detail string) {
@@ -136,7 +176,29 @@ func (r reporter) emit(scenario string, ok bool, detail string) {
 		detail = string(runes[:600]) + "..."
 	}
 	line, _ := json.Marshal(map[string]any{
-		"sdk": "go-v2", "version": r.version, "scenario": scenario, "ok": ok, "detail": detail,
+		"sdk": r.sdk, "version": r.version, "scenario": scenario, "ok": ok, "detail": detail,
 	})
 	fmt.Println(string(line))
+}
+
+// runScenarios runs the wanted scenarios in report order, each after setup
+// (the working bucket) has succeeded, except "bucket", which makes its own.
+func runScenarios(ctx context.Context, report reporter, wanted []string,
+	bodies map[string]func(context.Context) (string, error), bucket string, setup func() error) {
+	var setupErr error
+	if slices.ContainsFunc(wanted, func(name string) bool { return name != "bucket" }) {
+		setupErr = setup()
+	}
+	for _, name := range wanted {
+		if setupErr != nil && name != "bucket" {
+			report.emit(name, false, "setup failed: CreateBucket "+bucket+": "+setupErr.Error())
+			continue
+		}
+		note, err := bodies[name](ctx)
+		if err != nil {
+			report.emit(name, false, err.Error())
+		} else {
+			report.emit(name, true, note)
+		}
+	}
 }
