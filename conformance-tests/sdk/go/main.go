@@ -21,16 +21,7 @@ func main() {
 		minioMain(os.Args[2:])
 		return
 	}
-	wanted, err := selectScenarios(os.Args[1:], scenarioNames)
-	if err != nil {
-		logf("%v", err)
-		os.Exit(2)
-	}
-	e, err := endpointFromEnv()
-	if err != nil {
-		logf("%v", err)
-		os.Exit(2)
-	}
+	wanted, e := startUp(os.Args[1:], scenarioNames)
 	ctx := context.Background()
 	report := reporter{sdk: "go-v2", version: moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3")}
 	s := &scenarios{endpoint: e, s3: makeClient(e, true), prefix: "go-v2-" + randomSuffix()}

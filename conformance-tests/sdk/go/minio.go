@@ -38,16 +38,7 @@ const (
 
 func minioMain(args []string) {
 	logName = "minio-go"
-	wanted, err := selectScenarios(args, minioScenarioNames)
-	if err != nil {
-		logf("%v", err)
-		os.Exit(2)
-	}
-	e, err := endpointFromEnv()
-	if err != nil {
-		logf("%v", err)
-		os.Exit(2)
-	}
+	wanted, e := startUp(args, minioScenarioNames)
 	client, err := makeMinioClient(e)
 	if err != nil {
 		logf("%v", err)

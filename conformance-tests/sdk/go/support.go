@@ -38,6 +38,20 @@ func selectScenarios(wanted, known []string) ([]string, error) {
 	return slices.DeleteFunc(slices.Clone(known), func(name string) bool { return !slices.Contains(wanted, name) }), nil
 }
 
+// startUp returns the scenarios asked for and the endpoint, or exits 2 on bad usage.
+func startUp(args, known []string) ([]string, endpoint) {
+	wanted, err := selectScenarios(args, known)
+	if err == nil {
+		var e endpoint
+		if e, err = endpointFromEnv(); err == nil {
+			return wanted, e
+		}
+	}
+	logf("%v", err)
+	os.Exit(2)
+	return nil, endpoint{}
+}
+
 // moduleVersion reads a dependency's version from the build info go.sum pinned.
 func moduleVersion(path string) string {
 	info, ok := debug.ReadBuildInfo()
