@@ -1,6 +1,7 @@
 //! Object metadata between HTTP headers and `ObjectMeta`: what a PUT stores
 //! and what GET/HEAD return.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use base64::Engine;
@@ -75,11 +76,11 @@ fn meta_value_text(bytes: &[u8]) -> String {
 /// A user-metadata value as S3 returns it: as is when US-ASCII, else one
 /// RFC 2047 encoded word (`=?UTF-8?B?<base64>?=`), which S3 documents for
 /// non-ASCII values and which any HTTP client can carry.
-fn meta_value_header(value: &str) -> String {
+fn meta_value_header(value: &str) -> Cow<'_, str> {
     if value.is_ascii() {
-        value.to_owned()
+        Cow::Borrowed(value)
     } else {
-        format!("=?UTF-8?B?{}?=", BASE64_STANDARD.encode(value))
+        Cow::Owned(format!("=?UTF-8?B?{}?=", BASE64_STANDARD.encode(value)))
     }
 }
 
