@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
-    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings,
-    UriPathNormalizationMode, sign,
+    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SignatureLocation,
+    SigningInstructions, SigningSettings, UriPathNormalizationMode, sign,
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
@@ -277,16 +277,36 @@ impl S3Client {
         Ok(())
     }
 
-    /// Signs and sends one request; any non-2xx answer becomes an error
-    /// carrying the S3 error code.
-    async fn send(
+    /// A presigned URL (query-string SigV4, `UNSIGNED-PAYLOAD`) for one
+    /// request on `key`, valid for `expires`: what other load generators
+    /// (oha) send without knowing S3.
+    pub fn presigned_url(
         &self,
-        method: Method,
+        method: &Method,
         bucket: &str,
-        key: Option<&str>,
-        query: &str,
-        body: Option<Bytes>,
-    ) -> Result<reqwest::Response, RequestError> {
+        key: &str,
+        expires: Duration,
+    ) -> Result<String, RequestError> {
+        let mut url = self.object_url(bucket, Some(key), "");
+        let mut settings = s3_signing_settings();
+        settings.signature_location = SignatureLocation::QueryParams;
+        settings.expires_in = Some(expires);
+        settings.payload_checksum_kind = PayloadChecksumKind::NoHeader;
+        let (instructions, _signature) = self.sign(method, &url, settings)?;
+        let mut query = String::new();
+        for (name, value) in instructions.params() {
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.extend(utf8_percent_encode(name, UNRESERVED));
+            query.push('=');
+            query.extend(utf8_percent_encode(value, UNRESERVED));
+        }
+        url.set_query(Some(&query));
+        Ok(url.to_string())
+    }
+
+    fn object_url(&self, bucket: &str, key: Option<&str>, query: &str) -> Url {
         let mut url = self.endpoint.clone();
         let path = match key {
             Some(key) => format!("/{bucket}/{}", utf8_percent_encode(key, KEY_PATH)),
@@ -294,13 +314,15 @@ impl S3Client {
         };
         url.set_path(&path);
         url.set_query((!query.is_empty()).then_some(query));
+        url
+    }
 
-        let mut settings = SigningSettings::default();
-        // S3 signs with a payload hash header, single URI encoding and no
-        // path normalisation.
-        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-        settings.percent_encoding_mode = PercentEncodingMode::Single;
-        settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+    fn sign(
+        &self,
+        method: &Method,
+        url: &Url,
+        settings: SigningSettings,
+    ) -> Result<(SigningInstructions, String), RequestError> {
         let params = v4::SigningParams::builder()
             .identity(&self.identity)
             .region(&self.region)
@@ -317,9 +339,23 @@ impl S3Client {
             SignableBody::UnsignedPayload,
         )
         .map_err(|e| RequestError::Signing(e.to_string()))?;
-        let (instructions, _signature) = sign(signable, &params)
+        Ok(sign(signable, &params)
             .map_err(|e| RequestError::Signing(e.to_string()))?
-            .into_parts();
+            .into_parts())
+    }
+
+    /// Signs and sends one request; any non-2xx answer becomes an error
+    /// carrying the S3 error code.
+    async fn send(
+        &self,
+        method: Method,
+        bucket: &str,
+        key: Option<&str>,
+        query: &str,
+        body: Option<Bytes>,
+    ) -> Result<reqwest::Response, RequestError> {
+        let url = self.object_url(bucket, key, query);
+        let (instructions, _signature) = self.sign(&method, &url, s3_signing_settings())?;
 
         let mut request = self.http.request(method, url).header("host", &self.host);
         for (name, value) in instructions.headers() {
@@ -340,6 +376,16 @@ impl S3Client {
             .unwrap_or_else(|| status.canonical_reason().unwrap_or("no error code").into());
         Err(RequestError::Status { status, code })
     }
+}
+
+/// S3 signs with a payload hash header, single URI encoding and no path
+/// normalisation.
+fn s3_signing_settings() -> SigningSettings {
+    let mut settings = SigningSettings::default();
+    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    settings.percent_encoding_mode = PercentEncodingMode::Single;
+    settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+    settings
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -454,6 +500,25 @@ mod tests {
         let empty = br#"<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>"#;
         assert_eq!(parse_list_page(empty).expect("parses").keys, 0);
         assert!(parse_list_page(b"<html>").is_err());
+    }
+
+    #[test]
+    fn presigned_urls_carry_the_signature_in_the_query() {
+        let client = S3Client::new("http://127.0.0.1:9000", "us-east-1", "AKID", "secret", 1)
+            .expect("client");
+        let url = client
+            .presigned_url(&Method::GET, "b", "dir/obj 1", Duration::from_secs(600))
+            .expect("presigns");
+        let url = Url::parse(&url).expect("a URL");
+        assert_eq!(url.path(), "/b/dir/obj%201");
+        let query: std::collections::HashMap<String, String> =
+            url.query_pairs().into_owned().collect();
+        assert_eq!(query["X-Amz-Algorithm"], "AWS4-HMAC-SHA256");
+        assert_eq!(query["X-Amz-Expires"], "600");
+        assert_eq!(query["X-Amz-SignedHeaders"], "host");
+        assert!(query["X-Amz-Credential"].starts_with("AKID/"), "{query:?}");
+        assert_eq!(query["X-Amz-Signature"].len(), 64);
+        assert!(!query.contains_key("X-Amz-Content-Sha256"), "{query:?}");
     }
 
     #[test]

@@ -4,25 +4,30 @@
 //! `s3-bench <mode> --endpoint URL --access-key AK --secret-key SK` prepares
 //! the objects the mode needs, runs the timed phase, deletes what it wrote
 //! and prints ops/s, MiB/s and latency percentiles per operation.
+//! `fill` writes objects that stay and `--existing` runs on them, for runs
+//! over a large bucket; `presign` prints URLs for other load generators.
 
 mod budget;
 mod client;
 mod mix;
 mod pool;
+mod progress;
 mod report;
 mod stats;
 mod units;
 mod workload;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use reqwest::Method;
 
 use crate::client::S3Client;
 use crate::report::RunReport;
-use crate::workload::{Mode, Plan};
+use crate::workload::{Mode, Plan, keyed_data, object_data, object_key};
 
 /// The longest timed phase, also when only an operation count is given,
 /// so the tool always stops by itself.
@@ -76,10 +81,30 @@ struct Cli {
     /// Part size for the multipart mode
     #[arg(long, default_value = "5MiB", value_parser = units::parse_size)]
     multipart_part_size: u64,
+    /// Key prefix of the run's objects; fill, presign and --existing need
+    /// it [default: s3-bench-<random>/]
+    #[arg(long)]
+    prefix: Option<String>,
+    /// The bucket and objects <prefix>obj-0 .. obj-<objects - 1> exist
+    /// already (from fill, or files of a static server): nothing is
+    /// prepared, created or deleted. Only for get, stat, list and presign
+    #[arg(long)]
+    existing: bool,
+    /// The first object index fill writes, to grow an earlier fill
+    #[arg(long, default_value_t = 0)]
+    first: usize,
+    /// How long presigned URLs stay valid
+    #[arg(long, default_value = "1h", value_parser = units::parse_duration)]
+    expires: Duration,
+    /// Redraw a progress line on stderr every second [default: when stderr
+    /// is a terminal]
+    #[arg(long)]
+    progress: bool,
     /// Print the results as JSON instead of a table
     #[arg(long)]
     json: bool,
-    /// Give every object its own bytes and check every byte a GET returns
+    /// Give every object bytes derived from its key alone and check every
+    /// byte a GET returns (so --existing checks what fill --verify wrote)
     #[arg(long)]
     verify: bool,
 }
@@ -100,6 +125,16 @@ impl Cli {
         }
         if !(1..=MAX_OBJECTS).contains(&self.objects) {
             return Err(format!("--objects must be 1..={MAX_OBJECTS}"));
+        }
+        let keeps_objects = self.existing || matches!(self.mode, Mode::Fill | Mode::Presign);
+        if keeps_objects && (self.bucket.is_none() || self.prefix.is_none()) {
+            return Err("fill, presign and --existing need --bucket and --prefix".into());
+        }
+        if self.existing && !self.mode.reads_only() {
+            return Err("--existing is only for get, stat, list and presign".into());
+        }
+        if self.mode == Mode::Fill && self.first >= self.objects {
+            return Err("--first must be below --objects".into());
         }
         if self.mode == Mode::Multipart {
             if self.multipart_part_size < MIN_PART_SIZE {
@@ -137,6 +172,13 @@ async fn main() -> ExitCode {
         .bucket
         .clone()
         .unwrap_or_else(|| format!("s3-bench-{:08x}", rand::random::<u32>()));
+    let prefix = cli
+        .prefix
+        .clone()
+        .unwrap_or_else(|| format!("s3-bench-{:08x}/", rand::random::<u32>()));
+    if cli.mode == Mode::Presign {
+        return presign(&client, &cli, &bucket, &prefix).await;
+    }
     let plan = Plan {
         mode: cli.mode,
         bucket: bucket.clone(),
@@ -150,6 +192,10 @@ async fn main() -> ExitCode {
         object_size: cli.obj_size,
         objects: cli.objects,
         part_size: cli.multipart_part_size,
+        prefix,
+        existing: cli.existing,
+        first: cli.first,
+        show_progress: cli.progress || std::io::stderr().is_terminal(),
         verify: cli.verify,
     };
     let outcome = match workload::run(client, plan).await {
@@ -188,4 +234,48 @@ async fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Prints `METHOD URL` lines: GET and HEAD of <prefix>obj-0, PUT of
+/// <prefix>obj-put. Unless --existing, first creates the bucket and writes
+/// obj-0; what it writes stays.
+async fn presign(client: &S3Client, cli: &Cli, bucket: &str, prefix: &str) -> ExitCode {
+    let read_key = object_key(prefix, 0);
+    if !cli.existing {
+        let written = async {
+            client
+                .create_bucket(bucket)
+                .await
+                .map_err(|e| format!("cannot create bucket {bucket}: {e}"))?;
+            let data = if cli.verify {
+                keyed_data(&read_key, usize::try_from(cli.obj_size).map_err(|e| e.to_string())?)
+            } else {
+                object_data(cli.obj_size)?
+            };
+            client
+                .put_object(bucket, &read_key, data)
+                .await
+                .map_err(|e| format!("cannot write {read_key}: {e}"))
+        }
+        .await;
+        if let Err(e) = written {
+            eprintln!("s3-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let write_key = format!("{prefix}obj-put");
+    for (method, key) in [
+        (Method::GET, &read_key),
+        (Method::HEAD, &read_key),
+        (Method::PUT, &write_key),
+    ] {
+        match client.presigned_url(&method, bucket, key, cli.expires) {
+            Ok(url) => println!("{method} {url}"),
+            Err(e) => {
+                eprintln!("s3-bench: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }

@@ -1,5 +1,8 @@
 //! One benchmark run: create the bucket, prepare the objects the mode reads,
 //! run the timed phase with N workers, then delete everything it wrote.
+//! A run can instead use objects that already exist (`--existing`: written
+//! by an earlier `fill`, or files of a static web server), and `fill`
+//! writes objects that stay, for runs over a large bucket.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -15,6 +18,7 @@ use crate::budget::Budget;
 use crate::client::{RequestError, S3Client};
 use crate::mix::{self, Op};
 use crate::pool::ObjectPool;
+use crate::progress::Progress;
 use crate::report::ErrorLog;
 use crate::stats::Samples;
 
@@ -34,12 +38,27 @@ pub enum Mode {
     Mixed,
     /// Whole multipart uploads: create, parts, complete
     Multipart,
+    /// PUT objects <prefix>obj-<first> .. obj-<objects - 1> and keep them
+    Fill,
+    /// Print presigned GET, HEAD and PUT URLs for <prefix>obj-0 (PUT first
+    /// unless --existing), for other load generators
+    Presign,
 }
 
 impl Mode {
     fn needs_objects(self) -> bool {
-        !matches!(self, Mode::Put | Mode::Multipart)
+        !matches!(self, Mode::Put | Mode::Multipart | Mode::Fill)
     }
+
+    /// Modes that only read, so they can run on objects that exist.
+    pub fn reads_only(self) -> bool {
+        matches!(self, Mode::Get | Mode::Stat | Mode::List | Mode::Presign)
+    }
+}
+
+/// The key of the `index`-th prepared object.
+pub fn object_key(prefix: &str, index: usize) -> String {
+    format!("{prefix}obj-{index}")
 }
 
 pub struct Plan {
@@ -51,6 +70,12 @@ pub struct Plan {
     pub object_size: u64,
     pub objects: usize,
     pub part_size: u64,
+    pub prefix: String,
+    /// The bucket and objects obj-0 .. obj-<objects - 1> exist already.
+    pub existing: bool,
+    /// The first index `fill` writes.
+    pub first: usize,
+    pub show_progress: bool,
     /// Compare every byte read with the bytes written.
     pub verify: bool,
 }
@@ -79,20 +104,35 @@ struct Context {
     /// a 404 on every later read).
     unconfirmed: Mutex<Vec<String>>,
     errors: ErrorLog,
+    /// The next index `fill` writes.
+    next_index: AtomicU64,
+    progress: Arc<Progress>,
+}
+
+/// Random bytes of the object size, the body of every PUT.
+pub fn object_data(size: u64) -> Result<Bytes, String> {
+    let mut data = vec![0u8; usize::try_from(size).map_err(|e| e.to_string())?];
+    rand::rng().fill_bytes(&mut data);
+    Ok(Bytes::from(data))
 }
 
 pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
-    let created_bucket = client
-        .create_bucket(&plan.bucket)
-        .await
-        .map_err(|e| format!("cannot create bucket {}: {e}", plan.bucket))?;
-    let mut data = vec![0u8; usize::try_from(plan.object_size).map_err(|e| e.to_string())?];
-    rand::rng().fill_bytes(&mut data);
+    if plan.mode == Mode::Presign {
+        return Err("presign has no timed phase".into());
+    }
+    let created_bucket = if plan.existing {
+        false
+    } else {
+        client
+            .create_bucket(&plan.bucket)
+            .await
+            .map_err(|e| format!("cannot create bucket {}: {e}", plan.bucket))?
+    };
     let context = Arc::new(Context {
         client,
         bucket: plan.bucket.clone(),
-        prefix: format!("s3-bench-{:08x}/", rand::random::<u32>()),
-        data: Bytes::from(data),
+        prefix: plan.prefix.clone(),
+        data: object_data(plan.object_size)?,
         verify: plan.verify,
         wrong_bytes: AtomicU64::new(0),
         part_size: plan.part_size,
@@ -100,18 +140,33 @@ pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
         pool: ObjectPool::default(),
         unconfirmed: Mutex::default(),
         errors: ErrorLog::default(),
+        next_index: AtomicU64::new(plan.first as u64),
+        progress: Arc::default(),
     });
 
-    let prepared = if plan.mode.needs_objects() {
+    let prepared = if plan.existing {
+        for index in 0..plan.objects {
+            context.pool.insert(object_key(&context.prefix, index));
+        }
+        Ok(())
+    } else if plan.mode.needs_objects() {
         prepare(&context, plan.objects, plan.concurrency).await
     } else {
         Ok(())
     };
+    let ops = match plan.mode {
+        Mode::Fill => Some(plan.objects.saturating_sub(plan.first) as u64),
+        _ => plan.ops,
+    };
     let outcome = match prepared {
         Ok(()) => {
             // The deadline counts from here, not from before the preparation.
-            let budget = Arc::new(Budget::new(plan.duration, plan.ops));
+            let budget = Arc::new(Budget::new(plan.duration, ops));
+            let ticker = plan.show_progress.then(|| context.progress.show(ops));
             let outcome = timed_phase(&context, budget, plan.mode, plan.concurrency).await;
+            if let Some(ticker) = ticker {
+                ticker.stop();
+            }
             if plan.mode == Mode::Delete && context.pool.is_empty() {
                 eprintln!(
                     "note: all {} objects were deleted before the time was up; \
@@ -123,7 +178,10 @@ pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
         }
         Err(e) => Err(e),
     };
-    cleanup(&context, plan.concurrency, created_bucket).await;
+    // What exists already, and what `fill` wrote, stays.
+    if !plan.existing && plan.mode != Mode::Fill {
+        cleanup(&context, plan.concurrency, created_bucket).await;
+    }
     outcome
 }
 
@@ -137,7 +195,7 @@ async fn prepare(context: &Context, objects: usize, concurrency: usize) -> Resul
         .for_each_concurrent(concurrency, |index| {
             let failures = &failures;
             async move {
-                let key = format!("{}obj-{index}", context.prefix);
+                let key = object_key(&context.prefix, index);
                 match context
                     .client
                     .put_object(&context.bucket, &key, context.body(&key))
@@ -190,17 +248,38 @@ async fn timed_phase(
 }
 
 impl Context {
-    /// The body written under `key`; with `verify` it begins with the key
-    /// itself, so a GET answered with another object's bytes shows.
+    /// The body written under `key`; with `verify`, bytes derived from the
+    /// key alone (see `keyed_data`).
     fn body(&self, key: &str) -> Bytes {
-        if !self.verify {
-            return self.data.clone();
+        if self.verify {
+            keyed_data(key, self.data.len())
+        } else {
+            self.data.clone()
         }
-        let mut body = self.data.to_vec();
-        let stamp = &key.as_bytes()[..key.len().min(body.len())];
-        body[..stamp.len()].copy_from_slice(stamp);
-        Bytes::from(body)
     }
+}
+
+/// The bytes `--verify` stores under `key`: the key itself, then a stream
+/// seeded by the key's hash. They depend on nothing else, so a GET answered
+/// with another object's bytes shows, and a later `--existing --verify` run
+/// checks what an earlier `fill --verify` wrote.
+pub fn keyed_data(key: &str, size: usize) -> Bytes {
+    // FNV-1a of the key seeds SplitMix64: both fixed here, so the bytes
+    // never change with a dependency's version.
+    let mut state = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut data = Vec::with_capacity(size + 8);
+    data.extend_from_slice(&key.as_bytes()[..key.len().min(size)]);
+    while data.len() < size {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        data.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    data.truncate(size);
+    Bytes::from(data)
 }
 
 async fn worker(
@@ -221,6 +300,13 @@ async fn worker(
                 let result = listing.next_page(&context).await;
                 ("LIST", String::new(), start, result)
             }
+            Mode::Fill => {
+                let index = context.next_index.fetch_add(1, Ordering::Relaxed);
+                let key = object_key(&context.prefix, index as usize);
+                let start = Instant::now();
+                let result = object_op(&context, Op::Put, &key).await;
+                (Op::Put.name(), key, start, result)
+            }
             Mode::Multipart => {
                 let key = fresh_key();
                 let start = Instant::now();
@@ -236,9 +322,10 @@ async fn worker(
                 let result = object_op(&context, Op::Delete, &key).await;
                 (Op::Delete.name(), key, start, result)
             }
-            Mode::Get | Mode::Put | Mode::Stat | Mode::Mixed => {
+            Mode::Get | Mode::Put | Mode::Stat | Mode::Mixed | Mode::Presign => {
                 let wanted = match mode {
-                    Mode::Get => Op::Get,
+                    // Presign never gets here: run() refuses it.
+                    Mode::Get | Mode::Presign => Op::Get,
                     Mode::Stat => Op::Head,
                     Mode::Put => Op::Put,
                     _ => mix::pick(rand::random_range(0..100)),
@@ -266,6 +353,7 @@ async fn worker(
             }
         };
         let latency = start.elapsed();
+        context.progress.record(result.is_ok());
         let samples = seen.entry(op).or_default();
         match result {
             Ok(bytes) => samples.record_success(latency, bytes),
@@ -450,8 +538,36 @@ mod tests {
     fn only_writing_modes_skip_preparation() {
         assert!(!Mode::Put.needs_objects());
         assert!(!Mode::Multipart.needs_objects());
+        assert!(!Mode::Fill.needs_objects());
         for mode in [Mode::Get, Mode::Stat, Mode::List, Mode::Delete, Mode::Mixed] {
             assert!(mode.needs_objects(), "{mode:?}");
         }
+    }
+
+    #[test]
+    fn only_reading_modes_run_on_existing_objects() {
+        for mode in [Mode::Get, Mode::Stat, Mode::List, Mode::Presign] {
+            assert!(mode.reads_only(), "{mode:?}");
+        }
+        for mode in [Mode::Put, Mode::Delete, Mode::Mixed, Mode::Multipart, Mode::Fill] {
+            assert!(!mode.reads_only(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn verified_bytes_depend_on_the_key_alone() {
+        let first = keyed_data("p/obj-7", 1024);
+        assert_eq!(first.len(), 1024);
+        assert!(first.starts_with(b"p/obj-7"));
+        assert_eq!(first, keyed_data("p/obj-7", 1024), "same key, same bytes");
+        let other = keyed_data("p/obj-8", 1024);
+        assert_ne!(first[7..], other[7..], "the tail differs too");
+        assert_eq!(keyed_data("p/obj-7", 3), &b"p/o"[..]);
+        assert!(keyed_data("p/obj-7", 0).is_empty());
+    }
+
+    #[test]
+    fn fill_and_existing_runs_agree_on_key_names() {
+        assert_eq!(object_key("p/", 7), "p/obj-7");
     }
 }
