@@ -60,9 +60,10 @@ pub mod test_support {
     pub use crate::ozone::ratis_client::{RatisClient, RatisConfig, Replicated};
 }
 
-/// What the block-token fuzz target in `fuzz/` drives: the token codec and
-/// its checks, which only the block role uses. Built only with the
-/// `fuzzing` feature (see docs/fuzzing.md).
+/// What the block-token fuzz target in `fuzz/` drives, and the token
+/// microbenchmarks in `benches/` time: the token codec and its checks,
+/// which only the block role uses. Built only with the `fuzzing` feature
+/// (see docs/fuzzing.md).
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {
     pub use crate::token::{
