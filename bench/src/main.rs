@@ -183,7 +183,8 @@ async fn main() -> ExitCode {
         mode: cli.mode,
         bucket: bucket.clone(),
         concurrency: cli.concurrency,
-        duration: if cli.ops.is_some() {
+        // A fill runs until every object is written.
+        duration: if cli.ops.is_some() || cli.mode == Mode::Fill {
             MAX_DURATION
         } else {
             cli.duration
@@ -206,7 +207,13 @@ async fn main() -> ExitCode {
         }
     };
     let results = stats::summarize(outcome.by_op, outcome.elapsed);
-    let failed = results.iter().any(|row| row.errors > 0);
+    let written: u64 = results.iter().map(|row| row.ops).sum();
+    let wanted = cli.objects.saturating_sub(cli.first) as u64;
+    let incomplete = cli.mode == Mode::Fill && written < wanted;
+    if incomplete {
+        eprintln!("s3-bench: fill wrote {written} of {wanted} objects");
+    }
+    let failed = incomplete || results.iter().any(|row| row.errors > 0);
     let report = RunReport {
         mode: format!("{:?}", cli.mode).to_lowercase(),
         endpoint: cli.endpoint,
