@@ -225,6 +225,9 @@ for prefix, size, n in (("small", 1024, count), ("m1", 1 << 20, 16), ("m256", 25
     for i in range(1, n):
         os.link(first, f"{root}/{prefix}/obj-{i}")
 EOF
+  # nginx's workers run as another user; mktemp made the tree private.
+  chmod a+rx "$work"
+  chmod -R a+rX "$dir/www"
   start nginx "nginx (ceiling)" "$(nginx -v 2>&1 | sed 's/.*nginx\///')" "–" "$p" \
     nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log"
 }
@@ -357,7 +360,7 @@ done
 # All processes of a server: its own and its children's.
 for name in "${servers[@]}"; do
   if [[ -n ${pid[$name]} ]]; then
-    pids_of[$name]="${pid[$name]} $(pgrep -P "${pid[$name]}" | tr '\n' ' ')"
+    pids_of[$name]="${pid[$name]} $(pgrep -P "${pid[$name]}" | tr "\n" " " || true)"
   fi
 done
 
@@ -532,21 +535,28 @@ for ((round = 1; round <= rounds; round++)); do
     measure "$name" "PUT 16MiB c4" PUT 16MiB 4 "$round" s3-bench \
       s3bench "$name" put --obj-size 16MiB --concurrency 4 --duration "$duration"
   done
-  # oha, an independent load generator, on presigned URLs of one object.
+  # oha, an independent load generator, on presigned URLs: GETs of the
+  # 10k objects, PUTs of 10k other keys, picked at random per request.
   head -c 1024 /dev/urandom >"$work/body-1KiB"
   for name in "${order[@]}"; do
+    urls=$work/urls-$name
     if is_s3 "$name"; then
-      urls=$(s3bench "$name" presign --existing --prefix small/ 2>>"$out/raw/stderr.log") || continue
-      get_url=$(awk '$1 == "GET" {print $2}' <<<"$urls")
-      put_url=$(awk '$1 == "PUT" {print $2}' <<<"$urls")
+      s3bench "$name" presign --existing --prefix small/ --objects "$small_objects" \
+        >"$urls" 2>>"$out/raw/stderr.log" || continue
     else
-      get_url="${endpoint[$name]}/$bucket/small/obj-0" put_url=""
+      seq 0 $((small_objects - 1)) | sed "s|^|GET ${endpoint[$name]}/$bucket/small/obj-|" >"$urls"
     fi
+    awk '$1 == "GET" {print $2}' "$urls" >"$urls.get"
+    awk '$1 == "PUT" {print $2}' "$urls" >"$urls.put"
+    # -w: requests in flight at the deadline finish, rather than count as errors.
     measure "$name" "oha GET 1KiB c32" GET 1KiB 32 "$round" oha \
-      nice -n 5 "$bin/oha" --no-tui --output-format json -z "$duration" -c 32 "$get_url"
-    [[ -n $put_url ]] && measure "$name" "oha PUT 1KiB c32" PUT 1KiB 32 "$round" oha \
-      nice -n 5 "$bin/oha" --no-tui --output-format json -z "$duration" -c 32 -m PUT \
-      -T application/octet-stream -D "$work/body-1KiB" "$put_url"
+      nice -n 5 "$bin/oha" --no-tui --output-format json -w -z "$duration" -c 32 \
+      --urls-from-file "$urls.get"
+    if [[ -s $urls.put ]]; then
+      measure "$name" "oha PUT 1KiB c32" PUT 1KiB 32 "$round" oha \
+        nice -n 5 "$bin/oha" --no-tui --output-format json -w -z "$duration" -c 32 -m PUT \
+        -T application/octet-stream -D "$work/body-1KiB" --urls-from-file "$urls.put"
+    fi
   done
 done
 
@@ -556,18 +566,22 @@ for name in $scale_servers; do
   echo "== scale: $name, $small_objects -> $scale_objects objects"
   count_label=$(awk -v n="$scale_objects" 'BEGIN {if (n >= 1e6) printf "%gM", n / 1e6; else printf "%gk", n / 1e3}')
   measure "$name" "GET 1KiB c32, 10k in bucket" GET 1KiB 32 1 s3-bench \
-    s3bench "$name" get --existing --prefix small/ --objects "$small_objects" --concurrency 32 --duration "$duration"
+    s3bench "$name" get --existing --prefix small/ --objects "$small_objects" --obj-size 1KiB \
+    --concurrency 32 --duration "$duration"
   fill_start=$(date +%s)
-  measure "$name" "PUT 1KiB c64, filling to $count_label" PUT 1KiB 64 1 s3-bench \
+  measure "$name" "PUT 1KiB c64, filling the bucket to $count_label" PUT 1KiB 64 1 s3-bench \
     s3bench "$name" fill --prefix small/ --obj-size 1KiB --first "$small_objects" \
     --objects "$scale_objects" --concurrency 64
   echo "  filled in $(($(date +%s) - fill_start)) s"
   measure "$name" "GET 1KiB c32, $count_label in bucket (same 10k keys)" GET 1KiB 32 1 s3-bench \
-    s3bench "$name" get --existing --prefix small/ --objects "$small_objects" --concurrency 32 --duration "$duration"
+    s3bench "$name" get --existing --prefix small/ --objects "$small_objects" --obj-size 1KiB \
+    --concurrency 32 --duration "$duration"
   measure "$name" "GET 1KiB c32, $count_label in bucket (any key)" GET 1KiB 32 1 s3-bench \
-    s3bench "$name" get --existing --prefix small/ --objects "$scale_objects" --concurrency 32 --duration "$duration"
+    s3bench "$name" get --existing --prefix small/ --objects "$scale_objects" --obj-size 1KiB \
+    --concurrency 32 --duration "$duration"
   measure "$name" "LIST 1000 keys c1, $count_label in bucket" LIST 1KiB 1 1 s3-bench \
-    s3bench "$name" list --existing --prefix small/ --objects "$scale_objects" --concurrency 1 --duration "$duration"
+    s3bench "$name" list --existing --prefix small/ --objects "$scale_objects" --obj-size 1KiB \
+    --concurrency 1 --duration "$duration"
 done
 
 # ---------------------------------------------------------------- report
@@ -589,9 +603,9 @@ mkdir -p "$(dirname "$svg")"
   echo "\"servers\": ["
   sep=""
   for name in "${servers[@]}"; do
-    jq -cn --arg name "$name" --arg label "${label[$name]}" --arg version "${version[$name]}" \
+    jq -cn --arg name "$name" --arg title "${label[$name]}" --arg version "${version[$name]}" \
       --arg durability "${durability[$name]}" --arg probe "${probe[$name]:-–}" \
-      '{name: $name, label: $label, version: $version, durability: $durability, probe: $probe}' |
+      '{name: $name, label: $title, version: $version, durability: $durability, probe: $probe}' |
       sed "s/^/$sep/"
     sep=","
   done

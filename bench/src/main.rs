@@ -39,6 +39,8 @@ const MIN_PART_SIZE: u64 = 5 << 20;
 const MAX_PARTS: u64 = 10_000;
 const MAX_CONCURRENCY: usize = 1024;
 const MAX_OBJECTS: usize = 1_000_000;
+/// Where the PUT URLs of `presign` point.
+const PRESIGNED_PUT_PREFIX: &str = "s3-bench-presigned-put/";
 
 #[derive(Parser)]
 #[command(
@@ -243,26 +245,31 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Prints `METHOD URL` lines: GET and HEAD of <prefix>obj-0, PUT of
-/// <prefix>obj-put. Unless --existing, first creates the bucket and writes
-/// obj-0; what it writes stays.
+/// Prints `METHOD URL` lines for objects 0 .. --objects - 1: GET and HEAD
+/// of <prefix>obj-<i>, and PUT of s3-bench-presigned-put/obj-<i> (outside
+/// the prefix, so listings of it stay exact). Unless --existing, first
+/// creates the bucket and writes the objects read; what it writes stays.
 async fn presign(client: &S3Client, cli: &Cli, bucket: &str, prefix: &str) -> ExitCode {
-    let read_key = object_key(prefix, 0);
     if !cli.existing {
         let written = async {
             client
                 .create_bucket(bucket)
                 .await
                 .map_err(|e| format!("cannot create bucket {bucket}: {e}"))?;
-            let data = if cli.verify {
-                keyed_data(&read_key, usize::try_from(cli.obj_size).map_err(|e| e.to_string())?)
-            } else {
-                object_data(cli.obj_size)?
-            };
-            client
-                .put_object(bucket, &read_key, data)
-                .await
-                .map_err(|e| format!("cannot write {read_key}: {e}"))
+            let data = object_data(cli.obj_size)?;
+            for index in 0..cli.objects {
+                let key = object_key(prefix, index);
+                let body = if cli.verify {
+                    keyed_data(&key, data.len())
+                } else {
+                    data.clone()
+                };
+                client
+                    .put_object(bucket, &key, body)
+                    .await
+                    .map_err(|e| format!("cannot write {key}: {e}"))?;
+            }
+            Ok::<(), String>(())
         }
         .await;
         if let Err(e) = written {
@@ -270,17 +277,20 @@ async fn presign(client: &S3Client, cli: &Cli, bucket: &str, prefix: &str) -> Ex
             return ExitCode::FAILURE;
         }
     }
-    let write_key = format!("{prefix}obj-put");
-    for (method, key) in [
-        (Method::GET, &read_key),
-        (Method::HEAD, &read_key),
-        (Method::PUT, &write_key),
-    ] {
-        match client.presigned_url(&method, bucket, key, cli.expires) {
-            Ok(url) => println!("{method} {url}"),
-            Err(e) => {
-                eprintln!("s3-bench: {e}");
-                return ExitCode::FAILURE;
+    for index in 0..cli.objects {
+        let read_key = object_key(prefix, index);
+        let write_key = object_key(PRESIGNED_PUT_PREFIX, index);
+        for (method, key) in [
+            (Method::GET, &read_key),
+            (Method::HEAD, &read_key),
+            (Method::PUT, &write_key),
+        ] {
+            match client.presigned_url(&method, bucket, key, cli.expires) {
+                Ok(url) => println!("{method} {url}"),
+                Err(e) => {
+                    eprintln!("s3-bench: {e}");
+                    return ExitCode::FAILURE;
+                }
             }
         }
     }

@@ -40,8 +40,9 @@ pub enum Mode {
     Multipart,
     /// PUT objects <prefix>obj-<first> .. obj-<objects - 1> and keep them
     Fill,
-    /// Print presigned GET, HEAD and PUT URLs for <prefix>obj-0 (PUT first
-    /// unless --existing), for other load generators
+    /// Print presigned GET, HEAD and PUT URLs, one object each of the
+    /// --objects (PUT them first unless --existing), for other load
+    /// generators
     Presign,
 }
 
