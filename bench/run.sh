@@ -141,6 +141,7 @@ out=${OUT:-$repo/target/bench-results/$started}
 mkdir -p "$out/raw"
 results=$out/results.jsonl
 : >"$results"
+: >"$out/raw/stderr.log"
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3gw-bench.XXXXXX")
 # Garage's key format (GK + 24 hex digits, read in either case), upper-case
 # so it is also the 16-128 of A-Z0-9 our gateway requires; every server takes it.

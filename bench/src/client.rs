@@ -103,11 +103,15 @@ impl S3Client {
         })
     }
 
-    /// Creates the bucket; false if this key already owns it.
+    /// Creates the bucket; false if it exists already. Some servers
+    /// (s3s-fs) answer BucketAlreadyExists for the caller's own bucket; if
+    /// it is in fact someone else's, the requests that follow fail.
     pub async fn create_bucket(&self, bucket: &str) -> Result<bool, RequestError> {
         match self.send(Method::PUT, bucket, None, "", None).await {
             Ok(_) => Ok(true),
-            Err(RequestError::Status { code, .. }) if code == "BucketAlreadyOwnedByYou" => {
+            Err(RequestError::Status { code, .. })
+                if code == "BucketAlreadyOwnedByYou" || code == "BucketAlreadyExists" =>
+            {
                 Ok(false)
             }
             Err(e) => Err(e),
