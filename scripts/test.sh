@@ -45,6 +45,14 @@ failed=()
 echo "==> cargo test --workspace"
 cargo test --workspace || failed+=("cargo test")
 
+# The benchmark harness is a documented command (BENCHMARKS.md), never run
+# here: only its syntax, its --help and the unit tests of its report.
+echo "==> bench scripts: syntax, --help, report tests"
+{ bash -n bench/run.sh && bash -n bench/profile.sh && bench/run.sh --help >/dev/null &&
+    bench/profile.sh --help >/dev/null &&
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider bench/test_report.py; } ||
+    failed+=("bench scripts")
+
 # Point the suite at the binary just built, wherever the target dir is.
 target_dir="$(cargo metadata --format-version 1 --no-deps \
     | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"

@@ -550,7 +550,13 @@ mod tests {
         for mode in [Mode::Get, Mode::Stat, Mode::List, Mode::Presign] {
             assert!(mode.reads_only(), "{mode:?}");
         }
-        for mode in [Mode::Put, Mode::Delete, Mode::Mixed, Mode::Multipart, Mode::Fill] {
+        for mode in [
+            Mode::Put,
+            Mode::Delete,
+            Mode::Mixed,
+            Mode::Multipart,
+            Mode::Fill,
+        ] {
             assert!(!mode.reads_only(), "{mode:?}");
         }
     }

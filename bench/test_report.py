@@ -1,0 +1,93 @@
+"""Unit tests of the benchmark's result handling (bench/report.py) and of
+the profile's stage split (bench/stages.py); the benchmark itself is a
+documented command, not a test."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import report  # noqa: E402
+import stages  # noqa: E402
+
+
+def s3bench_json(ops_per_sec, rows=None):
+    rows = rows or [{"op": "GET", "ops": 100, "errors": 0, "ops_per_sec": ops_per_sec,
+                     "mib_per_sec": 1.0, "p50_ms": 1.5, "p90_ms": 2, "p99_ms": 3, "max_ms": 4}]
+    return {"mode": "get", "results": rows}
+
+
+def record(tmp_path, results, server, workload, raw, tool="s3-bench", conc=32, round_=1, size="1KiB"):
+    path = tmp_path / f"{server}-{workload.replace(' ', '_')}-{round_}.json"
+    path.write_text(json.dumps(raw))
+    mode = workload.split()[0]
+    assert report.main(["record", str(results), "--file", str(path), "--tool", tool,
+                        "--server", server, "--workload", workload, "--mode", mode,
+                        "--size", size, "--size-bytes", "1024", "--concurrency", str(conc),
+                        "--round", str(round_), "--rss-kib", "2048", "--cpu-s", "0.5"]) == 0
+
+
+def test_mixed_runs_record_their_total_row_and_every_error(tmp_path):
+    results = tmp_path / "results.jsonl"
+    rows = [
+        {"op": "GET", "ops": 10, "errors": 1, "ops_per_sec": 5, "mib_per_sec": 0, "p50_ms": 1, "p99_ms": 2},
+        {"op": "PUT", "ops": 10, "errors": 2, "ops_per_sec": 5, "mib_per_sec": 0, "p50_ms": 3, "p99_ms": 4},
+        {"op": "TOTAL", "ops": 20, "errors": 3, "ops_per_sec": 10, "mib_per_sec": 0, "p50_ms": 2, "p99_ms": 4},
+    ]
+    record(tmp_path, results, "s3gw", "MIXED 1KiB c32", s3bench_json(0, rows))
+    [run] = report.load(results)
+    assert (run["ops_per_sec"], run["errors"], run["p50_ms"]) == (10, 3, 2)
+
+
+def test_oha_counts_only_successful_answers(tmp_path):
+    results = tmp_path / "results.jsonl"
+    oha = {"summary": {"total": 2.0}, "latencyPercentiles": {"p50": 0.001, "p99": 0.004},
+           "statusCodeDistribution": {"200": 900, "503": 100}, "errorDistribution": {"timeout": 5}}
+    record(tmp_path, results, "s3gw", "oha GET 1KiB c32", oha, tool="oha")
+    [run] = report.load(results)
+    assert run["ops_per_sec"] == 450
+    assert run["errors"] == 105
+    assert run["p50_ms"] == 1.0
+
+
+def test_render_gives_medians_ratios_to_peers_and_ceiling_and_replaces_its_section(tmp_path):
+    results = tmp_path / "results.jsonl"
+    for round_, (ours, peer, ceiling) in enumerate([(100, 50, 400), (300, 50, 400), (200, 50, 400)], 1):
+        record(tmp_path, results, "s3gw", "GET 1KiB c32", s3bench_json(ours), round_=round_)
+        record(tmp_path, results, "garage", "GET 1KiB c32", s3bench_json(peer), round_=round_)
+        record(tmp_path, results, "nginx", "GET 1KiB c32", s3bench_json(ceiling), round_=round_)
+    meta = {"quick": True, "command": "bench/run.sh --quick", "commit": "abc", "finished": "now",
+            "rounds": 3, "duration": "3s", "cores": 2, "load_before": "1", "load_after": "2",
+            "out": "out", "svg_link": "plot.svg",
+            "servers": [{"name": n, "label": label, "version": "1", "durability": "d", "probe": "p"}
+                        for n, label in (("nginx", "nginx (ceiling)"), ("s3gw", "s3-gateway"), ("garage", "Garage"))]}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    benchmarks = tmp_path / "BENCHMARKS.md"
+    benchmarks.write_text(f"# Benchmarks\n\nkept\n\n{report.BEGIN}\nold\n{report.END}\n\n## After\n")
+    assert report.main(["render", str(results), "--meta", str(tmp_path / "meta.json"),
+                        "--markdown", str(tmp_path / "report.md"), "--svg", str(tmp_path / "plot.svg"),
+                        "--benchmarks", str(benchmarks)]) == 0
+    text = benchmarks.read_text()
+    assert "kept" in text and "## After" in text and "\nold\n" not in text
+    assert text.count(report.BEGIN) == 1
+    # Medians over the rounds: ours 200, Garage 50, nginx 400.
+    assert "| GET 1KiB c32 | 400 (1.50) | 200 (1.50) | 50.0 (1.50) |" in text
+    # Ours ÷ Garage, then ours and Garage ÷ nginx.
+    assert "| GET 1KiB c32 | 4.00x | 0.50x | 0.12x |" in text
+    assert "--quick" in text
+    svg = (tmp_path / "plot.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<polyline") == 3
+
+
+def test_stages_take_the_deepest_named_frame_and_name_hand_offs():
+    assert stages.classify(["tokio::runtime::x", "s3_gateway::ops::get::get",
+                            "storage_client::embedded::dn::read", "storage_client::token::verify",
+                            "sha2::compress"]) == "token issue + check"
+    assert stages.classify(["hyper::proto", "s3_gateway::ops::get::get",
+                            "storage_client::embedded::om::lookup", "tokio::task::spawn_blocking",
+                            "futex_wake_[k]"]) == "metadata (OM role, redb): hand-off to the blocking pool"
+    assert stages.classify(["tokio::runtime::blocking::pool::Inner::run", "schedule_[k]"]).startswith("tokio runtime")
+    assert stages.classify(["main", "libc_start"]) == "other"
+    assert stages.leaf_kind(["s3_gateway::x", "__x64_sys_futex_[k]", "futex_wait_[k]"]) == "kernel: futex and scheduling"
+    assert stages.leaf_kind(["s3_gateway::x", "_int_malloc"]) == "allocator (malloc, free)"
