@@ -18,7 +18,9 @@ const BUCKET: &str = "bench";
 const KEY: &str = "dir/object-1KiB";
 
 fn now_ms() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -46,7 +48,14 @@ fn token_issue(bencher: divan::Bencher) {
 #[divan::bench]
 fn token_verify(bencher: divan::Bencher) {
     let (secret, ring) = key_ring();
-    let issued = token::issue(&secret, "owner", block(), &[AccessMode::Read], 1024, now_ms() + 600_000);
+    let issued = token::issue(
+        &secret,
+        "owner",
+        block(),
+        &[AccessMode::Read],
+        1024,
+        now_ms() + 600_000,
+    );
     let access = Access {
         block: block(),
         mode: AccessMode::Read,
@@ -77,7 +86,10 @@ impl Embedded {
             let storage = Storage::open_embedded(StorageConfig::new(dir.path()))
                 .await
                 .expect("opens");
-            storage.create_bucket(&who, BUCKET, "us-east-1").await.expect("bucket");
+            storage
+                .create_bucket(&who, BUCKET, "us-east-1")
+                .await
+                .expect("bucket");
             storage
         });
         let embedded = Self {
@@ -97,7 +109,10 @@ impl Embedded {
                 .create_object(&self.who, BUCKET, key, WriteIntent::default())
                 .await
                 .expect("opens the key");
-            writer.write(Bytes::from(vec![7u8; 1024])).await.expect("writes");
+            writer
+                .write(Bytes::from(vec![7u8; 1024]))
+                .await
+                .expect("writes");
             writer
                 .commit(NewObject {
                     etag: "0123456789abcdef0123456789abcdef".into(),
