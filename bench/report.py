@@ -191,28 +191,34 @@ def render(args):
     oha = [w for w in table.workloads if table.first(w)["tool"] == "oha"]
     scale = [w for w in table.workloads if "bucket" in w]
 
+    def grid(intro, workloads, servers, cell):
+        """A table of one row per workload, one column per server."""
+        out.append("")
+        out.append(intro)
+        out.append("")
+        out.append("| workload | " + " | ".join(names[s] for s in servers) + " |")
+        out.append("|---|" + "---|" * len(servers))
+        for w in workloads:
+            out.append(f"| {w} | " + " | ".join(cell(w, s) for s in servers) + " |")
+
+    def throughput(field, digits):
+        def cell(w, s):
+            value = table.get(w, s, field)
+            if value is None:
+                return "–"
+            text = f"{fmt(value, digits)} ({fmt(table.get(w, s, 'p50_ms'), 2)})"
+            if table.errors(w, s):
+                text += f" !{table.errors(w, s)}"
+            return text
+        return cell
+
     def section(title, workloads, field, unit, digits=0):
         if not workloads:
             return
         out.append("")
         out.append(f"### {title}")
-        out.append("")
-        out.append(f"{unit}; p50 ms in brackets; errors, if any, after a !")
-        out.append("")
-        out.append("| workload | " + " | ".join(names[s] for s in order) + " |")
-        out.append("|---|" + "---|" * len(order))
-        for w in workloads:
-            cells = []
-            for s in order:
-                value = table.get(w, s, field)
-                if value is None:
-                    cells.append("–")
-                    continue
-                cell = f"{fmt(value, digits)} ({fmt(table.get(w, s, 'p50_ms'), 2)})"
-                if table.errors(w, s):
-                    cell += f" !{table.errors(w, s)}"
-                cells.append(cell)
-            out.append(f"| {w} | " + " | ".join(cells) + " |")
+        grid(f"{unit}; p50 ms in brackets; errors, if any, after a !", workloads, order,
+             throughput(field, digits))
 
     def ratios(workloads, field):
         if not workloads or OURS not in order:
@@ -236,80 +242,49 @@ def render(args):
             cells += [ratio(table.get(w, s, field), ceiling) for s in ceiling_servers]
             out.append(f"| {w} | " + " | ".join(cells) + " |")
 
+    def rss_mib(w, s):
+        rss = table.get(w, s, "rss_kib")
+        return fmt(rss / 1024) if rss else "–"
+
+    def cpu_per_request(w, s):
+        cpu, ops = table.get(w, s, "cpu_s"), table.get(w, s, "ops")
+        return fmt(cpu / ops * 1e6) if cpu and ops else "–"
+
+    def versus_s3bench(w, s):
+        return ratio(table.get(w, s, "ops_per_sec"), table.get(w.replace("oha ", ""), s, "ops_per_sec"))
+
+    def scale_cell(w, s):
+        value = table.get(w, s, "ops_per_sec")
+        if value is None:
+            return "–"
+        return (f"{fmt(value)} ({fmt(table.get(w, s, 'p50_ms'), 2)} / "
+                f"{fmt(table.get(w, s, 'p99_ms'), 2)}), {rss_mib(w, s)} MiB")
+
     section("1 KiB objects (s3-bench)", small, "ops_per_sec", "ops/s")
     ratios(small, "ops_per_sec")
     section("Large objects (s3-bench)", large, "mib_per_sec", "MiB/s", 0)
     ratios(large, "mib_per_sec")
     if large:
-        out.append("")
-        out.append("Peak RSS of the server during the large-object runs (MiB; all its processes):")
-        out.append("")
-        out.append("| workload | " + " | ".join(names[s] for s in order) + " |")
-        out.append("|---|" + "---|" * len(order))
-        for w in large:
-            cells = []
-            for s in order:
-                rss = table.get(w, s, "rss_kib")
-                cells.append(fmt(rss / 1024) if rss else "–")
-            out.append(f"| {w} | " + " | ".join(cells) + " |")
+        grid("Peak RSS of the server during the large-object runs (MiB; all its processes):",
+             large, order, rss_mib)
     cpu_rows = [w for w in small if any(table.get(w, s, "cpu_s") for s in order)]
     if cpu_rows:
-        out.append("")
-        out.append(
-            "Server CPU time per request (µs; user + system of all its "
-            "processes during the timed phase and the run's own "
-            "preparation and cleanup, divided by the timed requests): "
-            "steadier than throughput on a shared machine."
-        )
-        out.append("")
-        out.append("| workload | " + " | ".join(names[s] for s in order) + " |")
-        out.append("|---|" + "---|" * len(order))
-        for w in cpu_rows:
-            cells = []
-            for s in order:
-                cpu, ops = table.get(w, s, "cpu_s"), table.get(w, s, "ops")
-                cells.append(fmt(cpu / ops * 1e6) if cpu and ops else "–")
-            out.append(f"| {w} | " + " | ".join(cells) + " |")
+        grid("Server CPU time per request (µs; user + system of all its processes during "
+             "the timed phase and the run's own preparation and cleanup, divided by the "
+             "timed requests): steadier than throughput on a shared machine.",
+             cpu_rows, order, cpu_per_request)
     if oha:
-        section("1 KiB objects, oha on presigned URLs (the 10k objects; PUT to 10k other keys)", oha, "ops_per_sec", "ops/s")
+        section("1 KiB objects, oha on presigned URLs (the 10k objects; PUT to 10k other keys)",
+                oha, "ops_per_sec", "ops/s")
         ratios(oha, "ops_per_sec")
-        out.append("")
-        out.append("oha ÷ s3-bench, same server and concurrency (above 1: s3-bench, which signs every request, is part of the limit):")
-        out.append("")
-        out.append("| workload | " + " | ".join(names[s] for s in order) + " |")
-        out.append("|---|" + "---|" * len(order))
-        for w in oha:
-            twin = w.replace("oha ", "")
-            out.append(
-                f"| {w} | "
-                + " | ".join(
-                    ratio(table.get(w, s, "ops_per_sec"), table.get(twin, s, "ops_per_sec"))
-                    for s in order
-                )
-                + " |"
-            )
+        grid("oha ÷ s3-bench, same server and concurrency (above 1: s3-bench, which signs "
+             "every request, is part of the limit):", oha, order, versus_s3bench)
     if scale:
         scale_servers = [s for s in order if any(table.get(w, s, "ops_per_sec") for w in scale)]
         out.append("")
         out.append("### Scale: a bucket of 10k and of the large object count")
-        out.append("")
-        out.append("ops/s (pages/s for LIST); p50 / p99 ms; the server's peak RSS during the run, MiB")
-        out.append("")
-        out.append("| workload | " + " | ".join(names[s] for s in scale_servers) + " |")
-        out.append("|---|" + "---|" * len(scale_servers))
-        for w in scale:
-            cells = []
-            for s in scale_servers:
-                value = table.get(w, s, "ops_per_sec")
-                if value is None:
-                    cells.append("–")
-                    continue
-                rss = table.get(w, s, "rss_kib")
-                cells.append(
-                    f"{fmt(value)} ({fmt(table.get(w, s, 'p50_ms'), 2)} / "
-                    f"{fmt(table.get(w, s, 'p99_ms'), 2)}), {fmt(rss / 1024) if rss else '–'} MiB"
-                )
-            out.append(f"| {w} | " + " | ".join(cells) + " |")
+        grid("ops/s (pages/s for LIST); p50 / p99 ms; the server's peak RSS during the run, MiB",
+             scale, scale_servers, scale_cell)
     out.append("")
     out.append(f"![ops/s against concurrency per server]({meta['svg_link']})")
     out.append("")
