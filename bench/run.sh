@@ -10,6 +10,9 @@
 #   minio         MinIO, one drive
 #   seaweedfs     `weed server -s3`
 #   s3s-fs        s3s-fs from crates.io
+#   s3gw-before   with BASELINE_BIN: that s3-gateway binary (say, built from the
+#                 commit before a change), embedded defaults, for before/after
+#                 ratios measured in the same run
 #   with --with-ozone also, on the dev cluster of conformance-tests/ozone:
 #   ozone-s3g     Ozone's own S3 gateway
 #   s3gw-ozone    s3-gateway --backend ozone
@@ -31,7 +34,8 @@
 # Environment: BENCH_CACHE (~/.cache/s3gw-bench), OUT (target/bench-results/
 #   <time>), DURATION (10s; quick 3s), ROUNDS (2; quick 1), CONCS ("1 8 32
 #   64"; quick "1 32"), SCALE_OBJECTS (1000000; quick 30000), SCALE_SERVERS
-#   ("s3gw garage"), BASE_PORT (39800), WARMUP (Ozone JVM warm-up, 20s).
+#   ("s3gw garage"), BASE_PORT (39800), WARMUP (Ozone JVM warm-up, 20s),
+#   BASELINE_BIN (unset).
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -242,6 +246,15 @@ start_s3gw() {
     "$gateway_bin" --listen "127.0.0.1:$p" --data-dir "$work/s3gw"
 }
 
+start_s3gw_before() {
+  local p
+  p=$(port 8)
+  start s3gw-before "s3-gateway (baseline)" "$BASELINE_BIN" \
+    "fsync of data and metadata before the 200 (group commit)" "$p" \
+    env S3GW_ROOT_ACCESS_KEY="$access_key" S3GW_ROOT_SECRET_KEY="$secret_key" S3GW_LOG_LEVEL=warn \
+    "$BASELINE_BIN" --listen "127.0.0.1:$p" --data-dir "$work/s3gw-before"
+}
+
 start_garage() { # name label offset fsync(true|false)
   local name=$1 title=$2 p rpc dir=$work/$1 conf
   shift
@@ -342,6 +355,7 @@ echo "machine: $(nproc) cores; load before the runs: $(cut -d' ' -f1-3 /proc/loa
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 wanted nginx && start_nginx
 wanted s3gw && start_s3gw
+[[ -n ${BASELINE_BIN:-} ]] && wanted s3gw-before && start_s3gw_before
 wanted garage && start_garage garage "Garage" 2 false
 wanted garage-fsync && start_garage garage-fsync "Garage (fsync)" 3 true
 wanted minio && start_minio
