@@ -22,6 +22,9 @@ pub struct StorageConfig {
     pub chunk_size: usize,
     /// Bytes per piece of a read stream (rounded down to whole checksum windows).
     pub read_buffer: usize,
+    /// Reads of up to this many bytes of a block run on the calling thread,
+    /// not the blocking pool; 0 sends every read to the pool.
+    pub inline_read: usize,
     /// Bytes covered by one stored CRC32; reads verify whole windows.
     pub bytes_per_checksum: u32,
     /// How long a block token stays valid.
@@ -95,6 +98,10 @@ impl Default for StorageConfig {
             chunk_size: 256 * KIB,
             // Measured (BENCHMARKS.md): 64 KiB pieces read 2x slower, 1 MiB gains nothing.
             read_buffer: 256 * KIB,
+            // Measured (BENCHMARKS.md, "GET without a hand-off"): inline, 16 and 64 KiB
+            // GETs cost 25-33% less gateway CPU than with the pool's hop; larger reads
+            // are few and stream in read_buffer pieces through the pool.
+            inline_read: 64 * KIB,
             // Ozone's default window, so checksums mean the same on both back ends.
             bytes_per_checksum: 16 * KIB as u32,
             token_lifetime: DAY,

@@ -1,6 +1,6 @@
 //! The embedded block role: container directories on local disk, one file
 //! pair per block (see [`super::block_file`]). Every call checks the block
-//! token first; file I/O runs on the blocking pool.
+//! token first; file I/O runs on the blocking pool, except small reads.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ pub(super) struct EmbeddedDn {
     keys: Arc<KeyRing>,
     bytes_per_checksum: u32,
     read_buffer: usize,
+    inline_read: usize,
 }
 
 impl EmbeddedDn {
@@ -29,12 +30,14 @@ impl EmbeddedDn {
         keys: Arc<KeyRing>,
         bytes_per_checksum: u32,
         read_buffer: usize,
+        inline_read: usize,
     ) -> Self {
         Self {
             containers: containers.to_owned(),
             keys,
             bytes_per_checksum,
             read_buffer,
+            inline_read,
         }
     }
 
@@ -94,15 +97,21 @@ impl BlockStore for EmbeddedDn {
         let (id, length) = (block.block, block.length);
         let paths = BlockPaths::new(&self.containers, id);
         let (start, end) = (range.start, range.end);
+        let read_all =
+            move || BlockReader::open(&paths, id, length, start, end)?.read_all(id, start..end);
+        if end - start <= self.inline_read as u64 {
+            // Opening and reading a few KiB of a cached file costs less than
+            // the trip to the blocking pool and back (see `inline_read`).
+            let bytes = read_all()?;
+            return Ok(Box::pin(stream::once(async move { Ok(bytes) })));
+        }
         if end - start <= self.read_buffer as u64 {
             // A small range is one trip to the blocking pool: open, read and
             // verify together, instead of one trip to open and one to read.
-            let bytes = blocking(move || {
-                BlockReader::open(&paths, id, length, start, end)?.read_all(id, start..end)
-            })
-            .await?;
+            let bytes = blocking(read_all).await?;
             return Ok(Box::pin(stream::once(async move { Ok(bytes) })));
         }
+        let paths = BlockPaths::new(&self.containers, id);
         let reader =
             Arc::new(blocking(move || BlockReader::open(&paths, id, length, start, end)).await?);
         let window = reader.window();

@@ -82,6 +82,7 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         keys,
         config.bytes_per_checksum,
         read_piece,
+        config.inline_read,
     ));
     // Allocations are not durable until a commit follows them: files a
     // crash left for ids the OM will hand out again are removed here.

@@ -212,6 +212,15 @@ fn validate_layout(
 }
 
 impl Inner {
+    /// Passes `result` on, first marking the database for a reopen if it
+    /// failed an I/O.
+    fn noting_io<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(StorageError::Io(_)) = &result {
+            self.db.failed_io();
+        }
+        result
+    }
+
     fn write(&self) -> Result<WriteTransaction> {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(Durability::Immediate);
@@ -879,14 +888,23 @@ impl EmbeddedOm {
         F: FnOnce(&Inner) -> Result<T> + Send + 'static,
     {
         let inner = Arc::clone(&self.inner);
-        blocking(move || {
-            let result = f(&inner);
-            if let Err(StorageError::Io(_)) = &result {
-                inner.db.failed_io();
-            }
-            result
-        })
-        .await
+        blocking(move || inner.noting_io(f(&inner))).await
+    }
+
+    /// Runs a point read on the calling thread: reading redb's cached pages
+    /// takes a few µs, and the trip to the blocking pool and back cost a
+    /// small GET more than that (BENCHMARKS.md, "GET without a hand-off").
+    /// While the database waits to be reopened after an I/O error, reads go
+    /// to the pool as before.
+    async fn read_inline<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T> + Send + 'static,
+    {
+        if self.inner.db.reopen_due() {
+            return self.run(f).await;
+        }
+        self.inner.noting_io(f(&self.inner))
     }
 
     /// Moves open keys created before `created_before_ms` (all of them when
@@ -977,9 +995,11 @@ impl BucketStore for EmbeddedOm {
 
 #[async_trait]
 impl ObjectStore for EmbeddedOm {
+    /// On the calling thread (see `read_inline`); once per key rotation it
+    /// also waits for a durable commit of the new signing key.
     async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
         let (who, object) = (who.clone(), object.clone());
-        self.run(move |om| om.lookup(&who, &object)).await
+        self.read_inline(move |om| om.lookup(&who, &object)).await
     }
 
     /// Not durable: a crash may erase the open key and its block ids. The

@@ -43,6 +43,12 @@ impl ReopeningDb {
         self.begin(|db| db.begin_write().db())
     }
 
+    /// True once an I/O error hit the database and until it is reopened,
+    /// which may wait for the transactions still running on it.
+    pub(crate) fn reopen_due(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
     /// Records that an I/O error hit the database (a failed commit), so the
     /// next transaction reopens it first.
     pub(crate) fn failed_io(&self) {
