@@ -251,10 +251,10 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "unknown_key_cache_ttl",
         kind: Kind::Duration { min: ZERO },
-        default: storage("0"),
+        default: storage("1s"),
         read_by: ReadBy::Both,
-        help: "Refuse unknown access keys from a set reloaded this often; 0 asks every time",
-        doc: "How long the set of existing access keys refuses an unknown key without a back-end lookup, the staleness bound for keys created through another replica (own writes apply at once). `0` (the default) asks the back end about every unknown key, so a key made through any replica works at once; set it (e.g. `10s`) to refuse floods of random keys without back-end calls",
+        help: "Least time between listings of the access keys that refuse unknown keys; 0 asks every time",
+        doc: "Unknown access keys are refused by a listing of the existing keys (names only) instead of a lookup each; a key is refused only by a listing begun after its request arrived, so a key made through any replica works at once. This is the least time between two listings: what a flood of unknown keys costs the back end (one listing per interval) and the most a request with a new or unknown key waits. `0` asks the back end about every unknown key",
     },
     Setting {
         key: "log_level",

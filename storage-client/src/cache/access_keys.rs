@@ -1,17 +1,23 @@
-//! The set of access keys that exist, so that a request signed with an
-//! unknown key (a typo, or an attacker trying random keys) is refused
-//! without a back-end lookup each: the whole set is loaded (names only) at
-//! most once per `ttl`, whatever the number of unknown keys tried.
+//! The set of access keys that exist, so that requests signed with unknown
+//! keys (typos, or an attacker trying random keys) cost no back-end lookup
+//! each: the whole set is listed (names only) instead, at most once per
+//! `ttl` however many unknown keys are tried.
 //!
-//! This replica's own writes update the set at once, so a key created here
-//! works here immediately; a key created through another replica is
-//! refused here until the next load, at most `ttl` later.
+//! A key is refused only by a listing that began after its request
+//! arrived, so a key created anywhere (through another replica too) before
+//! the request works at once; a request with a key outside the last
+//! listing waits for the next one, which starts at most `ttl` after the
+//! one before. Unknown keys thus cost their senders up to `ttl` each and
+//! the back end one listing per `ttl`. This replica's own writes update
+//! the set at once.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::CacheCounters;
 use super::layer::Counters;
@@ -19,17 +25,20 @@ use crate::Result;
 
 struct Loaded {
     keys: HashSet<String>,
-    at: Instant,
+    /// When the listing began: it holds every key created before then.
+    began: Instant,
 }
 
 pub(super) struct AccessKeys {
-    /// Zero: the set is never loaded and every key is asked for.
+    /// The least time between two listings; zero: the set is never loaded
+    /// and every key is asked for.
     ttl: Duration,
     /// The most keys kept; a larger set is not kept (every key is asked for).
     capacity: usize,
     loaded: RwLock<Option<Loaded>>,
-    /// Serialises loads, so a burst of unknown keys costs one.
-    loading: tokio::sync::Mutex<()>,
+    /// Serialises loads, so a burst of unknown keys costs one; holds when
+    /// the last listing began.
+    loading: tokio::sync::Mutex<Option<Instant>>,
     /// Bumped by every write: a load that saw another number when it began
     /// may miss that write and is not kept.
     writes: AtomicU64,
@@ -42,15 +51,15 @@ impl AccessKeys {
             ttl,
             capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
             loaded: RwLock::new(None),
-            loading: tokio::sync::Mutex::new(()),
+            loading: tokio::sync::Mutex::new(None),
             writes: AtomicU64::new(0),
             counters: Counters::default(),
         }
     }
 
-    /// False only if `access_key` is surely unknown; true if it exists or
-    /// the set cannot tell (the back end is then asked). `load` lists every
-    /// access key.
+    /// False only if `access_key` is surely unknown (a listing begun after
+    /// this call lacks it); true if it exists or the set cannot tell (the
+    /// back end is then asked). `load` lists every access key.
     pub(super) async fn may_exist<F>(&self, access_key: &str, load: impl FnOnce() -> F) -> bool
     where
         F: Future<Output = Result<Vec<String>>>,
@@ -58,15 +67,22 @@ impl AccessKeys {
         if self.ttl.is_zero() {
             return true;
         }
-        if let Some(known) = self.fresh(access_key) {
+        let arrived = Instant::now();
+        if let Some(known) = self.answer_since(access_key, None) {
             return self.answered(known);
         }
-        let _loading = self.loading.lock().await;
-        if let Some(known) = self.fresh(access_key) {
+        let mut last_listing = self.loading.lock().await;
+        // A listing that began while this call waited answers it.
+        if let Some(known) = self.answer_since(access_key, Some(arrived)) {
             return self.answered(known);
+        }
+        if let Some(last) = *last_listing {
+            tokio::time::sleep_until(last + self.ttl).await;
         }
         self.counters.miss();
         let writes = self.writes.load(Ordering::Acquire);
+        let began = Instant::now();
+        *last_listing = Some(began);
         let keys = match load().await {
             Ok(keys) if keys.len() <= self.capacity => keys,
             Ok(_) => return true,
@@ -79,10 +95,7 @@ impl AccessKeys {
         let known = keys.contains(access_key);
         let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
         if self.writes.load(Ordering::Acquire) == writes {
-            *loaded = Some(Loaded {
-                keys,
-                at: Instant::now(),
-            });
+            *loaded = Some(Loaded { keys, began });
         }
         known
     }
@@ -94,11 +107,16 @@ impl AccessKeys {
         known
     }
 
-    /// Whether the key is in a set loaded less than `ttl` ago, if there is one.
-    fn fresh(&self, access_key: &str) -> Option<bool> {
+    /// What the set says of `access_key`, if it can say: that it exists,
+    /// from any listing; that it does not, only from one begun at or after
+    /// `since` (with no `since`, never).
+    fn answer_since(&self, access_key: &str, since: Option<Instant>) -> Option<bool> {
         let loaded = self.loaded.read().unwrap_or_else(|e| e.into_inner());
-        let loaded = loaded.as_ref().filter(|l| l.at.elapsed() < self.ttl)?;
-        Some(loaded.keys.contains(access_key))
+        let loaded = loaded.as_ref()?;
+        if loaded.keys.contains(access_key) {
+            return Some(true);
+        }
+        since.filter(|since| loaded.began >= *since).map(|_| false)
     }
 
     /// Records a write of `access_key` by this replica: `exists` after it.
