@@ -32,6 +32,8 @@ const KEY_PATH: &AsciiSet = &UNRESERVED.remove(b'/');
 /// How long one request may take before it counts as an error, so a hung
 /// server cannot keep the benchmark from stopping.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an unused pooled connection is kept (see its use).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError {
@@ -91,6 +93,10 @@ impl S3Client {
             .no_proxy()
             .tcp_nodelay(true)
             .pool_max_idle_per_host(connections)
+            // Below every server's idle timeout here (HAProxy's keep-alive 10 s
+            // in the load-balancer test, the gateway's 30 s): a pooled
+            // connection the server has just closed fails the request sent on it.
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
