@@ -18,6 +18,7 @@
 //! one access key ever serves another.
 
 mod backend;
+mod bucket_document;
 mod cache;
 mod calls;
 mod config;
@@ -34,6 +35,7 @@ mod token;
 mod types;
 mod writer;
 
+pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, StorageConfig};

@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
+mod bucket_documents;
 mod multipart;
 mod reopening_db;
 
@@ -23,20 +24,20 @@ use batch::{Batcher, Op};
 use reopening_db::ReopeningDb;
 
 use super::schema::{
-    BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID,
-    NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock,
-    UPLOADS, bucket_end, decode, encode, object_key,
+    BUCKET_DOCUMENTS, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS,
+    KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS,
+    SecretKeyRecord, StoredBlock, UPLOADS, bucket_end, decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::om::{
-    BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange,
-    UploadRef, UploadStore, recorded_parts_are, validate_key,
+    BucketDocumentStore, BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey,
+    PartRef, ScanRange, UploadRef, UploadStore, recorded_parts_are, validate_key,
 };
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo,
-    ListEntry, NewObject, Result, StorageError, WriteCondition, WriteIntent,
+    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Identity,
+    KeyInfo, ListEntry, NewObject, Result, StorageError, WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -480,6 +481,7 @@ impl Inner {
         }
         // As in S3, uploads in progress do not keep a bucket alive.
         multipart::drop_bucket_uploads(&txn, name)?;
+        bucket_documents::drop_bucket_documents(&txn, name)?;
         txn.commit().db()
     }
 
@@ -838,6 +840,7 @@ impl EmbeddedOm {
         txn.open_table(COUNTERS).db()?;
         txn.open_table(UPLOADS).db()?;
         txn.open_table(PARTS).db()?;
+        txn.open_table(BUCKET_DOCUMENTS).db()?;
         let mut loaded = Vec::new();
         for row in txn.open_table(SECRET_KEYS).db()?.iter().db()? {
             let (id, value) = row.db()?;
@@ -990,6 +993,26 @@ impl BucketStore for EmbeddedOm {
     async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
         let (who, name) = (who.clone(), name.to_owned());
         self.run(move |om| om.delete_bucket(&who, &name)).await
+    }
+}
+
+#[async_trait]
+impl BucketDocumentStore for EmbeddedOm {
+    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>> {
+        let bucket = bucket.to_owned();
+        self.run(move |om| om.bucket_document(&bucket, kind)).await
+    }
+
+    async fn put_bucket_document(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()> {
+        let (who, bucket) = (who.clone(), bucket.to_owned());
+        self.run(move |om| om.put_bucket_document(&who, &bucket, kind, document.as_deref()))
+            .await
     }
 }
 
