@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cache::CacheConfig;
-use crate::{Result, StorageError};
+use crate::{Result, StorageError, SystemSecret};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
@@ -154,6 +154,9 @@ pub struct OzoneStorageConfig {
     pub key_cache_ttl: Duration,
     pub unknown_key_cache_ttl: Duration,
     pub cache_capacity: u64,
+    /// The S3 secret of the gateway's system identity in the OM's store;
+    /// needed (and only read) when the cluster has security on.
+    pub system_secret: Option<SystemSecret>,
 }
 
 impl OzoneStorageConfig {
@@ -174,6 +177,7 @@ impl OzoneStorageConfig {
             key_cache_ttl: defaults.key_cache_ttl,
             unknown_key_cache_ttl: defaults.unknown_key_cache_ttl,
             cache_capacity: defaults.cache_capacity,
+            system_secret: None,
         }
     }
 }

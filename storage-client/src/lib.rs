@@ -46,6 +46,7 @@ pub use multipart::{
     UploadListPage, UploadListQuery,
 };
 pub use om::MAX_KEY_BYTES;
+pub use ozone::SystemSecret;
 pub use storage::Storage;
 pub use types::*;
 pub use writer::ObjectWriter;

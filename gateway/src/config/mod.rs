@@ -10,12 +10,13 @@
 mod flags;
 mod layer;
 pub mod settings;
+mod system_secret;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use storage_client::{OzoneStorageConfig, StorageConfig};
+use storage_client::{OzoneStorageConfig, StorageConfig, SystemSecret};
 
 use crate::credentials_file::{self, KeyEntry};
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
@@ -127,6 +128,8 @@ pub struct OzoneSettings {
     pub connect_timeout: Option<Duration>,
     /// Deadline of one attempt of one command at an OM or a datanode.
     pub request_timeout: Option<Duration>,
+    /// The system identity's secret on a security-on cluster.
+    pub system_secret: Option<SystemSecret>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +219,7 @@ impl Config {
             chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
             connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
+            system_secret: ozone.system_secret.clone(),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -502,6 +506,13 @@ impl Layer {
             om: addresses,
             connect_timeout: self.duration("ozone_connect_timeout")?,
             request_timeout: self.duration("ozone_request_timeout")?,
+            system_secret: self
+                .get("ozone_system_secret_file")
+                .map(|s| {
+                    system_secret::read(Path::new(&s.value))
+                        .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
+                })
+                .transpose()?,
         }))
     }
 }

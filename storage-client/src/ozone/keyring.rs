@@ -1,0 +1,136 @@
+//! The S3 secrets the OM client signs with on a security-on cluster, where
+//! the OM checks every request's signature against its own secret store:
+//! the system identity's from configuration (it must be known before the
+//! credential store can be read), every other access key's from the
+//! gateway's credential store in Ozone, read as the system identity.
+//! The gateway keeps a secret only as long as it caches credentials.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The S3 secret of the gateway's system identity in the OM's store
+/// (`ozone s3 getsecret -u .s3gw`). Its `Debug` shows no secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SystemSecret(String);
+
+impl SystemSecret {
+    pub fn new(secret: String) -> Self {
+        Self(secret)
+    }
+
+    pub(super) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SystemSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SystemSecret(..)")
+    }
+}
+
+/// Where the credential store keeps an access key's secret: the metadata
+/// entry `field` of the key named by the access key in `bucket`.
+#[derive(Clone, Debug)]
+pub(super) struct SecretPlace {
+    pub(super) bucket: String,
+    pub(super) field: &'static str,
+}
+
+pub(super) struct Keyring {
+    system_id: &'static str,
+    system_secret: SystemSecret,
+    place: SecretPlace,
+    users: moka::future::Cache<String, Arc<str>>,
+}
+
+impl Keyring {
+    /// User secrets are kept `ttl` (the credentials' staleness bound), at
+    /// most `capacity` of them.
+    pub(super) fn new(
+        system_id: &'static str,
+        system_secret: SystemSecret,
+        place: SecretPlace,
+        ttl: Duration,
+        capacity: u64,
+    ) -> Self {
+        Self {
+            system_id,
+            system_secret,
+            place,
+            users: moka::future::Cache::builder()
+                .time_to_live(ttl)
+                .max_capacity(capacity)
+                .build(),
+        }
+    }
+
+    pub(super) fn system_id(&self) -> &'static str {
+        self.system_id
+    }
+
+    pub(super) fn place(&self) -> &SecretPlace {
+        &self.place
+    }
+
+    /// The secret of `access_id` if it is known without a lookup.
+    pub(super) async fn known(&self, access_id: &str) -> Option<Arc<str>> {
+        if access_id == self.system_id {
+            return Some(Arc::from(self.system_secret.expose()));
+        }
+        self.users.get(access_id).await
+    }
+
+    pub(super) async fn remember(&self, access_id: &str, secret: &str) {
+        if access_id != self.system_id {
+            self.users
+                .insert(access_id.to_owned(), Arc::from(secret))
+                .await;
+        }
+    }
+
+    pub(super) async fn forget(&self, access_id: &str) {
+        self.users.invalidate(access_id).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyring(ttl: Duration) -> Keyring {
+        let place = SecretPlace {
+            bucket: "s3gw-credentials".into(),
+            field: "s3gw-secret",
+        };
+        Keyring::new(".s3gw", SystemSecret::new("sys".into()), place, ttl, 10)
+    }
+
+    #[tokio::test]
+    async fn knows_the_system_secret_and_remembered_ones() {
+        let keys = keyring(Duration::from_secs(60));
+        assert_eq!(keys.known(".s3gw").await.as_deref(), Some("sys"));
+        assert_eq!(keys.known("alice").await, None);
+        keys.remember("alice", "a-secret").await;
+        assert_eq!(keys.known("alice").await.as_deref(), Some("a-secret"));
+        keys.forget("alice").await;
+        assert_eq!(keys.known("alice").await, None);
+        // The configured system secret is not replaced by a stored one.
+        keys.remember(".s3gw", "other").await;
+        keys.forget(".s3gw").await;
+        assert_eq!(keys.known(".s3gw").await.as_deref(), Some("sys"));
+    }
+
+    #[tokio::test]
+    async fn a_zero_ttl_keeps_no_user_secret() {
+        let keys = keyring(Duration::ZERO);
+        keys.remember("alice", "a-secret").await;
+        assert_eq!(keys.known("alice").await, None);
+    }
+
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let shown = format!("{:?}", SystemSecret::new("hunter2-secret".into()));
+        assert!(!shown.contains("hunter2"), "{shown}");
+    }
+}
