@@ -157,6 +157,10 @@ pub struct OzoneStorageConfig {
     /// The S3 secret of the gateway's system identity in the OM's store;
     /// needed (and only read) when the cluster has security on.
     pub system_secret: Option<SystemSecret>,
+    /// Secrets of the identities tests act as without a stored credential
+    /// (on a security-on cluster every request is signed).
+    #[cfg(feature = "test-support")]
+    pub test_secrets: Vec<(String, SystemSecret)>,
 }
 
 impl OzoneStorageConfig {
@@ -178,6 +182,8 @@ impl OzoneStorageConfig {
             unknown_key_cache_ttl: defaults.unknown_key_cache_ttl,
             cache_capacity: defaults.cache_capacity,
             system_secret: None,
+            #[cfg(feature = "test-support")]
+            test_secrets: Vec::new(),
         }
     }
 }

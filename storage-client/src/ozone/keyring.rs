@@ -5,6 +5,7 @@
 //! gateway's credential store in Ozone, read as the system identity.
 //! The gateway keeps a secret only as long as it caches credentials.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,24 +40,31 @@ pub(super) struct SecretPlace {
 
 pub(super) struct Keyring {
     system_id: &'static str,
-    system_secret: SystemSecret,
+    /// The system identity's secret, and with the `test-support` feature
+    /// those of the identities tests act as without a stored credential.
+    fixed: HashMap<String, Arc<str>>,
     place: SecretPlace,
     users: moka::future::Cache<String, Arc<str>>,
 }
 
 impl Keyring {
     /// User secrets are kept `ttl` (the credentials' staleness bound), at
-    /// most `capacity` of them.
+    /// most `capacity` of them; those of `fixed` always.
     pub(super) fn new(
-        system_id: &'static str,
-        system_secret: SystemSecret,
+        (system_id, system_secret): (&'static str, SystemSecret),
+        fixed: Vec<(String, SystemSecret)>,
         place: SecretPlace,
         ttl: Duration,
         capacity: u64,
     ) -> Self {
+        let fixed = fixed
+            .into_iter()
+            .chain([(system_id.to_owned(), system_secret)])
+            .map(|(id, secret)| (id, Arc::from(secret.expose())))
+            .collect();
         Self {
             system_id,
-            system_secret,
+            fixed,
             place,
             users: moka::future::Cache::builder()
                 .time_to_live(ttl)
@@ -75,14 +83,14 @@ impl Keyring {
 
     /// The secret of `access_id` if it is known without a lookup.
     pub(super) async fn known(&self, access_id: &str) -> Option<Arc<str>> {
-        if access_id == self.system_id {
-            return Some(Arc::from(self.system_secret.expose()));
+        if let Some(secret) = self.fixed.get(access_id) {
+            return Some(Arc::clone(secret));
         }
         self.users.get(access_id).await
     }
 
     pub(super) async fn remember(&self, access_id: &str, secret: &str) {
-        if access_id != self.system_id {
+        if !self.fixed.contains_key(access_id) {
             self.users
                 .insert(access_id.to_owned(), Arc::from(secret))
                 .await;
@@ -103,7 +111,9 @@ mod tests {
             bucket: "s3gw-credentials".into(),
             field: "s3gw-secret",
         };
-        Keyring::new(".s3gw", SystemSecret::new("sys".into()), place, ttl, 10)
+        let system = (".s3gw", SystemSecret::new("sys".into()));
+        let fixed = vec![("tester".into(), SystemSecret::new("t".into()))];
+        Keyring::new(system, fixed, place, ttl, 10)
     }
 
     #[tokio::test]
@@ -115,10 +125,12 @@ mod tests {
         assert_eq!(keys.known("alice").await.as_deref(), Some("a-secret"));
         keys.forget("alice").await;
         assert_eq!(keys.known("alice").await, None);
-        // The configured system secret is not replaced by a stored one.
-        keys.remember(".s3gw", "other").await;
-        keys.forget(".s3gw").await;
-        assert_eq!(keys.known(".s3gw").await.as_deref(), Some("sys"));
+        // Configured secrets are not replaced by stored ones.
+        for (id, secret) in [(".s3gw", "sys"), ("tester", "t")] {
+            keys.remember(id, "other").await;
+            keys.forget(id).await;
+            assert_eq!(keys.known(id).await.as_deref(), Some(secret));
+        }
     }
 
     #[tokio::test]

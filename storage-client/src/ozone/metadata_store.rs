@@ -52,7 +52,7 @@ use super::om_client::OmClient;
 
 /// The owner of the gateway's own buckets; not an access key any S3
 /// client can sign with (access keys have no dot).
-const SYSTEM_OWNER: &str = ".s3gw";
+pub(super) const SYSTEM_OWNER: &str = ".s3gw";
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 /// The system bucket holding multipart checksum records.
@@ -84,9 +84,13 @@ pub(super) fn system_keyring(config: &OzoneStorageConfig) -> Result<Keyring> {
         bucket: format!("{}{CREDENTIALS_BUCKET}", config.bucket_prefix),
         field: SECRET_KEY,
     };
+    #[cfg(feature = "test-support")]
+    let fixed = config.test_secrets.clone();
+    #[cfg(not(feature = "test-support"))]
+    let fixed = Vec::new();
     Ok(Keyring::new(
-        SYSTEM_OWNER,
-        secret,
+        (SYSTEM_OWNER, secret),
+        fixed,
         place,
         config.metadata_cache_ttl,
         config.cache_capacity,
@@ -551,7 +555,6 @@ impl CredentialStore for OzoneMetadata {
         if let Err(e) = self.om.revoke_s3_secret(access_key).await {
             tracing::warn!(error = %e, access_key, "cannot revoke the Ozone S3 secret");
         }
-        self.om.forget_secret(access_key).await;
         let deleted = match self
             .om
             .delete_key(SYSTEM_OWNER, &self.credentials_bucket(), access_key)

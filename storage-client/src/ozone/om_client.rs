@@ -182,6 +182,25 @@ impl OmClient {
         self
     }
 
+    /// Signs every request from now on as the system identity or one of
+    /// `others` with these secrets, or as an access id whose secret this
+    /// client issued.
+    #[cfg(feature = "test-support")]
+    pub fn signing_with(
+        self,
+        system: crate::SystemSecret,
+        others: Vec<(String, crate::SystemSecret)>,
+    ) -> Self {
+        let place = super::keyring::SecretPlace {
+            bucket: String::new(),
+            field: "",
+        };
+        let system = (super::metadata_store::SYSTEM_OWNER, system);
+        // Secrets this client issues are remembered for the test's length.
+        let kept = Duration::from_secs(3600);
+        self.sign_with(Keyring::new(system, others, place, kept, 1000))
+    }
+
     /// Whether the cluster has security on, and so checks signatures: the
     /// OM's service list carries the SCM's CA certificate then, and only
     /// then (`ServiceInfoProvider`). Asked unsigned, which any OM answers.
@@ -222,13 +241,6 @@ impl OmClient {
     pub(super) async fn remember_secret(&self, access_id: &str, secret: &str) {
         if let Some(keyring) = &self.keyring {
             keyring.remember(access_id, secret).await;
-        }
-    }
-
-    /// Stops signing as `access_id` with the secret known now.
-    pub(super) async fn forget_secret(&self, access_id: &str) {
-        if let Some(keyring) = &self.keyring {
-            keyring.forget(access_id).await;
         }
     }
 
@@ -813,20 +825,25 @@ impl OmClient {
             create_if_not_exist: Some(true),
         });
         let response = self.submit(access_id, Type::GetS3Secret, command).await?;
-        answer!(response, GetS3Secret)
+        let secret = answer!(response, GetS3Secret)
             .and_then(|r| r.s3_secret)
             .map(|s| s.aws_secret)
-            .ok_or_else(|| missing("GetS3Secret", "s3Secret"))
+            .ok_or_else(|| missing("GetS3Secret", "s3Secret"))?;
+        self.remember_secret(access_id, &secret).await;
+        Ok(secret)
     }
 
-    /// Drops `access_id`'s S3 secret, if it has one.
+    /// Drops `access_id`'s S3 secret, if it has one; with security on,
+    /// signed with the secret dropped, which is forgotten here too.
     pub async fn revoke_s3_secret(&self, access_id: &str) -> Result<()> {
         let command = Command::RevokeS3Secret(ozone::RevokeS3SecretRequest {
             kerberos_id: access_id.into(),
         });
-        self.submit(access_id, Type::RevokeS3Secret, command)
-            .await?;
-        Ok(())
+        let result = self.submit(access_id, Type::RevokeS3Secret, command).await;
+        if let Some(keyring) = &self.keyring {
+            keyring.forget(access_id).await;
+        }
+        result.map(drop)
     }
 
     pub async fn delete_tags(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {
