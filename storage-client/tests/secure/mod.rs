@@ -52,7 +52,7 @@ pub async fn secrets(
 }
 
 /// The secret `secrets` made for `access_id` in this process, if any.
-#[allow(dead_code, reason = "only ozone_live.rs asks")]
+#[allow(dead_code, reason = "not every test binary asks")]
 pub fn secret_of(access_id: &str) -> Option<String> {
     let (_, issued) = SECRETS.get()?.as_ref()?;
     issued
@@ -62,13 +62,14 @@ pub fn secret_of(access_id: &str) -> Option<String> {
 }
 
 /// Whether the cluster under test has security on.
-#[allow(dead_code, reason = "only ozone_live.rs asks")]
+#[allow(dead_code, reason = "not every test binary asks")]
 pub fn enabled() -> bool {
     std::env::var_os("S3GW_OZONE_SYSTEM_SECRET_FILE").is_some()
 }
 
 /// An OM client of `addresses` that signs as the system identity and
 /// `identities` on a security-on cluster.
+#[allow(dead_code, reason = "not every test binary asks")]
 pub async fn om_client(addresses: Vec<String>, identities: &[&str]) -> OmClient {
     let secrets = secrets(&addresses[0], identities).await;
     let om = OmClient::new(&OmConfig::new(addresses)).expect("valid OM addresses");
