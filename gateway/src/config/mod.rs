@@ -1156,6 +1156,41 @@ mod tests {
     }
 
     #[test]
+    fn the_ozone_system_secret_comes_from_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let file = file_with("awsAccessKey=.s3gw\nawsSecret=0123abcd\n");
+        let path = file.path().to_string_lossy().to_string();
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_OZONE_SYSTEM_SECRET_FILE", path.as_str()),
+        ];
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        assert_eq!(
+            storage.system_secret,
+            Some(SystemSecret::new("0123abcd".into()))
+        );
+        assert!(
+            !format!("{config:?}").contains("0123abcd"),
+            "the secret in Debug"
+        );
+
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(
+            message.contains("S3GW_OZONE_SYSTEM_SECRET_FILE"),
+            "{message}"
+        );
+        assert!(message.contains("chmod 600"), "{message}");
+        assert!(!message.contains("0123abcd"), "{message}");
+
+        let embedded = [("S3GW_OZONE_SYSTEM_SECRET_FILE", path.as_str())];
+        assert!(error_of(&ServeArgs::default(), &embedded).contains("--backend ozone"));
+    }
+
+    #[test]
     fn the_ozone_back_end_needs_an_om() {
         let env = [("S3GW_BACKEND", "ozone")];
         let message = error_of(&ServeArgs::default(), &env);
