@@ -330,7 +330,7 @@ async fn a_secure_cluster_takes_signed_requests_and_the_oms_write_token() {
     let secret = answer.s3_secret.expect("a secret").aws_secret;
     let auth = |what: &str| Some(signed(&access_id, &secret, what));
 
-    // Refused: the access id alone, as the gateway sends it today (the OM
+    // Refused: the access id alone, as the gateway sends it with security off (the OM
     // fails reading the empty string to sign: gRPC INTERNAL, an
     // ArrayIndexOutOfBoundsException in its log), and a signature made
     // with another secret (INVALID_TOKEN).
