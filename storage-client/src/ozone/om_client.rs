@@ -1214,6 +1214,98 @@ mod tests {
         }
     }
 
+    /// With security off every request names the access id alone; with a
+    /// keyring every one is signed under the acting key's secret, except
+    /// ServiceList (asked before signing starts) and GetS3Secret (a new key
+    /// has no secret yet).
+    #[tokio::test]
+    async fn signs_each_request_once_security_is_on() {
+        let info = || Command::InfoBucket(ozone::InfoBucketRequest::default());
+        let issue = || Command::GetS3Secret(ozone::GetS3SecretRequest::default());
+        let list = || Command::ServiceList(ozone::ServiceListRequest {});
+        let config = OmConfig {
+            max_attempts: 1,
+            ..OmConfig::new(vec!["127.0.0.1:1".into()])
+        };
+        let client = OmClient::new(&config).unwrap();
+        async fn auth(
+            client: &OmClient,
+            who: &str,
+            cmd: Type,
+            command: Command,
+        ) -> Result<Option<ozone::S3Authentication>> {
+            let request = client.request(cmd, command);
+            client.authentication(who, cmd, &request).await
+        }
+        let plain = auth(&client, "alice", Type::InfoBucket, info())
+            .await
+            .unwrap();
+        assert_eq!(
+            plain,
+            Some(ozone::S3Authentication {
+                access_id: Some("alice".into()),
+                ..Default::default()
+            })
+        );
+        assert_eq!(
+            auth(&client, "", Type::ServiceList, list()).await.unwrap(),
+            None
+        );
+
+        let place = super::super::keyring::SecretPlace {
+            bucket: "s3gw-credentials".into(),
+            field: "s3gw-secret",
+        };
+        let keyring = Keyring::new(
+            (".s3gw", crate::SystemSecret::new("system-secret".into())),
+            Vec::new(),
+            place,
+            Duration::from_secs(60),
+            10,
+        );
+        keyring.remember("alice", "alice-secret").await;
+        let client = client.sign_with(keyring);
+        for (who, secret) in [("alice", "alice-secret"), (".s3gw", "system-secret")] {
+            let request = client.request(Type::InfoBucket, info());
+            let signed = client
+                .authentication(who, Type::InfoBucket, &request)
+                .await
+                .unwrap()
+                .expect("signed");
+            assert_eq!(signed.access_id.as_deref(), Some(who));
+            let string_to_sign = signed.string_to_sign.clone().unwrap();
+            // The same pair as the signing module makes for this request at that time.
+            let stamp = string_to_sign.lines().nth(1).unwrap();
+            let at = time::PrimitiveDateTime::parse(
+                stamp,
+                time::macros::format_description!("[year][month][day]T[hour][minute][second]Z"),
+            )
+            .unwrap()
+            .assume_utc();
+            let at = std::time::UNIX_EPOCH + Duration::from_secs(at.unix_timestamp() as u64);
+            assert_eq!(
+                signed,
+                s3_signature::sign(who, secret, at, &request.encode_to_vec())
+            );
+        }
+        assert_eq!(
+            auth(&client, "bob", Type::GetS3Secret, issue())
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            auth(&client, "", Type::ServiceList, list()).await.unwrap(),
+            None
+        );
+        // An access id without a known secret is looked up in the credential
+        // store, here an OM that refuses connections.
+        assert!(matches!(
+            auth(&client, "bob", Type::InfoBucket, info()).await,
+            Err(StorageError::Unavailable(_))
+        ));
+    }
+
     #[tokio::test]
     async fn an_unreachable_om_is_unavailable() {
         // Port 1 on localhost refuses connections at once.
