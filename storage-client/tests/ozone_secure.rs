@@ -29,7 +29,6 @@ use storage_client::test_support::proto::hadoop::hdds::datanode::{
 use storage_client::test_support::proto::hadoop::hdds::{self, StorageType};
 use storage_client::test_support::proto::hadoop::ozone::om_request::Command;
 use storage_client::test_support::proto::hadoop::ozone::om_response::Answer;
-use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
 use storage_client::test_support::proto::hadoop::ozone::{
     BucketInfo, BucketLayout, CommitKeyRequest, CreateBucketRequest, CreateKeyRequest,
     DeleteBucketRequest, DeleteKeyRequest, GetKeyInfoRequest, GetS3SecretRequest,
@@ -63,25 +62,8 @@ fn request(cmd: Type, command: Command, auth: Option<S3Authentication>) -> OmReq
     }
 }
 
-/// The OM's answer, whether or not it reports success, or the gRPC status
-/// of an exception in the OM. With the caller's address in the gRPC
-/// headers, as the gateway sends it: without them the OM acts as its own
-/// user whatever `s3Authentication` says.
 async fn submit(request: OmRequest) -> Result<OmResponse, tonic::Status> {
-    let channel =
-        tonic::transport::Endpoint::from_shared(format!("http://{}", env("OZONE_OM_ADDRESS")))
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect to the OM");
-    let mut request = tonic::Request::new(request);
-    let headers = request.metadata_mut();
-    headers.insert("client_hostname", "localhost".parse().unwrap());
-    headers.insert("client_ip_address", "127.0.0.1".parse().unwrap());
-    OzoneManagerServiceClient::new(channel)
-        .submit_request(request)
-        .await
-        .map(tonic::Response::into_inner)
+    secure::submit(&env("OZONE_OM_ADDRESS"), request).await
 }
 
 async fn succeed(request: OmRequest) -> OmResponse {

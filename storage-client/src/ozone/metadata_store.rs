@@ -36,8 +36,8 @@ use crate::om::{
 };
 use crate::{
     BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo,
-    ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError,
-    WriteCondition, WriteIntent,
+    ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError, WriteCondition,
+    WriteIntent,
 };
 
 use super::bucket_documents::BucketDocuments;

@@ -9,7 +9,7 @@ use storage_client::test_support::proto::hadoop::ozone::om_request::Command;
 use storage_client::test_support::proto::hadoop::ozone::om_response::Answer;
 use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
 use storage_client::test_support::proto::hadoop::ozone::{
-    GetS3SecretRequest, OmRequest, RevokeS3SecretRequest, Type,
+    GetS3SecretRequest, OmRequest, OmResponse, RevokeS3SecretRequest, Type,
 };
 use storage_client::test_support::{OmClient, OmConfig};
 use tokio::sync::OnceCell;
@@ -86,7 +86,7 @@ async fn fresh_secret(om: &str, access_id: &str) -> String {
     let revoke = Command::RevokeS3Secret(RevokeS3SecretRequest {
         kerberos_id: access_id.into(),
     });
-    let revoked = submit(om, Type::RevokeS3Secret, revoke).await;
+    let revoked = unsigned(om, Type::RevokeS3Secret, revoke).await;
     assert!(
         revoked.success(),
         "RevokeS3Secret {access_id}: {:?}",
@@ -96,35 +96,40 @@ async fn fresh_secret(om: &str, access_id: &str) -> String {
         kerberos_id: access_id.into(),
         create_if_not_exist: Some(true),
     });
-    match submit(om, Type::GetS3Secret, issue).await.answer {
+    match unsigned(om, Type::GetS3Secret, issue).await.answer {
         Some(Answer::GetS3Secret(answer)) => answer.s3_secret.expect("a secret").aws_secret,
         other => panic!("GetS3Secret {access_id} answered {other:?}"),
     }
 }
 
-async fn submit(
-    om: &str,
-    cmd: Type,
-    command: Command,
-) -> storage_client::test_support::proto::hadoop::ozone::OmResponse {
+/// The OM's answer to `request`, whether or not it reports success, or the
+/// gRPC status of an exception in the OM. With the caller's address in the
+/// gRPC headers, as the gateway sends it: without them the OM acts as its
+/// own user whatever `s3Authentication` says.
+pub async fn submit(om: &str, request: OmRequest) -> Result<OmResponse, tonic::Status> {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{om}"))
         .unwrap()
         .connect()
         .await
         .expect("connect to the OM");
-    let mut request = tonic::Request::new(OmRequest {
-        cmd_type: cmd as i32,
-        client_id: "s3gw-secure-suite".into(),
-        version: Some(3),
-        command: Some(command),
-        ..Default::default()
-    });
+    let mut request = tonic::Request::new(request);
     let headers = request.metadata_mut();
     headers.insert("client_hostname", "localhost".parse().unwrap());
     headers.insert("client_ip_address", "127.0.0.1".parse().unwrap());
     OzoneManagerServiceClient::new(channel)
         .submit_request(request)
         .await
-        .expect("an OM answer")
-        .into_inner()
+        .map(tonic::Response::into_inner)
+}
+
+/// `command`, unsigned.
+async fn unsigned(om: &str, cmd: Type, command: Command) -> OmResponse {
+    let request = OmRequest {
+        cmd_type: cmd as i32,
+        client_id: "s3gw-secure-suite".into(),
+        version: Some(3),
+        command: Some(command),
+        ..Default::default()
+    };
+    submit(om, request).await.expect("an OM answer")
 }
