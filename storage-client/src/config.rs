@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cache::CacheConfig;
-use crate::{Result, StorageError, SystemSecret};
+use crate::{Result, StorageError};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
@@ -120,6 +120,27 @@ impl Default for StorageConfig {
             unknown_key_cache_ttl: Duration::from_secs(1),
             cache_capacity: 100_000,
         }
+    }
+}
+
+/// The S3 secret of the gateway's system identity in the OM's store
+/// (`ozone s3 getsecret -u .s3gw`). Its `Debug` shows no secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SystemSecret(String);
+
+impl SystemSecret {
+    pub fn new(secret: String) -> Self {
+        Self(secret)
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SystemSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SystemSecret(..)")
     }
 }
 

@@ -38,7 +38,7 @@ mod writer;
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
-pub use config::{OzoneStorageConfig, StorageConfig};
+pub use config::{OzoneStorageConfig, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{
@@ -46,7 +46,6 @@ pub use multipart::{
     UploadListPage, UploadListQuery,
 };
 pub use om::MAX_KEY_BYTES;
-pub use ozone::SystemSecret;
 pub use storage::Storage;
 pub use types::*;
 pub use writer::ObjectWriter;

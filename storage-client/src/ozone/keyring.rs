@@ -9,26 +9,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The S3 secret of the gateway's system identity in the OM's store
-/// (`ozone s3 getsecret -u .s3gw`). Its `Debug` shows no secret.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SystemSecret(String);
+use crate::SystemSecret;
 
-impl SystemSecret {
-    pub fn new(secret: String) -> Self {
-        Self(secret)
-    }
-
-    pub(super) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for SystemSecret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SystemSecret(..)")
-    }
-}
+/// The gateway's own identity: the owner of its system buckets; not an
+/// access key any S3 client can sign with (access keys have no dot).
+pub(super) const SYSTEM_OWNER: &str = ".s3gw";
 
 /// Where the credential store keeps an access key's secret: the metadata
 /// entry `field` of the key named by the access key in `bucket`.

@@ -42,7 +42,7 @@ use crate::{
 
 use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
-use super::keyring::{Keyring, SecretPlace};
+use super::keyring::{Keyring, SYSTEM_OWNER, SecretPlace};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
@@ -50,9 +50,6 @@ use super::object_mapping::{
 };
 use super::om_client::OmClient;
 
-/// The owner of the gateway's own buckets; not an access key any S3
-/// client can sign with (access keys have no dot).
-pub(super) const SYSTEM_OWNER: &str = ".s3gw";
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 /// The system bucket holding multipart checksum records.

@@ -30,8 +30,6 @@ mod s3_signature;
 
 use std::sync::Arc;
 
-pub use keyring::SystemSecret;
-
 use block_store::OzoneBlocks;
 use dn_client::{DnClient, DnConfig};
 use metadata_store::OzoneMetadata;

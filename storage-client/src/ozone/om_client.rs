@@ -195,7 +195,7 @@ impl OmClient {
             bucket: String::new(),
             field: "",
         };
-        let system = (super::metadata_store::SYSTEM_OWNER, system);
+        let system = (super::keyring::SYSTEM_OWNER, system);
         // Secrets this client issues are remembered for the test's length.
         let kept = Duration::from_secs(3600);
         self.sign_with(Keyring::new(system, others, place, kept, 1000))
