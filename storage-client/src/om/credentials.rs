@@ -21,9 +21,7 @@ pub(crate) trait CredentialStore: Send + Sync {
     /// Refuses a secret the back end's own S3 secret store holds otherwise
     /// for `access_key` where that store must agree (Ozone with security
     /// on); `InvalidArgument` saying what to do.
-    async fn check_secret(&self, _access_key: &str, _secret: &str) -> Result<()> {
-        Ok(())
-    }
+    async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()>;
     async fn list_credentials(&self) -> Result<Vec<Credential>>;
     /// Returns false if no such key existed.
     async fn delete_credential(&self, access_key: &str) -> Result<bool>;
