@@ -11,6 +11,7 @@ pub mod config;
 pub mod credentials_file;
 pub mod error;
 pub mod host;
+pub mod lifecycle;
 pub mod logging;
 pub mod ops;
 pub mod router;

@@ -1,0 +1,5 @@
+//! Bucket lifecycle: the rules a bucket's owner sets
+//! (PutBucketLifecycleConfiguration) and the background worker that applies
+//! them, expiring objects and aborting forgotten multipart uploads.
+
+pub mod rules;
