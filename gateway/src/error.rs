@@ -155,6 +155,15 @@ impl S3Error {
         .with("BucketName", bucket)
     }
 
+    pub fn no_such_lifecycle_configuration(bucket: &str) -> Self {
+        Self::new(
+            "NoSuchLifecycleConfiguration",
+            StatusCode::NOT_FOUND,
+            "The lifecycle configuration does not exist",
+        )
+        .with("BucketName", bucket)
+    }
+
     pub fn method_not_allowed() -> Self {
         Self::new(
             "MethodNotAllowed",

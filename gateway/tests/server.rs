@@ -46,6 +46,10 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         log_format: config::LogFormat::Text,
         access_log: true,
         drain_delay: std::time::Duration::ZERO,
+        lifecycle: s3_gateway::lifecycle::worker::Schedule {
+            interval: std::time::Duration::from_secs(3600),
+            day: std::time::Duration::from_secs(86_400),
+        },
         tls: None,
         sigv2: true,
         limits: config::Limits::default(),

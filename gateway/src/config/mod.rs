@@ -19,6 +19,7 @@ use std::time::Duration;
 use storage_client::{OzoneStorageConfig, StorageConfig, SystemSecret};
 
 use crate::credentials_file::{self, KeyEntry};
+use crate::lifecycle::worker::Schedule;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
 use settings::{ReadBy, SETTINGS, setting};
@@ -65,6 +66,8 @@ pub struct Config {
     /// How long a gateway told to stop keeps accepting connections while
     /// `/ready` already fails, so that load balancers take it out first.
     pub drain_delay: Duration,
+    /// When the lifecycle worker runs, and how long its day is.
+    pub lifecycle: Schedule,
     pub tls: Option<TlsFiles>,
     /// Whether AWS Signature Version 2 is accepted (old tools need it).
     pub sigv2: bool,
@@ -384,6 +387,14 @@ impl Layer {
         let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
         let limits = self.limits()?;
+        let lifecycle = Schedule {
+            interval: self
+                .duration("lifecycle_interval")?
+                .unwrap_or_else(|| unreachable!("lifecycle_interval has a default")),
+            day: self
+                .duration("lifecycle_day")?
+                .unwrap_or_else(|| unreachable!("lifecycle_day has a default")),
+        };
         Ok(Config {
             listen,
             backend,
@@ -406,6 +417,7 @@ impl Layer {
             log_format,
             access_log,
             drain_delay,
+            lifecycle,
             tls,
             sigv2,
             limits,

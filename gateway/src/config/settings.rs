@@ -300,6 +300,24 @@ pub const SETTINGS: &[Setting] = &[
         doc: "On SIGTERM `/ready` fails at once; the gateway keeps accepting for this long (so a load balancer notices), then stops accepting and finishes in-flight requests",
     },
     Setting {
+        key: "lifecycle_interval",
+        // Zero would spin. Rules count in days: an hourly pass applies them
+        // within an hour of due, for one listing per rule and bucket an hour.
+        kind: Kind::Duration { min: SECOND },
+        default: Default::Value("1h"),
+        read_by: ReadBy::Both,
+        help: "Pause between passes of the lifecycle worker",
+        doc: "Pause between passes of the lifecycle worker, which applies every bucket's lifecycle rules (docs/operations.md)",
+    },
+    Setting {
+        key: "lifecycle_day",
+        kind: Kind::Duration { min: SECOND },
+        default: Default::Value("1d"),
+        read_by: ReadBy::Both,
+        help: "For tests only: the length of a lifecycle day",
+        doc: "**For tests only**: the length of the day in which lifecycle rules count `Days`, `NoncurrentDays` and `DaysAfterInitiation` (rounded up to whole days since the epoch, as S3 rounds to midnight UTC); anything but `1d` expires objects early",
+    },
+    Setting {
         key: "tls_cert",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none (plain HTTP)"),

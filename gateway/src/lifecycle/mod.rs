@@ -3,3 +3,6 @@
 //! them, expiring objects and aborting forgotten multipart uploads.
 
 pub mod rules;
+pub mod document;
+pub mod versions;
+pub mod worker;

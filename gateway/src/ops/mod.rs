@@ -18,6 +18,7 @@ pub mod fuzzing;
 mod get;
 mod headers;
 mod integrity;
+mod lifecycle;
 mod list;
 mod multipart;
 mod put;
@@ -179,6 +180,16 @@ async fn run(
         }
         E::ListMultipartUploads { bucket } => {
             multipart::list_multipart_uploads(state, who, parts, &bucket).await
+        }
+
+        E::GetBucketLifecycleConfiguration { bucket } => {
+            lifecycle::get_bucket_lifecycle(state, who, &bucket).await
+        }
+        E::PutBucketLifecycleConfiguration { bucket } => {
+            lifecycle::put_bucket_lifecycle(state, who, parts, &bucket, payload).await
+        }
+        E::DeleteBucketLifecycle { bucket } => {
+            lifecycle::delete_bucket_lifecycle(state, who, &bucket).await
         }
 
         other => Err(S3Error::not_implemented(other.name())),

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use storage_client::{CacheStats, CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 
+use crate::lifecycle;
 use crate::router::{Endpoint, OPERATION_NAMES};
 
 /// What a request is counted as: an S3 operation, the admin API, or a
@@ -65,6 +66,8 @@ pub struct Metrics {
     bytes_in: Arc<AtomicU64>,
     bytes_out: AtomicU64,
     multipart_uploads: AtomicI64,
+    /// What the lifecycle worker did, counted by the worker itself.
+    pub lifecycle: Arc<lifecycle::worker::Counters>,
     /// The operations that start and finish a multipart upload.
     create_upload: Operation,
     finish_upload: [Operation; 2],
@@ -81,6 +84,7 @@ impl Default for Metrics {
             bytes_in: Arc::default(),
             bytes_out: AtomicU64::new(0),
             multipart_uploads: AtomicI64::new(0),
+            lifecycle: Arc::default(),
             create_upload: Operation::named("CreateMultipartUpload"),
             finish_upload: [
                 Operation::named("CompleteMultipartUpload"),
@@ -198,9 +202,44 @@ impl Metrics {
             family(&mut out, name, "counter", help);
             let _ = writeln!(out, "{name} {value}");
         }
+        self.render_lifecycle(&mut out);
         render_caches(&mut out, caches);
         render_calls(&mut out, calls);
         out
+    }
+
+    fn render_lifecycle(&self, out: &mut String) {
+        let counters = &self.lifecycle;
+        for (name, help, value) in [
+            (
+                "s3gw_lifecycle_passes_total",
+                "Passes of the lifecycle worker over every bucket.",
+                &counters.passes,
+            ),
+            (
+                "s3gw_lifecycle_expired_objects_total",
+                "Objects the lifecycle worker deleted as expired.",
+                &counters.expired_objects,
+            ),
+            (
+                "s3gw_lifecycle_expired_versions_total",
+                "Noncurrent versions and delete markers the lifecycle worker removed.",
+                &counters.expired_versions,
+            ),
+            (
+                "s3gw_lifecycle_aborted_uploads_total",
+                "Multipart uploads the lifecycle worker aborted.",
+                &counters.aborted_uploads,
+            ),
+            (
+                "s3gw_lifecycle_failed_buckets_total",
+                "Bucket passes of the lifecycle worker that stopped on an error.",
+                &counters.failed_buckets,
+            ),
+        ] {
+            family(out, name, "counter", help);
+            let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
     }
 
     fn render_requests(&self, out: &mut String) {

@@ -31,6 +31,7 @@ use tokio::net::TcpListener;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::config::{Backend, Config, Limits};
+use crate::lifecycle::worker::Worker;
 use crate::state::AppState;
 
 pub use metrics::Metrics;
@@ -95,6 +96,8 @@ pub struct Gateway {
     root_keys: RootKeys,
     limits: Limits,
     drain_delay: Duration,
+    /// Applies the buckets' lifecycle rules while the gateway runs.
+    _lifecycle: Worker,
 }
 
 impl Gateway {
@@ -123,9 +126,15 @@ impl Gateway {
         let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
         let state = AppState::new(Arc::new(storage), config);
+        let metrics = Arc::<Metrics>::default();
+        let lifecycle = Worker::spawn(
+            Arc::clone(&state.storage),
+            config.lifecycle,
+            Arc::clone(&metrics.lifecycle),
+        );
         let shared = Shared {
             app: Arc::new(state),
-            metrics: Arc::default(),
+            metrics,
             ids: request_id::RequestIds::new(),
             draining: Arc::default(),
         };
@@ -141,6 +150,7 @@ impl Gateway {
             root_keys,
             limits: config.limits.clone(),
             drain_delay: config.drain_delay,
+            _lifecycle: lifecycle,
         })
     }
 

@@ -1,0 +1,247 @@
+//! The background worker: every `lifecycle_interval` it reads each bucket's
+//! lifecycle rules and applies the enabled ones, as the bucket's owner:
+//! objects past their expiry are deleted, multipart uploads older than
+//! `DaysAfterInitiation` aborted, noncurrent versions expired.
+//!
+//! Several replicas may run it against one store at once. Every step is
+//! idempotent (deleting a deleted key succeeds, aborting an aborted upload
+//! is `NoSuchUpload`, taken as done), and an object is looked up again just
+//! before it is deleted, so one rewritten since it was listed is kept. A
+//! write landing between that lookup and the delete is still lost: storage
+//! has no delete-if-unchanged yet (the same gap as conditional DeleteObject
+//! in docs/s3-tests.md).
+//!
+//! Memory is bounded: one listing page at a time, never a whole bucket.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use storage_client::{
+    BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery,
+};
+use tokio::task::JoinHandle;
+
+use super::document;
+use super::rules::{Configuration, Expiration, Rule, after_days};
+use super::versions;
+
+/// Keys or uploads read per listing call: S3's own page size.
+const PAGE: usize = 1000;
+
+/// How often and on what clock the worker runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Pause between passes.
+    pub interval: Duration,
+    /// The length of a lifecycle day: 24 h, shorter only in tests.
+    pub day: Duration,
+}
+
+/// What the worker did since the start, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub passes: AtomicU64,
+    pub expired_objects: AtomicU64,
+    pub expired_versions: AtomicU64,
+    pub aborted_uploads: AtomicU64,
+    /// Buckets whose pass stopped on an error (retried at the next pass).
+    pub failed_buckets: AtomicU64,
+}
+
+/// The running worker; dropping it stops it.
+pub struct Worker(JoinHandle<()>);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Worker {
+    /// Starts passes every `schedule.interval`, the first one interval
+    /// after the start.
+    pub fn spawn(storage: Arc<Storage>, schedule: Schedule, counters: Arc<Counters>) -> Self {
+        Self(tokio::spawn(async move {
+            let pass = Pass {
+                storage: &storage,
+                day: schedule.day,
+                counters: &counters,
+            };
+            loop {
+                tokio::time::sleep(schedule.interval).await;
+                pass.run(SystemTime::now()).await;
+            }
+        }))
+    }
+}
+
+struct Pass<'a> {
+    storage: &'a Storage,
+    day: Duration,
+    counters: &'a Counters,
+}
+
+impl Pass<'_> {
+    /// One pass over every bucket that has rules; a bucket that fails is
+    /// logged and retried at the next pass, the others go on.
+    async fn run(&self, now: SystemTime) {
+        match self.buckets().await {
+            Ok(buckets) => {
+                for bucket in buckets {
+                    if let Err(err) = self.bucket(&bucket, now).await {
+                        self.counters.failed_buckets.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(bucket = %bucket.name, %err, "lifecycle pass failed for a bucket");
+                    }
+                }
+            }
+            Err(err) => tracing::warn!(%err, "lifecycle pass could not list the buckets"),
+        }
+        self.counters.passes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Every bucket, found through the keys that own them.
+    async fn buckets(&self) -> Result<Vec<BucketInfo>, StorageError> {
+        let mut buckets = Vec::new();
+        for credential in self.storage.list_credentials().await? {
+            let owner = Identity::new(credential.access_key);
+            buckets.extend(self.storage.list_buckets(&owner).await?);
+        }
+        Ok(buckets)
+    }
+
+    async fn bucket(&self, bucket: &BucketInfo, now: SystemTime) -> Result<(), StorageError> {
+        let Some(stored) = document::load(self.storage, &bucket.name).await? else {
+            return Ok(());
+        };
+        let config = Configuration::from_stored(&stored).map_err(|err| {
+            StorageError::Internal(format!("stored lifecycle rules unreadable: {}", err.message))
+        })?;
+        let owner = Identity::new(bucket.owner.clone());
+        for rule in config.rules.iter().filter(|rule| rule.enabled) {
+            let target = Target {
+                owner: &owner,
+                bucket: &bucket.name,
+                rule,
+                now,
+            };
+            if matches!(
+                rule.expiration,
+                Some(Expiration::Days(_) | Expiration::Date(_))
+            ) {
+                self.expire_objects(&target).await?;
+            }
+            if let Some(days) = rule.abort_incomplete_after_days {
+                self.abort_uploads(&target, days).await?;
+            }
+            if rule.noncurrent_expiration.is_some()
+                || rule.expiration == Some(Expiration::ExpiredObjectDeleteMarker)
+            {
+                let expired = versions::expire(self.storage, &target, self.day).await?;
+                self.counters
+                    .expired_versions
+                    .fetch_add(expired, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    async fn expire_objects(&self, target: &Target<'_>) -> Result<(), StorageError> {
+        let Target {
+            owner,
+            bucket,
+            rule,
+            now,
+        } = *target;
+        let mut query = ListQuery {
+            prefix: rule.filter.prefix.clone(),
+            delimiter: None,
+            start_after: None,
+            max_keys: PAGE,
+        };
+        loop {
+            let page = self.storage.list_objects(owner, bucket, &query).await?;
+            for entry in &page.entries {
+                let due = rule.expiry_of(entry.last_modified, self.day);
+                if !rule.filter.matches_listing(&entry.key, entry.size) || due.is_none_or(|due| due > now) {
+                    continue;
+                }
+                // Read again: the tags are not in the listing, and the
+                // object may have been replaced since.
+                let object = match self.storage.lookup(owner, bucket, &entry.key).await {
+                    Ok(object) => object,
+                    Err(StorageError::NoSuchKey) => continue,
+                    Err(err) => return Err(err),
+                };
+                if object.etag != entry.etag
+                    || object.last_modified != entry.last_modified
+                    || !rule.filter.matches_tags(&object.tags)
+                {
+                    continue;
+                }
+                self.storage.delete_object(owner, bucket, &entry.key).await?;
+                self.counters.expired_objects.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
+            }
+            match page.next_marker.filter(|_| page.is_truncated) {
+                Some(next) => query.start_after = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    async fn abort_uploads(&self, target: &Target<'_>, days: u32) -> Result<(), StorageError> {
+        let Target {
+            owner,
+            bucket,
+            rule,
+            now,
+        } = *target;
+        let mut query = UploadListQuery {
+            prefix: rule.filter.prefix.clone(),
+            delimiter: None,
+            key_marker: None,
+            upload_id_marker: None,
+            max_uploads: PAGE,
+        };
+        loop {
+            let page = self
+                .storage
+                .list_multipart_uploads(owner, bucket, &query)
+                .await?;
+            for upload in &page.uploads {
+                if after_days(upload.initiated, days, self.day) > now {
+                    continue;
+                }
+                let aborted = self
+                    .storage
+                    .abort_multipart_upload(owner, bucket, &upload.key, &upload.upload_id)
+                    .await;
+                match aborted {
+                    Ok(()) => {
+                        self.counters.aborted_uploads.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
+                    }
+                    // Another replica aborted it (or the client completed
+                    // it) since the listing.
+                    Err(StorageError::NoSuchUpload) => {}
+                    Err(err) => return Err(err),
+                }
+            }
+            if !page.is_truncated {
+                return Ok(());
+            }
+            query.key_marker = page.next_key_marker;
+            query.upload_id_marker = page.next_upload_id_marker;
+        }
+    }
+}
+
+/// One rule applied to one bucket at one moment.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub owner: &'a Identity,
+    pub bucket: &'a str,
+    pub rule: &'a Rule,
+    pub now: SystemTime,
+}

@@ -1,0 +1,82 @@
+//! Get/Put/DeleteBucketLifecycleConfiguration: the rules are checked and
+//! stored here; `crate::lifecycle::worker` applies them.
+
+use axum::body::Body;
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use storage_client::Identity;
+
+use super::body::read_to_end;
+use super::empty_response;
+use super::integrity::IntegrityPlan;
+use crate::auth::Payload;
+use crate::error::{S3Error, S3Result};
+use crate::lifecycle::document;
+use crate::lifecycle::rules::Configuration;
+use crate::state::AppState;
+
+/// 1000 rules, each with a 1024-byte prefix and ten maximal tags, XML-escaped,
+/// fit within this.
+const MAX_LIFECYCLE_BODY: usize = 8 * 1024 * 1024;
+
+pub async fn get_bucket_lifecycle(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> S3Result<Response> {
+    let named = |err| S3Error::from(err).naming(bucket, None);
+    state.storage.bucket(who, bucket).await.map_err(named)?;
+    let Some(stored) = document::load(&state.storage, bucket).await.map_err(named)? else {
+        return Err(S3Error::no_such_lifecycle_configuration(bucket));
+    };
+    let mut response = Response::new(Body::from(stored));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    Ok(response)
+}
+
+pub async fn put_bucket_lifecycle(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+    payload: &mut Payload,
+) -> S3Result<Response> {
+    let named = |err| S3Error::from(err).naming(bucket, None);
+    // The bucket first: a stranger learns nothing from how the body is judged.
+    state.storage.bucket(who, bucket).await.map_err(named)?;
+    let plan = IntegrityPlan::from_headers(&parts.headers)?;
+    if !plan.has_expected_digest() {
+        return Err(S3Error::invalid_request(
+            "Missing required header for this request: Content-Md5",
+        ));
+    }
+    let body = read_to_end(payload, MAX_LIFECYCLE_BODY).await?;
+    plan.verify_body(&body, payload.trailers())?;
+    let config = Configuration::from_request(&body)?;
+    document::store(
+        &state.storage,
+        who,
+        bucket,
+        Some(config.document.into_bytes()),
+    )
+    .await
+    .map_err(named)?;
+    Ok(empty_response(StatusCode::OK))
+}
+
+pub async fn delete_bucket_lifecycle(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> S3Result<Response> {
+    let named = |err| S3Error::from(err).naming(bucket, None);
+    state.storage.bucket(who, bucket).await.map_err(named)?;
+    document::store(&state.storage, who, bucket, None)
+        .await
+        .map_err(named)?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
