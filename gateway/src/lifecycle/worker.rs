@@ -66,6 +66,7 @@ impl Worker {
             let pass = Pass {
                 storage: &storage,
                 day: schedule.day,
+                page: PAGE,
                 counters: &counters,
             };
             loop {
@@ -79,6 +80,8 @@ impl Worker {
 struct Pass<'a> {
     storage: &'a Storage,
     day: Duration,
+    /// Keys or uploads per listing call.
+    page: usize,
     counters: &'a Counters,
 }
 
@@ -157,7 +160,7 @@ impl Pass<'_> {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
             start_after: None,
-            max_keys: PAGE,
+            max_keys: self.page,
         };
         loop {
             let page = self.storage.list_objects(owner, bucket, &query).await?;
@@ -202,7 +205,7 @@ impl Pass<'_> {
             delimiter: None,
             key_marker: None,
             upload_id_marker: None,
-            max_uploads: PAGE,
+            max_uploads: self.page,
         };
         loop {
             let page = self
@@ -244,4 +247,142 @@ pub struct Target<'a> {
     pub bucket: &'a str,
     pub rule: &'a Rule,
     pub now: SystemTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use storage_client::{Credential, NewObject, NewUpload, StorageConfig, WriteIntent};
+
+    use super::*;
+
+    const OWNER: &str = "LIFECYCLEOWNER000001";
+    /// Long enough that nothing written in a test is due before it asks.
+    const DAY: Duration = Duration::from_secs(3600);
+    /// Small pages, so that listings are followed across pages.
+    const TEST_PAGE: usize = 4;
+
+    async fn bucket_with_rules(dir: &std::path::Path, bucket: &str, rules: &str) -> (Storage, Identity) {
+        let storage = Storage::open_embedded(StorageConfig::new(dir))
+            .await
+            .expect("open");
+        storage
+            .put_credential(Credential {
+                name: "owner".into(),
+                access_key: OWNER.into(),
+                secret_key: "s".repeat(40),
+                is_root: false,
+            })
+            .await
+            .expect("key");
+        let owner = Identity::new(OWNER);
+        storage.create_bucket(&owner, bucket, "").await.expect("bucket");
+        let body = format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>");
+        let config = Configuration::from_request(body.as_bytes()).expect("rules");
+        document::store(&storage, &owner, bucket, Some(config.document.into_bytes()))
+            .await
+            .expect("stored");
+        (storage, owner)
+    }
+
+    async fn put(storage: &Storage, owner: &Identity, bucket: &str, key: &str) {
+        let mut writer = storage
+            .create_object(owner, bucket, key, WriteIntent::default())
+            .await
+            .expect("create");
+        writer.write(Bytes::from_static(b"x")).await.expect("write");
+        writer
+            .commit(NewObject {
+                etag: "9dd4e461268c8034f5c8564e155c67a6".into(),
+                ..NewObject::default()
+            })
+            .await
+            .expect("commit");
+    }
+
+    async fn keys(storage: &Storage, owner: &Identity, bucket: &str) -> Vec<String> {
+        let query = ListQuery {
+            max_keys: PAGE,
+            ..ListQuery::default()
+        };
+        let page = storage.list_objects(owner, bucket, &query).await.expect("list");
+        page.entries.into_iter().map(|entry| entry.key).collect()
+    }
+
+    #[tokio::test]
+    async fn two_passes_at_once_expire_every_due_object_and_fail_nothing() {
+        let dir = tempfile::tempdir().expect("dir");
+        let bucket = "lc-two-passes";
+        let rule = "<Rule><ID>tmp</ID><Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status>\
+                    <Expiration><Days>1</Days></Expiration>\
+                    <AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>";
+        let (storage, owner) = bucket_with_rules(dir.path(), bucket, rule).await;
+        for i in 0..(TEST_PAGE * 3 + 1) {
+            put(&storage, &owner, bucket, &format!("tmp/{i:05}")).await;
+        }
+        put(&storage, &owner, bucket, "keep").await;
+        storage
+            .create_multipart_upload(&owner, bucket, "tmp/upload", NewUpload::default())
+            .await
+            .expect("upload");
+        let counters = Counters::default();
+        let pass = Pass {
+            storage: &storage,
+            day: DAY,
+            page: TEST_PAGE,
+            counters: &counters,
+        };
+
+        // Written just now: nothing is due yet.
+        pass.run(SystemTime::now()).await;
+        assert_eq!(keys(&storage, &owner, bucket).await.len(), TEST_PAGE * 3 + 2);
+        assert_eq!(counters.expired_objects.load(Ordering::Relaxed), 0);
+
+        // Two replicas' passes over the same store at once.
+        let later = SystemTime::now() + 3 * DAY;
+        tokio::join!(pass.run(later), pass.run(later));
+        assert_eq!(keys(&storage, &owner, bucket).await, ["keep"]);
+        assert_eq!(counters.failed_buckets.load(Ordering::Relaxed), 0);
+        let expired = counters.expired_objects.load(Ordering::Relaxed);
+        assert!(expired >= (TEST_PAGE * 3 + 1) as u64, "{expired}");
+        assert_eq!(counters.aborted_uploads.load(Ordering::Relaxed), 1);
+        let uploads = storage
+            .list_multipart_uploads(
+                &owner,
+                bucket,
+                &UploadListQuery {
+                    prefix: String::new(),
+                    delimiter: None,
+                    key_marker: None,
+                    upload_id_marker: None,
+                    max_uploads: PAGE,
+                },
+            )
+            .await
+            .expect("uploads");
+        assert!(uploads.uploads.is_empty());
+        assert_eq!(counters.passes.load(Ordering::Relaxed), 3);
+    }
+
+    #[tokio::test]
+    async fn disabled_rules_and_rules_not_yet_due_delete_nothing() {
+        let dir = tempfile::tempdir().expect("dir");
+        let bucket = "lc-disabled";
+        let rules = "<Rule><ID>off</ID><Prefix></Prefix><Status>Disabled</Status><Expiration><Days>1</Days></Expiration></Rule>\
+                     <Rule><ID>later</ID><Prefix></Prefix><Status>Enabled</Status><Expiration><Days>30</Days></Expiration></Rule>";
+        let (storage, owner) = bucket_with_rules(dir.path(), bucket, rules).await;
+        put(&storage, &owner, bucket, "a").await;
+        let counters = Counters::default();
+        let pass = Pass {
+            storage: &storage,
+            day: DAY,
+            page: TEST_PAGE,
+            counters: &counters,
+        };
+        pass.run(SystemTime::now() + 10 * DAY).await;
+        assert_eq!(keys(&storage, &owner, bucket).await, ["a"]);
+        pass.run(SystemTime::now() + 31 * DAY).await;
+        assert!(keys(&storage, &owner, bucket).await.is_empty());
+        assert_eq!(counters.failed_buckets.load(Ordering::Relaxed), 0);
+    }
 }
