@@ -293,3 +293,15 @@ def test_two_gateways_run_the_worker_against_one_store(tmp_path_factory, server,
         assert keys(s3, bucket) == {"keep"}
     finally:
         second.stop()
+
+
+def test_rules_go_with_their_bucket(s3):
+    name = f"lc-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": RULES})
+    s3.delete_bucket(Bucket=name)
+    s3.create_bucket(Bucket=name)
+    try:
+        assert error_of(lambda: s3.get_bucket_lifecycle_configuration(Bucket=name))[1] == "NoSuchLifecycleConfiguration"
+    finally:
+        s3.delete_bucket(Bucket=name)

@@ -1,40 +1,28 @@
-//! Where a bucket's lifecycle configuration is kept: the bucket document
-//! store of storage-client.
-//!
-//! PLACEHOLDER until the bucket documents land on main: an in-process map,
-//! so the handlers and the worker can be built and tested meanwhile. It is
-//! replaced by `Storage::bucket_document` / `put_bucket_document` before
-//! this branch is reported.
+//! Where a bucket's lifecycle configuration is kept: storage's bucket
+//! documents, as the canonical XML that [`super::rules::Configuration`]
+//! renders.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Arc;
 
-use bytes::Bytes;
-use storage_client::{Identity, Storage, StorageError};
+use storage_client::{BucketDocument, Identity, Storage, StorageError};
 
-fn placeholder() -> &'static Mutex<HashMap<String, Bytes>> {
-    static DOCUMENTS: OnceLock<Mutex<HashMap<String, Bytes>>> = OnceLock::new();
-    DOCUMENTS.get_or_init(Mutex::default)
+/// The stored configuration of `bucket`, if it has one (`NoSuchBucket` if
+/// there is no bucket); the caller decides who may see it.
+pub async fn load(storage: &Storage, bucket: &str) -> Result<Option<Arc<str>>, StorageError> {
+    storage
+        .bucket_document(bucket, BucketDocument::Lifecycle)
+        .await
 }
 
-/// The stored configuration of `bucket`, if it has one.
-pub async fn load(_storage: &Storage, bucket: &str) -> Result<Option<Bytes>, StorageError> {
-    Ok(placeholder().lock().expect("lock").get(bucket).cloned())
-}
-
-/// Stores (or with `None` deletes) the configuration; refused unless `who`
-/// may configure the bucket.
+/// Stores (or with `None` deletes) the configuration; `AccessDenied`
+/// unless `who` owns the bucket.
 pub async fn store(
     storage: &Storage,
     who: &Identity,
     bucket: &str,
-    document: Option<Vec<u8>>,
+    document: Option<String>,
 ) -> Result<(), StorageError> {
-    storage.bucket(who, bucket).await?;
-    let mut documents = placeholder().lock().expect("lock");
-    match document {
-        Some(document) => documents.insert(bucket.to_owned(), Bytes::from(document)),
-        None => documents.remove(bucket),
-    };
-    Ok(())
+    storage
+        .put_bucket_document(who, bucket, BucketDocument::Lifecycle, document)
+        .await
 }

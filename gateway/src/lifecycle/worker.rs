@@ -117,7 +117,7 @@ impl Pass<'_> {
         let Some(stored) = document::load(self.storage, &bucket.name).await? else {
             return Ok(());
         };
-        let config = Configuration::from_stored(&stored).map_err(|err| {
+        let config = Configuration::from_stored(stored.as_bytes()).map_err(|err| {
             StorageError::Internal(format!("stored lifecycle rules unreadable: {}", err.message))
         })?;
         let owner = Identity::new(bucket.owner.clone());
@@ -279,7 +279,7 @@ mod tests {
         storage.create_bucket(&owner, bucket, "").await.expect("bucket");
         let body = format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>");
         let config = Configuration::from_request(body.as_bytes()).expect("rules");
-        document::store(&storage, &owner, bucket, Some(config.document.into_bytes()))
+        document::store(&storage, &owner, bucket, Some(config.document))
             .await
             .expect("stored");
         (storage, owner)

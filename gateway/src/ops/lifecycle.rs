@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use storage_client::Identity;
+use storage_client::{Identity, MAX_BUCKET_DOCUMENT_BYTES};
 
 use super::body::read_to_end;
 use super::empty_response;
@@ -16,9 +16,9 @@ use crate::lifecycle::document;
 use crate::lifecycle::rules::Configuration;
 use crate::state::AppState;
 
-/// 1000 rules, each with a 1024-byte prefix and ten maximal tags, XML-escaped,
-/// fit within this.
-const MAX_LIFECYCLE_BODY: usize = 8 * 1024 * 1024;
+/// Storage keeps documents up to `MAX_BUCKET_DOCUMENT_BYTES` of canonical
+/// XML; twice that leaves room for the whitespace a client may send.
+const MAX_LIFECYCLE_BODY: usize = 2 * MAX_BUCKET_DOCUMENT_BYTES;
 
 pub async fn get_bucket_lifecycle(
     state: &AppState,
@@ -30,7 +30,7 @@ pub async fn get_bucket_lifecycle(
     let Some(stored) = document::load(&state.storage, bucket).await.map_err(named)? else {
         return Err(S3Error::no_such_lifecycle_configuration(bucket));
     };
-    let mut response = Response::new(Body::from(stored));
+    let mut response = Response::new(Body::from(stored.to_string()));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/xml"),
@@ -61,7 +61,7 @@ pub async fn put_bucket_lifecycle(
         &state.storage,
         who,
         bucket,
-        Some(config.document.into_bytes()),
+        Some(config.document),
     )
     .await
     .map_err(named)?;
