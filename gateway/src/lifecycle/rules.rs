@@ -181,9 +181,9 @@ struct RuleXml {
     prefix: Option<String>,
     #[serde(rename = "Status")]
     status: String,
-    /// Read only to refuse: there is one storage class here.
+    /// Read only to be checked, then refused: there is one storage class.
     #[serde(rename = "Transition", default, skip_serializing)]
-    transitions: Vec<IgnoredAny>,
+    transitions: Vec<TransitionXml>,
     #[serde(rename = "NoncurrentVersionTransition", default, skip_serializing)]
     noncurrent_transitions: Vec<IgnoredAny>,
     #[serde(rename = "Expiration", skip_serializing_if = "Option::is_none")]
@@ -245,6 +245,14 @@ struct ExpirationXml {
     expired_object_delete_marker: Option<bool>,
 }
 
+#[derive(Debug, Deserialize)]
+struct TransitionXml {
+    #[serde(rename = "Date")]
+    date: Option<String>,
+    #[serde(rename = "Days")]
+    days: Option<i64>,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct NoncurrentExpirationXml {
     #[serde(rename = "NoncurrentDays")]
@@ -269,6 +277,17 @@ impl RuleXml {
             "Disabled" => false,
             _ => return Err(S3Error::malformed_xml()),
         };
+        // A malformed transition is the client's mistake before it is our gap.
+        for transition in &self.transitions {
+            if let Some(date) = &transition.date {
+                midnight(date)?;
+            }
+            if transition.days.is_some_and(|days| days < 0) {
+                return Err(S3Error::invalid_argument(
+                    "'Days' for Transition action must be a nonnegative integer",
+                ));
+            }
+        }
         if !self.transitions.is_empty() || !self.noncurrent_transitions.is_empty() {
             return Err(S3Error::not_implemented(
                 "Lifecycle transitions (this gateway has one storage class)",
@@ -620,6 +639,7 @@ mod tests {
             ("<Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration></Rule>", "InvalidRequest"),
             // One storage class: no transitions.
             ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>", "NotImplemented"),
+            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Date>20220927</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>", "InvalidArgument"),
             ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>9</Days></Expiration><NoncurrentVersionTransition><NoncurrentDays>1</NoncurrentDays><StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition></Rule>", "NotImplemented"),
             // No rule at all.
             ("", "MalformedXML"),
