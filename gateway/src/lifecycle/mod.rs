@@ -2,7 +2,20 @@
 //! (PutBucketLifecycleConfiguration) and the background worker that applies
 //! them, expiring objects and aborting forgotten multipart uploads.
 
-pub mod rules;
 pub mod document;
+pub mod rules;
 pub mod versions;
 pub mod worker;
+
+use std::time::SystemTime;
+
+use storage_client::Identity;
+
+/// One rule applied to one bucket at one moment.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub owner: &'a Identity,
+    pub bucket: &'a str,
+    pub rule: &'a rules::Rule,
+    pub now: SystemTime,
+}

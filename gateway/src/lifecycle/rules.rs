@@ -143,10 +143,10 @@ impl Configuration {
             }
             rules.push(rule.checked()?);
             // Rendered as accepted: a Date in one format, the rest as sent.
-            if let Some(Expiration::Date(date)) = rules.last().and_then(|r| r.expiration) {
-                if let Some(expiration) = rule.expiration.as_mut() {
-                    expiration.date = Some(xml::iso8601(date));
-                }
+            if let Some(Expiration::Date(date)) = rules.last().and_then(|r| r.expiration)
+                && let Some(expiration) = rule.expiration.as_mut()
+            {
+                expiration.date = Some(xml::iso8601(date));
             }
         }
         document.xmlns = S3_NAMESPACE;
@@ -379,10 +379,14 @@ impl FilterXml {
         let mut keys = HashSet::new();
         for tag in &tags {
             if tag.key.is_empty() {
-                return Err(S3Error::invalid_tag("The TagKey you have provided is invalid"));
+                return Err(S3Error::invalid_tag(
+                    "The TagKey you have provided is invalid",
+                ));
             }
             if !keys.insert(tag.key.as_str()) {
-                return Err(S3Error::invalid_request("Duplicate Tag Keys are not allowed."));
+                return Err(S3Error::invalid_request(
+                    "Duplicate Tag Keys are not allowed.",
+                ));
             }
         }
         let size_greater_than = greater.map(size_bound).transpose()?;
@@ -613,34 +617,100 @@ mod tests {
     fn refusals_name_what_aws_names() {
         let cases = [
             // Status is Enabled or Disabled.
-            ("<Rule><ID>a</ID><Prefix/><Status>On</Status><Expiration><Days>1</Days></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Prefix/><Expiration><Days>1</Days></Expiration></Rule>", "MalformedXML"),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>On</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Expiration><Days>1</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
             // Days are positive.
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>0</Days></Expiration></Rule>", "InvalidArgument"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>-3</Days></Expiration></Rule>", "InvalidArgument"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>x</Days></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>0</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>", "InvalidArgument"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>0</NoncurrentDays></NoncurrentVersionExpiration></Rule>", "InvalidArgument"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>101</NewerNoncurrentVersions></NoncurrentVersionExpiration></Rule>", "InvalidArgument"),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>0</Days></Expiration></Rule>",
+                "InvalidArgument",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>-3</Days></Expiration></Rule>",
+                "InvalidArgument",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>x</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>0</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>",
+                "InvalidArgument",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>0</NoncurrentDays></NoncurrentVersionExpiration></Rule>",
+                "InvalidArgument",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>101</NewerNoncurrentVersions></NoncurrentVersionExpiration></Rule>",
+                "InvalidArgument",
+            ),
             // One of Days, Date, ExpiredObjectDeleteMarker.
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days><Date>2030-01-01T00:00:00Z</Date></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration></Rule>", "InvalidRequest"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration></Expiration></Rule>", "MalformedXML"),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days><Date>2030-01-01T00:00:00Z</Date></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration></Rule>",
+                "InvalidRequest",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration></Expiration></Rule>",
+                "MalformedXML",
+            ),
             // An action is needed.
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status></Rule>", "InvalidRequest"),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status></Rule>",
+                "InvalidRequest",
+            ),
             // Filter or Prefix, not both, not neither; one predicate per Filter.
-            ("<Rule><ID>a</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Prefix/><Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Filter><Prefix>a</Prefix><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>", "MalformedXML"),
-            ("<Rule><ID>a</ID><Filter><And><Tag><Key>k</Key><Value>v</Value></Tag><Tag><Key>k</Key><Value>w</Value></Tag></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>", "InvalidRequest"),
-            ("<Rule><ID>a</ID><Filter><And><ObjectSizeGreaterThan>5</ObjectSizeGreaterThan><ObjectSizeLessThan>5</ObjectSizeLessThan></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>", "InvalidRequest"),
+            (
+                "<Rule><ID>a</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Filter><Prefix>a</Prefix><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "MalformedXML",
+            ),
+            (
+                "<Rule><ID>a</ID><Filter><And><Tag><Key>k</Key><Value>v</Value></Tag><Tag><Key>k</Key><Value>w</Value></Tag></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "InvalidRequest",
+            ),
+            (
+                "<Rule><ID>a</ID><Filter><And><ObjectSizeGreaterThan>5</ObjectSizeGreaterThan><ObjectSizeLessThan>5</ObjectSizeLessThan></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>",
+                "InvalidRequest",
+            ),
             // Tags cannot select uploads or delete markers.
-            ("<Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>", "InvalidRequest"),
-            ("<Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration></Rule>", "InvalidRequest"),
+            (
+                "<Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>",
+                "InvalidRequest",
+            ),
+            (
+                "<Rule><ID>a</ID><Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration></Rule>",
+                "InvalidRequest",
+            ),
             // One storage class: no transitions.
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>", "NotImplemented"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Date>20220927</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>", "InvalidArgument"),
-            ("<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>9</Days></Expiration><NoncurrentVersionTransition><NoncurrentDays>1</NoncurrentDays><StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition></Rule>", "NotImplemented"),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>",
+                "NotImplemented",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Transition><Date>20220927</Date><StorageClass>GLACIER</StorageClass></Transition></Rule>",
+                "InvalidArgument",
+            ),
+            (
+                "<Rule><ID>a</ID><Prefix/><Status>Enabled</Status><Expiration><Days>9</Days></Expiration><NoncurrentVersionTransition><NoncurrentDays>1</NoncurrentDays><StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition></Rule>",
+                "NotImplemented",
+            ),
             // No rule at all.
             ("", "MalformedXML"),
         ];
@@ -652,9 +722,14 @@ mod tests {
     #[test]
     fn ids_are_unique_and_at_most_255_characters() {
         let rule = |id: &str| {
-            format!("<Rule><ID>{id}</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>")
+            format!(
+                "<Rule><ID>{id}</ID><Prefix/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>"
+            )
         };
-        assert_eq!(code(&format!("{}{}", rule("a"), rule("a"))), "InvalidArgument");
+        assert_eq!(
+            code(&format!("{}{}", rule("a"), rule("a"))),
+            "InvalidArgument"
+        );
         assert_eq!(code(&rule(&"i".repeat(256))), "InvalidArgument");
         assert!(parse(&rule(&"i".repeat(255))).is_ok());
     }
@@ -666,7 +741,10 @@ mod tests {
                 .map(|i| format!("<Rule><ID>r{i}</ID><Prefix>p{i}/</Prefix><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>"))
                 .collect()
         };
-        assert_eq!(parse(&rules(MAX_RULES)).expect("1000 rules").rules.len(), MAX_RULES);
+        assert_eq!(
+            parse(&rules(MAX_RULES)).expect("1000 rules").rules.len(),
+            MAX_RULES
+        );
         assert_eq!(code(&rules(MAX_RULES + 1)), "InvalidRequest");
     }
 

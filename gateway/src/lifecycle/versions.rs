@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use storage_client::{Identity, Storage, StorageError};
 
+use super::Target;
 use super::rules::{Expiration, Rule, after_days};
-use super::worker::Target;
 
 /// Keys whose versions are read per call.
 const PAGE: usize = 1000;
@@ -89,7 +89,7 @@ impl VersionStore for Storage {
 /// versions and markers it removed.
 pub async fn expire(
     store: &impl VersionStore,
-    target: &Target<'_>,
+    target: Target<'_>,
     day: Duration,
 ) -> Result<u64, StorageError> {
     let Target {
@@ -97,7 +97,7 @@ pub async fn expire(
         bucket,
         rule,
         now,
-    } = *target;
+    } = target;
     let mut removed = 0;
     let mut after: Option<String> = None;
     loop {
@@ -128,7 +128,12 @@ pub async fn expire(
 ///
 /// Tag filters do not select versions here (a version's tags would need a
 /// lookup each); such a rule still expires current objects.
-pub fn due<'a>(key: &'a KeyVersions, rule: &Rule, day: Duration, now: SystemTime) -> Vec<&'a Version> {
+pub fn due<'a>(
+    key: &'a KeyVersions,
+    rule: &Rule,
+    day: Duration,
+    now: SystemTime,
+) -> Vec<&'a Version> {
     let mut removed = Vec::new();
     if !rule.filter.tags.is_empty() || !key.key.starts_with(&rule.filter.prefix) {
         return removed;

@@ -17,13 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use storage_client::{
-    BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery,
-};
+use storage_client::{BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery};
 use tokio::task::JoinHandle;
 
+use super::Target;
 use super::document;
-use super::rules::{Configuration, Expiration, Rule, after_days};
+use super::rules::{Configuration, Expiration, after_days};
 use super::versions;
 
 /// Keys or uploads read per listing call: S3's own page size.
@@ -118,7 +117,10 @@ impl Pass<'_> {
             return Ok(());
         };
         let config = Configuration::from_stored(stored.as_bytes()).map_err(|err| {
-            StorageError::Internal(format!("stored lifecycle rules unreadable: {}", err.message))
+            StorageError::Internal(format!(
+                "stored lifecycle rules unreadable: {}",
+                err.message
+            ))
         })?;
         let owner = Identity::new(bucket.owner.clone());
         for rule in config.rules.iter().filter(|rule| rule.enabled) {
@@ -132,15 +134,15 @@ impl Pass<'_> {
                 rule.expiration,
                 Some(Expiration::Days(_) | Expiration::Date(_))
             ) {
-                self.expire_objects(&target).await?;
+                self.expire_objects(target).await?;
             }
             if let Some(days) = rule.abort_incomplete_after_days {
-                self.abort_uploads(&target, days).await?;
+                self.abort_uploads(target, days).await?;
             }
             if rule.noncurrent_expiration.is_some()
                 || rule.expiration == Some(Expiration::ExpiredObjectDeleteMarker)
             {
-                let expired = versions::expire(self.storage, &target, self.day).await?;
+                let expired = versions::expire(self.storage, target, self.day).await?;
                 self.counters
                     .expired_versions
                     .fetch_add(expired, Ordering::Relaxed);
@@ -149,13 +151,13 @@ impl Pass<'_> {
         Ok(())
     }
 
-    async fn expire_objects(&self, target: &Target<'_>) -> Result<(), StorageError> {
+    async fn expire_objects(&self, target: Target<'_>) -> Result<(), StorageError> {
         let Target {
             owner,
             bucket,
             rule,
             now,
-        } = *target;
+        } = target;
         let mut query = ListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -166,7 +168,9 @@ impl Pass<'_> {
             let page = self.storage.list_objects(owner, bucket, &query).await?;
             for entry in &page.entries {
                 let due = rule.expiry_of(entry.last_modified, self.day);
-                if !rule.filter.matches_listing(&entry.key, entry.size) || due.is_none_or(|due| due > now) {
+                if !rule.filter.matches_listing(&entry.key, entry.size)
+                    || due.is_none_or(|due| due > now)
+                {
                     continue;
                 }
                 // Read again: the tags are not in the listing, and the
@@ -182,8 +186,12 @@ impl Pass<'_> {
                 {
                     continue;
                 }
-                self.storage.delete_object(owner, bucket, &entry.key).await?;
-                self.counters.expired_objects.fetch_add(1, Ordering::Relaxed);
+                self.storage
+                    .delete_object(owner, bucket, &entry.key)
+                    .await?;
+                self.counters
+                    .expired_objects
+                    .fetch_add(1, Ordering::Relaxed);
                 tracing::info!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
             }
             match page.next_marker.filter(|_| page.is_truncated) {
@@ -193,13 +201,13 @@ impl Pass<'_> {
         }
     }
 
-    async fn abort_uploads(&self, target: &Target<'_>, days: u32) -> Result<(), StorageError> {
+    async fn abort_uploads(&self, target: Target<'_>, days: u32) -> Result<(), StorageError> {
         let Target {
             owner,
             bucket,
             rule,
             now,
-        } = *target;
+        } = target;
         let mut query = UploadListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -222,7 +230,9 @@ impl Pass<'_> {
                     .await;
                 match aborted {
                     Ok(()) => {
-                        self.counters.aborted_uploads.fetch_add(1, Ordering::Relaxed);
+                        self.counters
+                            .aborted_uploads
+                            .fetch_add(1, Ordering::Relaxed);
                         tracing::info!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
                     }
                     // Another replica aborted it (or the client completed
@@ -240,15 +250,6 @@ impl Pass<'_> {
     }
 }
 
-/// One rule applied to one bucket at one moment.
-#[derive(Clone, Copy)]
-pub struct Target<'a> {
-    pub owner: &'a Identity,
-    pub bucket: &'a str,
-    pub rule: &'a Rule,
-    pub now: SystemTime,
-}
-
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
@@ -262,7 +263,11 @@ mod tests {
     /// Small pages, so that listings are followed across pages.
     const TEST_PAGE: usize = 4;
 
-    async fn bucket_with_rules(dir: &std::path::Path, bucket: &str, rules: &str) -> (Storage, Identity) {
+    async fn bucket_with_rules(
+        dir: &std::path::Path,
+        bucket: &str,
+        rules: &str,
+    ) -> (Storage, Identity) {
         let storage = Storage::open_embedded(StorageConfig::new(dir))
             .await
             .expect("open");
@@ -276,7 +281,10 @@ mod tests {
             .await
             .expect("key");
         let owner = Identity::new(OWNER);
-        storage.create_bucket(&owner, bucket, "").await.expect("bucket");
+        storage
+            .create_bucket(&owner, bucket, "")
+            .await
+            .expect("bucket");
         let body = format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>");
         let config = Configuration::from_request(body.as_bytes()).expect("rules");
         document::store(&storage, &owner, bucket, Some(config.document))
@@ -305,7 +313,10 @@ mod tests {
             max_keys: PAGE,
             ..ListQuery::default()
         };
-        let page = storage.list_objects(owner, bucket, &query).await.expect("list");
+        let page = storage
+            .list_objects(owner, bucket, &query)
+            .await
+            .expect("list");
         page.entries.into_iter().map(|entry| entry.key).collect()
     }
 
@@ -335,7 +346,10 @@ mod tests {
 
         // Written just now: nothing is due yet.
         pass.run(SystemTime::now()).await;
-        assert_eq!(keys(&storage, &owner, bucket).await.len(), TEST_PAGE * 3 + 2);
+        assert_eq!(
+            keys(&storage, &owner, bucket).await.len(),
+            TEST_PAGE * 3 + 2
+        );
         assert_eq!(counters.expired_objects.load(Ordering::Relaxed), 0);
 
         // Two replicas' passes over the same store at once.

@@ -27,7 +27,10 @@ pub async fn get_bucket_lifecycle(
 ) -> S3Result<Response> {
     let named = |err| S3Error::from(err).naming(bucket, None);
     state.storage.bucket(who, bucket).await.map_err(named)?;
-    let Some(stored) = document::load(&state.storage, bucket).await.map_err(named)? else {
+    let Some(stored) = document::load(&state.storage, bucket)
+        .await
+        .map_err(named)?
+    else {
         return Err(S3Error::no_such_lifecycle_configuration(bucket));
     };
     let mut response = Response::new(Body::from(stored.to_string()));
@@ -57,14 +60,9 @@ pub async fn put_bucket_lifecycle(
     let body = read_to_end(payload, MAX_LIFECYCLE_BODY).await?;
     plan.verify_body(&body, payload.trailers())?;
     let config = Configuration::from_request(&body)?;
-    document::store(
-        &state.storage,
-        who,
-        bucket,
-        Some(config.document),
-    )
-    .await
-    .map_err(named)?;
+    document::store(&state.storage, who, bucket, Some(config.document))
+        .await
+        .map_err(named)?;
     Ok(empty_response(StatusCode::OK))
 }
 
