@@ -48,6 +48,17 @@ pub struct Counters {
     pub failed_buckets: AtomicU64,
 }
 
+impl Counters {
+    /// Objects expired, versions expired and uploads aborted so far.
+    fn removed(&self) -> [u64; 3] {
+        [
+            self.expired_objects.load(Ordering::Relaxed),
+            self.expired_versions.load(Ordering::Relaxed),
+            self.aborted_uploads.load(Ordering::Relaxed),
+        ]
+    }
+}
+
 /// The running worker; dropping it stops it.
 pub struct Worker(JoinHandle<()>);
 
@@ -88,16 +99,30 @@ impl Pass<'_> {
     /// One pass over every bucket that has rules; a bucket that fails is
     /// logged and retried at the next pass, the others go on.
     async fn run(&self, now: SystemTime) {
+        let before = self.counters.removed();
         match self.buckets().await {
             Ok(buckets) => {
                 for bucket in buckets {
-                    if let Err(err) = self.bucket(&bucket, now).await {
-                        self.counters.failed_buckets.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(bucket = %bucket.name, %err, "lifecycle pass failed for a bucket");
+                    match self.bucket(&bucket, now).await {
+                        // Deleted since it was listed: nothing left to do.
+                        Ok(()) | Err(StorageError::NoSuchBucket) => {}
+                        Err(err) => {
+                            self.counters.failed_buckets.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(bucket = %bucket.name, %err, "lifecycle pass failed for a bucket");
+                        }
                     }
                 }
             }
             Err(err) => tracing::warn!(%err, "lifecycle pass could not list the buckets"),
+        }
+        let after = self.counters.removed();
+        if after != before {
+            tracing::info!(
+                expired_objects = after[0] - before[0],
+                expired_versions = after[1] - before[1],
+                aborted_uploads = after[2] - before[2],
+                "lifecycle pass removed what was due"
+            );
         }
         self.counters.passes.fetch_add(1, Ordering::Relaxed);
     }
@@ -192,7 +217,7 @@ impl Pass<'_> {
                 self.counters
                     .expired_objects
                     .fetch_add(1, Ordering::Relaxed);
-                tracing::info!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
+                tracing::debug!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
             }
             match page.next_marker.filter(|_| page.is_truncated) {
                 Some(next) => query.start_after = Some(next),
@@ -233,7 +258,7 @@ impl Pass<'_> {
                         self.counters
                             .aborted_uploads
                             .fetch_add(1, Ordering::Relaxed);
-                        tracing::info!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
+                        tracing::debug!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
                     }
                     // Another replica aborted it (or the client completed
                     // it) since the listing.
