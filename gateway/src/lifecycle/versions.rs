@@ -1,13 +1,15 @@
 //! NoncurrentVersionExpiration and ExpiredObjectDeleteMarker: which
-//! versions of a key a rule removes ([`due`]), and the storage they are
-//! read from and deleted in ([`VersionStore`]).
+//! versions a rule removes ([`Walk`], fed a listing of versions one by one)
+//! and the storage they are listed and deleted in ([`VersionStore`]).
 //!
-//! The seam: storage-client has no versions yet (they are being built on
-//! the `versioning` branch). Until its "list versions" and "delete a
-//! version" land, [`VersionStore`] for [`Storage`] says what is true of
-//! every bucket today: each key has one version, the current one, and no
-//! delete markers, so there is nothing noncurrent to expire. Wiring the two
-//! methods to the real calls is all these rules then need.
+//! The seam: storage-client has no versions on main yet (they are being
+//! built on the `versioning` branch, whose `Storage::list_versions` pages
+//! through versions key by key, newest first, and whose
+//! `Storage::delete_version` removes one). Until they land,
+//! [`VersionStore`] for [`Storage`] says what is true of every bucket
+//! today: each key has one version, the current one, and no delete
+//! markers, so there is nothing noncurrent to expire. Wiring its two
+//! methods to those calls is all these rules then need.
 
 use std::time::{Duration, SystemTime};
 
@@ -16,37 +18,47 @@ use storage_client::{Identity, Storage, StorageError};
 use super::Target;
 use super::rules::{Expiration, Rule, after_days};
 
-/// Keys whose versions are read per call.
+/// Versions read per listing call.
 const PAGE: usize = 1000;
 
-/// One version of a key.
+/// One version of a key, or a delete marker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Version {
+    pub key: String,
     pub version_id: String,
     pub last_modified: SystemTime,
     pub size: u64,
     pub is_delete_marker: bool,
 }
 
-/// Every version of one key, newest (the current one) first.
+/// Where a listing of versions goes on: after this key, and within it
+/// after this version.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyVersions {
+pub struct VersionMarker {
     pub key: String,
+    pub version_id: Option<String>,
+}
+
+/// A page of versions in listing order (by key, newest first within a
+/// key; a key's versions may continue on the next page).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VersionPage {
     pub versions: Vec<Version>,
+    /// Set when the listing goes on.
+    pub next: Option<VersionMarker>,
 }
 
 /// What the lifecycle worker needs of a versioned store.
 pub trait VersionStore {
-    /// Up to `max_keys` keys under `prefix` after `after`, in key order,
-    /// each with all its versions.
-    fn key_versions(
+    /// Up to `max` versions under `prefix`, after `after`.
+    fn versions(
         &self,
         owner: &Identity,
         bucket: &str,
         prefix: &str,
-        after: Option<&str>,
-        max_keys: usize,
-    ) -> impl Future<Output = Result<Vec<KeyVersions>, StorageError>> + Send;
+        after: Option<&VersionMarker>,
+        max: usize,
+    ) -> impl Future<Output = Result<VersionPage, StorageError>> + Send;
 
     /// Removes one version (or delete marker) for good; a missing one is
     /// not an error.
@@ -60,16 +72,16 @@ pub trait VersionStore {
 }
 
 impl VersionStore for Storage {
-    async fn key_versions(
+    async fn versions(
         &self,
         _owner: &Identity,
         _bucket: &str,
         _prefix: &str,
-        _after: Option<&str>,
-        _max_keys: usize,
-    ) -> Result<Vec<KeyVersions>, StorageError> {
+        _after: Option<&VersionMarker>,
+        _max: usize,
+    ) -> Result<VersionPage, StorageError> {
         // No bucket keeps versions yet: nothing is noncurrent, no marker.
-        Ok(Vec::new())
+        Ok(VersionPage::default())
     }
 
     async fn delete_version(
@@ -85,8 +97,8 @@ impl VersionStore for Storage {
     }
 }
 
-/// Applies the rule's version actions to the bucket; returns how many
-/// versions and markers it removed.
+/// Applies the rule's version actions to the bucket, a page at a time;
+/// returns how many versions and markers it removed.
 pub async fn expire(
     store: &impl VersionStore,
     target: Target<'_>,
@@ -98,70 +110,123 @@ pub async fn expire(
         rule,
         now,
     } = target;
+    let mut walk = Walk::new(rule, day, now);
     let mut removed = 0;
-    let mut after: Option<String> = None;
+    let mut after = None;
     loop {
         let page = store
-            .key_versions(owner, bucket, &rule.filter.prefix, after.as_deref(), PAGE)
+            .versions(owner, bucket, &rule.filter.prefix, after.as_ref(), PAGE)
             .await?;
-        for key in &page {
-            for version in due(key, rule, day, now) {
-                store
-                    .delete_version(owner, bucket, &key.key, &version.version_id)
-                    .await?;
-                removed += 1;
-            }
+        let mut due: Vec<(String, String)> = Vec::new();
+        for version in &page.versions {
+            due.extend(walk.feed(version));
         }
-        if page.len() < PAGE {
-            return Ok(removed);
+        if page.next.is_none() {
+            due.extend(walk.finish());
         }
-        after = page.last().map(|key| key.key.clone());
+        for (key, version_id) in &due {
+            store.delete_version(owner, bucket, key, version_id).await?;
+            removed += 1;
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return Ok(removed),
+        }
     }
 }
 
-/// The versions of `key` that `rule` removes at `now`:
+/// Decides, version by version in listing order, what a rule removes:
 /// - a noncurrent version, `NoncurrentDays` after it stopped being current
 ///   (when the version after it was written), unless it is one of the
 ///   `NewerNoncurrentVersions` newest noncurrent ones;
 /// - with `ExpiredObjectDeleteMarker`, a current delete marker with no
 ///   other version left.
 ///
-/// Tag filters do not select versions here (a version's tags would need a
-/// lookup each); such a rule still expires current objects.
-pub fn due<'a>(
-    key: &'a KeyVersions,
-    rule: &Rule,
+/// It holds one key's state, never a key's versions, so a key with many
+/// versions costs no memory. Tag filters select no versions here (a
+/// version's tags would need a lookup each); such a rule still expires
+/// current objects.
+pub struct Walk<'a> {
+    rule: &'a Rule,
     day: Duration,
     now: SystemTime,
-) -> Vec<&'a Version> {
-    let mut removed = Vec::new();
-    if !rule.filter.tags.is_empty() || !key.key.starts_with(&rule.filter.prefix) {
-        return removed;
-    }
-    let matches_size = |version: &Version| {
-        version.is_delete_marker || rule.filter.matches_listing(&key.key, version.size)
-    };
-    if let Some(noncurrent) = rule.noncurrent_expiration {
-        let kept = noncurrent.newer_versions_kept.unwrap_or(0) as usize;
-        for (index, pair) in key.versions.windows(2).enumerate() {
-            let (successor, version) = (&pair[0], &pair[1]);
-            let became_noncurrent = successor.last_modified;
-            if index >= kept
-                && after_days(became_noncurrent, noncurrent.days, day) <= now
-                && matches_size(version)
-            {
-                removed.push(version);
-            }
+    key: Option<KeyState>,
+}
+
+struct KeyState {
+    key: String,
+    /// Versions of the key seen so far, the current one included.
+    seen: usize,
+    /// When the last version seen was written: the moment the next (older)
+    /// one stopped being current.
+    successor_written: SystemTime,
+    /// The current version, if it is a delete marker.
+    current_marker: Option<String>,
+}
+
+impl<'a> Walk<'a> {
+    pub fn new(rule: &'a Rule, day: Duration, now: SystemTime) -> Self {
+        Self {
+            rule,
+            day,
+            now,
+            key: None,
         }
     }
-    let lone_marker = match key.versions.as_slice() {
-        [marker] => marker.is_delete_marker,
-        _ => false,
-    };
-    if lone_marker && rule.expiration == Some(Expiration::ExpiredObjectDeleteMarker) {
-        removed.extend(key.versions.first());
+
+    /// The next version in listing order; returns the (key, version id)
+    /// pairs now known to go.
+    pub fn feed(&mut self, version: &Version) -> Vec<(String, String)> {
+        let mut due = Vec::new();
+        if self
+            .key
+            .as_ref()
+            .is_none_or(|state| state.key != version.key)
+        {
+            due.extend(self.finish());
+            self.key = Some(KeyState {
+                key: version.key.clone(),
+                seen: 1,
+                successor_written: version.last_modified,
+                current_marker: version.is_delete_marker.then(|| version.version_id.clone()),
+            });
+            return due;
+        }
+        let (rule, day, now) = (self.rule, self.day, self.now);
+        let Some(state) = self.key.as_mut() else {
+            return due;
+        };
+        let newer_noncurrent = state.seen - 1;
+        let became_noncurrent = state.successor_written;
+        state.seen += 1;
+        state.successor_written = version.last_modified;
+        let Some(noncurrent) = rule.noncurrent_expiration else {
+            return due;
+        };
+        let kept = noncurrent.newer_versions_kept.unwrap_or(0) as usize;
+        let selected = rule.filter.tags.is_empty()
+            && (version.is_delete_marker
+                || rule.filter.matches_listing(&version.key, version.size));
+        if selected
+            && newer_noncurrent >= kept
+            && after_days(became_noncurrent, noncurrent.days, day) <= now
+        {
+            due.push((version.key.clone(), version.version_id.clone()));
+        }
+        due
     }
-    removed
+
+    /// The listing ended: what the last key's end decides.
+    pub fn finish(&mut self) -> Option<(String, String)> {
+        let state = self.key.take()?;
+        let lone_marker = state.seen == 1 && state.current_marker.is_some();
+        let asked = self.rule.expiration == Some(Expiration::ExpiredObjectDeleteMarker);
+        if lone_marker && asked && state.key.starts_with(&self.rule.filter.prefix) {
+            state.current_marker.map(|id| (state.key, id))
+        } else {
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -175,8 +240,9 @@ mod tests {
         SystemTime::UNIX_EPOCH + days * DAY
     }
 
-    fn version(id: &str, written_day: u32, is_delete_marker: bool) -> Version {
+    fn version(key: &str, id: &str, written_day: u32, is_delete_marker: bool) -> Version {
         Version {
+            key: key.into(),
             version_id: id.into(),
             last_modified: at(written_day),
             size: 10,
@@ -195,88 +261,152 @@ mod tests {
         }
     }
 
-    fn ids(versions: Vec<&Version>) -> Vec<&str> {
-        versions.iter().map(|v| v.version_id.as_str()).collect()
+    fn noncurrent(days: u32, newer_versions_kept: Option<u32>) -> Rule {
+        rule(
+            Some(NoncurrentExpiration {
+                days,
+                newer_versions_kept,
+            }),
+            None,
+        )
+    }
+
+    /// What a walk over `versions` removes, as "key/id".
+    fn due(versions: &[Version], rule: &Rule, now_day: u32) -> Vec<String> {
+        let mut walk = Walk::new(rule, DAY, at(now_day));
+        let mut due: Vec<(String, String)> = Vec::new();
+        for version in versions {
+            due.extend(walk.feed(version));
+        }
+        due.extend(walk.finish());
+        due.into_iter().map(|(k, id)| format!("{k}/{id}")).collect()
     }
 
     #[test]
     fn a_version_expires_days_after_its_successor_was_written() {
-        let key = KeyVersions {
-            key: "k".into(),
-            versions: vec![
-                version("v3", 10, false),
-                version("v2", 5, false),
-                version("v1", 1, false),
-            ],
-        };
-        let rule = rule(
-            Some(NoncurrentExpiration {
-                days: 3,
-                newer_versions_kept: None,
-            }),
-            None,
-        );
+        let versions = [
+            version("k", "v3", 10, false),
+            version("k", "v2", 5, false),
+            version("k", "v1", 1, false),
+        ];
+        let rule = noncurrent(3, None);
         // v1 became noncurrent on day 5, v2 on day 10.
-        assert!(due(&key, &rule, DAY, at(7)).is_empty());
-        assert_eq!(ids(due(&key, &rule, DAY, at(8))), ["v1"]);
-        assert_eq!(ids(due(&key, &rule, DAY, at(13))), ["v2", "v1"]);
+        assert!(due(&versions, &rule, 7).is_empty());
+        assert_eq!(due(&versions, &rule, 8), ["k/v1"]);
+        assert_eq!(due(&versions, &rule, 13), ["k/v2", "k/v1"]);
     }
 
     #[test]
     fn the_newest_noncurrent_versions_are_kept() {
-        let key = KeyVersions {
-            key: "k".into(),
-            versions: vec![
-                version("v4", 30, false),
-                version("v3", 20, false),
-                version("v2", 10, false),
-                version("v1", 1, false),
-            ],
-        };
-        let rule = rule(
-            Some(NoncurrentExpiration {
-                days: 1,
-                newer_versions_kept: Some(2),
-            }),
-            None,
-        );
-        assert_eq!(ids(due(&key, &rule, DAY, at(100))), ["v1"]);
+        let versions = [
+            version("k", "v4", 30, false),
+            version("k", "v3", 20, false),
+            version("k", "v2", 10, false),
+            version("k", "v1", 1, false),
+        ];
+        assert_eq!(due(&versions, &noncurrent(1, Some(2)), 100), ["k/v1"]);
+    }
+
+    #[test]
+    fn keys_are_walked_one_after_another() {
+        let versions = [
+            version("a", "a2", 5, false),
+            version("a", "a1", 1, false),
+            version("b", "b1", 1, false),
+            version("c", "c2", 9, true),
+            version("c", "c1", 2, false),
+        ];
+        assert_eq!(due(&versions, &noncurrent(1, None), 100), ["a/a1", "c/c1"]);
     }
 
     #[test]
     fn a_lone_delete_marker_is_removed_only_when_asked() {
-        let marker_only = KeyVersions {
-            key: "k".into(),
-            versions: vec![version("m", 3, true)],
-        };
-        let marker_over_a_version = KeyVersions {
-            key: "k".into(),
-            versions: vec![version("m", 3, true), version("v1", 1, false)],
-        };
         let cleanup = rule(None, Some(Expiration::ExpiredObjectDeleteMarker));
-        assert_eq!(ids(due(&marker_only, &cleanup, DAY, at(4))), ["m"]);
-        assert!(due(&marker_over_a_version, &cleanup, DAY, at(4)).is_empty());
+        let marker_only = [version("k", "m", 3, true), version("l", "v", 1, false)];
+        assert_eq!(due(&marker_only, &cleanup, 4), ["k/m"]);
+        let marker_over_a_version = [version("k", "m", 3, true), version("k", "v1", 1, false)];
+        assert!(due(&marker_over_a_version, &cleanup, 4).is_empty());
+        let last_key_marker = [version("j", "v", 1, false), version("k", "m", 3, true)];
+        assert_eq!(due(&last_key_marker, &cleanup, 4), ["k/m"]);
         let days_only = rule(None, Some(Expiration::Days(1)));
-        assert!(due(&marker_only, &days_only, DAY, at(4)).is_empty());
+        assert!(due(&marker_only, &days_only, 4).is_empty());
     }
 
     #[test]
-    fn the_prefix_and_tag_filters_hold() {
-        let key = KeyVersions {
-            key: "other/k".into(),
-            versions: vec![version("v2", 5, false), version("v1", 1, false)],
-        };
-        let mut rule = rule(
-            Some(NoncurrentExpiration {
-                days: 1,
-                newer_versions_kept: None,
-            }),
-            None,
-        );
-        rule.filter.prefix = "logs/".into();
-        assert!(due(&key, &rule, DAY, at(100)).is_empty());
-        rule.filter.prefix = String::new();
+    fn size_and_tag_filters_hold() {
+        let versions = [version("k", "v2", 5, false), version("k", "v1", 1, false)];
+        let mut rule = noncurrent(1, None);
+        rule.filter.size_greater_than = Some(10);
+        assert!(due(&versions, &rule, 100).is_empty());
+        rule.filter.size_greater_than = None;
         rule.filter.tags = vec![("k".into(), "v".into())];
-        assert!(due(&key, &rule, DAY, at(100)).is_empty());
+        assert!(due(&versions, &rule, 100).is_empty());
+    }
+
+    /// Versions served in pages of two, as storage pages them.
+    struct Paged(Vec<Version>, std::sync::Mutex<Vec<String>>);
+
+    impl VersionStore for Paged {
+        async fn versions(
+            &self,
+            _owner: &Identity,
+            _bucket: &str,
+            _prefix: &str,
+            after: Option<&VersionMarker>,
+            _max: usize,
+        ) -> Result<VersionPage, StorageError> {
+            let start = after.map_or(0, |marker| {
+                1 + self
+                    .0
+                    .iter()
+                    .position(|v| Some(&v.version_id) == marker.version_id.as_ref())
+                    .expect("marker")
+            });
+            let versions: Vec<Version> = self.0.iter().skip(start).take(2).cloned().collect();
+            let next = (start + 2 < self.0.len()).then(|| VersionMarker {
+                key: versions[1].key.clone(),
+                version_id: Some(versions[1].version_id.clone()),
+            });
+            Ok(VersionPage { versions, next })
+        }
+
+        async fn delete_version(
+            &self,
+            _owner: &Identity,
+            _bucket: &str,
+            key: &str,
+            version_id: &str,
+        ) -> Result<(), StorageError> {
+            self.1
+                .lock()
+                .expect("lock")
+                .push(format!("{key}/{version_id}"));
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn expire_follows_the_pages_and_deletes_what_is_due() {
+        let store = Paged(
+            vec![
+                version("a", "a3", 9, false),
+                version("a", "a2", 5, false),
+                version("a", "a1", 1, false),
+                version("b", "b1", 1, true),
+                version("c", "c1", 1, false),
+            ],
+            std::sync::Mutex::default(),
+        );
+        let mut rule = noncurrent(1, None);
+        rule.expiration = Some(Expiration::ExpiredObjectDeleteMarker);
+        let owner = Identity::new("OWNER");
+        let target = Target {
+            owner: &owner,
+            bucket: "bucket",
+            rule: &rule,
+            now: at(100),
+        };
+        assert_eq!(expire(&store, target, DAY).await.expect("expire"), 3);
+        assert_eq!(*store.1.lock().expect("lock"), ["a/a2", "a/a1", "b/b1"]);
     }
 }

@@ -25,6 +25,8 @@ use super::document;
 use super::rules::{Configuration, Expiration, after_days};
 use super::versions;
 
+const REAL_DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Keys or uploads read per listing call: S3's own page size.
 const PAGE: usize = 1000;
 
@@ -72,6 +74,9 @@ impl Worker {
     /// Starts passes every `schedule.interval`, the first one interval
     /// after the start.
     pub fn spawn(storage: Arc<Storage>, schedule: Schedule, counters: Arc<Counters>) -> Self {
+        if schedule.day != REAL_DAY {
+            tracing::warn!(day = ?schedule.day, "lifecycle_day is not 1d: rules expire objects early (a test setting)");
+        }
         Self(tokio::spawn(async move {
             let pass = Pass {
                 storage: &storage,
