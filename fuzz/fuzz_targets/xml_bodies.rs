@@ -1,9 +1,10 @@
 //! Every XML request body the gateway parses: CreateBucketConfiguration,
-//! Delete (DeleteObjects), Tagging (with the tag rules), and
-//! CompleteMultipartUpload.
+//! Delete (DeleteObjects), Tagging (with the tag rules),
+//! CompleteMultipartUpload and LifecycleConfiguration (with its rules).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use s3_gateway::lifecycle::rules::{Configuration, MAX_RULES};
 use s3_gateway::ops::fuzzing::tags_from_xml;
 use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
 use storage_client::ChecksumAlgorithm;
@@ -20,5 +21,11 @@ fuzz_target!(|body: &[u8]| {
                 let _ = part.checksum(algorithm);
             }
         }
+    }
+    if let Ok(config) = Configuration::from_request(body) {
+        assert!(config.rules.len() <= MAX_RULES, "more than {MAX_RULES} rules accepted");
+        let stored = Configuration::from_stored(config.document.as_bytes());
+        let again = stored.expect("an accepted configuration's stored form is accepted");
+        assert_eq!(again.rules, config.rules, "the stored form reads back other rules");
     }
 });
