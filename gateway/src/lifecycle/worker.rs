@@ -72,20 +72,26 @@ impl Drop for Worker {
 
 impl Worker {
     /// Starts passes every `schedule.interval`, the first one interval
-    /// after the start.
-    pub fn spawn(storage: Arc<Storage>, schedule: Schedule, counters: Arc<Counters>) -> Self {
+    /// after the start. Between passes the worker holds no reference to
+    /// storage, so dropping the gateway closes it at once (an embedded
+    /// database can then be opened again in the same process).
+    pub fn spawn(storage: &Arc<Storage>, schedule: Schedule, counters: Arc<Counters>) -> Self {
         if schedule.day != REAL_DAY {
             tracing::warn!(day = ?schedule.day, "lifecycle_day is not 1d: rules expire objects early (a test setting)");
         }
+        let storage = Arc::downgrade(storage);
         Self(tokio::spawn(async move {
-            let pass = Pass {
-                storage: &storage,
-                day: schedule.day,
-                page: PAGE,
-                counters: &counters,
-            };
             loop {
                 tokio::time::sleep(schedule.interval).await;
+                let Some(storage) = storage.upgrade() else {
+                    return;
+                };
+                let pass = Pass {
+                    storage: &storage,
+                    day: schedule.day,
+                    page: PAGE,
+                    counters: &counters,
+                };
                 pass.run(SystemTime::now()).await;
             }
         }))

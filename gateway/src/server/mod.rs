@@ -128,7 +128,7 @@ impl Gateway {
         let state = AppState::new(Arc::new(storage), config);
         let metrics = Arc::<Metrics>::default();
         let lifecycle = Worker::spawn(
-            Arc::clone(&state.storage),
+            &state.storage,
             config.lifecycle,
             Arc::clone(&metrics.lifecycle),
         );
