@@ -5,6 +5,7 @@
 
 pub mod acl;
 pub mod decision;
+pub mod object_acl;
 pub mod owner;
 pub mod policy;
 pub mod public_access;

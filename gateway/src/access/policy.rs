@@ -59,6 +59,15 @@ pub enum Resource<'a> {
     AnyObjectIn(&'a str),
 }
 
+impl<'a> Resource<'a> {
+    /// The bucket the resource is in.
+    pub fn bucket(self) -> &'a str {
+        match self {
+            Self::Bucket(bucket) | Self::Object(bucket, _) | Self::AnyObjectIn(bucket) => bucket,
+        }
+    }
+}
+
 impl Policy {
     /// Parses and checks a policy for `bucket`.
     pub fn parse(bytes: &[u8], bucket: &str) -> Result<Self, S3Error> {

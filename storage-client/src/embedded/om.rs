@@ -756,6 +756,36 @@ impl Inner {
         txn.commit().db()
     }
 
+    /// Rewrites one user metadata entry of the key's record, in one
+    /// transaction, as [`Self::put_tags`] rewrites the tags.
+    fn put_meta_entry(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
+        validate_key(key)?;
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        {
+            let mut keys = txn.open_table(KEYS).db()?;
+            let row = object_key(bucket, key.as_bytes());
+            let mut record: KeyRecord = match keys.get(row.as_slice()).db()? {
+                Some(bytes) => decode(bytes.value())?,
+                None => return Err(StorageError::NoSuchKey),
+            };
+            match value {
+                Some(value) => record.meta.user.insert(name, value),
+                None => record.meta.user.remove(&name),
+            };
+            keys.insert(row.as_slice(), encode(&record)?.as_slice())
+                .db()?;
+        }
+        txn.commit().db()
+    }
+
     fn scan_objects(&self, who: &Identity, scan: &ScanRange) -> Result<Vec<ListEntry>> {
         let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
@@ -1102,6 +1132,18 @@ impl ObjectStore for EmbeddedOm {
     ) -> Result<()> {
         let who = who.clone();
         self.run(move |om| om.put_tags(&who, &object, tags)).await
+    }
+
+    async fn put_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.put_meta_entry(&who, &object, name, value))
+            .await
     }
 
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
