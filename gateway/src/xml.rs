@@ -52,12 +52,14 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// Our owners are access keys: the id is the key's canonical id (as
-    /// ACLs name it), the display name the key id.
+    /// Our owners are access keys, shown by their canonical id as ID and
+    /// as DisplayName alike (an ACL knows grantees by id only, and the
+    /// two must agree wherever an owner appears).
     pub fn from_access_key(access_key: &str) -> Self {
+        let id = crate::access::owner::canonical_id(access_key);
         Self {
-            id: crate::access::owner::canonical_id(access_key),
-            display_name: access_key.to_owned(),
+            display_name: id.clone(),
+            id,
         }
     }
 }
@@ -639,7 +641,7 @@ mod tests {
             to_xml("ListAllMyBucketsResult", &doc).unwrap(),
             format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
              <ListAllMyBucketsResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
-             <Owner><ID>{id}</ID><DisplayName>AKID</DisplayName></Owner>\
+             <Owner><ID>{id}</ID><DisplayName>{id}</DisplayName></Owner>\
              <Buckets><Bucket><Name>b1</Name><CreationDate>2019-12-11T23:32:47.000Z</CreationDate>\
              <BucketRegion>us-east-1</BucketRegion></Bucket></Buckets></ListAllMyBucketsResult>")
         );
