@@ -3,8 +3,9 @@
 //! it: an explicit Deny in the policy wins; then the owner may; then an
 //! Allow from the policy or a grant of the bucket ACL; else, for the
 //! object operations an object ACL can grant, that ACL decides (see
-//! [`Decision::NeedsObjectAcl`]); else the request is denied. The owner
-//! may always manage the bucket's ACL, policy and public access block.
+//! [`Decision::NeedsObjectAcl`]); else the request is denied. Configuring
+//! a bucket is its owner's alone, and the owner may always manage the
+//! bucket's policy, whatever the policy says.
 
 use storage_client::Identity;
 
@@ -13,6 +14,9 @@ use super::policy::{Effect, Policy, Resource};
 use super::public_access::PublicAccessBlock;
 use super::{is_anonymous, owner};
 use crate::router::Endpoint;
+
+/// The actions on the policy itself, which no policy can deny the owner.
+const POLICY_ACTIONS: [&str; 3] = ["GetBucketPolicy", "PutBucketPolicy", "DeleteBucketPolicy"];
 
 /// What the gateway knows of a bucket's access rules: identity-free
 /// facts, the same for every caller.
@@ -30,6 +34,8 @@ pub struct BucketAccess {
 /// permission that can grant it instead.
 #[derive(Clone, Copy, Debug)]
 pub struct Need<'a> {
+    /// The S3 action without its `s3:` prefix (`GetObject`); for the
+    /// owner's configuration calls, the operation's name.
     pub action: &'static str,
     pub resource: Resource<'a>,
     pub grant: Grant,
@@ -43,8 +49,8 @@ pub enum Grant {
     Bucket(Permission),
     /// The object's ACL can grant it.
     Object(Permission),
-    /// Only the bucket owner may, whatever the policy says (managing the
-    /// bucket's access rules).
+    /// Only the bucket owner may (configuring the bucket), and a Deny
+    /// still binds it, except for managing the policy itself.
     OwnerOnly,
 }
 
@@ -68,26 +74,26 @@ impl BucketAccess {
     pub fn decide(&self, who: &Identity, need: Need<'_>) -> Decision {
         let anonymous = is_anonymous(who);
         let is_owner = !anonymous && who.access_key == self.owner;
-        if need.grant == Grant::OwnerOnly {
-            return if is_owner {
-                Decision::Owner
-            } else {
-                Decision::Denied
-            };
+        if need.grant == Grant::OwnerOnly && !is_owner {
+            return Decision::Denied;
+        }
+        // The owner can always remove a policy that locked it out.
+        if is_owner && POLICY_ACTIONS.contains(&need.action) {
+            return Decision::Owner;
         }
         let key = (!anonymous).then_some(who.access_key.as_str());
-        // RestrictPublicBuckets: a public policy grants nobody but the
-        // owner; its Deny statements still count.
-        let restricted = self.block.restrict_public_buckets && self.policy_is_public();
+        // RestrictPublicBuckets: the public statements of a public policy
+        // grant nothing; those naming keys still do, Deny ones still bind.
+        let public = !(self.block.restrict_public_buckets && self.policy_is_public());
         let verdict = self
             .policy
             .as_ref()
-            .and_then(|policy| policy.evaluate(key, need.action, need.resource, true));
+            .and_then(|policy| policy.evaluate(key, need.action, need.resource, public));
         match verdict {
             Some(Effect::Deny) => return Decision::Denied,
             _ if is_owner => return Decision::Owner,
-            Some(Effect::Allow) if !restricted => return Decision::Granted,
-            _ => {}
+            Some(Effect::Allow) => return Decision::Granted,
+            None => {}
         }
         let canonical = owner::of(who);
         let requester = Requester {
@@ -153,40 +159,43 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         | E::PostObject { .. }
         | E::PreflightRequest { .. } => None,
         E::HeadBucket { bucket } | E::ListObjects { bucket, .. } | E::ListObjectsV2 { bucket, .. } => {
-            on_bucket("s3:ListBucket", Bucket(Read), bucket)
+            on_bucket("ListBucket", Bucket(Read), bucket)
         }
         E::ListObjectVersions { bucket, .. } => {
-            on_bucket("s3:ListBucketVersions", Bucket(Read), bucket)
+            on_bucket("ListBucketVersions", Bucket(Read), bucket)
         }
         E::ListMultipartUploads { bucket } => {
-            on_bucket("s3:ListBucketMultipartUploads", Bucket(Read), bucket)
+            on_bucket("ListBucketMultipartUploads", Bucket(Read), bucket)
         }
-        E::GetBucketAcl { bucket } => on_bucket("s3:GetBucketAcl", Bucket(ReadAcp), bucket),
-        E::PutBucketAcl { bucket } => on_bucket("s3:PutBucketAcl", Bucket(WriteAcp), bucket),
+        E::GetBucketAcl { bucket } => on_bucket("GetBucketAcl", Bucket(ReadAcp), bucket),
+        E::PutBucketAcl { bucket } => on_bucket("PutBucketAcl", Bucket(WriteAcp), bucket),
         E::GetBucketPolicy { bucket }
         | E::PutBucketPolicy { bucket }
         | E::DeleteBucketPolicy { bucket }
         | E::GetBucketPolicyStatus { bucket }
-        | E::GetPublicAccessBlock { bucket }
-        | E::PutPublicAccessBlock { bucket }
-        | E::DeletePublicAccessBlock { bucket }
-        | E::DeleteBucket { bucket } => on_bucket("s3:*", OwnerOnly, bucket),
+        | E::DeleteBucket { bucket } => on_bucket(endpoint.name(), OwnerOnly, bucket),
+        E::GetPublicAccessBlock { bucket } => {
+            on_bucket("GetBucketPublicAccessBlock", OwnerOnly, bucket)
+        }
+        E::PutPublicAccessBlock { bucket } | E::DeletePublicAccessBlock { bucket } => {
+            on_bucket("PutBucketPublicAccessBlock", OwnerOnly, bucket)
+        }
         E::DeleteObjects { bucket } => Some(Need {
-            action: "s3:DeleteObject",
+            action: "DeleteObject",
             resource: Resource::AnyObjectIn(bucket),
             grant: Bucket(Write),
         }),
         E::GetObject { bucket, key, .. } | E::HeadObject { bucket, key, .. } => {
-            on_object("s3:GetObject", Object(Read), bucket, key)
+            on_object("GetObject", Object(Read), bucket, key)
         }
         E::GetObjectAttributes { bucket, key } => {
-            on_object("s3:GetObjectAttributes", Object(Read), bucket, key)
+            on_object("GetObjectAttributes", Object(Read), bucket, key)
         }
         E::GetObjectAcl { bucket, key } => {
-            on_object("s3:GetObjectAcl", Object(ReadAcp), bucket, key)
+            on_object("GetObjectAcl", Object(ReadAcp), bucket, key)
         }
         E::PutObjectAcl { bucket, key } => {
-            on_object("s3:PutObjectAcl", Object(WriteAcp), bucket, key)
+            on_object("PutObjectAcl", Object(WriteAcp), bucket, key)
         }
         E::PutObject { bucket, key }
         | E::CopyObject { bucket, key }
@@ -194,32 +203,34 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         | E::UploadPart { bucket, key, .. }
         | E::UploadPartCopy { bucket, key, .. }
         | E::CompleteMultipartUpload { bucket, key, .. } => {
-            on_object("s3:PutObject", Bucket(Write), bucket, key)
+            on_object("PutObject", Bucket(Write), bucket, key)
         }
         E::AbortMultipartUpload { bucket, key, .. } => {
-            on_object("s3:AbortMultipartUpload", Bucket(Write), bucket, key)
+            on_object("AbortMultipartUpload", Bucket(Write), bucket, key)
         }
         E::ListParts { bucket, key, .. } => {
-            on_object("s3:ListMultipartUploadParts", Bucket(Write), bucket, key)
+            on_object("ListMultipartUploadParts", Bucket(Write), bucket, key)
         }
         E::DeleteObject { bucket, key, .. } => {
-            on_object("s3:DeleteObject", Bucket(Write), bucket, key)
+            on_object("DeleteObject", Bucket(Write), bucket, key)
         }
         E::GetObjectTagging { bucket, key } => {
-            on_object("s3:GetObjectTagging", PolicyOnly, bucket, key)
+            on_object("GetObjectTagging", PolicyOnly, bucket, key)
         }
         E::PutObjectTagging { bucket, key } => {
-            on_object("s3:PutObjectTagging", PolicyOnly, bucket, key)
+            on_object("PutObjectTagging", PolicyOnly, bucket, key)
         }
         E::DeleteObjectTagging { bucket, key } => {
-            on_object("s3:DeleteObjectTagging", PolicyOnly, bucket, key)
+            on_object("DeleteObjectTagging", PolicyOnly, bucket, key)
         }
         E::GetBucketLocation { bucket } => {
-            on_bucket("s3:GetBucketLocation", PolicyOnly, bucket)
+            on_bucket("GetBucketLocation", PolicyOnly, bucket)
         }
         // Every other operation (bucket configuration, object lock, ...)
         // is the owner's, so a grant meant for data never configures.
-        other => other.bucket().and_then(|bucket| on_bucket("s3:*", OwnerOnly, bucket)),
+        other => other
+            .bucket()
+            .and_then(|bucket| on_bucket(other.name(), OwnerOnly, bucket)),
     }
 }
 
@@ -307,6 +318,15 @@ mod tests {
         let access = bucket(Some("public-read"), Some(policy));
         assert_eq!(decide(&access, &anonymous(), &list()), Decision::Denied);
         assert_eq!(decide(&access, &Identity::new(OWNER), &list()), Decision::Denied);
+        let pab = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny","Principal":"*",
+            "Action":"s3:GetBucketPublicAccessBlock","Resource":"arn:aws:s3:::b"}}"#;
+        let locked = bucket(None, Some(pab));
+        let get_block = Endpoint::GetPublicAccessBlock { bucket: "b".into() };
+        assert_eq!(
+            decide(&locked, &Identity::new(OWNER), &get_block),
+            Decision::Denied,
+            "a Deny binds the owner's configuration calls too"
+        );
         let manage = Endpoint::DeleteBucketPolicy { bucket: "b".into() };
         assert_eq!(
             decide(&access, &Identity::new(OWNER), &manage),

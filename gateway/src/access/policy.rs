@@ -106,10 +106,11 @@ impl Policy {
     }
 
     /// The verdict of the statements that apply to `access_key` (`None`:
-    /// anonymous) doing `action` (e.g. `s3:GetObject`) on `resource`:
+    /// anonymous) doing `action` (e.g. `GetObject`, for `s3:GetObject`) on `resource`:
     /// `Some(Deny)` if any Deny applies, else `Some(Allow)` if any Allow
-    /// does, else `None`. `public` false leaves out statements open to
-    /// everyone (RestrictPublicBuckets).
+    /// does, else `None`. `public` false leaves out the Allow statements
+    /// open to everyone (RestrictPublicBuckets); Deny statements always
+    /// count.
     pub fn evaluate(
         &self,
         access_key: Option<&str>,
@@ -117,12 +118,12 @@ impl Policy {
         resource: Resource<'_>,
         public: bool,
     ) -> Option<Effect> {
-        let action = action.to_ascii_lowercase();
+        let action = format!("s3:{}", action.to_ascii_lowercase());
         let canonical = access_key.map(owner::canonical_id);
         let mut verdict = None;
         for statement in &self.statements {
             let principal = match &statement.principal {
-                Principal::Anyone => public,
+                Principal::Anyone => public || statement.effect == Effect::Deny,
                 Principal::Keys(keys) => keys.iter().any(|key| {
                     Some(key.as_str()) == access_key || Some(key) == canonical.as_ref()
                 }),
@@ -244,13 +245,15 @@ fn principal(value: Option<&Value>) -> Result<Principal, S3Error> {
     }
 }
 
-/// The access key or canonical id a principal names.
+/// The access key or canonical id a principal names: itself, or in an
+/// ARN the user's name, or for an account's root the account id (which
+/// matches a key only if it is one: this gateway has no accounts).
 fn principal_key(name: &str) -> Option<String> {
     let key = match name.strip_prefix("arn:aws:iam::") {
-        Some(rest) => {
-            let (_account, user) = rest.split_once(":user/")?;
-            user
-        }
+        Some(rest) => match rest.split_once(":user/") {
+            Some((_account, user)) => user,
+            None => rest.strip_suffix(":root")?,
+        },
         None => name,
     };
     let plausible =
@@ -346,16 +349,16 @@ mod tests {
     fn public_read_lets_anyone_get_and_nothing_else() {
         let policy = parse(PUBLIC_READ).unwrap();
         assert!(policy.is_public());
-        let get = |who, resource| policy.evaluate(who, "s3:GetObject", resource, true);
+        let get = |who, resource| policy.evaluate(who, "GetObject", resource, true);
         assert_eq!(get(None, Resource::Object("b", "k")), Some(Effect::Allow));
         assert_eq!(get(Some("ALT"), Resource::Object("b", "k")), Some(Effect::Allow));
         assert_eq!(get(None, Resource::Bucket("b")), None);
         assert_eq!(
-            policy.evaluate(None, "s3:PutObject", Resource::Object("b", "k"), true),
+            policy.evaluate(None, "PutObject", Resource::Object("b", "k"), true),
             None
         );
         assert_eq!(
-            policy.evaluate(None, "s3:GetObject", Resource::Object("b", "k"), false),
+            policy.evaluate(None, "GetObject", Resource::Object("b", "k"), false),
             None,
             "RestrictPublicBuckets leaves public statements out"
         );
@@ -374,24 +377,24 @@ mod tests {
         assert!(!policy.is_public());
         let eval = |who, action, resource| policy.evaluate(who, action, resource, true);
         assert_eq!(
-            eval(Some("ALTKEY"), "s3:ListBucket", Resource::Bucket("b")),
+            eval(Some("ALTKEY"), "ListBucket", Resource::Bucket("b")),
             Some(Effect::Allow)
         );
         assert_eq!(
-            eval(Some("ALTKEY"), "s3:DeleteObject", Resource::Object("b", "x")),
+            eval(Some("ALTKEY"), "DeleteObject", Resource::Object("b", "x")),
             Some(Effect::Allow)
         );
         assert_eq!(
-            eval(Some("ALTKEY"), "s3:deleteobject", Resource::Object("b", "keep/x")),
+            eval(Some("ALTKEY"), "deleteobject", Resource::Object("b", "keep/x")),
             Some(Effect::Deny)
         );
         assert_eq!(
-            eval(Some("ALTKEY"), "s3:DeleteObject", Resource::AnyObjectIn("b")),
+            eval(Some("ALTKEY"), "DeleteObject", Resource::AnyObjectIn("b")),
             Some(Effect::Deny),
             "a multi-object delete may name a denied key"
         );
-        assert_eq!(eval(Some("OTHER"), "s3:ListBucket", Resource::Bucket("b")), None);
-        assert_eq!(eval(None, "s3:ListBucket", Resource::Bucket("b")), None);
+        assert_eq!(eval(Some("OTHER"), "ListBucket", Resource::Bucket("b")), None);
+        assert_eq!(eval(None, "ListBucket", Resource::Bucket("b")), None);
         let by_id = format!(
             r#"{{"Statement":{{"Effect":"Allow","Principal":{{"CanonicalUser":"{}"}},
             "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}}}}"#,
@@ -400,12 +403,27 @@ mod tests {
         assert_eq!(
             parse(&by_id).unwrap().evaluate(
                 Some("ALTKEY"),
-                "s3:GetObject",
+                "GetObject",
                 Resource::Object("b", "k"),
                 true
             ),
             Some(Effect::Allow)
         );
+    }
+
+    #[test]
+    fn account_roots_name_a_key_and_restriction_keeps_deny_statements() {
+        let policy = parse(
+            r#"{"Statement":[
+            {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::ALTKEY:root"},"Action":"s3:GetObject",
+             "Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/secret"}]}"#,
+        )
+        .unwrap();
+        let eval = |who, key, public| policy.evaluate(who, "GetObject", Resource::Object("b", key), public);
+        assert_eq!(eval(Some("ALTKEY"), "k", false), Some(Effect::Allow));
+        assert_eq!(eval(Some("ALTKEY"), "secret", false), Some(Effect::Deny));
+        assert_eq!(eval(Some("S3TENANT1"), "k", true), None);
     }
 
     #[test]
@@ -416,7 +434,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            policy.evaluate(None, "s3:DeleteObject", Resource::AnyObjectIn("b"), true),
+            policy.evaluate(None, "DeleteObject", Resource::AnyObjectIn("b"), true),
             None
         );
     }

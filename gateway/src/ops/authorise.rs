@@ -38,7 +38,7 @@ pub(super) async fn authorise(
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key) = parse_copy_source(&parts.headers)?;
         let read = Need {
-            action: "s3:GetObject",
+            action: "GetObject",
             resource: Resource::Object(&bucket, &key),
             grant: Grant::Object(Permission::Read),
         };
@@ -118,7 +118,7 @@ async fn decide(state: &AppState, who: &Identity, need: Need<'_>) -> Result<Iden
         // caller that may list the bucket.
         Err(StorageError::NoSuchKey) => {
             let list = Need {
-                action: "s3:ListBucket",
+                action: "ListBucket",
                 resource: Resource::Bucket(bucket),
                 grant: Grant::Bucket(Permission::Read),
             };

@@ -25,7 +25,7 @@ const MAX_BLOCK_BYTES: usize = 4 * 1024;
 pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
     let text = stored_document(state, bucket, BucketDocument::Policy)
         .await?
-        .ok_or_else(no_such_policy)?;
+        .ok_or_else(|| no_such_policy(bucket))?;
     let mut response = Response::new(Body::from(text.to_string()));
     response
         .headers_mut()
@@ -70,7 +70,7 @@ struct PolicyStatus {
 pub async fn get_bucket_policy_status(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
     let text = stored_document(state, bucket, BucketDocument::Policy)
         .await?
-        .ok_or_else(no_such_policy)?;
+        .ok_or_else(|| no_such_policy(bucket))?;
     let policy = Policy::parse(text.as_bytes(), bucket)?;
     xml_response(
         "PolicyStatus",
@@ -90,6 +90,7 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
                 StatusCode::NOT_FOUND,
                 "The public access block configuration was not found",
             )
+            .with("BucketName", bucket)
         })?;
     let block = PublicAccessBlock::from_xml(text.as_bytes())?;
     let mut response = Response::new(Body::from(block.to_xml()?));
@@ -142,10 +143,11 @@ async fn store(
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
-fn no_such_policy() -> S3Error {
+fn no_such_policy(bucket: &str) -> S3Error {
     S3Error::new(
         "NoSuchBucketPolicy",
         StatusCode::NOT_FOUND,
         "The bucket policy does not exist",
     )
+    .with("BucketName", bucket)
 }
