@@ -639,11 +639,13 @@ mod tests {
         let id = crate::access::owner::canonical_id("AKID");
         assert_eq!(
             to_xml("ListAllMyBucketsResult", &doc).unwrap(),
-            format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
              <ListAllMyBucketsResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
              <Owner><ID>{id}</ID><DisplayName>{id}</DisplayName></Owner>\
              <Buckets><Bucket><Name>b1</Name><CreationDate>2019-12-11T23:32:47.000Z</CreationDate>\
-             <BucketRegion>us-east-1</BucketRegion></Bucket></Buckets></ListAllMyBucketsResult>")
+             <BucketRegion>us-east-1</BucketRegion></Bucket></Buckets></ListAllMyBucketsResult>"
+            )
         );
     }
 

@@ -157,7 +157,9 @@ impl Storage {
     /// and policy) and then calls as the owner for a caller it let in.
     pub async fn bucket_facts(&self, name: &str) -> Result<BucketInfo> {
         let load = async { self.om.bucket(name).await };
-        Ok(BucketInfo::clone(&*self.cache.bucket_facts(name, load).await?))
+        Ok(BucketInfo::clone(
+            &*self.cache.bucket_facts(name, load).await?,
+        ))
     }
 
     /// Refuses `who` unless it owns `bucket`, before a call on the bucket

@@ -135,9 +135,11 @@ impl Acl {
                 group(LOG_DELIVERY, Permission::ReadAcp),
             ],
             _ => {
-                return Err(S3Error::invalid_argument("The ACL you provided is not valid")
-                    .with("ArgumentName", "x-amz-acl")
-                    .with("ArgumentValue", name));
+                return Err(
+                    S3Error::invalid_argument("The ACL you provided is not valid")
+                        .with("ArgumentName", "x-amz-acl")
+                        .with("ArgumentValue", name),
+                );
             }
         };
         acl.grants.extend(extra);
@@ -191,8 +193,7 @@ impl Acl {
         }
         let mut grants = Vec::new();
         for grant in document.access_control_list.grants {
-            let permission = Permission::from_name(&grant.permission)
-                .ok_or_else(malformed_acl)?;
+            let permission = Permission::from_name(&grant.permission).ok_or_else(malformed_acl)?;
             let grantee = match (grant.grantee.id, grant.grantee.uri, grant.grantee.email) {
                 (_, _, Some(_)) => return Err(email_refused()),
                 (Some(id), None, None) => Grantee::User(checked_user(&id)?),
@@ -212,11 +213,10 @@ impl Acl {
 
     /// Reads an ACL this gateway stored (see [`Self::to_xml`]).
     pub fn from_stored(bytes: &[u8]) -> Result<Self, S3Error> {
-        let document: AccessControlPolicy = xml::from_xml(bytes)
-            .map_err(|_| S3Error::internal("a stored ACL does not parse"))?;
+        let document: AccessControlPolicy =
+            xml::from_xml(bytes).map_err(|_| S3Error::internal("a stored ACL does not parse"))?;
         let owner = document.owner.map(|o| o.id).unwrap_or_default();
-        Self::from_xml(bytes, &owner)
-            .map_err(|_| S3Error::internal("a stored ACL does not parse"))
+        Self::from_xml(bytes, &owner).map_err(|_| S3Error::internal("a stored ACL does not parse"))
     }
 
     /// The AccessControlPolicy document, as GetBucketAcl/GetObjectAcl
@@ -328,7 +328,9 @@ fn checked_user(id: &str) -> Result<String, S3Error> {
     if owner::is_canonical_id(id) {
         Ok(id.to_owned())
     } else {
-        Err(S3Error::invalid_argument("Invalid id").with("ArgumentName", "CanonicalUser/ID").with("ArgumentValue", id))
+        Err(S3Error::invalid_argument("Invalid id")
+            .with("ArgumentName", "CanonicalUser/ID")
+            .with("ArgumentValue", id))
     }
 }
 
@@ -375,7 +377,11 @@ struct AccessControlPolicy {
 struct OwnerXml {
     #[serde(rename = "ID")]
     id: String,
-    #[serde(rename = "DisplayName", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "DisplayName",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     display_name: Option<String>,
 }
 
@@ -395,17 +401,29 @@ struct GrantXml {
 
 #[derive(Debug, Serialize, Deserialize)]
 struct GranteeXml {
-    #[serde(rename = "@xmlns:xsi", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "@xmlns:xsi",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     xmlns_xsi: Option<String>,
     #[serde(rename = "@xsi:type", skip_serializing_if = "Option::is_none", default)]
     xsi_type: Option<String>,
     #[serde(rename = "ID", skip_serializing_if = "Option::is_none", default)]
     id: Option<String>,
-    #[serde(rename = "DisplayName", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "DisplayName",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     display_name: Option<String>,
     #[serde(rename = "URI", skip_serializing_if = "Option::is_none", default)]
     uri: Option<String>,
-    #[serde(rename = "EmailAddress", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "EmailAddress",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     email: Option<String>,
 }
 
@@ -448,7 +466,10 @@ mod tests {
     fn grant_headers_replace_the_canned_default() {
         let (me, them) = (id('a'), id('b'));
         let headers = test_headers(&[
-            ("x-amz-grant-read", &format!("id=\"{them}\", uri=\"{ALL_USERS}\"")),
+            (
+                "x-amz-grant-read",
+                &format!("id=\"{them}\", uri=\"{ALL_USERS}\""),
+            ),
             ("x-amz-grant-write-acp", &format!("id={them}")),
         ]);
         let acl = Acl::from_headers(&headers, &me, &me).unwrap().unwrap();
@@ -470,7 +491,11 @@ mod tests {
             Acl::from_headers(&email, &me, &me).unwrap_err().code,
             "UnresolvableGrantByEmailAddress"
         );
-        assert!(Acl::from_headers(&HeaderMap::new(), &me, &me).unwrap().is_none());
+        assert!(
+            Acl::from_headers(&HeaderMap::new(), &me, &me)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

@@ -138,7 +138,12 @@ fn on_bucket<'a>(action: &'static str, grant: Grant, bucket: &'a str) -> Option<
     })
 }
 
-fn on_object<'a>(action: &'static str, grant: Grant, bucket: &'a str, key: &'a str) -> Option<Need<'a>> {
+fn on_object<'a>(
+    action: &'static str,
+    grant: Grant,
+    bucket: &'a str,
+    key: &'a str,
+) -> Option<Need<'a>> {
     Some(Need {
         action,
         resource: Resource::Object(bucket, key),
@@ -158,9 +163,9 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         | E::CreateBucket { .. }
         | E::PostObject { .. }
         | E::PreflightRequest { .. } => None,
-        E::HeadBucket { bucket } | E::ListObjects { bucket, .. } | E::ListObjectsV2 { bucket, .. } => {
-            on_bucket("ListBucket", Bucket(Read), bucket)
-        }
+        E::HeadBucket { bucket }
+        | E::ListObjects { bucket, .. }
+        | E::ListObjectsV2 { bucket, .. } => on_bucket("ListBucket", Bucket(Read), bucket),
         E::ListObjectVersions { bucket, .. } => {
             on_bucket("ListBucketVersions", Bucket(Read), bucket)
         }
@@ -191,12 +196,8 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::GetObjectAttributes { bucket, key } => {
             on_object("GetObjectAttributes", Object(Read), bucket, key)
         }
-        E::GetObjectAcl { bucket, key } => {
-            on_object("GetObjectAcl", Object(ReadAcp), bucket, key)
-        }
-        E::PutObjectAcl { bucket, key } => {
-            on_object("PutObjectAcl", Object(WriteAcp), bucket, key)
-        }
+        E::GetObjectAcl { bucket, key } => on_object("GetObjectAcl", Object(ReadAcp), bucket, key),
+        E::PutObjectAcl { bucket, key } => on_object("PutObjectAcl", Object(WriteAcp), bucket, key),
         E::PutObject { bucket, key }
         | E::CopyObject { bucket, key }
         | E::CreateMultipartUpload { bucket, key }
@@ -223,9 +224,7 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::DeleteObjectTagging { bucket, key } => {
             on_object("DeleteObjectTagging", PolicyOnly, bucket, key)
         }
-        E::GetBucketLocation { bucket } => {
-            on_bucket("GetBucketLocation", PolicyOnly, bucket)
-        }
+        E::GetBucketLocation { bucket } => on_bucket("GetBucketLocation", PolicyOnly, bucket),
         // Every other operation (bucket configuration, object lock, ...)
         // is the owner's, so a grant meant for data never configures.
         other => other
@@ -317,7 +316,10 @@ mod tests {
             "Action":"s3:ListBucket","Resource":"arn:aws:s3:::b"}}"#;
         let access = bucket(Some("public-read"), Some(policy));
         assert_eq!(decide(&access, &anonymous(), &list()), Decision::Denied);
-        assert_eq!(decide(&access, &Identity::new(OWNER), &list()), Decision::Denied);
+        assert_eq!(
+            decide(&access, &Identity::new(OWNER), &list()),
+            Decision::Denied
+        );
         let pab = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny","Principal":"*",
             "Action":"s3:GetBucketPublicAccessBlock","Resource":"arn:aws:s3:::b"}}"#;
         let locked = bucket(None, Some(pab));
@@ -333,7 +335,10 @@ mod tests {
             Decision::Owner,
             "the owner can always remove a policy that locked it out"
         );
-        assert_eq!(decide(&access, &Identity::new(ALT), &manage), Decision::Denied);
+        assert_eq!(
+            decide(&access, &Identity::new(ALT), &manage),
+            Decision::Denied
+        );
     }
 
     #[test]
@@ -342,8 +347,14 @@ mod tests {
             "Principal":{"AWS":"ALTKEY"},"Action":["s3:GetObject","s3:ListBucket"],
             "Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]}}"#;
         let access = bucket(None, Some(shared));
-        assert_eq!(decide(&access, &Identity::new(ALT), &get("k")), Decision::Granted);
-        assert_eq!(decide(&access, &Identity::new("THIRD"), &list()), Decision::Denied);
+        assert_eq!(
+            decide(&access, &Identity::new(ALT), &get("k")),
+            Decision::Granted
+        );
+        assert_eq!(
+            decide(&access, &Identity::new("THIRD"), &list()),
+            Decision::Denied
+        );
         let public = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow",
             "Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}}"#;
         let mut access = bucket(None, Some(public));
@@ -365,7 +376,10 @@ mod tests {
             Endpoint::PutBucketCors { bucket: "b".into() },
             Endpoint::DeleteBucket { bucket: "b".into() },
         ] {
-            assert_eq!(decide(&access, &Identity::new(ALT), &endpoint), Decision::Denied);
+            assert_eq!(
+                decide(&access, &Identity::new(ALT), &endpoint),
+                Decision::Denied
+            );
         }
     }
 }

@@ -18,7 +18,10 @@ pub fn of(who: &Identity) -> Option<String> {
 
 /// Whether `text` has the shape of a canonical id.
 pub fn is_canonical_id(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 #[cfg(test)]

@@ -124,9 +124,9 @@ impl Policy {
         for statement in &self.statements {
             let principal = match &statement.principal {
                 Principal::Anyone => public || statement.effect == Effect::Deny,
-                Principal::Keys(keys) => keys.iter().any(|key| {
-                    Some(key.as_str()) == access_key || Some(key) == canonical.as_ref()
-                }),
+                Principal::Keys(keys) => keys
+                    .iter()
+                    .any(|key| Some(key.as_str()) == access_key || Some(key) == canonical.as_ref()),
             };
             let applies = principal
                 && statement.actions.iter().any(|p| glob(p, &action))
@@ -190,7 +190,11 @@ fn statement(value: &Value, bucket: &str) -> Result<Statement, S3Error> {
                             .bytes()
                             .all(|b| b.is_ascii_alphanumeric() || b == b'*' || b == b'?') =>
                 {
-                    Ok(if lower == "*" { "s3:*".to_owned() } else { lower })
+                    Ok(if lower == "*" {
+                        "s3:*".to_owned()
+                    } else {
+                        lower
+                    })
                 }
                 _ => Err(malformed("Policy has invalid action")),
             }
@@ -256,8 +260,7 @@ fn principal_key(name: &str) -> Option<String> {
         },
         None => name,
     };
-    let plausible =
-        !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric());
+    let plausible = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric());
     plausible.then(|| key.to_owned())
 }
 
@@ -351,7 +354,10 @@ mod tests {
         assert!(policy.is_public());
         let get = |who, resource| policy.evaluate(who, "GetObject", resource, true);
         assert_eq!(get(None, Resource::Object("b", "k")), Some(Effect::Allow));
-        assert_eq!(get(Some("ALT"), Resource::Object("b", "k")), Some(Effect::Allow));
+        assert_eq!(
+            get(Some("ALT"), Resource::Object("b", "k")),
+            Some(Effect::Allow)
+        );
         assert_eq!(get(None, Resource::Bucket("b")), None);
         assert_eq!(
             policy.evaluate(None, "PutObject", Resource::Object("b", "k"), true),
@@ -385,7 +391,11 @@ mod tests {
             Some(Effect::Allow)
         );
         assert_eq!(
-            eval(Some("ALTKEY"), "deleteobject", Resource::Object("b", "keep/x")),
+            eval(
+                Some("ALTKEY"),
+                "deleteobject",
+                Resource::Object("b", "keep/x")
+            ),
             Some(Effect::Deny)
         );
         assert_eq!(
@@ -393,7 +403,10 @@ mod tests {
             Some(Effect::Deny),
             "a multi-object delete may name a denied key"
         );
-        assert_eq!(eval(Some("OTHER"), "ListBucket", Resource::Bucket("b")), None);
+        assert_eq!(
+            eval(Some("OTHER"), "ListBucket", Resource::Bucket("b")),
+            None
+        );
         assert_eq!(eval(None, "ListBucket", Resource::Bucket("b")), None);
         let by_id = format!(
             r#"{{"Statement":{{"Effect":"Allow","Principal":{{"CanonicalUser":"{}"}},
@@ -420,7 +433,9 @@ mod tests {
             {"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/secret"}]}"#,
         )
         .unwrap();
-        let eval = |who, key, public| policy.evaluate(who, "GetObject", Resource::Object("b", key), public);
+        let eval = |who, key, public| {
+            policy.evaluate(who, "GetObject", Resource::Object("b", key), public)
+        };
         assert_eq!(eval(Some("ALTKEY"), "k", false), Some(Effect::Allow));
         assert_eq!(eval(Some("ALTKEY"), "secret", false), Some(Effect::Deny));
         assert_eq!(eval(Some("S3TENANT1"), "k", true), None);

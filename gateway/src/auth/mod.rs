@@ -40,13 +40,13 @@ use http::request::Parts;
 use storage_client::{Credential, Identity};
 
 use self::chunked::{ChunkedDecoder, SignatureChain};
+pub(crate) use self::errors::anonymous as anonymous_refused;
 use self::errors::{
     MismatchDetails, access_denied, anonymous, header_malformed, invalid_argument, invalid_request,
     missing_header, query_malformed, signature_mismatch, time_too_skewed, unknown_access_key,
     unsigned_headers,
 };
 pub use self::payload::Payload;
-pub(crate) use self::errors::anonymous as anonymous_refused;
 use self::payload::{BodyLimits, PayloadMode};
 use self::signing_key_cache::SigningKeyCache;
 use self::sigv4::{

@@ -103,7 +103,13 @@ pub async fn put_object_acl(
     object_acl::record(&mut meta, Some(&acl))?;
     state
         .storage
-        .put_meta_entry(who, bucket, key, object_acl::ENTRY, meta.user.remove(object_acl::ENTRY))
+        .put_meta_entry(
+            who,
+            bucket,
+            key,
+            object_acl::ENTRY,
+            meta.user.remove(object_acl::ENTRY),
+        )
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     Ok(empty_response(StatusCode::OK))

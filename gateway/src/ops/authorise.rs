@@ -136,5 +136,8 @@ async fn decide(state: &AppState, who: &Identity, need: Need<'_>) -> Result<Iden
 /// A stored document this gateway wrote no longer parses: a fault, not
 /// the caller's mistake.
 fn corrupt(err: S3Error) -> S3Error {
-    S3Error::internal(format!("a stored bucket document does not parse: {}", err.message))
+    S3Error::internal(format!(
+        "a stored bucket document does not parse: {}",
+        err.message
+    ))
 }

@@ -200,15 +200,11 @@ async fn run(
         E::PutBucketPolicy { bucket } => {
             policy::put_bucket_policy(state, who, &bucket, payload).await
         }
-        E::DeleteBucketPolicy { bucket } => {
-            policy::delete_bucket_policy(state, who, &bucket).await
-        }
+        E::DeleteBucketPolicy { bucket } => policy::delete_bucket_policy(state, who, &bucket).await,
         E::GetBucketPolicyStatus { bucket } => {
             policy::get_bucket_policy_status(state, &bucket).await
         }
-        E::GetPublicAccessBlock { bucket } => {
-            policy::get_public_access_block(state, &bucket).await
-        }
+        E::GetPublicAccessBlock { bucket } => policy::get_public_access_block(state, &bucket).await,
         E::PutPublicAccessBlock { bucket } => {
             policy::put_public_access_block(state, who, &bucket, payload).await
         }

@@ -27,9 +27,10 @@ pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Respons
         .await?
         .ok_or_else(|| no_such_policy(bucket))?;
     let mut response = Response::new(Body::from(text.to_string()));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 
@@ -44,8 +45,13 @@ pub async fn put_bucket_policy(
     if policy.is_public() && block(state, bucket).await?.block_public_policy {
         return Err(S3Error::access_denied());
     }
-    let text = String::from_utf8(body.to_vec())
-        .map_err(|_| S3Error::new("MalformedPolicy", StatusCode::BAD_REQUEST, "Policies must be UTF-8"))?;
+    let text = String::from_utf8(body.to_vec()).map_err(|_| {
+        S3Error::new(
+            "MalformedPolicy",
+            StatusCode::BAD_REQUEST,
+            "Policies must be UTF-8",
+        )
+    })?;
     store(state, who, bucket, BucketDocument::Policy, Some(text)).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
@@ -94,9 +100,10 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
         })?;
     let block = PublicAccessBlock::from_xml(text.as_bytes())?;
     let mut response = Response::new(Body::from(block.to_xml()?));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/xml"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
     Ok(response)
 }
 
@@ -109,7 +116,14 @@ pub async fn put_public_access_block(
     let body = read_to_end(payload, MAX_BLOCK_BYTES).await?;
     let block = PublicAccessBlock::from_xml(&body)?;
     let document = Some(block.to_xml()?);
-    store(state, who, bucket, BucketDocument::PublicAccessBlock, document).await?;
+    store(
+        state,
+        who,
+        bucket,
+        BucketDocument::PublicAccessBlock,
+        document,
+    )
+    .await?;
     Ok(empty_response(StatusCode::OK))
 }
 

@@ -30,10 +30,13 @@ pub async fn meta_entries(s: &Storage, _: &Capabilities) {
         "a stranger's change",
     );
     assert_err(
-        s.put_meta_entry(&a, "b", "missing", "s3gw acl", entry()).await,
+        s.put_meta_entry(&a, "b", "missing", "s3gw acl", entry())
+            .await,
         |e| matches!(e, StorageError::NoSuchKey),
         "a missing key",
     );
-    s.put_meta_entry(&a, "b", "k", "s3gw acl", None).await.unwrap();
+    s.put_meta_entry(&a, "b", "k", "s3gw acl", None)
+        .await
+        .unwrap();
     assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
 }
