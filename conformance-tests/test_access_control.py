@@ -6,7 +6,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import OZONE_OM, make_s3_client
-from raw_client import assert_s3_error
+from raw_client import assert_s3_error, object_path
 
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
@@ -266,3 +266,29 @@ def test_put_object_acl_changes_an_existing_objects_acl(root_s3, raw, bucket):
     root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="private")
     assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
     assert error_of(root_s3.put_object_acl, Bucket=bucket, Key="missing", ACL="private")[0] == 404
+
+
+def test_a_refused_anonymous_upload_is_answered_before_its_body(root_s3, raw, bucket):
+    # s3-tests' test_100_continue: a client waiting on `Expect: 100-continue`
+    # gets the 403 at once, and 100 Continue only where it may write.
+    path = object_path(bucket, "k")
+    headers = {"Host": raw.host, "Content-Length": "123", "Expect": "100-continue"}
+    answer = raw.send_headers_only("PUT", path, headers)
+    assert answer.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1 403"), answer[:300]
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    answer = raw.send_headers_only("PUT", path, headers)
+    assert answer.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1 100"), answer[:300]
+
+
+def test_an_expected_bucket_owner_that_differs_is_refused(root_s3, alt_s3, raw, bucket):
+    me = owner_id(root_s3)
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x", ExpectedBucketOwner=me)
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="k", ExpectedBucketOwner=owner_id(alt_s3)) == (
+        403, "AccessDenied")
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    assert_s3_error(raw.unsigned("PUT", bucket, "k2", body=b"y",
+                                 headers={"x-amz-expected-bucket-owner": me + "0"}), 403, "AccessDenied")
+    assert error_of(root_s3.copy_object, Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "k"},
+                    ExpectedSourceBucketOwner="0" * 64) == (403, "AccessDenied")
+    root_s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "k"},
+                        ExpectedSourceBucketOwner=me, ExpectedBucketOwner=me)

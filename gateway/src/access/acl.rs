@@ -110,7 +110,6 @@ impl Acl {
     /// A canned ACL by its `x-amz-acl` name. `bucket_owner` is the canonical
     /// id of the bucket's owner, for the `bucket-owner-*` ACLs of objects.
     pub fn canned(name: &str, owner: &str, bucket_owner: &str) -> Result<Self, S3Error> {
-        let mut acl = Self::private(owner);
         let group = |uri: &str, permission| Grant {
             grantee: Grantee::Group(uri.to_owned()),
             permission,
@@ -142,8 +141,14 @@ impl Acl {
                 );
             }
         };
-        acl.grants.extend(extra);
-        Ok(acl)
+        // Listed before the owner's grant, as RGW lists them (s3-tests
+        // depends on the order).
+        let mut grants = extra;
+        grants.extend(Self::private(owner).grants);
+        Ok(Self {
+            owner: owner.to_owned(),
+            grants,
+        })
     }
 
     /// The ACL a write's headers ask for: `x-amz-acl`, or `x-amz-grant-*`

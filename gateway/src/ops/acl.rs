@@ -39,9 +39,7 @@ pub async fn put_bucket_acl(
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let owner_id = owner::canonical_id(&who.access_key);
-    let acl = requested_acl(&parts.headers, &owner_id, payload).await?;
-    check_public_acls_allowed(state, bucket, &acl).await?;
+    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
     store_bucket_acl(state, who, bucket, Some(acl)).await?;
     Ok(empty_response(StatusCode::OK))
 }
@@ -96,9 +94,7 @@ pub async fn put_object_acl(
     key: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let owner_id = owner::canonical_id(&who.access_key);
-    let acl = requested_acl(&parts.headers, &owner_id, payload).await?;
-    check_public_acls_allowed(state, bucket, &acl).await?;
+    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl))?;
     state
@@ -133,29 +129,35 @@ pub async fn record_object_acl(
 }
 
 /// The ACL of a PutBucketAcl/PutObjectAcl: from its headers, else from its
-/// AccessControlPolicy body; one of the two is required.
+/// AccessControlPolicy body (one of the two is required), owned by `who`;
+/// a public one is refused under BlockPublicAcls.
 async fn requested_acl(
+    state: &AppState,
+    who: &Identity,
     headers: &HeaderMap,
-    owner_id: &str,
+    bucket: &str,
     payload: &mut Payload,
 ) -> Result<Acl, S3Error> {
+    let owner_id = owner::canonical_id(&who.access_key);
     let body = read_to_end(payload, MAX_ACL_BYTES).await?;
-    let from_headers = Acl::from_headers(headers, owner_id, owner_id)?;
+    let from_headers = Acl::from_headers(headers, &owner_id, &owner_id)?;
     let has_body = !body.iter().all(u8::is_ascii_whitespace);
-    match (from_headers, has_body) {
+    let acl = match (from_headers, has_body) {
         (Some(_), true) => Err(S3Error::new(
             "UnexpectedContent",
             StatusCode::BAD_REQUEST,
             "This request does not support content when an ACL is set by headers",
         )),
         (Some(acl), false) => Ok(acl),
-        (None, true) => Acl::from_xml(&body, owner_id),
+        (None, true) => Acl::from_xml(&body, &owner_id),
         (None, false) => Err(S3Error::new(
             "MissingSecurityHeader",
             StatusCode::BAD_REQUEST,
             "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
         )),
-    }
+    }?;
+    check_public_acls_allowed(state, bucket, &acl).await?;
+    Ok(acl)
 }
 
 /// BlockPublicAcls: a public ACL is refused, whoever sets it.
@@ -190,11 +192,15 @@ pub(super) async fn stored_document(
 }
 
 fn acl_response(acl: &Acl) -> Result<Response, S3Error> {
-    let body = acl.to_xml()?;
+    Ok(document_response(acl.to_xml()?, "application/xml"))
+}
+
+/// A 200 response carrying a rendered document.
+pub(super) fn document_response(body: String, content_type: &'static str) -> Response {
     let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/xml"),
+        http::HeaderValue::from_static(content_type),
     );
-    Ok(response)
+    response
 }

@@ -34,7 +34,7 @@ pub(super) async fn authorise(
             _ => Ok(who.clone()),
         };
     };
-    let acting = decide(state, who, need).await?;
+    let acting = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key) = parse_copy_source(&parts.headers)?;
         let read = Need {
@@ -44,7 +44,8 @@ pub(super) async fn authorise(
         };
         // One identity reads the source and writes the copy, so both
         // buckets must be acted on as the same owner.
-        if decide(state, who, read).await? != acting {
+        let expected = expected_owner(parts, SOURCE_EXPECTED_OWNER)?;
+        if decide(state, who, read, expected).await? != acting {
             return Err(S3Error::access_denied());
         }
     }
@@ -88,9 +89,37 @@ pub(super) async fn bucket_access(
     Ok(access)
 }
 
-async fn decide(state: &AppState, who: &Identity, need: Need<'_>) -> Result<Identity, S3Error> {
+/// `x-amz-expected-bucket-owner`: the caller's guard against writing to or
+/// reading from a bucket someone else owns (its value is the canonical id,
+/// this gateway's account id).
+const EXPECTED_OWNER: &str = "x-amz-expected-bucket-owner";
+/// The same for a copy's source bucket.
+const SOURCE_EXPECTED_OWNER: &str = "x-amz-source-expected-bucket-owner";
+
+fn expected_owner<'a>(parts: &'a Parts, header: &'static str) -> Result<Option<&'a str>, S3Error> {
+    parts
+        .headers
+        .get(header)
+        .map(|value| {
+            value.to_str().map_err(|_| {
+                S3Error::invalid_argument("The expected bucket owner is not ASCII")
+                    .with("ArgumentName", header)
+            })
+        })
+        .transpose()
+}
+
+async fn decide(
+    state: &AppState,
+    who: &Identity,
+    need: Need<'_>,
+    expected_owner: Option<&str>,
+) -> Result<Identity, S3Error> {
     let bucket = need.resource.bucket();
     let access = bucket_access(state, bucket, who).await?;
+    if expected_owner.is_some_and(|expected| expected != owner::canonical_id(&access.owner)) {
+        return Err(S3Error::access_denied());
+    }
     let permission = match access.decide(who, need) {
         Decision::Owner => return Ok(who.clone()),
         Decision::Granted => return Ok(Identity::new(&access.owner)),

@@ -41,8 +41,11 @@ use crate::router::Endpoint;
 use crate::state::AppState;
 use crate::xml;
 
-/// Runs the operation. A refused request's unread body is drained (up to a
-/// limit) so the client's keep-alive connection survives the error.
+/// Authorises and runs the operation. An operation's error drains the
+/// unread body (up to a limit) so the client's keep-alive connection
+/// survives it; a request refused access is answered at once, as a refused
+/// signature is, so a client waiting on `Expect: 100-continue` never sends
+/// its body.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
@@ -54,10 +57,8 @@ pub async fn dispatch(
         mut payload,
         ..
     } = auth;
-    let result = match authorise::authorise(state, &endpoint, parts, &identity).await {
-        Ok(acting) => run(state, endpoint, parts, &acting, &mut payload).await,
-        Err(error) => Err(error),
-    };
+    let acting = authorise::authorise(state, &endpoint, parts, &identity).await?;
+    let result = run(state, endpoint, parts, &acting, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
     }

@@ -3,13 +3,12 @@
 //! checked when written and stored as bucket documents (a policy as the
 //! owner sent it, so GetBucketPolicy gives it back unchanged).
 
-use axum::body::Body;
 use axum::response::Response;
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 use serde::Serialize;
 use storage_client::{BucketDocument, Identity};
 
-use super::acl::stored_document;
+use super::acl::{document_response, stored_document};
 use super::body::read_to_end;
 use super::{empty_response, xml_response};
 use crate::access::policy::{MAX_POLICY_BYTES, Policy};
@@ -26,12 +25,7 @@ pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Respons
     let text = stored_document(state, bucket, BucketDocument::Policy)
         .await?
         .ok_or_else(|| no_such_policy(bucket))?;
-    let mut response = Response::new(Body::from(text.to_string()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    Ok(response)
+    Ok(document_response(text.to_string(), "application/json"))
 }
 
 pub async fn put_bucket_policy(
@@ -99,12 +93,7 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
             .with("BucketName", bucket)
         })?;
     let block = PublicAccessBlock::from_xml(text.as_bytes())?;
-    let mut response = Response::new(Body::from(block.to_xml()?));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/xml"),
-    );
-    Ok(response)
+    Ok(document_response(block.to_xml()?, "application/xml"))
 }
 
 pub async fn put_public_access_block(

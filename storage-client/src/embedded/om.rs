@@ -730,34 +730,17 @@ impl Inner {
         Ok(Ok(()))
     }
 
-    /// Rewrites only the tags of the key's record, in one transaction, so a
-    /// concurrent overwrite is either before (and gets the tags) or after.
+    /// Rewrites only the tags of the key's record.
     fn put_tags(
         &self,
         who: &Identity,
         object: &ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
-        validate_key(key)?;
-        let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        {
-            let mut keys = txn.open_table(KEYS).db()?;
-            let row = object_key(bucket, key.as_bytes());
-            let mut record: KeyRecord = match keys.get(row.as_slice()).db()? {
-                Some(bytes) => decode(bytes.value())?,
-                None => return Err(StorageError::NoSuchKey),
-            };
-            record.tags = tags;
-            keys.insert(row.as_slice(), encode(&record)?.as_slice())
-                .db()?;
-        }
-        txn.commit().db()
+        self.rewrite_record(who, object, |record| record.tags = tags)
     }
 
-    /// Rewrites one user metadata entry of the key's record, in one
-    /// transaction, as [`Self::put_tags`] rewrites the tags.
+    /// Rewrites one user metadata entry of the key's record.
     fn put_meta_entry(
         &self,
         who: &Identity,
@@ -765,6 +748,23 @@ impl Inner {
         name: String,
         value: Option<String>,
     ) -> Result<()> {
+        self.rewrite_record(who, object, |record| {
+            match value {
+                Some(value) => record.meta.user.insert(name, value),
+                None => record.meta.user.remove(&name),
+            };
+        })
+    }
+
+    /// Changes the key's record in place, in one transaction, so a
+    /// concurrent overwrite is either before (and gets the change) or
+    /// after. `NoSuchKey` if there is no object.
+    fn rewrite_record(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        change: impl FnOnce(&mut KeyRecord),
+    ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let txn = self.write()?;
@@ -776,10 +776,7 @@ impl Inner {
                 Some(bytes) => decode(bytes.value())?,
                 None => return Err(StorageError::NoSuchKey),
             };
-            match value {
-                Some(value) => record.meta.user.insert(name, value),
-                None => record.meta.user.remove(&name),
-            };
+            change(&mut record);
             keys.insert(row.as_slice(), encode(&record)?.as_slice())
                 .db()?;
         }
