@@ -185,6 +185,9 @@ def test_an_empty_authorization_header_is_anonymous(raw, bucket_names, method, k
     # An Authorization header with nothing in it carries no credentials:
     # AccessDenied, as for no header at all, not "Unsupported Authorization Type".
     name = bucket_names()
+    if key:
+        # Into an existing private bucket: a missing one is NoSuchBucket to anyone.
+        raw.request("PUT", name).raise_for_status()
     path = object_path(name, key)
     response = raw.send(method, raw.url(path), {"Host": raw.host, "Authorization": "", "Content-Length": "0"})
     assert_s3_error(response, 403, "AccessDenied")

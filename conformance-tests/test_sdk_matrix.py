@@ -61,7 +61,8 @@ def matrix(target):
 
 
 # Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them.
-EXTRA_CELLS = [("minio-go", "warp")]
+# ACLs, bucket policies and public access blocks, with anonymous reads.
+EXTRA_CELLS = [("minio-go", "warp"), ("js-v3", "access")]
 CELLS = [(sdk, scenario) for sdk in SDKS for scenario in SCENARIOS] + EXTRA_CELLS
 
 

@@ -375,6 +375,7 @@ impl From<StorageError> for S3Error {
                 StatusCode::NOT_FOUND,
                 "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
             ),
+            StorageError::NotImplemented(what) => Self::not_implemented(&what),
             StorageError::InvalidPart(message) => {
                 Self::new("InvalidPart", StatusCode::BAD_REQUEST, message)
             }

@@ -52,11 +52,14 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// Our owners are access keys; AWS shows a canonical id, we show the key id.
+    /// Our owners are access keys, shown by their canonical id as ID and
+    /// as DisplayName alike (an ACL knows grantees by id only, and the
+    /// two must agree wherever an owner appears).
     pub fn from_access_key(access_key: &str) -> Self {
+        let id = crate::access::owner::canonical_id(access_key);
         Self {
-            id: access_key.to_owned(),
-            display_name: access_key.to_owned(),
+            display_name: id.clone(),
+            id,
         }
     }
 }
@@ -633,13 +636,16 @@ mod tests {
                 }],
             },
         };
+        let id = crate::access::owner::canonical_id("AKID");
         assert_eq!(
             to_xml("ListAllMyBucketsResult", &doc).unwrap(),
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
              <ListAllMyBucketsResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
-             <Owner><ID>AKID</ID><DisplayName>AKID</DisplayName></Owner>\
+             <Owner><ID>{id}</ID><DisplayName>{id}</DisplayName></Owner>\
              <Buckets><Bucket><Name>b1</Name><CreationDate>2019-12-11T23:32:47.000Z</CreationDate>\
              <BucketRegion>us-east-1</BucketRegion></Bucket></Buckets></ListAllMyBucketsResult>"
+            )
         );
     }
 

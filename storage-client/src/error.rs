@@ -35,6 +35,8 @@ pub enum StorageError {
     Io(#[from] std::io::Error),
     #[error("internal error: {0}")]
     Internal(String),
+    #[error("not implemented by this back end: {0}")]
+    NotImplemented(String),
 }
 
 /// A copy for each caller that shares one outcome (a coalesced load). An
@@ -57,6 +59,7 @@ impl Clone for StorageError {
             Self::Unavailable(m) => Self::Unavailable(m.clone()),
             Self::Io(e) => Self::Io(std::io::Error::new(e.kind(), e.to_string())),
             Self::Internal(m) => Self::Internal(m.clone()),
+            Self::NotImplemented(m) => Self::NotImplemented(m.clone()),
         }
     }
 }

@@ -152,6 +152,16 @@ impl Storage {
         self.cache.bucket(who, name, load).await
     }
 
+    /// The bucket's facts, whoever asks: for the gateway's authorisation,
+    /// which decides per request on identity-free facts (its owner, ACL
+    /// and policy) and then calls as the owner for a caller it let in.
+    pub async fn bucket_facts(&self, name: &str) -> Result<BucketInfo> {
+        let load = async { self.om.bucket(name).await };
+        Ok(BucketInfo::clone(
+            &*self.cache.bucket_facts(name, load).await?,
+        ))
+    }
+
     /// Refuses `who` unless it owns `bucket`, before a call on the bucket
     /// (unless the back end checks inside the call, atomically with it).
     async fn authorise(&self, who: &Identity, bucket: &str) -> Result<()> {
@@ -354,6 +364,27 @@ impl Storage {
         self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self.om.put_tags(who, object.clone(), tags).await;
+        self.cache.wrote_object(&object);
+        result
+    }
+
+    /// Sets (`Some`) or removes (`None`) the user metadata entry `name` of
+    /// the object, leaving its data, ETag and Last-Modified. `NoSuchKey`
+    /// if there is no object.
+    pub async fn put_meta_entry(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        name: &str,
+        value: Option<String>,
+    ) -> Result<()> {
+        self.authorise(who, bucket).await?;
+        let object = ObjectRef::new(bucket, key);
+        let result = self
+            .om
+            .put_meta_entry(who, object.clone(), name.to_owned(), value)
+            .await;
         self.cache.wrote_object(&object);
         result
     }

@@ -13,7 +13,11 @@ import {
   CreateMultipartUploadCommand,
   DeleteBucketCommand,
   DeleteObjectCommand,
+  DeleteBucketPolicyCommand,
   DeleteObjectTaggingCommand,
+  DeletePublicAccessBlockCommand,
+  GetBucketPolicyStatusCommand,
+  GetObjectAclCommand,
   GetObjectCommand,
   GetObjectTaggingCommand,
   HeadBucketCommand,
@@ -21,7 +25,9 @@ import {
   ListBucketsCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  PutBucketPolicyCommand,
   PutObjectCommand,
+  PutPublicAccessBlockCommand,
   PutObjectTaggingCommand,
   S3Client,
   UploadPartCommand,
@@ -41,6 +47,9 @@ const SCENARIOS = [
   "checksum-default",
   "checksum-off",
 ];
+// Scenarios only this client runs (see ../run-matrix).
+const EXTRA_SCENARIOS = ["access"];
+const ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers";
 const PART_SIZE = 5 * 1024 * 1024;
 // Larger than one aws-chunked chunk, so streaming uploads span several chunks and a trailer.
 const CHECKSUM_BODY_SIZE = 256 * 1024 + 123;
@@ -316,6 +325,41 @@ class Scenarios {
     check([undefined, expected].includes(got.ChecksumCRC32), `GetObject ChecksumCRC32 ${got.ChecksumCRC32}, expected ${expected}`);
   }
 
+  // Canned ACL, GetObjectAcl, a public-read policy and its status, a Deny
+  // beating the ACL, IgnorePublicAcls; anonymous reads by plain fetch.
+  async accessScenario() {
+    const Bucket = this.bucket;
+    const url = (key) => `${this.endpoint.url}/${Bucket}/${key}`;
+    const anonymousStatus = async (key) => (await fetch(url(key))).status;
+    await this.s3.send(new PutObjectCommand({ Bucket, Key: "access/public.txt", Body: "for all", ACL: "public-read" }));
+    await this.s3.send(new PutObjectCommand({ Bucket, Key: "access/private.txt", Body: "mine" }));
+    const got = await fetch(url("access/public.txt"));
+    check(got.status === 200, `anonymous GET of a public-read object: HTTP ${got.status}`);
+    check((await got.text()) === "for all", "anonymous GET body");
+    check((await anonymousStatus("access/private.txt")) === 403, "anonymous GET of a private object not 403");
+    const acl = await this.s3.send(new GetObjectAclCommand({ Bucket, Key: "access/public.txt" }));
+    check(
+      (acl.Grants ?? []).some((g) => g.Grantee?.URI === ALL_USERS && g.Permission === "READ"),
+      `GetObjectAcl grants ${JSON.stringify(acl.Grants)}`,
+    );
+    const statement = (Effect, Key) => ({ Effect, Principal: "*", Action: "s3:GetObject", Resource: `arn:aws:s3:::${Bucket}/${Key}` });
+    const putPolicy = (...Statement) =>
+      this.s3.send(new PutBucketPolicyCommand({ Bucket, Policy: JSON.stringify({ Version: "2012-10-17", Statement }) }));
+    await putPolicy(statement("Allow", "access/*"));
+    const status = await this.s3.send(new GetBucketPolicyStatusCommand({ Bucket }));
+    check(status.PolicyStatus?.IsPublic === true, `GetBucketPolicyStatus ${JSON.stringify(status.PolicyStatus)}`);
+    check((await anonymousStatus("access/private.txt")) === 200, "a public-read policy did not open the object");
+    await putPolicy(statement("Deny", "access/public.txt"));
+    check((await anonymousStatus("access/public.txt")) === 403, "a Deny statement did not beat the public-read ACL");
+    await this.s3.send(new DeleteBucketPolicyCommand({ Bucket }));
+    await this.s3.send(
+      new PutPublicAccessBlockCommand({ Bucket, PublicAccessBlockConfiguration: { IgnorePublicAcls: true } }),
+    );
+    check((await anonymousStatus("access/public.txt")) === 403, "IgnorePublicAcls did not hide the public ACL");
+    await this.s3.send(new DeletePublicAccessBlockCommand({ Bucket }));
+    check((await anonymousStatus("access/public.txt")) === 200, "the ACL did not count again");
+  }
+
   async checksumOffScenario() {
     const s3 = makeClient(this.endpoint, false);
     const target = { Bucket: this.bucket, Key: "checksum/off.bin" };
@@ -362,12 +406,13 @@ function emit(version, scenario, ok, detail) {
 
 async function main() {
   const requested = process.argv.slice(2);
-  const unknown = requested.filter((name) => !SCENARIOS.includes(name));
+  const known = [...SCENARIOS, ...EXTRA_SCENARIOS];
+  const unknown = requested.filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    console.error(`unknown scenario(s) ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
+    console.error(`unknown scenario(s) ${unknown.join(", ")}; known: ${known.join(", ")}`);
     process.exit(2);
   }
-  const wanted = requested.length > 0 ? SCENARIOS.filter((s) => requested.includes(s)) : SCENARIOS;
+  const wanted = requested.length > 0 ? known.filter((s) => requested.includes(s)) : known;
   const endpoint = endpointFromEnv();
   const version = JSON.parse(
     readFileSync(new URL("./node_modules/@aws-sdk/client-s3/package.json", import.meta.url)),
@@ -385,6 +430,7 @@ async function main() {
     presigned: () => scenarios.presignedScenario(),
     "checksum-default": () => scenarios.checksumDefaultScenario(),
     "checksum-off": () => scenarios.checksumOffScenario(),
+    access: () => scenarios.accessScenario(),
   };
   let setupError;
   if (wanted.some((name) => name !== "bucket")) {

@@ -71,6 +71,9 @@ pub async fn handle(
     parts: &Parts,
     caller: Authenticated,
 ) -> Result<Response, S3Error> {
+    if crate::access::is_anonymous(&caller.identity) {
+        return Err(crate::auth::anonymous_refused());
+    }
     if !caller.is_root {
         return Err(S3Error::new(
             "AccessDenied",

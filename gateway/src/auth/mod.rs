@@ -40,6 +40,7 @@ use http::request::Parts;
 use storage_client::{Credential, Identity};
 
 use self::chunked::{ChunkedDecoder, SignatureChain};
+pub(crate) use self::errors::anonymous as anonymous_refused;
 use self::errors::{
     MismatchDetails, access_denied, anonymous, header_malformed, invalid_argument, invalid_request,
     missing_header, query_malformed, signature_mismatch, time_too_skewed, unknown_access_key,
@@ -173,7 +174,7 @@ impl Verifier {
                 "Authorization",
                 "",
             )),
-            (None, false) => Err(anonymous()),
+            (None, false) => self.anonymous_auth(parts, body),
             (Some(value), false) => {
                 let value = value
                     .to_str()
@@ -197,6 +198,27 @@ impl Verifier {
                 self.sigv2_presigned_auth(parts, raw_query, body, now).await
             }
         }
+    }
+
+    /// A request without a signature: the anonymous identity, which may do
+    /// only what an ACL or policy grants everyone (see [`crate::access`]).
+    /// A stated payload hash is still checked; a chunked body needs a
+    /// signature to be read and is refused.
+    fn anonymous_auth(&self, parts: &Parts, body: Body) -> Result<Authenticated, S3Error> {
+        let expected = match header_text(parts, X_AMZ_CONTENT_SHA256)? {
+            None => None,
+            Some(stated) => match PayloadMode::parse(stated)? {
+                PayloadMode::Unsigned => None,
+                PayloadMode::Sha256(hash) => Some(hash),
+                PayloadMode::Chunked { .. } => return Err(anonymous()),
+            },
+        };
+        let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
+        Ok(Authenticated {
+            identity: crate::access::anonymous(),
+            is_root: false,
+            payload: Payload::plain(body, content_length, expected, &self.body_limits),
+        })
     }
 
     fn check_sigv2_enabled(&self) -> Result<(), S3Error> {

@@ -97,7 +97,52 @@ async fn check(
     let mut authenticated = verifier
         .authenticate_at(parts, Body::from(body.to_vec()), now)
         .await?;
+    // An unsigned request is let through as anonymous for the access
+    // decision to refuse; for these tests no signature verified.
+    if crate::access::is_anonymous(&authenticated.identity) {
+        return Err(super::anonymous_refused());
+    }
     read_all(&mut authenticated.payload).await
+}
+
+#[tokio::test]
+async fn unsigned_requests_are_anonymous_and_their_stated_hash_still_checked() {
+    let verifier = example_verifier();
+    let body = b"open to all";
+    let plain = parts("PUT", "/bucket/key", &[("host", "h")]);
+    let mut anonymous = verifier
+        .authenticate_at(&plain, Body::from(body.to_vec()), example_time())
+        .await
+        .unwrap();
+    assert!(crate::access::is_anonymous(&anonymous.identity));
+    assert!(!anonymous.is_root);
+    assert_eq!(read_all(&mut anonymous.payload).await.unwrap(), body);
+
+    let wrong_hash = parts(
+        "PUT",
+        "/bucket/key",
+        &[("host", "h"), ("x-amz-content-sha256", EMPTY_SHA256)],
+    );
+    let mut stated = verifier
+        .authenticate_at(&wrong_hash, Body::from(body.to_vec()), example_time())
+        .await
+        .unwrap();
+    assert!(read_all(&mut stated.payload).await.is_err());
+
+    let chunked = parts(
+        "PUT",
+        "/bucket/key",
+        &[
+            ("host", "h"),
+            ("x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"),
+        ],
+    );
+    let refused = verifier
+        .authenticate_at(&chunked, Body::empty(), example_time())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(refused.code, "AccessDenied");
 }
 
 // The examples of "Signature Calculations for the Authorization Header:

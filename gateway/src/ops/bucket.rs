@@ -90,6 +90,7 @@ pub async fn create_bucket(
     {
         return Err(S3Error::not_implemented("CreateBucket with object lock"));
     }
+    let acl = super::acl::bucket_acl_at_creation(who, headers)?;
     let body = read_to_end(payload, MAX_CONFIGURATION_BYTES).await?;
     let constraint = if body.iter().all(u8::is_ascii_whitespace) {
         None
@@ -108,6 +109,7 @@ pub async fn create_bucket(
         .create_bucket(who, bucket, region)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
+    super::acl::store_bucket_acl(state, who, bucket, acl).await?;
     let mut response = empty_response(StatusCode::OK);
     if let Ok(location) = HeaderValue::from_str(&format!("/{bucket}")) {
         response.headers_mut().insert(header::LOCATION, location);

@@ -67,10 +67,11 @@ pub async fn copy_object(
         ));
     }
     check_copy_size(source.info.size)?;
-    let meta = match metadata_directive {
+    let mut meta = match metadata_directive {
         Directive::Copy => source.info.meta.clone(),
         Directive::Replace => object_meta_from_request(headers)?,
     };
+    super::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
     let tags = match tagging_directive {
         Directive::Copy => source.info.tags.clone(),
         Directive::Replace => tags_from_header(headers)?,

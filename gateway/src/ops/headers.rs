@@ -137,7 +137,11 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
             insert(headers, name, value);
         }
     }
-    for (name, value) in &meta.user {
+    let user = meta
+        .user
+        .iter()
+        .filter(|(name, _)| *name != crate::access::object_acl::ENTRY);
+    for (name, value) in user {
         if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {
             insert(headers, name, &meta_value_header(value));
         }

@@ -1,11 +1,14 @@
 //! S3 operations: one file per family, one `match` to reach them.
 //!
-//! Handlers take the caller's identity and the verified payload and return
+//! Each request is first authorised ([`authorise`]); handlers take the
+//! identity to act as and the verified payload and return
 //! a response or an `S3Error`; the server renders errors and adds the
 //! request id. Every operation in [`Endpoint`] that is not matched here is
 //! answered 501 NotImplemented, naming the operation.
 
+mod acl;
 mod attributes;
+mod authorise;
 mod body;
 mod bucket;
 mod conditional;
@@ -21,6 +24,7 @@ mod integrity;
 mod lifecycle;
 mod list;
 mod multipart;
+mod policy;
 mod put;
 mod range;
 mod tagging;
@@ -38,8 +42,11 @@ use crate::router::Endpoint;
 use crate::state::AppState;
 use crate::xml;
 
-/// Runs the operation. A refused request's unread body is drained (up to a
-/// limit) so the client's keep-alive connection survives the error.
+/// Authorises and runs the operation. An operation's error drains the
+/// unread body (up to a limit) so the client's keep-alive connection
+/// survives it; a request refused access is answered at once, as a refused
+/// signature is, so a client waiting on `Expect: 100-continue` never sends
+/// its body.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
@@ -51,7 +58,8 @@ pub async fn dispatch(
         mut payload,
         ..
     } = auth;
-    let result = run(state, endpoint, parts, &identity, &mut payload).await;
+    let acting = authorise::authorise(state, &endpoint, parts, &identity).await?;
+    let result = run(state, endpoint, parts, &acting, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
     }
@@ -190,6 +198,29 @@ async fn run(
         }
         E::DeleteBucketLifecycle { bucket } => {
             lifecycle::delete_bucket_lifecycle(state, who, &bucket).await
+        }
+        E::GetBucketAcl { bucket } => acl::get_bucket_acl(state, who, &bucket).await,
+        E::PutBucketAcl { bucket } => {
+            acl::put_bucket_acl(state, who, parts, &bucket, payload).await
+        }
+        E::GetObjectAcl { bucket, key } => acl::get_object_acl(state, who, &bucket, &key).await,
+        E::PutObjectAcl { bucket, key } => {
+            acl::put_object_acl(state, who, parts, &bucket, &key, payload).await
+        }
+        E::GetBucketPolicy { bucket } => policy::get_bucket_policy(state, &bucket).await,
+        E::PutBucketPolicy { bucket } => {
+            policy::put_bucket_policy(state, who, &bucket, payload).await
+        }
+        E::DeleteBucketPolicy { bucket } => policy::delete_bucket_policy(state, who, &bucket).await,
+        E::GetBucketPolicyStatus { bucket } => {
+            policy::get_bucket_policy_status(state, &bucket).await
+        }
+        E::GetPublicAccessBlock { bucket } => policy::get_public_access_block(state, &bucket).await,
+        E::PutPublicAccessBlock { bucket } => {
+            policy::put_public_access_block(state, who, &bucket, payload).await
+        }
+        E::DeletePublicAccessBlock { bucket } => {
+            policy::delete_public_access_block(state, who, &bucket).await
         }
 
         other => Err(S3Error::not_implemented(other.name())),

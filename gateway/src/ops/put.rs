@@ -30,7 +30,8 @@ pub async fn put_object(
     let headers = &parts.headers;
     check_storage_class(headers)?;
     let plan = IntegrityPlan::from_headers(headers)?;
-    let meta = object_meta_from_request(headers)?;
+    let mut meta = object_meta_from_request(headers)?;
+    super::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
     if payload

@@ -173,7 +173,7 @@ impl MetadataCache {
         authorise(who, &*self.bucket_facts(name, load).await?)
     }
 
-    async fn bucket_facts(
+    pub(crate) async fn bucket_facts(
         &self,
         name: &str,
         load: impl Future<Output = Result<BucketInfo>>,

@@ -730,13 +730,40 @@ impl Inner {
         Ok(Ok(()))
     }
 
-    /// Rewrites only the tags of the key's record, in one transaction, so a
-    /// concurrent overwrite is either before (and gets the tags) or after.
+    /// Rewrites only the tags of the key's record.
     fn put_tags(
         &self,
         who: &Identity,
         object: &ObjectRef,
         tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        self.rewrite_record(who, object, |record| record.tags = tags)
+    }
+
+    /// Rewrites one user metadata entry of the key's record.
+    fn put_meta_entry(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        self.rewrite_record(who, object, |record| {
+            match value {
+                Some(value) => record.meta.user.insert(name, value),
+                None => record.meta.user.remove(&name),
+            };
+        })
+    }
+
+    /// Changes the key's record in place, in one transaction, so a
+    /// concurrent overwrite is either before (and gets the change) or
+    /// after. `NoSuchKey` if there is no object.
+    fn rewrite_record(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        change: impl FnOnce(&mut KeyRecord),
     ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
@@ -749,7 +776,7 @@ impl Inner {
                 Some(bytes) => decode(bytes.value())?,
                 None => return Err(StorageError::NoSuchKey),
             };
-            record.tags = tags;
+            change(&mut record);
             keys.insert(row.as_slice(), encode(&record)?.as_slice())
                 .db()?;
         }
@@ -1102,6 +1129,18 @@ impl ObjectStore for EmbeddedOm {
     ) -> Result<()> {
         let who = who.clone();
         self.run(move |om| om.put_tags(&who, &object, tags)).await
+    }
+
+    async fn put_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.put_meta_entry(&who, &object, name, value))
+            .await
     }
 
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {

@@ -91,6 +91,16 @@ pub(crate) trait ObjectStore: Send + Sync {
         object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
+    /// Sets (`Some`) or removes (`None`) one entry of the committed
+    /// object's user metadata, atomically and without changing its data,
+    /// ETag or Last-Modified. `NoSuchKey` if there is no object.
+    async fn put_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()>;
     /// One step of a listing (see [`ScanRange`]).
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>>;
 }

@@ -787,6 +787,21 @@ impl ObjectStore for OzoneMetadata {
         }
     }
 
+    /// Ozone's OM has no call that changes a committed key's metadata
+    /// alone (only its tags), and rewriting the data to change one entry
+    /// would be a copy the caller did not ask for.
+    async fn put_meta_entry(
+        &self,
+        _who: &Identity,
+        _object: ObjectRef,
+        _name: String,
+        _value: Option<String>,
+    ) -> Result<()> {
+        Err(StorageError::NotImplemented(
+            "changing an existing object's metadata on the Ozone back end".into(),
+        ))
+    }
+
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
         let (prefix, after, limit) = (scan.prefix.as_str(), scan.after.as_slice(), scan.limit);
         let name = self.ozone_name(&scan.bucket);

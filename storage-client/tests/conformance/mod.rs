@@ -8,6 +8,7 @@
 //! that the range cases cross block and chunk boundaries.
 
 pub mod bucket_documents;
+pub mod meta_entries;
 pub mod multipart;
 pub mod tags;
 
@@ -22,6 +23,7 @@ use storage_client::{
 };
 
 pub use bucket_documents::bucket_documents;
+pub use meta_entries::meta_entries;
 pub use multipart::{
     MultipartRules, multipart_abort, multipart_complete_rejects_bad_lists,
     multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
@@ -59,6 +61,7 @@ macro_rules! suite {
             credentials_take_effect_at_once
             tags
             bucket_documents
+            meta_entries
             multipart_out_of_order
             multipart_part_replacement_and_gaps
             multipart_complete_rejects_bad_lists

@@ -70,8 +70,10 @@ pub async fn create_multipart_upload(
     let headers = &parts.headers;
     check_storage_class(headers)?;
     let (algorithm, kind) = requested_checksum(headers)?;
+    let mut meta = object_meta_from_request(headers)?;
+    crate::ops::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
     let upload = NewUpload {
-        meta: object_meta_from_request(headers)?,
+        meta,
         tags: tags_from_header(headers)?,
         checksum_algorithm: algorithm,
         checksum_type: kind,

@@ -1,0 +1,294 @@
+"""Access control: ACLs, anonymous access, bucket policies and public access blocks (boto3 + raw HTTP)."""
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import OZONE_OM, make_s3_client
+from raw_client import assert_s3_error, object_path
+
+ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
+
+
+@pytest.fixture
+def alt_s3(target, second_key):
+    return make_s3_client(target.endpoint, second_key)
+
+
+def error_of(call, **kwargs) -> tuple[int, str]:
+    with pytest.raises(ClientError) as err:
+        call(**kwargs)
+    response = err.value.response
+    return response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Code"]
+
+
+def owner_id(client) -> str:
+    return client.list_buckets()["Owner"]["ID"]
+
+
+def policy(*statements) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def test_the_owner_id_is_one_canonical_id_everywhere(root_s3, bucket):
+    me = owner_id(root_s3)
+    assert len(me) == 64 and all(c in "0123456789abcdef" for c in me)
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    acl = root_s3.get_bucket_acl(Bucket=bucket)
+    assert acl["Owner"]["ID"] == me
+    assert acl["Grants"] == [
+        {"Grantee": {"ID": me, "DisplayName": me, "Type": "CanonicalUser"}, "Permission": "FULL_CONTROL"}
+    ]
+    assert root_s3.get_object_acl(Bucket=bucket, Key="k")["Owner"]["ID"] == me
+    listed = root_s3.list_objects_v2(Bucket=bucket, FetchOwner=True)["Contents"][0]
+    assert listed["Owner"]["ID"] == me
+
+
+def test_anonymous_callers_read_only_what_is_public(root_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="public", Body=b"for all", ACL="public-read")
+    root_s3.put_object(Bucket=bucket, Key="private", Body=b"mine")
+    got = raw.unsigned("GET", bucket, "public")
+    assert (got.status_code, got.content) == (200, b"for all")
+    assert raw.unsigned("HEAD", bucket, "public").status_code == 200
+    assert_s3_error(raw.unsigned("GET", bucket, "private"), 403, "AccessDenied")
+    # Not allowed to list: a missing key is as forbidden as a private one.
+    assert_s3_error(raw.unsigned("GET", bucket, "missing"), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("GET", bucket), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("PUT", bucket, "new", body=b"x"), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("DELETE", bucket, "public"), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("GET", bucket, "public", query=[("acl", "")]), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("GET"), 403, "AccessDenied")
+    assert_s3_error(raw.unsigned("GET", "no-such-bucket-for-anyone", "k"), 404, "NoSuchBucket")
+
+
+def test_a_public_read_bucket_lists_but_does_not_open_its_objects(root_s3, raw, bucket_names):
+    name = bucket_names()
+    root_s3.create_bucket(Bucket=name, ACL="public-read")
+    root_s3.put_object(Bucket=name, Key="k", Body=b"x")
+    listing = raw.unsigned("GET", name, query=[("list-type", "2")])
+    assert listing.status_code == 200 and "<Key>k</Key>" in listing.text
+    assert_s3_error(raw.unsigned("GET", name, "k"), 403, "AccessDenied")
+    # Allowed to list, so a missing key is told apart.
+    assert_s3_error(raw.unsigned("GET", name, "missing"), 404, "NoSuchKey")
+    assert_s3_error(raw.unsigned("PUT", name, "k2", body=b"y"), 403, "AccessDenied")
+    grants = root_s3.get_bucket_acl(Bucket=name)["Grants"]
+    assert {"Grantee": {"Type": "Group", "URI": ALL_USERS}, "Permission": "READ"} in grants
+
+
+def test_a_public_read_write_bucket_takes_anonymous_writes_owned_by_its_owner(root_s3, raw, bucket_names):
+    name = bucket_names()
+    root_s3.create_bucket(Bucket=name)
+    root_s3.put_bucket_acl(Bucket=name, ACL="public-read-write")
+    assert raw.unsigned("PUT", name, "drop", body=b"anonymous").status_code == 200
+    assert root_s3.get_object(Bucket=name, Key="drop")["Body"].read() == b"anonymous"
+    assert raw.unsigned("DELETE", name, "drop").status_code == 204
+    root_s3.put_bucket_acl(Bucket=name, ACL="private")
+    assert_s3_error(raw.unsigned("PUT", name, "drop", body=b"x"), 403, "AccessDenied")
+
+
+def test_the_alt_key_is_denied_without_a_grant(root_s3, alt_s3, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    for call, kwargs in [
+        (alt_s3.get_object, {"Key": "k"}),
+        (alt_s3.list_objects_v2, {}),
+        (alt_s3.put_object, {"Key": "k2", "Body": b"y"}),
+        (alt_s3.get_bucket_acl, {}),
+        (alt_s3.get_object_acl, {"Key": "k"}),
+        (alt_s3.put_bucket_acl, {"ACL": "public-read"}),
+        (alt_s3.get_bucket_policy, {}),
+        (alt_s3.put_bucket_policy, {"Policy": policy({"Effect": "Allow", "Principal": "*", "Action": "s3:*",
+                                                      "Resource": f"arn:aws:s3:::{bucket}/*"})}),
+    ]:
+        assert error_of(call, Bucket=bucket, **kwargs) == (403, "AccessDenied"), call
+
+
+def test_a_bucket_acl_grant_by_canonical_id_shares_listing_with_alt(root_s3, alt_s3, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    me, alt = owner_id(root_s3), owner_id(alt_s3)
+    root_s3.put_bucket_acl(
+        Bucket=bucket,
+        AccessControlPolicy={
+            "Owner": {"ID": me},
+            "Grants": [
+                {"Grantee": {"Type": "CanonicalUser", "ID": me}, "Permission": "FULL_CONTROL"},
+                {"Grantee": {"Type": "CanonicalUser", "ID": alt}, "Permission": "READ"},
+            ],
+        },
+    )
+    assert [o["Key"] for o in alt_s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["k"]
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="k") == (403, "AccessDenied")
+    assert error_of(alt_s3.put_object, Bucket=bucket, Key="k2", Body=b"y") == (403, "AccessDenied")
+    # Alt still owns nothing of root's: its own bucket list is unchanged.
+    assert bucket not in [b["Name"] for b in alt_s3.list_buckets()["Buckets"]]
+
+
+def test_an_object_grant_header_opens_one_object_to_alt(root_s3, alt_s3, bucket):
+    alt = owner_id(alt_s3)
+    root_s3.put_object(Bucket=bucket, Key="shared", Body=b"s", GrantRead=f'id="{alt}"')
+    root_s3.put_object(Bucket=bucket, Key="other", Body=b"o")
+    assert alt_s3.get_object(Bucket=bucket, Key="shared")["Body"].read() == b"s"
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="other") == (403, "AccessDenied")
+    assert error_of(alt_s3.get_object_acl, Bucket=bucket, Key="shared") == (403, "AccessDenied")
+    assert error_of(root_s3.put_object, Bucket=bucket, Key="x", Body=b"",
+                    GrantRead='emailAddress="a@example.com"') == (400, "UnresolvableGrantByEmailAddress")
+
+
+def test_a_policy_shares_reads_with_alt_and_nothing_else(root_s3, alt_s3, second_key, bucket, bucket_names):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"shared")
+    other = bucket_names()
+    root_s3.create_bucket(Bucket=other)
+    root_s3.put_object(Bucket=other, Key="k", Body=b"not shared")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Allow",
+        "Principal": {"AWS": [second_key.access_key]},
+        "Action": ["s3:GetObject", "s3:ListBucket"],
+        "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+    }))
+    assert alt_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"shared"
+    assert [o["Key"] for o in alt_s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["k"]
+    assert error_of(alt_s3.head_object, Bucket=bucket, Key="missing")[0] == 404
+    assert error_of(alt_s3.put_object, Bucket=bucket, Key="k", Body=b"overwrite") == (403, "AccessDenied")
+    assert error_of(alt_s3.delete_object, Bucket=bucket, Key="k") == (403, "AccessDenied")
+    assert error_of(alt_s3.get_bucket_policy, Bucket=bucket) == (403, "AccessDenied")
+    assert error_of(alt_s3.get_object, Bucket=other, Key="k") == (403, "AccessDenied")
+    # A copy would read root's other bucket as root: refused.
+    alt_bucket = bucket_names()
+    alt_s3.create_bucket(Bucket=alt_bucket)
+    try:
+        assert error_of(alt_s3.copy_object, Bucket=alt_bucket, Key="stolen",
+                        CopySource={"Bucket": other, "Key": "k"}) == (403, "AccessDenied")
+    finally:
+        alt_s3.delete_bucket(Bucket=alt_bucket)
+    assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"shared"
+
+
+def test_a_deny_statement_beats_a_public_acl(root_s3, alt_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x", ACL="public-read")
+    assert raw.unsigned("GET", bucket, "k").status_code == 200
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Deny", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/*",
+    }))
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="k") == (403, "AccessDenied")
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="k") == (403, "AccessDenied")
+    # The owner can always undo a policy that locks it out.
+    root_s3.delete_bucket_policy(Bucket=bucket)
+    assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x"
+    assert error_of(root_s3.get_bucket_policy, Bucket=bucket) == (404, "NoSuchBucketPolicy")
+
+
+def test_policy_round_trip_status_and_refusals(root_s3, raw, bucket):
+    public = policy({"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "s3:GetObject",
+                     "Resource": f"arn:aws:s3:::{bucket}/*"})
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=public)
+    assert json.loads(root_s3.get_bucket_policy(Bucket=bucket)["Policy"]) == json.loads(public)
+    assert root_s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is True
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    assert raw.unsigned("GET", bucket, "k").status_code == 200
+    private = policy({"Effect": "Allow", "Principal": {"AWS": "S3GWNOSUCHKEY0000000"}, "Action": "s3:*",
+                      "Resource": f"arn:aws:s3:::{bucket}/*"})
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=private)
+    assert root_s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is False
+    for bad in [
+        "{not json",
+        policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                "Resource": f"arn:aws:s3:::{bucket}/*", "Condition": {"Bool": {"aws:SecureTransport": "true"}}}),
+        policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                "Resource": "arn:aws:s3:::someone-elses-bucket/*"}),
+    ]:
+        assert error_of(root_s3.put_bucket_policy, Bucket=bucket, Policy=bad) == (400, "MalformedPolicy")
+
+
+def test_public_access_block_switches(root_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x", ACL="public-read")
+    assert error_of(root_s3.get_public_access_block, Bucket=bucket) == (
+        404, "NoSuchPublicAccessBlockConfiguration")
+
+    def block(**switches):
+        root_s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration=switches)
+
+    block(IgnorePublicAcls=True)
+    assert root_s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": False, "IgnorePublicAcls": True, "BlockPublicPolicy": False,
+        "RestrictPublicBuckets": False}
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+
+    block(BlockPublicAcls=True)
+    assert raw.unsigned("GET", bucket, "k").status_code == 200
+    assert error_of(root_s3.put_object, Bucket=bucket, Key="k2", Body=b"", ACL="public-read") == (
+        403, "AccessDenied")
+    assert error_of(root_s3.put_bucket_acl, Bucket=bucket, ACL="public-read") == (403, "AccessDenied")
+    root_s3.put_object(Bucket=bucket, Key="k3", Body=b"", ACL="private")
+
+    public = policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                     "Resource": f"arn:aws:s3:::{bucket}/*"})
+    block(BlockPublicPolicy=True)
+    assert error_of(root_s3.put_bucket_policy, Bucket=bucket, Policy=public) == (403, "AccessDenied")
+
+    root_s3.delete_public_access_block(Bucket=bucket)
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=public)
+    assert raw.unsigned("GET", bucket, "k3").status_code == 200
+    block(RestrictPublicBuckets=True)
+    assert_s3_error(raw.unsigned("GET", bucket, "k3"), 403, "AccessDenied")
+    assert root_s3.get_object(Bucket=bucket, Key="k3")["Body"].read() == b""
+
+
+def test_copies_and_multipart_uploads_take_the_acl_their_request_names(root_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="src", Body=b"data", ACL="public-read")
+    root_s3.copy_object(Bucket=bucket, Key="private-copy", CopySource={"Bucket": bucket, "Key": "src"})
+    assert_s3_error(raw.unsigned("GET", bucket, "private-copy"), 403, "AccessDenied")
+    root_s3.copy_object(Bucket=bucket, Key="public-copy", CopySource={"Bucket": bucket, "Key": "src"},
+                        ACL="public-read")
+    assert raw.unsigned("GET", bucket, "public-copy").content == b"data"
+    upload = root_s3.create_multipart_upload(Bucket=bucket, Key="mp", ACL="public-read")["UploadId"]
+    etag = root_s3.upload_part(Bucket=bucket, Key="mp", UploadId=upload, PartNumber=1, Body=b"part")["ETag"]
+    assert_s3_error(raw.unsigned("GET", bucket, "mp"), 403, "AccessDenied")
+    root_s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload,
+                                      MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    assert raw.unsigned("GET", bucket, "mp").content == b"part"
+    # The ACL is no user metadata.
+    assert root_s3.head_object(Bucket=bucket, Key="mp")["Metadata"] == {}
+
+
+def test_put_object_acl_changes_an_existing_objects_acl(root_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    etag = root_s3.head_object(Bucket=bucket, Key="k")["ETag"]
+    if OZONE_OM:
+        assert error_of(root_s3.put_object_acl, Bucket=bucket, Key="k", ACL="public-read") == (
+            501, "NotImplemented")
+        return
+    root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="public-read")
+    assert raw.unsigned("GET", bucket, "k").content == b"x"
+    grants = root_s3.get_object_acl(Bucket=bucket, Key="k")["Grants"]
+    assert {"Grantee": {"Type": "Group", "URI": ALL_USERS}, "Permission": "READ"} in grants
+    assert root_s3.head_object(Bucket=bucket, Key="k")["ETag"] == etag
+    root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="private")
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    assert error_of(root_s3.put_object_acl, Bucket=bucket, Key="missing", ACL="private")[0] == 404
+
+
+def test_a_refused_anonymous_upload_is_answered_before_its_body(root_s3, raw, bucket):
+    # s3-tests' test_100_continue: a client waiting on `Expect: 100-continue`
+    # gets the 403 at once, and 100 Continue only where it may write.
+    path = object_path(bucket, "k")
+    headers = {"Host": raw.host, "Content-Length": "123", "Expect": "100-continue"}
+    answer = raw.send_headers_only("PUT", path, headers)
+    assert answer.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1 403"), answer[:300]
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    answer = raw.send_headers_only("PUT", path, headers)
+    assert answer.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1 100"), answer[:300]
+
+
+def test_an_expected_bucket_owner_that_differs_is_refused(root_s3, alt_s3, raw, bucket):
+    me = owner_id(root_s3)
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x", ExpectedBucketOwner=me)
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="k", ExpectedBucketOwner=owner_id(alt_s3)) == (
+        403, "AccessDenied")
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    assert_s3_error(raw.unsigned("PUT", bucket, "k2", body=b"y",
+                                 headers={"x-amz-expected-bucket-owner": me + "0"}), 403, "AccessDenied")
+    assert error_of(root_s3.copy_object, Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "k"},
+                    ExpectedSourceBucketOwner="0" * 64) == (403, "AccessDenied")
+    root_s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "k"},
+                        ExpectedSourceBucketOwner=me, ExpectedBucketOwner=me)

@@ -1,0 +1,27 @@
+//! Who may do what: ACLs, bucket policies and public access blocks,
+//! evaluated once per request, before the operation runs (see
+//! [`decision`] for the rules and [`authorise`] for how the back end is
+//! then asked to act).
+
+pub mod acl;
+pub mod decision;
+pub mod object_acl;
+pub mod owner;
+pub mod policy;
+pub mod public_access;
+
+use storage_client::Identity;
+
+/// The access key of the anonymous identity: empty, which no credential
+/// can have (access keys are at least 16 characters), so storage's owner
+/// checks refuse it everywhere.
+const ANONYMOUS_KEY: &str = "";
+
+/// The identity of a request that carries no signature.
+pub fn anonymous() -> Identity {
+    Identity::new(ANONYMOUS_KEY)
+}
+
+pub fn is_anonymous(who: &Identity) -> bool {
+    who.access_key == ANONYMOUS_KEY
+}

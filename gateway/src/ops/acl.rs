@@ -1,0 +1,206 @@
+//! GetBucketAcl, PutBucketAcl, GetObjectAcl, PutObjectAcl, and the ACL a
+//! CreateBucket names. The caller was authorised before (see
+//! [`super::authorise`]); `who` is the identity acting, the bucket owner.
+
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderMap, StatusCode};
+use storage_client::{BucketDocument, Identity, ObjectMeta};
+
+use super::body::read_to_end;
+use super::empty_response;
+use crate::access::acl::Acl;
+use crate::access::public_access::PublicAccessBlock;
+use crate::access::{object_acl, owner};
+use crate::auth::Payload;
+use crate::error::S3Error;
+use crate::state::AppState;
+
+/// An AccessControlPolicy with a hundred grants is a few tens of KiB.
+const MAX_ACL_BYTES: usize = 64 * 1024;
+
+pub async fn get_bucket_acl(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let owner_id = owner::canonical_id(&who.access_key);
+    let acl = match stored_document(state, bucket, BucketDocument::Acl).await? {
+        Some(text) => Acl::from_stored(text.as_bytes())?,
+        None => Acl::private(&owner_id),
+    };
+    acl_response(&acl)
+}
+
+pub async fn put_bucket_acl(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
+    store_bucket_acl(state, who, bucket, Some(acl)).await?;
+    Ok(empty_response(StatusCode::OK))
+}
+
+/// The ACL a CreateBucket asks for, checked before the bucket exists.
+pub fn bucket_acl_at_creation(who: &Identity, headers: &HeaderMap) -> Result<Option<Acl>, S3Error> {
+    let owner_id = owner::canonical_id(&who.access_key);
+    Acl::from_headers(headers, &owner_id, &owner_id)
+}
+
+/// Stores the bucket's ACL; `private` (or `None`) removes the document.
+pub async fn store_bucket_acl(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    acl: Option<Acl>,
+) -> Result<(), S3Error> {
+    let document = match acl {
+        Some(acl) if acl != Acl::private(&acl.owner) => Some(acl.to_xml()?),
+        _ => None,
+    };
+    state
+        .storage
+        .put_bucket_document(who, bucket, BucketDocument::Acl, document)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+pub async fn get_object_acl(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    key: &str,
+) -> Result<Response, S3Error> {
+    let info = state
+        .storage
+        .lookup(who, bucket, key)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let acl = match object_acl::stored(&info.meta)? {
+        Some(acl) => acl,
+        None => Acl::private(&owner::canonical_id(&who.access_key)),
+    };
+    acl_response(&acl)
+}
+
+pub async fn put_object_acl(
+    state: &AppState,
+    who: &Identity,
+    parts: &Parts,
+    bucket: &str,
+    key: &str,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
+    let mut meta = ObjectMeta::default();
+    object_acl::record(&mut meta, Some(&acl))?;
+    state
+        .storage
+        .put_meta_entry(
+            who,
+            bucket,
+            key,
+            object_acl::ENTRY,
+            meta.user.remove(object_acl::ENTRY),
+        )
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    Ok(empty_response(StatusCode::OK))
+}
+
+/// Records in `meta` the ACL an object write (PutObject, CopyObject,
+/// CreateMultipartUpload) asks for, in place of any it carried; a public
+/// one is refused under BlockPublicAcls.
+pub async fn record_object_acl(
+    state: &AppState,
+    who: &Identity,
+    headers: &HeaderMap,
+    bucket: &str,
+    meta: &mut ObjectMeta,
+) -> Result<(), S3Error> {
+    let acl = object_acl::requested(headers, &owner::canonical_id(&who.access_key))?;
+    if let Some(acl) = &acl {
+        check_public_acls_allowed(state, bucket, acl).await?;
+    }
+    object_acl::record(meta, acl.as_ref())
+}
+
+/// The ACL of a PutBucketAcl/PutObjectAcl: from its headers, else from its
+/// AccessControlPolicy body (one of the two is required), owned by `who`;
+/// a public one is refused under BlockPublicAcls.
+async fn requested_acl(
+    state: &AppState,
+    who: &Identity,
+    headers: &HeaderMap,
+    bucket: &str,
+    payload: &mut Payload,
+) -> Result<Acl, S3Error> {
+    let owner_id = owner::canonical_id(&who.access_key);
+    let body = read_to_end(payload, MAX_ACL_BYTES).await?;
+    let from_headers = Acl::from_headers(headers, &owner_id, &owner_id)?;
+    let has_body = !body.iter().all(u8::is_ascii_whitespace);
+    let acl = match (from_headers, has_body) {
+        (Some(_), true) => Err(S3Error::new(
+            "UnexpectedContent",
+            StatusCode::BAD_REQUEST,
+            "This request does not support content when an ACL is set by headers",
+        )),
+        (Some(acl), false) => Ok(acl),
+        (None, true) => Acl::from_xml(&body, &owner_id),
+        (None, false) => Err(S3Error::new(
+            "MissingSecurityHeader",
+            StatusCode::BAD_REQUEST,
+            "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
+        )),
+    }?;
+    check_public_acls_allowed(state, bucket, &acl).await?;
+    Ok(acl)
+}
+
+/// BlockPublicAcls: a public ACL is refused, whoever sets it.
+async fn check_public_acls_allowed(
+    state: &AppState,
+    bucket: &str,
+    acl: &Acl,
+) -> Result<(), S3Error> {
+    if !acl.is_public() {
+        return Ok(());
+    }
+    let block = match stored_document(state, bucket, BucketDocument::PublicAccessBlock).await? {
+        Some(text) => PublicAccessBlock::from_xml(text.as_bytes())?,
+        None => PublicAccessBlock::default(),
+    };
+    if block.block_public_acls {
+        return Err(S3Error::access_denied());
+    }
+    Ok(())
+}
+
+pub(super) async fn stored_document(
+    state: &AppState,
+    bucket: &str,
+    kind: BucketDocument,
+) -> Result<Option<std::sync::Arc<str>>, S3Error> {
+    state
+        .storage
+        .bucket_document(bucket, kind)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+fn acl_response(acl: &Acl) -> Result<Response, S3Error> {
+    Ok(document_response(acl.to_xml()?, "application/xml"))
+}
+
+/// A 200 response carrying a rendered document.
+pub(super) fn document_response(body: String, content_type: &'static str) -> Response {
+    let mut response = Response::new(axum::body::Body::from(body));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
+    response
+}

@@ -1,0 +1,156 @@
+//! Get/Put/DeleteBucketPolicy, GetBucketPolicyStatus and
+//! Get/Put/DeletePublicAccessBlock: the bucket owner's access rules,
+//! checked when written and stored as bucket documents (a policy as the
+//! owner sent it, so GetBucketPolicy gives it back unchanged).
+
+use axum::response::Response;
+use http::StatusCode;
+use serde::Serialize;
+use storage_client::{BucketDocument, Identity};
+
+use super::acl::{document_response, stored_document};
+use super::body::read_to_end;
+use super::{empty_response, xml_response};
+use crate::access::policy::{MAX_POLICY_BYTES, Policy};
+use crate::access::public_access::PublicAccessBlock;
+use crate::auth::Payload;
+use crate::error::S3Error;
+use crate::state::AppState;
+use crate::xml::S3_NAMESPACE;
+
+/// A PublicAccessBlockConfiguration is four booleans.
+const MAX_BLOCK_BYTES: usize = 4 * 1024;
+
+pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
+    let text = stored_document(state, bucket, BucketDocument::Policy)
+        .await?
+        .ok_or_else(|| no_such_policy(bucket))?;
+    Ok(document_response(text.to_string(), "application/json"))
+}
+
+pub async fn put_bucket_policy(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    let body = read_to_end(payload, MAX_POLICY_BYTES).await?;
+    let policy = Policy::parse(&body, bucket)?;
+    if policy.is_public() && block(state, bucket).await?.block_public_policy {
+        return Err(S3Error::access_denied());
+    }
+    let text = String::from_utf8(body.to_vec()).map_err(|_| {
+        S3Error::new(
+            "MalformedPolicy",
+            StatusCode::BAD_REQUEST,
+            "Policies must be UTF-8",
+        )
+    })?;
+    store(state, who, bucket, BucketDocument::Policy, Some(text)).await?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+pub async fn delete_bucket_policy(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    store(state, who, bucket, BucketDocument::Policy, None).await?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+#[derive(Serialize)]
+struct PolicyStatus {
+    #[serde(rename = "@xmlns")]
+    xmlns: &'static str,
+    #[serde(rename = "IsPublic")]
+    is_public: bool,
+}
+
+pub async fn get_bucket_policy_status(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
+    let text = stored_document(state, bucket, BucketDocument::Policy)
+        .await?
+        .ok_or_else(|| no_such_policy(bucket))?;
+    let policy = Policy::parse(text.as_bytes(), bucket)?;
+    xml_response(
+        "PolicyStatus",
+        &PolicyStatus {
+            xmlns: S3_NAMESPACE,
+            is_public: policy.is_public(),
+        },
+    )
+}
+
+pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
+    let text = stored_document(state, bucket, BucketDocument::PublicAccessBlock)
+        .await?
+        .ok_or_else(|| {
+            S3Error::new(
+                "NoSuchPublicAccessBlockConfiguration",
+                StatusCode::NOT_FOUND,
+                "The public access block configuration was not found",
+            )
+            .with("BucketName", bucket)
+        })?;
+    let block = PublicAccessBlock::from_xml(text.as_bytes())?;
+    Ok(document_response(block.to_xml()?, "application/xml"))
+}
+
+pub async fn put_public_access_block(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    payload: &mut Payload,
+) -> Result<Response, S3Error> {
+    let body = read_to_end(payload, MAX_BLOCK_BYTES).await?;
+    let block = PublicAccessBlock::from_xml(&body)?;
+    let document = Some(block.to_xml()?);
+    store(
+        state,
+        who,
+        bucket,
+        BucketDocument::PublicAccessBlock,
+        document,
+    )
+    .await?;
+    Ok(empty_response(StatusCode::OK))
+}
+
+pub async fn delete_public_access_block(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    store(state, who, bucket, BucketDocument::PublicAccessBlock, None).await?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+async fn block(state: &AppState, bucket: &str) -> Result<PublicAccessBlock, S3Error> {
+    match stored_document(state, bucket, BucketDocument::PublicAccessBlock).await? {
+        Some(text) => PublicAccessBlock::from_xml(text.as_bytes()),
+        None => Ok(PublicAccessBlock::default()),
+    }
+}
+
+async fn store(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+    document: Option<String>,
+) -> Result<(), S3Error> {
+    state
+        .storage
+        .put_bucket_document(who, bucket, kind, document)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+fn no_such_policy(bucket: &str) -> S3Error {
+    S3Error::new(
+        "NoSuchBucketPolicy",
+        StatusCode::NOT_FOUND,
+        "The bucket policy does not exist",
+    )
+    .with("BucketName", bucket)
+}
