@@ -32,6 +32,8 @@ pub mod private_files;
 mod storage;
 mod token;
 mod types;
+mod version_listing;
+mod versions;
 mod writer;
 
 pub use cache::{CacheCounters, CacheStats};
@@ -46,6 +48,9 @@ pub use multipart::{
 pub use om::MAX_KEY_BYTES;
 pub use storage::Storage;
 pub use types::*;
+pub use versions::{
+    Deleted, NULL_VERSION_ID, VersionEntry, VersionListPage, VersionListQuery, Versioning,
+};
 pub use writer::ObjectWriter;
 
 /// What the live tests of the Ozone wire clients reach past the facade:

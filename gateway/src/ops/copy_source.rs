@@ -210,6 +210,7 @@ mod tests {
             checksum: None,
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 

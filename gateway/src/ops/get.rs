@@ -269,6 +269,7 @@ mod tests {
             }),
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 

@@ -250,6 +250,7 @@ mod tests {
             checksum: None,
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 

@@ -19,11 +19,13 @@ mod buckets;
 mod credentials;
 mod objects;
 mod uploads;
+mod versions;
 
 pub(crate) use buckets::{BucketStore, NewBucket};
 pub(crate) use credentials::CredentialStore;
 pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
 pub(crate) use uploads::{PartRef, UploadRef, UploadStore, recorded_parts_are};
+pub(crate) use versions::VersionStore;
 
 use crate::{BucketInfo, Identity, Result, StorageError};
 
@@ -32,11 +34,11 @@ pub const MAX_KEY_BYTES: usize = 1024;
 
 /// Every metadata role of one back end.
 pub(crate) trait Metadata:
-    CredentialStore + BucketStore + ObjectStore + UploadStore
+    CredentialStore + BucketStore + ObjectStore + UploadStore + VersionStore
 {
 }
 
-impl<T: CredentialStore + BucketStore + ObjectStore + UploadStore> Metadata for T {}
+impl<T: CredentialStore + BucketStore + ObjectStore + UploadStore + VersionStore> Metadata for T {}
 
 /// Whether `who` may use `bucket`: it owns it.
 pub(crate) fn authorise(who: &Identity, bucket: &BucketInfo) -> Result<()> {

@@ -34,8 +34,8 @@ use crate::om::{
     UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo, ListEntry,
-    NewObject, ObjectChecksum, Result, StorageError, WriteCondition, WriteIntent,
+    BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity, KeyInfo,
+    ListEntry, NewObject, ObjectChecksum, Result, StorageError, WriteCondition, WriteIntent,
 };
 
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
@@ -642,10 +642,10 @@ impl ObjectStore for OzoneMetadata {
         Ok(())
     }
 
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()> {
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted> {
         if is_blank(&object.key) {
             // No such key can exist here; the OM would look at the bucket.
-            return Ok(());
+            return Ok(Deleted::default());
         }
         let name = self.ozone_name(&object.bucket);
         // Only a completed multipart object can have a record; finding out
@@ -656,7 +656,7 @@ impl ObjectStore for OzoneMetadata {
             .delete_key(&who.access_key, &name, &object.key)
             .await
         {
-            Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
             Err(e) => Err(e),
         }
     }

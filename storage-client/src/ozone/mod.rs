@@ -24,6 +24,7 @@ mod object_mapping;
 pub mod om_client;
 mod om_multipart;
 pub mod ratis_client;
+mod versions;
 
 use std::sync::Arc;
 
