@@ -11,6 +11,7 @@ use super::empty_response;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::tagging::tags_from_header;
+use super::versioning::version_headers;
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::S3Error;
@@ -67,7 +68,7 @@ pub async fn put_object(
         meta,
         checksum: checksum.clone(),
     };
-    writer
+    let committed = writer
         .commit(object)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
@@ -75,6 +76,7 @@ pub async fn put_object(
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&etag));
+    version_headers(out, committed.version_id.as_deref(), false);
     if let Some(checksum) = checksum {
         insert_checksum(
             out,

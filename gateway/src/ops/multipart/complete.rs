@@ -20,6 +20,7 @@ use crate::error::S3Error;
 use crate::ops::body::read_to_end;
 use crate::ops::headers::{insert, quoted_etag};
 use crate::ops::put::write_condition;
+use crate::ops::versioning::version_headers;
 use crate::ops::xml_response;
 use crate::state::AppState;
 use crate::xml::{self, ChecksumValues, CompletedPart, S3_NAMESPACE};
@@ -132,6 +133,7 @@ fn completed_response(
             checksum.kind.name(),
         );
     }
+    version_headers(response.headers_mut(), object.version_id.as_deref(), false);
     Ok(response)
 }
 
