@@ -1099,6 +1099,7 @@ mod tests {
                     fetch_owner: true,
                     continuation_token: Some(String::new()),
                     start_after: None,
+                    version_id_marker: None,
                 },
             }
         );

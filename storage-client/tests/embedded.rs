@@ -30,6 +30,7 @@ fn config(dir: &Path) -> StorageConfig {
 const EMBEDDED: Capabilities = Capabilities {
     tags_keep_order: true,
     multipart: MultipartRules::NONE,
+    versioning: true,
 };
 
 async fn open() -> (TempDir, Storage) {

@@ -9,6 +9,7 @@
 
 pub mod multipart;
 pub mod tags;
+pub mod versions;
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -27,6 +28,7 @@ pub use multipart::{
     multipart_part_replacement_and_gaps,
 };
 pub use tags::tags;
+pub use versions::{version_listing_pages, versioning};
 
 /// How a back end may differ from another and still be correct.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +36,8 @@ pub struct Capabilities {
     /// Tags come back in the order given (Ozone keeps them in a hash map).
     pub tags_keep_order: bool,
     pub multipart: MultipartRules,
+    /// The back end keeps object versions (Ozone does not: see the README).
+    pub versioning: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async
@@ -64,6 +68,8 @@ macro_rules! suite {
             multipart_part_checksum_algorithm
             multipart_listing_pages
             multipart_conditional_complete_races_put
+            versioning
+            version_listing_pages
         );
     };
     (@cases ($open:expr) ($caps:expr) ($($attr:tt)*)) => {};
