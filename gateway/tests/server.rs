@@ -205,7 +205,13 @@ async fn health_and_errors_carry_request_ids() {
     assert!(metrics.contains("s3gw_requests_total{"), "{metrics}");
     assert!(metrics.contains("s3gw_requests_in_flight"), "{metrics}");
     // The storage caches' counters are on the same page.
-    for cache in ["credentials", "access_keys", "buckets", "lookups"] {
+    for cache in [
+        "credentials",
+        "access_keys",
+        "buckets",
+        "bucket_documents",
+        "lookups",
+    ] {
         for what in ["hits", "misses", "evictions"] {
             let line = format!("s3gw_cache_{what}_total{{cache=\"{cache}\"}} ");
             assert!(metrics.contains(&line), "{line} missing: {metrics}");

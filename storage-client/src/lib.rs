@@ -18,6 +18,7 @@
 //! one access key ever serves another.
 
 mod backend;
+mod bucket_document;
 mod cache;
 mod calls;
 mod config;
@@ -36,6 +37,7 @@ mod version_listing;
 mod versions;
 mod writer;
 
+pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, StorageConfig};

@@ -18,10 +18,10 @@ use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
-    BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity, KeyInfo,
-    ListPage, ListQuery, NewUpload, ObjectWriter, OzoneStorageConfig, PartInfo, PartListPage,
-    ReclaimStats, Result, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery,
-    WriteIntent,
+    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity,
+    KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, NewUpload, ObjectWriter,
+    OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, StorageConfig, StorageError,
+    UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -168,6 +168,47 @@ impl Storage {
         self.authorise(who, name).await?;
         let result = self.om.delete_bucket(who, name).await;
         self.cache.wrote_bucket(name);
+        result
+    }
+
+    // ---- bucket documents (see `BucketDocument`) ----
+
+    /// The bucket's document of `kind`, whoever asks (cached like the
+    /// bucket's facts): the caller decides who may see it.
+    /// `NoSuchBucket` if there is no bucket.
+    pub async fn bucket_document(
+        &self,
+        bucket: &str,
+        kind: BucketDocument,
+    ) -> Result<Option<Arc<str>>> {
+        let load = async { self.om.bucket_document(bucket, kind).await };
+        self.cache.bucket_document(bucket, kind, load).await
+    }
+
+    /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`;
+    /// `AccessDenied` unless `who` owns the bucket.
+    pub async fn put_bucket_document(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()> {
+        if let Some(text) = &document
+            && text.len() > MAX_BUCKET_DOCUMENT_BYTES
+        {
+            return Err(StorageError::InvalidArgument(format!(
+                "the {} document is {} bytes, more than {MAX_BUCKET_DOCUMENT_BYTES}",
+                kind.stored_name(),
+                text.len()
+            )));
+        }
+        self.authorise(who, bucket).await?;
+        let result = self
+            .om
+            .put_bucket_document(who, bucket, kind, document)
+            .await;
+        self.cache.wrote_bucket_document(bucket);
         result
     }
 

@@ -6,12 +6,13 @@
 //! - bucket facts by name, loaded without an identity: the facade
 //!   authorises each caller after the load, so one caller's refusal is
 //!   never another's answer;
+//! - bucket documents by bucket and kind, loaded the same way;
 //! - key lookups by identity and object: concurrent lookups of one object
 //!   by one identity share a single OM call, and the result is kept
 //!   afterwards only if `key_ttl` is non-zero, so by default every lookup
 //!   that starts after a write sees it (S3's read-after-write).
 //!
-//! Credentials and buckets are kept for `metadata_ttl`, the staleness
+//! Credentials, buckets and bucket documents are kept for `metadata_ttl`, the staleness
 //! bound for writes made through other replicas; this replica's own
 //! writes take effect at once (see [`layer`] for how). Each cache counts
 //! hits, misses (back-end loads) and evictions ([`CacheStats`]).
@@ -27,7 +28,7 @@ use access_keys::AccessKeys;
 use layer::{Keep, Layer};
 
 use crate::om::{ObjectRef, authorise};
-use crate::{BucketInfo, Credential, Identity, KeyInfo, Result, StorageError};
+use crate::{BucketDocument, BucketInfo, Credential, Identity, KeyInfo, Result, StorageError};
 
 /// Sizes and lifetimes of the caches.
 #[derive(Clone, Copy, Debug)]
@@ -63,16 +64,18 @@ pub struct CacheStats {
     /// misses are loads of the whole set.
     pub access_keys: CacheCounters,
     pub buckets: CacheCounters,
+    pub bucket_documents: CacheCounters,
     pub lookups: CacheCounters,
 }
 
 impl CacheStats {
     /// Each cache with its name.
-    pub fn by_name(&self) -> [(&'static str, CacheCounters); 4] {
+    pub fn by_name(&self) -> [(&'static str, CacheCounters); 5] {
         [
             ("credentials", self.credentials),
             ("access_keys", self.access_keys),
             ("buckets", self.buckets),
+            ("bucket_documents", self.bucket_documents),
             ("lookups", self.lookups),
         ]
     }
@@ -89,6 +92,8 @@ pub(crate) struct MetadataCache {
     credentials: Layer<String, Credential>,
     access_keys: AccessKeys,
     buckets: Layer<String, Arc<BucketInfo>>,
+    /// By bucket and kind; a bucket's writes bump the bucket's generation.
+    documents: Layer<(String, BucketDocument), Option<Arc<str>>>,
     lookups: Layer<(String, ObjectRef), KeyInfo>,
 }
 
@@ -99,6 +104,7 @@ impl MetadataCache {
             credentials: Layer::new(config.capacity, metadata),
             access_keys: AccessKeys::new(config.unknown_key_ttl, config.capacity),
             buckets: Layer::new(config.capacity, metadata),
+            documents: Layer::new(config.capacity, metadata),
             lookups: Layer::new(
                 config.capacity,
                 Keep::for_ttl(config.key_ttl, Keep::WhileLoading),
@@ -178,6 +184,24 @@ impl MetadataCache {
 
     pub(crate) fn wrote_bucket(&self, name: &str) {
         self.buckets.wrote(name);
+        self.documents.wrote(name);
+    }
+
+    /// The bucket's document of `kind`, from the cache or from `load`.
+    pub(crate) async fn bucket_document(
+        &self,
+        bucket: &str,
+        kind: BucketDocument,
+        load: impl Future<Output = Result<Option<String>>>,
+    ) -> Result<Option<Arc<str>>> {
+        let load = async { load.await.map(|found| found.map(Arc::from)) };
+        self.documents
+            .get(bucket, (bucket.to_owned(), kind), load)
+            .await
+    }
+
+    pub(crate) fn wrote_bucket_document(&self, bucket: &str) {
+        self.documents.wrote(bucket);
     }
 
     /// `who`'s lookup of `object`, shared with `who`'s concurrent ones.
@@ -201,6 +225,7 @@ impl MetadataCache {
             credentials: self.credentials.counters(),
             access_keys: self.access_keys.counters(),
             buckets: self.buckets.counters(),
+            bucket_documents: self.documents.counters(),
             lookups: self.lookups.counters(),
         }
     }

@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
+mod bucket_documents;
 mod multipart;
 mod reopening_db;
 mod versions;
@@ -24,22 +25,22 @@ use batch::{Batcher, Op};
 use reopening_db::ReopeningDb;
 
 use super::schema::{
-    BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, CURRENT_VERSIONS,
-    DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord,
-    PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock, UPLOADS, VERSIONS, bucket_end, decode,
-    encode, object_key,
+    BUCKET_DOCUMENTS, BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS,
+    CURRENT_VERSIONS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS,
+    OpenKeyRecord, PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock, UPLOADS, VERSIONS, bucket_end,
+    decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::om::{
-    BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange,
-    UploadRef, UploadStore, VersionStore, recorded_parts_are, validate_key,
+    BucketDocumentStore, BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey,
+    PartRef, ScanRange, UploadRef, UploadStore, VersionStore, recorded_parts_are, validate_key,
 };
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity, KeyInfo,
-    ListEntry, NewObject, Result, StorageError, VersionEntry, Versioning, WriteCondition,
-    WriteIntent,
+    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted,
+    Identity, KeyInfo, ListEntry, NewObject, Result, StorageError, VersionEntry, Versioning,
+    WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -489,6 +490,7 @@ impl Inner {
         versions::drop_bucket(&txn, name)?;
         // As in S3, uploads in progress do not keep a bucket alive.
         multipart::drop_bucket_uploads(&txn, name)?;
+        bucket_documents::drop_bucket_documents(&txn, name)?;
         txn.commit().db()
     }
 
@@ -864,6 +866,7 @@ impl EmbeddedOm {
         txn.open_table(COUNTERS).db()?;
         txn.open_table(UPLOADS).db()?;
         txn.open_table(PARTS).db()?;
+        txn.open_table(BUCKET_DOCUMENTS).db()?;
         // Added with versioning: a database written before opens with them empty.
         txn.open_table(BUCKET_VERSIONING).db()?;
         txn.open_table(VERSIONS).db()?;
@@ -1020,6 +1023,26 @@ impl BucketStore for EmbeddedOm {
     async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
         let (who, name) = (who.clone(), name.to_owned());
         self.run(move |om| om.delete_bucket(&who, &name)).await
+    }
+}
+
+#[async_trait]
+impl BucketDocumentStore for EmbeddedOm {
+    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>> {
+        let bucket = bucket.to_owned();
+        self.run(move |om| om.bucket_document(&bucket, kind)).await
+    }
+
+    async fn put_bucket_document(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()> {
+        let (who, bucket) = (who.clone(), bucket.to_owned());
+        self.run(move |om| om.put_bucket_document(&who, &bucket, kind, document.as_deref()))
+            .await
     }
 }
 

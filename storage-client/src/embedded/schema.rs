@@ -30,6 +30,9 @@ pub(crate) const SECRET_KEYS: TableDefinition<u128, &[u8]> = TableDefinition::ne
 pub(crate) const UPLOADS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("uploads");
 /// (upload id, part number) -> [`PartRecord`].
 pub(crate) const PARTS: TableDefinition<(&str, u16), &[u8]> = TableDefinition::new("parts");
+/// (bucket, document kind's stored name) -> the document's text.
+pub(crate) const BUCKET_DOCUMENTS: TableDefinition<(&str, &str), &str> =
+    TableDefinition::new("bucket_documents");
 /// Bucket name -> [`VersioningRecord`]; no row for a bucket never versioned.
 pub(crate) const BUCKET_VERSIONING: TableDefinition<&str, u8> =
     TableDefinition::new("bucket_versioning");

@@ -1,5 +1,5 @@
-//! The buckets role. Next to come here: bucket configuration (ACL,
-//! policy, versioning, CORS, lifecycle, tagging).
+//! The buckets role. Their configuration documents are a role of their
+//! own ([`super::BucketDocumentStore`]).
 
 use async_trait::async_trait;
 

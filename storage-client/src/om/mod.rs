@@ -1,8 +1,8 @@
 //! The metadata role (Ozone's OM), split the way its data splits: one role
-//! trait for credentials, buckets, objects and multipart uploads each.
-//! Every back end implements all four ([`Metadata`]); the facade holds it
-//! as one trait object and puts [`crate::cache`] in front of the calls that
-//! benefit.
+//! trait for credentials, buckets, bucket documents, objects and multipart
+//! uploads each. Every back end implements all of them ([`Metadata`]); the
+//! facade holds it as one trait object and puts [`crate::cache`] in front
+//! of the calls that benefit.
 //!
 //! Authorisation: a bucket belongs to the access key that created it. A
 //! back end either refuses a non-owner inside every bucket-scoped call,
@@ -15,12 +15,14 @@
 //! [`ScanRange`]) and no role method has a default body, so a back end
 //! states every behaviour it has.
 
+mod bucket_documents;
 mod buckets;
 mod credentials;
 mod objects;
 mod uploads;
 mod versions;
 
+pub(crate) use bucket_documents::BucketDocumentStore;
 pub(crate) use buckets::{BucketStore, NewBucket};
 pub(crate) use credentials::CredentialStore;
 pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
@@ -34,11 +36,19 @@ pub const MAX_KEY_BYTES: usize = 1024;
 
 /// Every metadata role of one back end.
 pub(crate) trait Metadata:
-    CredentialStore + BucketStore + ObjectStore + UploadStore + VersionStore
+    CredentialStore + BucketStore + BucketDocumentStore + ObjectStore + UploadStore + VersionStore
 {
 }
 
-impl<T: CredentialStore + BucketStore + ObjectStore + UploadStore + VersionStore> Metadata for T {}
+impl<T> Metadata for T where
+    T: CredentialStore
+        + BucketStore
+        + BucketDocumentStore
+        + ObjectStore
+        + UploadStore
+        + VersionStore
+{
+}
 
 /// Whether `who` may use `bucket`: it owns it.
 pub(crate) fn authorise(who: &Identity, bucket: &BucketInfo) -> Result<()> {

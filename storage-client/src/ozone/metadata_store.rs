@@ -17,7 +17,8 @@
 //! place it takes them): it checks `If-None-Match: *` and `If-Match` there
 //! and again atomically with CommitKey, and the tags become the object's
 //! with the commit. Multipart checksums, which Ozone has no place for, are
-//! kept as [`ChecksumRecords`] in a second system bucket.
+//! kept as [`ChecksumRecords`] in a second system bucket, bucket
+//! configuration as [`BucketDocuments`] in a third.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,14 +31,16 @@ use crate::multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo, position as upload_position,
 };
 use crate::om::{
-    BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange,
-    UploadRef, UploadStore, validate_key,
+    BucketDocumentStore, BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey,
+    PartRef, ScanRange, UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity, KeyInfo,
-    ListEntry, NewObject, ObjectChecksum, Result, StorageError, WriteCondition, WriteIntent,
+    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity,
+    KeyInfo, ListEntry, NewObject, ObjectChecksum, Result, StorageError, WriteCondition,
+    WriteIntent,
 };
 
+use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
@@ -53,6 +56,8 @@ const SYSTEM_OWNER: &str = ".s3gw";
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 /// The system bucket holding multipart checksum records.
 const CHECKSUMS_BUCKET: &str = "s3gw-checksums";
+/// The system bucket holding bucket documents.
+const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
 /// A credential key's metadata entries.
 const NAME_KEY: &str = "s3gw-name";
 const SECRET_KEY: &str = "s3gw-secret";
@@ -66,6 +71,8 @@ pub(crate) struct OzoneMetadata {
     om: Arc<OmClient>,
     /// Multipart checksums, which Ozone does not keep.
     checksums: ChecksumRecords,
+    /// Bucket configuration, which Ozone does not keep.
+    documents: BucketDocuments,
     /// Put in front of every bucket name on the cluster, so that several
     /// gateways (or test runs) can share one cluster without meeting.
     bucket_prefix: String,
@@ -79,8 +86,10 @@ impl OzoneMetadata {
     pub(crate) fn new(om: OmClient, bucket_prefix: String, abandon_after: Duration) -> Self {
         let om = Arc::new(om);
         let records_bucket = format!("{bucket_prefix}{CHECKSUMS_BUCKET}");
+        let documents_bucket = format!("{bucket_prefix}{DOCUMENTS_BUCKET}");
         Self {
             checksums: ChecksumRecords::new(Arc::clone(&om), SYSTEM_OWNER, records_bucket),
+            documents: BucketDocuments::new(Arc::clone(&om), SYSTEM_OWNER, documents_bucket),
             om,
             bucket_prefix,
             open_keys: moka::future::Cache::builder()
@@ -97,6 +106,7 @@ impl OzoneMetadata {
         for bucket in [
             self.credentials_bucket(),
             self.checksums.bucket().to_owned(),
+            self.documents.bucket().to_owned(),
         ] {
             match self.om.create_bucket(SYSTEM_OWNER, &bucket, "").await {
                 Ok(()) => {}
@@ -545,7 +555,33 @@ impl BucketStore for OzoneMetadata {
     }
 
     async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        self.delete_own_bucket(who, name).await
+        self.delete_own_bucket(who, name).await?;
+        // A bucket made again under the name never sees these (see
+        // `BucketDocuments`): the sweep only reclaims their space.
+        if let Err(e) = self.documents.sweep(name).await {
+            tracing::warn!(bucket = name, error = %e, "bucket documents left behind");
+        }
+        Ok(())
+    }
+}
+
+/// Authorised by the facade, like every bucket-scoped call here.
+#[async_trait]
+impl BucketDocumentStore for OzoneMetadata {
+    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>> {
+        let info = self.info_bucket(bucket).await?;
+        self.documents.get(&info, kind).await
+    }
+
+    async fn put_bucket_document(
+        &self,
+        _who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()> {
+        let info = self.info_bucket(bucket).await?;
+        self.documents.put(&info, kind, document).await
     }
 }
 

@@ -11,6 +11,7 @@
 //! our own subsets of Ozone's, in `proto/`.
 
 mod block_store;
+mod bucket_documents;
 mod channels;
 mod checksum;
 mod checksum_records;

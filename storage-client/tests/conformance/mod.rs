@@ -7,6 +7,7 @@
 //! instead of being left out. Block and chunk sizes should be small so
 //! that the range cases cross block and chunk boundaries.
 
+pub mod bucket_documents;
 pub mod multipart;
 pub mod tags;
 pub mod versions;
@@ -21,6 +22,7 @@ use storage_client::{
     WriteCondition, WriteIntent,
 };
 
+pub use bucket_documents::bucket_documents;
 pub use multipart::{
     MultipartRules, multipart_abort, multipart_complete_rejects_bad_lists,
     multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
@@ -60,6 +62,7 @@ macro_rules! suite {
             other_identity_is_denied
             credentials_take_effect_at_once
             tags
+            bucket_documents
             multipart_out_of_order
             multipart_part_replacement_and_gaps
             multipart_complete_rejects_bad_lists

@@ -1,0 +1,55 @@
+//! The embedded OM's bucket documents: one `BUCKET_DOCUMENTS` row each,
+//! written in a transaction that checks the bucket and its owner, and
+//! dropped in the transaction that deletes the bucket.
+
+use redb::WriteTransaction;
+
+use super::{Inner, owned_bucket};
+use crate::embedded::DbResult;
+use crate::embedded::schema::{BUCKET_DOCUMENTS, BUCKETS};
+use crate::{BucketDocument, Identity, Result, StorageError};
+
+impl Inner {
+    pub(super) fn bucket_document(
+        &self,
+        bucket: &str,
+        kind: BucketDocument,
+    ) -> Result<Option<String>> {
+        let txn = self.db.begin_read()?;
+        if txn.open_table(BUCKETS).db()?.get(bucket).db()?.is_none() {
+            return Err(StorageError::NoSuchBucket);
+        }
+        let documents = txn.open_table(BUCKET_DOCUMENTS).db()?;
+        let row = documents.get((bucket, kind.stored_name())).db()?;
+        Ok(row.map(|text| text.value().to_owned()))
+    }
+
+    pub(super) fn put_bucket_document(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<&str>,
+    ) -> Result<()> {
+        let txn = self.write()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        {
+            let mut documents = txn.open_table(BUCKET_DOCUMENTS).db()?;
+            let row = (bucket, kind.stored_name());
+            match document {
+                Some(text) => documents.insert(row, text).db()?,
+                None => documents.remove(row).db()?,
+            };
+        }
+        txn.commit().db()
+    }
+}
+
+/// Drops every document of `bucket`, in the transaction deleting it.
+pub(super) fn drop_bucket_documents(txn: &WriteTransaction, bucket: &str) -> Result<()> {
+    let mut documents = txn.open_table(BUCKET_DOCUMENTS).db()?;
+    for kind in BucketDocument::ALL {
+        documents.remove((bucket, kind.stored_name())).db()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! The bucket documents role: configuration a bucket holds (see
+//! [`crate::BucketDocument`]).
+
+use async_trait::async_trait;
+
+use crate::{BucketDocument, Identity, Result};
+
+#[async_trait]
+pub(crate) trait BucketDocumentStore: Send + Sync {
+    /// The bucket's document of `kind`, whoever asks: loaded (and cached)
+    /// without an identity like the bucket's facts, the caller authorised
+    /// after. `NoSuchBucket` if there is no bucket.
+    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>>;
+    /// Stores the document (`Some`) or removes it (`None`, no error when
+    /// there was none). A back end that authorises itself refuses `who`
+    /// unless it owns the bucket.
+    async fn put_bucket_document(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()>;
+}
