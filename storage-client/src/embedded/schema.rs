@@ -101,7 +101,8 @@ pub(crate) struct VersionRecord {
 
 #[derive(Serialize, Deserialize)]
 pub(crate) enum StoredVersion {
-    Object(KeyRecord),
+    /// Boxed: a delete marker is much smaller (postcard encodes both alike).
+    Object(Box<KeyRecord>),
     DeleteMarker {
         last_modified: SystemTime,
         owner: String,

@@ -75,7 +75,7 @@ pub(super) fn read_state(txn: &ReadTransaction, bucket: &str) -> Result<Versioni
 /// A version found by its id.
 enum Found {
     /// The key's current object (its `KEYS` row).
-    Current(KeyRecord),
+    Current(Box<KeyRecord>),
     /// A noncurrent version or a delete marker, with its `VERSIONS` row.
     Other(Vec<u8>, VersionRecord),
 }
@@ -128,12 +128,11 @@ fn find(
 ) -> Result<Option<Found>> {
     let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
     let seq = parse_version_id(id)?;
-    if let Some((version, record)) =
-        current_version(keys, current, &object_key(bucket, key.as_bytes()))?
+    let row = object_key(bucket, key.as_bytes());
+    if let Some((version, record)) = current_version(keys, current, &row)?
+        && version.id == id
     {
-        if version.id == id {
-            return Ok(Some(Found::Current(record)));
-        }
+        return Ok(Some(Found::Current(Box::new(record))));
     }
     let found = match seq {
         Some(seq) => {
@@ -219,7 +218,7 @@ fn retire_current(txn: &WriteTransaction, bucket: &str, key: &str, drop_null: bo
     }
     let record = VersionRecord {
         id: version.id,
-        version: StoredVersion::Object(old),
+        version: StoredVersion::Object(Box::new(old)),
     };
     txn.open_table(VERSIONS)
         .db()?
@@ -438,14 +437,14 @@ impl Inner {
             txn.open_table(VERSIONS).db()?,
         );
         match find(&keys, &current, &versions, object, id)? {
-            Some(Found::Current(record)) => Ok(record),
+            Some(Found::Current(record)) => Ok(*record),
             Some(Found::Other(
                 _,
                 VersionRecord {
                     version: StoredVersion::Object(record),
                     ..
                 },
-            )) => Ok(record),
+            )) => Ok(*record),
             Some(Found::Other(_, VersionRecord { id, .. })) => Err(StorageError::DeleteMarker {
                 version_id: id,
                 addressed: true,
