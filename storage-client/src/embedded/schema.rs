@@ -93,6 +93,16 @@ pub(crate) struct CurrentVersion {
     pub(crate) seq: u64,
 }
 
+impl CurrentVersion {
+    /// What a `KEYS` row without a `CURRENT_VERSIONS` row is.
+    pub(crate) fn written_unversioned() -> Self {
+        Self {
+            id: crate::NULL_VERSION_ID.to_owned(),
+            seq: 0,
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 pub(crate) struct VersionRecord {
     pub(crate) id: String,

@@ -92,10 +92,7 @@ fn current_version(
     let record: KeyRecord = decode(record.value())?;
     let version = match current.get(row).db()? {
         Some(v) => decode(v.value())?,
-        None => CurrentVersion {
-            id: NULL_VERSION_ID.to_owned(),
-            seq: 0,
-        },
+        None => CurrentVersion::written_unversioned(),
     };
     Ok(Some((version, record)))
 }
@@ -209,10 +206,7 @@ fn retire_current(txn: &WriteTransaction, bucket: &str, key: &str, drop_null: bo
         let removed = current.remove(row.as_slice()).db()?;
         removed.map(|v| decode(v.value())).transpose()?
     };
-    let version = version.unwrap_or(CurrentVersion {
-        id: NULL_VERSION_ID.to_owned(),
-        seq: 0,
-    });
+    let version = version.unwrap_or(CurrentVersion::written_unversioned());
     if drop_null && version.id == NULL_VERSION_ID {
         return queue_for_reclaim(txn, blocks(&old));
     }
@@ -646,10 +640,7 @@ impl Inner {
             }
             let version = match current.get(name).db()? {
                 Some(v) => decode(v.value())?,
-                None => CurrentVersion {
-                    id: NULL_VERSION_ID.to_owned(),
-                    seq: 0,
-                },
+                None => CurrentVersion::written_unversioned(),
             };
             let at = version_key(bucket, &name[bucket.len() + 1..], version.seq);
             if !in_scope(&at) {
