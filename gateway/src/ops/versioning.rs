@@ -99,7 +99,7 @@ fn illegal_versioning_configuration() -> S3Error {
     S3Error::new(
         "IllegalVersioningConfigurationException",
         StatusCode::BAD_REQUEST,
-        "The Versioning element must be specified",
+        "The versioning configuration specified in the request is invalid: Status must be Enabled or Suspended.",
     )
 }
 

@@ -148,22 +148,33 @@ fn find(
         .map(|(row, v)| Found::Other(row, v)))
 }
 
-/// The latest version of a key with no `KEYS` row, if it is a delete
-/// marker: its id.
-fn latest_marker(versions: &impl Rows, bucket: &str, key: &str) -> Result<Option<String>> {
-    let start = version_key(bucket, key.as_bytes(), u64::MAX);
-    let end = version_key(bucket, key.as_bytes(), 0);
+/// The key's newest `VERSIONS` row, if any.
+fn newest(
+    versions: &impl Rows,
+    bucket: &str,
+    key: &[u8],
+) -> Result<Option<(Vec<u8>, VersionRecord)>> {
+    let start = version_key(bucket, key, u64::MAX);
+    let end = version_key(bucket, key, 0);
     let first = versions
         .range::<&[u8]>(start.as_slice()..=end.as_slice())
         .db()?
         .next();
     match first {
         Some(row) => {
-            let record: VersionRecord = decode(row.db()?.1.value())?;
-            Ok(matches!(record.version, StoredVersion::DeleteMarker { .. }).then_some(record.id))
+            let (name, value) = row.db()?;
+            Ok(Some((name.value().to_vec(), decode(value.value())?)))
         }
         None => Ok(None),
     }
+}
+
+/// The latest version of a key with no `KEYS` row, if it is a delete
+/// marker: its id.
+fn latest_marker(versions: &impl Rows, bucket: &str, key: &str) -> Result<Option<String>> {
+    Ok(newest(versions, bucket, key.as_bytes())?
+        .filter(|(_, record)| matches!(record.version, StoredVersion::DeleteMarker { .. }))
+        .map(|(_, record)| record.id))
 }
 
 fn refuse_nul(key: &str) -> Result<()> {
@@ -330,18 +341,17 @@ fn promote_newest(txn: &WriteTransaction, bucket: &str, key: &str) -> Result<()>
         return Ok(());
     }
     let mut versions = txn.open_table(VERSIONS).db()?;
-    let Some((version_row, newest)) = versions_of(&versions, bucket, key)?.into_iter().next()
-    else {
+    let Some((version_row, latest)) = newest(&versions, bucket, key.as_bytes())? else {
         return Ok(());
     };
-    let StoredVersion::Object(record) = newest.version else {
+    let StoredVersion::Object(record) = latest.version else {
         return Ok(());
     };
     let Some((_, seq)) = split_version_key(bucket, &version_row) else {
         return Err(StorageError::Corrupt("version row".into()));
     };
     versions.remove(version_row.as_slice()).db()?;
-    let current = CurrentVersion { id: newest.id, seq };
+    let current = CurrentVersion { id: latest.id, seq };
     txn.open_table(CURRENT_VERSIONS)
         .db()?
         .insert(row.as_slice(), encode(&current)?.as_slice())
@@ -660,6 +670,7 @@ impl Inner {
             entries.push((at, entry));
         }
         let mut taken = 0;
+        let mut previous_key: Option<Vec<u8>> = None;
         for row in versions
             .range::<&[u8]>((
                 Bound::Included(start.as_slice()),
@@ -680,12 +691,14 @@ impl Inner {
                 return Err(StorageError::Corrupt("version row".into()));
             };
             // The latest only if nothing is newer: no current object and
-            // no newer row of the key.
-            let is_latest = keys.get(object_key(bucket, key).as_slice()).db()?.is_none()
-                && versions_of(&versions, bucket, &key_text(key)?)?
-                    .first()
-                    .and_then(|(row, _)| split_version_key(bucket, row))
-                    .is_some_and(|(_, newest)| newest == seq);
+            // no newer row of the key (so never after another row of it).
+            let follows_its_key = previous_key.as_deref() == Some(key);
+            previous_key = Some(key.to_vec());
+            let is_latest = !follows_its_key
+                && keys.get(object_key(bucket, key).as_slice()).db()?.is_none()
+                && newest(&versions, bucket, key)?
+                    .and_then(|(row, _)| split_version_key(bucket, &row).map(|(_, s)| s))
+                    == Some(seq);
             let record: VersionRecord = decode(value.value())?;
             let entry = version_entry(key_text(key)?, record, is_latest);
             entries.push((name.to_vec(), entry));
