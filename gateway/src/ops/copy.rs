@@ -14,11 +14,11 @@ use http::{HeaderMap, HeaderValue};
 use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
 
 use super::copy_source::CopySource;
+use super::headers::version_headers;
 use super::headers::{object_meta_from_request, quoted_etag};
 use super::integrity::requested_algorithm;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
 use super::tagging::tags_from_header;
-use super::versioning::version_headers;
 use super::xml_response;
 use crate::checksum::{ChecksumAlgorithm, Checksummer};
 use crate::error::{S3Error, S3Result};

@@ -8,8 +8,8 @@ use http::request::Parts;
 use storage_client::{Deleted, Identity, MAX_KEY_BYTES, StorageError};
 
 use super::body::read_to_end;
+use super::headers::version_headers;
 use super::integrity::IntegrityPlan;
-use super::versioning::version_headers;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::S3Error;

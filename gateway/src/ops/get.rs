@@ -9,9 +9,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use storage_client::{Identity, KeyInfo};
 
 use super::conditional::{Conditions, Outcome, if_range_holds};
+use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
-use super::versioning::version_headers;
 use crate::error::S3Error;
 use crate::router::Query;
 use crate::state::AppState;

@@ -8,10 +8,10 @@ use http::{HeaderMap, StatusCode, header};
 use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition, WriteIntent};
 
 use super::empty_response;
+use super::headers::version_headers;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::tagging::tags_from_header;
-use super::versioning::version_headers;
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::S3Error;

@@ -1,10 +1,9 @@
-//! Bucket versioning: Get/PutBucketVersioning, ListObjectVersions, and the
-//! `x-amz-version-id` / `x-amz-delete-marker` headers every operation on
-//! a version answers with.
+//! Bucket versioning: Get/PutBucketVersioning and ListObjectVersions (the
+//! version headers every operation answers with are in `headers`).
 
 use axum::response::Response;
+use http::StatusCode;
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, StatusCode};
 use storage_client::{Identity, VersionListQuery, Versioning};
 
 use super::body::read_to_end;
@@ -14,24 +13,13 @@ use super::list::Encoder;
 use super::put::STORAGE_CLASS;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
-use crate::error::{DELETE_MARKER, S3Error, S3Result, VERSION_ID};
+use crate::error::{S3Error, S3Result};
 use crate::router::ListParams;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
 /// A versioning configuration is two short elements.
 const MAX_VERSIONING_BODY: usize = 16 * 1024;
-
-/// Sets `x-amz-version-id` (when the bucket has versions) and, for a
-/// delete marker, `x-amz-delete-marker: true`.
-pub(super) fn version_headers(out: &mut HeaderMap, version_id: Option<&str>, delete_marker: bool) {
-    if let Some(value) = version_id.and_then(|id| HeaderValue::from_str(id).ok()) {
-        out.insert(VERSION_ID.clone(), value);
-    }
-    if delete_marker {
-        out.insert(DELETE_MARKER.clone(), HeaderValue::from_static("true"));
-    }
-}
 
 pub async fn get_bucket_versioning(
     state: &AppState,
