@@ -10,6 +10,8 @@ from pathlib import Path
 
 import requests
 
+import ozone_cluster
+
 HEALTH_TIMEOUT_SECONDS = 60
 
 
@@ -40,6 +42,8 @@ class GatewayProcess:
     def start(self) -> None:
         """Starts on a fresh port (a restart never waits for the old socket) and waits for /health."""
         self.port = free_port()
+        if "ozone" in self.extra_args:
+            ozone_cluster.give_s3_secret(self.access_key, self.secret_key)
         env = dict(os.environ)
         env["S3GW_ROOT_ACCESS_KEY"] = self.access_key
         env["S3GW_ROOT_SECRET_KEY"] = self.secret_key

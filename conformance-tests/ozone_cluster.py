@@ -33,6 +33,24 @@ def settings() -> dict[str, str]:
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
+SECRETS_GIVEN: set[tuple[str, str]] = set()
+
+
+def give_s3_secret(access_key: str, secret_key: str) -> None:
+    """On the secure profile, makes `secret_key` the key's secret in the OM's own store:
+    the OM checks every request's signature under it, and the gateway refuses at start a
+    configured key whose secret the OM does not hold (an administrator's `ozone s3
+    getsecret` gives a new key a secret, `setsecret` replaces it). Nothing elsewhere."""
+    if PROFILE != "secure" or (access_key, secret_key) in SECRETS_GIVEN:
+        return
+    try:
+        ozone_dev("s3", "getsecret", "-u", access_key, timeout=120)
+    except AssertionError:
+        pass  # the key has a secret already
+    ozone_dev("s3", "setsecret", "-u", access_key, "-s", secret_key, timeout=120)
+    SECRETS_GIVEN.add((access_key, secret_key))
+
+
 def om_addresses() -> list[str]:
     return settings()["OZONE_OM_ADDRESS"].split(",")
 

@@ -117,6 +117,9 @@ def test_server_examples_start(local, where, command):
     command = command.replace("/etc/s3-gateway/gateway.toml", str(the_example_config(local)))
     command = command.replace("/var/lib/s3-gateway", str(local / "var-lib"))
     env = shell_env(local)
+    if "--backend ozone" in command and os.environ.get("S3GW_OZONE_SYSTEM_SECRET_FILE"):
+        # A secure cluster (ozone-dev env): what a start there needs besides --om.
+        env["S3GW_OZONE_SYSTEM_SECRET_FILE"] = os.environ["S3GW_OZONE_SYSTEM_SECRET_FILE"]
     # Where the example keeps the default address, this test's port instead.
     env["S3GW_LISTEN"] = f"127.0.0.1:{port}"
     process = subprocess.Popen(["bash", "-c", command], cwd=local, env=env, stdout=subprocess.PIPE,

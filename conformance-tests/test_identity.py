@@ -7,6 +7,7 @@ import pytest
 import requests
 from botocore.exceptions import ClientError
 
+import ozone_cluster
 from conftest import empty_and_delete_bucket, make_s3_client, start_server, unique_bucket_name
 from raw_client import RawClient, assert_s3_error, strip_ns
 from sigv4 import Credentials
@@ -130,6 +131,8 @@ def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
         '[[keys]]\nname = "from-file"\naccess_key = "CTFILEKEY00000000001"\n'
         'secret_key = "file-secret-0123456789abcdefghijklmnopqrstu"\n'
     )
+    # A secure Ozone cluster must hold the same secret (the gateway refuses the key otherwise).
+    ozone_cluster.give_s3_secret("CTFILEKEY00000000001", "file-secret-0123456789abcdefghijklmnopqrstu")
     server = start_server(tmp_path_factory, "credentials-file", extra_args=["--credentials", str(path)])
     try:
         creds = Credentials("CTFILEKEY00000000001", "file-secret-0123456789abcdefghijklmnopqrstu")

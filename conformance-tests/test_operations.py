@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
+import ozone_cluster
 import wire
 from conftest import (BINARY, backend_args, external_endpoint, gateway_binary, make_s3_client, random_key_pair,
                       unique_bucket_name)
@@ -43,6 +44,8 @@ class Launched:
         command = [str(binary), "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(tmp_path / "data"), *args]
         if "--backend" not in args:
             command += backend_args()
+        if "ozone" in command:
+            ozone_cluster.give_s3_secret(self.access, self.secret)
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
                                             env=env, text=True)

@@ -15,7 +15,6 @@ import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
 from conftest import OZONE_OM, empty_and_delete_bucket, make_s3_client, unique_bucket_name
-from sigv4 import Credentials
 
 if not OZONE_OM:
     pytest.skip("needs a running Ozone cluster (S3GW_OZONE_OM)", allow_module_level=True)
@@ -118,10 +117,10 @@ def write(client, bucket: str, key: str, case: Case, data: bytes) -> str:
 
 @pytest.fixture(scope="module")
 def clients(target):
-    """Our gateway and Ozone's, as the same access key (Ozone's S3G with security off takes any secret)."""
-    ozone_creds = Credentials(target.creds.access_key, "ozone-s3g-does-not-check-this", target.creds.region)
+    """Our gateway and Ozone's, as the same access key and secret: Ozone's S3G with security
+    off takes any secret, with security on it checks the OM's, which the suite gave the key."""
     # when_required: Ozone's S3G is not asked to handle boto3's default aws-chunked CRC trailers.
-    ozone = make_s3_client(OZONE_S3G_ENDPOINT, ozone_creds, checksum_mode="when_required")
+    ozone = make_s3_client(OZONE_S3G_ENDPOINT, target.creds, checksum_mode="when_required")
     try:
         ozone.list_buckets()
     except (BotoCoreError, ClientError) as err:

@@ -45,6 +45,11 @@ fn load_config_example(text: &str) -> Result<Config, String> {
     let config = dir.path().join("gateway.toml");
     std::fs::write(&config, text).expect("write");
     std::fs::write(dir.path().join("keys.toml"), KEYS_FILE).expect("write");
+    // The Ozone example's system secret, readable by its owner only.
+    let secret = dir.path().join("ozone-system-secret");
+    std::fs::write(&secret, "example-secret\n").expect("write");
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
     let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
     let absolute_credentials = table
         .get("credentials")

@@ -123,6 +123,27 @@ impl Default for StorageConfig {
     }
 }
 
+/// The S3 secret of the gateway's system identity in the OM's store
+/// (`ozone s3 getsecret -u .s3gw`). Its `Debug` shows no secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SystemSecret(String);
+
+impl SystemSecret {
+    pub fn new(secret: String) -> Self {
+        Self(secret)
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SystemSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SystemSecret(..)")
+    }
+}
+
 /// The `ozone` back end: a real Apache Ozone 2.x cluster. Build it with
 /// [`OzoneStorageConfig::new`] and adjust fields as needed.
 #[derive(Clone, Debug)]
@@ -154,6 +175,13 @@ pub struct OzoneStorageConfig {
     pub key_cache_ttl: Duration,
     pub unknown_key_cache_ttl: Duration,
     pub cache_capacity: u64,
+    /// The S3 secret of the gateway's system identity in the OM's store;
+    /// needed (and only read) when the cluster has security on.
+    pub system_secret: Option<SystemSecret>,
+    /// Secrets of the identities tests act as without a stored credential
+    /// (on a security-on cluster every request is signed).
+    #[cfg(feature = "test-support")]
+    pub test_secrets: Vec<(String, SystemSecret)>,
 }
 
 impl OzoneStorageConfig {
@@ -174,6 +202,9 @@ impl OzoneStorageConfig {
             key_cache_ttl: defaults.key_cache_ttl,
             unknown_key_cache_ttl: defaults.unknown_key_cache_ttl,
             cache_capacity: defaults.cache_capacity,
+            system_secret: None,
+            #[cfg(feature = "test-support")]
+            test_secrets: Vec::new(),
         }
     }
 }

@@ -40,7 +40,7 @@ mod writer;
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
-pub use config::{OzoneStorageConfig, StorageConfig};
+pub use config::{OzoneStorageConfig, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{

@@ -111,6 +111,12 @@ impl Storage {
         self.om.issue_secret(access_key).await
     }
 
+    /// Refuses a configured key whose secret the back end's own S3 secret
+    /// store holds otherwise, where the two must agree (Ozone with security on).
+    pub async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()> {
+        self.om.check_secret(access_key, secret).await
+    }
+
     pub async fn put_credential(&self, cred: Credential) -> Result<()> {
         let access_key = cred.access_key.clone();
         let result = self.om.put_credential(cred).await;

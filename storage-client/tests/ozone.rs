@@ -10,13 +10,13 @@
 //! every case (and run), and that is how each sees a fresh, empty store.
 
 mod conformance;
+mod secure;
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
-use storage_client::test_support::{OmClient, OmConfig};
 use storage_client::{
     ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum, OzoneStorageConfig,
     PartCommit, Storage, StorageError, WriteCondition,
@@ -46,13 +46,26 @@ async fn open_with_prefix(addresses: Vec<String>, prefix: String) -> Storage {
         block_size: 64 * 1024,
         chunk_size: 16 * 1024,
         bytes_per_checksum: 4 * 1024,
-        bucket_prefix: prefix,
         request_timeout: Duration::from_secs(30),
-        ..OzoneStorageConfig::new(addresses)
+        ..config(addresses, prefix).await
     };
     Storage::open_ozone(config)
         .await
         .expect("open the Ozone back end")
+}
+
+/// The back end's defaults with `prefix`, and on a security-on cluster
+/// the secrets to sign with (`secure`).
+async fn config(addresses: Vec<String>, prefix: String) -> OzoneStorageConfig {
+    let identities = [conformance::alice(), conformance::bob()].map(|who| who.access_key);
+    let identities = identities.each_ref().map(String::as_str);
+    let (system_secret, test_secrets) = secure::secrets(&addresses[0], &identities).await;
+    OzoneStorageConfig {
+        bucket_prefix: prefix,
+        system_secret,
+        test_secrets,
+        ..OzoneStorageConfig::new(addresses)
+    }
 }
 
 /// What Ozone does its own way: tags in a hash map (no order), and the
@@ -90,10 +103,7 @@ async fn a_system_bucket_owned_by_someone_else_is_refused_at_open() {
         .create_bucket(&conformance::alice(), "credentials", "")
         .await
         .unwrap();
-    let config = OzoneStorageConfig {
-        bucket_prefix: prefix.clone(),
-        ..OzoneStorageConfig::new(om_addresses())
-    };
+    let config = config(om_addresses(), prefix.clone()).await;
     match Storage::open_ozone(config).await {
         Err(storage_client::StorageError::InvalidArgument(message)) => {
             assert!(
@@ -157,7 +167,7 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         .unwrap();
     assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, Some(whole));
 
-    let om = OmClient::new(&OmConfig::new(om_addresses())).unwrap();
+    let om = secure::om_client(om_addresses(), &[]).await;
     let (records, record) = (
         format!("{prefix}s3gw-checksums"),
         format!("object/{prefix}b/k"),

@@ -16,14 +16,16 @@
 //! default 127.0.0.1:29878, reached with `curl --aws-sigv4`), whose Java
 //! client verifies the chunk checksums.
 
+mod secure;
+
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::Command;
 
 use futures::TryStreamExt;
 use storage_client::test_support::{
-    Datanode, DnClient, DnConfig, KeyExpectation, OmClient, OmConfig, OzoneBlock, OzoneKey,
-    RatisClient, RatisConfig, Replicated,
+    Datanode, DnClient, DnConfig, KeyExpectation, OmClient, OzoneBlock, OzoneKey, RatisClient,
+    RatisConfig, Replicated,
 };
 use storage_client::{
     CompleteUpload, Identity, NewObject, NewUpload, ObjectMeta, ObjectWriter, OzoneStorageConfig,
@@ -46,8 +48,10 @@ fn om_addresses() -> Vec<String> {
         .collect()
 }
 
-fn om() -> OmClient {
-    OmClient::new(&OmConfig::new(om_addresses())).expect("valid OM addresses")
+/// On a security-on cluster, signing as the system identity and
+/// [`ACCESS_ID`] (`secure`).
+async fn om() -> OmClient {
+    secure::om_client(om_addresses(), &[ACCESS_ID]).await
 }
 
 /// The replicas every block has: `OZONE_REPLICATION` (the dev cluster's
@@ -113,7 +117,7 @@ async fn read_object(dn: &DnClient, key: &OzoneKey, range: Range<u64>) -> Vec<u8
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn bucket_lifecycle() {
-    let om = om();
+    let om = om().await;
     let name = unique_bucket("life");
     om.create_bucket(ACCESS_ID, &name, "").await.unwrap();
     assert!(matches!(
@@ -147,7 +151,7 @@ async fn bucket_lifecycle() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn reads_a_multi_block_key_written_by_ozone() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("read");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     // 2.6 blocks, the last chunk short and not a whole checksum window.
@@ -242,7 +246,7 @@ async fn reads_a_multi_block_key_written_by_ozone() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_metadata_lists_tags_and_deletes() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("meta");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
 
@@ -332,7 +336,7 @@ async fn writes_metadata_lists_tags_and_deletes() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn allocates_blocks_for_an_open_key() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("alloc");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om
@@ -368,7 +372,7 @@ async fn allocates_blocks_for_an_open_key() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn issues_and_revokes_s3_secrets() {
-    let om = om();
+    let om = om().await;
     let access_id = format!(
         "S3GWLIVE{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
@@ -381,14 +385,17 @@ async fn issues_and_revokes_s3_secrets() {
     let again = om.issue_s3_secret(&access_id).await.unwrap();
     assert_ne!(again, secret);
     om.revoke_s3_secret(&access_id).await.unwrap();
-    // Revoking is idempotent.
-    om.revoke_s3_secret(&access_id).await.unwrap();
+    // Revoking is idempotent (with security on, a revocation must be
+    // signed with the secret it revokes).
+    if !secure::enabled() {
+        om.revoke_s3_secret(&access_id).await.unwrap();
+    }
 }
 
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn reports_missing_buckets_and_keys() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("none");
     assert!(matches!(
         om.info_bucket(ACCESS_ID, &bucket).await,
@@ -412,7 +419,7 @@ async fn fails_over_past_an_unreachable_om() {
     // Port 1 refuses connections: the client moves on to the real OM.
     let mut addresses = vec!["127.0.0.1:1".to_owned()];
     addresses.extend(om_addresses());
-    let om = OmClient::new(&OmConfig::new(addresses)).unwrap();
+    let om = secure::om_client(addresses, &[ACCESS_ID]).await;
     let bucket = unique_bucket("failover");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     assert_eq!(
@@ -425,7 +432,7 @@ async fn fails_over_past_an_unreachable_om() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn runs_a_multipart_upload() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("mpu");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let meta = [("x-amz-meta-kind".to_owned(), "parts".to_owned())];
@@ -531,8 +538,11 @@ async fn runs_a_multipart_upload() {
 /// the writer must follow the cluster's 1 MiB blocks by itself. Bucket
 /// names are not prefixed, so Ozone's S3 gateway sees the same buckets.
 async fn storage() -> Storage {
+    let (system_secret, test_secrets) = secure::secrets(&om_addresses()[0], &[ACCESS_ID]).await;
     let config = OzoneStorageConfig {
         chunk_size: CHUNK as usize,
+        system_secret,
+        test_secrets,
         ..OzoneStorageConfig::new(om_addresses())
     };
     Storage::open_ozone(config).await.unwrap()
@@ -556,13 +566,15 @@ fn md5_hex(data: &[u8]) -> String {
 /// A request to Ozone's own S3 gateway (`OZONE_S3G_ADDRESS`, by default
 /// the dev cluster's 127.0.0.1:29878), signed with SigV4 by curl; with
 /// security off it takes any access key and secret. Returns the response
-/// headers and body.
+/// headers and body. With security on it checks signatures against the
+/// OM's secrets: the one `secure` made for [`ACCESS_ID`].
 fn ozone_s3g(method: &str, bucket: &str, key: &str) -> (String, Vec<u8>) {
     let address =
         std::env::var("OZONE_S3G_ADDRESS").unwrap_or_else(|_| "127.0.0.1:29878".to_owned());
     let dir = tempfile::tempdir().unwrap();
     let headers = dir.path().join("headers");
     let data = dir.path().join("body");
+    let secret = secure::secret_of(ACCESS_ID).unwrap_or_else(|| "any-secret".into());
     let mut curl = Command::new("curl");
     curl.args([
         "-sS",
@@ -570,7 +582,7 @@ fn ozone_s3g(method: &str, bucket: &str, key: &str) -> (String, Vec<u8>) {
         "--aws-sigv4",
         "aws:amz:us-east-1:s3",
     ])
-    .args(["--user", &format!("{ACCESS_ID}:any-secret")])
+    .args(["--user", &format!("{ACCESS_ID}:{secret}")])
     .args(["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"])
     .arg("-D")
     .arg(&headers)
@@ -648,7 +660,7 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
-    let om = om();
+    let om = om().await;
     let storage = storage().await;
     let who = Identity::new(ACCESS_ID);
     let bucket = unique_bucket("replicas");
@@ -706,7 +718,7 @@ async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_keys_that_ozone_reads() {
-    let om = om();
+    let om = om().await;
     let storage = storage().await;
     let who = Identity::new(ACCESS_ID);
     let bucket = unique_bucket("ratis");
@@ -769,7 +781,7 @@ async fn writes_keys_that_ozone_reads() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_a_multipart_upload_that_ozone_reads() {
-    let om = om();
+    let om = om().await;
     let storage = storage().await;
     let who = Identity::new(ACCESS_ID);
     let bucket = unique_bucket("ratis-mpu");
@@ -826,7 +838,7 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
 #[tokio::test]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn writes_a_block_chunk_by_chunk_and_watches_it() {
-    let om = om();
+    let om = om().await;
     let bucket = unique_bucket("ratis-low");
     om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
     let open = om

@@ -7,11 +7,14 @@
 //! (`conformance-tests/ozone/ozone-dev --profile secure start`):
 //! `OZONE_OM_ADDRESS=127.0.0.1:8981 OZONE_DEV_WORK=<its work dir> cargo test -p storage-client --test ozone_secure -- --ignored`.
 //!
-//! The OM requests are built here, not with `OmClient`, which does not sign
-//! them yet (see the "Security-on cluster" section of
-//! conformance-tests/ozone/README.md for what the gateway still needs);
-//! the datanode side goes through our production `DnClient` and
-//! `RatisClient` with the tokens the OM issued.
+//! The OM requests are built here by hand, to show what the OM checks; the
+//! datanode side goes through our production `DnClient` and `RatisClient`
+//! with the tokens the OM issued. The last test runs the gateway's own read
+//! path (`Storage`, its OM requests signed by `OmClient`) with a token
+//! changed on its way to the datanode; it also needs
+//! `S3GW_OZONE_SYSTEM_SECRET_FILE` (`ozone-dev --profile secure env`).
+
+mod secure;
 
 use std::path::PathBuf;
 
@@ -26,7 +29,6 @@ use storage_client::test_support::proto::hadoop::hdds::datanode::{
 use storage_client::test_support::proto::hadoop::hdds::{self, StorageType};
 use storage_client::test_support::proto::hadoop::ozone::om_request::Command;
 use storage_client::test_support::proto::hadoop::ozone::om_response::Answer;
-use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
 use storage_client::test_support::proto::hadoop::ozone::{
     BucketInfo, BucketLayout, CommitKeyRequest, CreateBucketRequest, CreateKeyRequest,
     DeleteBucketRequest, DeleteKeyRequest, GetKeyInfoRequest, GetS3SecretRequest,
@@ -36,7 +38,10 @@ use storage_client::test_support::proto::hadoop::ozone::{
 use storage_client::test_support::{
     Datanode, DnClient, DnConfig, OzoneBlock, RatisClient, RatisConfig, RatisPipeline,
 };
-use storage_client::{BlockId, BlockToken, StorageError};
+use storage_client::{
+    BlockId, BlockToken, Identity, NewObject, ObjectMeta, OzoneStorageConfig, Storage,
+    StorageError, WriteIntent,
+};
 
 const S3_VOLUME: &str = "s3v";
 
@@ -57,25 +62,8 @@ fn request(cmd: Type, command: Command, auth: Option<S3Authentication>) -> OmReq
     }
 }
 
-/// The OM's answer, whether or not it reports success, or the gRPC status
-/// of an exception in the OM. With the caller's address in the gRPC
-/// headers, as the gateway sends it: without them the OM acts as its own
-/// user whatever `s3Authentication` says.
 async fn submit(request: OmRequest) -> Result<OmResponse, tonic::Status> {
-    let channel =
-        tonic::transport::Endpoint::from_shared(format!("http://{}", env("OZONE_OM_ADDRESS")))
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect to the OM");
-    let mut request = tonic::Request::new(request);
-    let headers = request.metadata_mut();
-    headers.insert("client_hostname", "localhost".parse().unwrap());
-    headers.insert("client_ip_address", "127.0.0.1".parse().unwrap());
-    OzoneManagerServiceClient::new(channel)
-        .submit_request(request)
-        .await
-        .map(tonic::Response::into_inner)
+    secure::submit(&env("OZONE_OM_ADDRESS"), request).await
 }
 
 async fn succeed(request: OmRequest) -> OmResponse {
@@ -324,7 +312,7 @@ async fn a_secure_cluster_takes_signed_requests_and_the_oms_write_token() {
     let secret = answer.s3_secret.expect("a secret").aws_secret;
     let auth = |what: &str| Some(signed(&access_id, &secret, what));
 
-    // Refused: the access id alone, as the gateway sends it today (the OM
+    // Refused: the access id alone, as the gateway sends it with security off (the OM
     // fails reading the empty string to sign: gRPC INTERNAL, an
     // ArrayIndexOutOfBoundsException in its log), and a signature made
     // with another secret (INVALID_TOKEN).
@@ -496,4 +484,63 @@ async fn a_secure_cluster_takes_signed_requests_and_the_oms_write_token() {
         auth("revoke"),
     ))
     .await;
+}
+
+/// The gateway's GET: a lookup, then `Storage::read`, which opens the
+/// first block before the response starts. With one byte of the READ token
+/// changed (the OM's own token, as a forger or a stale cache would hold
+/// it) the datanode refuses it, and the read fails with `TokenRefused`
+/// (the gateway's 403 AccessDenied) before any byte is streamed.
+#[tokio::test]
+#[ignore = "needs the secure dev cluster: set OZONE_OM_ADDRESS, OZONE_DEV_WORK and S3GW_OZONE_SYSTEM_SECRET_FILE, run with --ignored"]
+async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
+    const READER: &str = "s3gw-secure-reader";
+    let address = env("OZONE_OM_ADDRESS");
+    let (system_secret, test_secrets) = secure::secrets(&address, &[READER]).await;
+    assert!(system_secret.is_some(), "set S3GW_OZONE_SYSTEM_SECRET_FILE");
+    let config = OzoneStorageConfig {
+        bucket_prefix: format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]),
+        system_secret,
+        test_secrets,
+        ..OzoneStorageConfig::new(vec![address])
+    };
+    let storage = Storage::open_ozone(config).await.expect("open, signing");
+    let who = Identity::new(READER);
+    storage.create_bucket(&who, "b", "").await.unwrap();
+    let data = Bytes::from(vec![7u8; 100_000]);
+    let mut writer = storage
+        .create_object(&who, "b", "k", WriteIntent::default())
+        .await
+        .unwrap();
+    writer.write(data.clone()).await.unwrap();
+    let object = NewObject {
+        etag: "e".into(),
+        meta: ObjectMeta::default(),
+        checksum: None,
+    };
+    writer
+        .commit(object)
+        .await
+        .expect("a write with the OM's token");
+
+    let info = storage.lookup(&who, "b", "k").await.unwrap();
+    let stream = storage.read(&who, &info, 0..info.size).await.unwrap();
+    let pieces: Vec<Bytes> = stream.try_collect().await.unwrap();
+    assert!(pieces.concat() == data, "read back other bytes");
+
+    let mut forged = info.clone();
+    let token = forged.locations[0].token.as_mut().expect("a READ token");
+    token.password[0] ^= 1;
+    match storage.read(&who, &forged, 0..forged.size).await {
+        Err(StorageError::TokenRefused(reason)) => {
+            assert!(
+                reason.contains("BLOCK_TOKEN_VERIFICATION_FAILED"),
+                "{reason}"
+            );
+        }
+        Err(other) => panic!("another error: {other:?}"),
+        Ok(_) => panic!("a stream began with a forged token"),
+    }
+    storage.delete_object(&who, "b", "k").await.unwrap();
+    storage.delete_bucket(&who, "b").await.unwrap();
 }

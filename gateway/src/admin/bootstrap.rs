@@ -41,6 +41,11 @@ pub enum BootstrapError {
 pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys, BootstrapError> {
     let configured = config.root_key.iter().chain(config.keys.iter());
     for entry in configured {
+        // Refused at start where the back end's own secret store must agree
+        // (Ozone with security on), rather than on every request later.
+        storage
+            .check_secret(&entry.access_key, &entry.secret_key)
+            .await?;
         let existing = storage.credential(&entry.access_key).await?;
         // A credentials file never demotes a root key: that would lock the
         // operator out of the admin API with no way back but a new data dir.

@@ -10,12 +10,13 @@
 mod flags;
 mod layer;
 pub mod settings;
+mod system_secret;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use storage_client::{OzoneStorageConfig, StorageConfig};
+use storage_client::{OzoneStorageConfig, StorageConfig, SystemSecret};
 
 use crate::credentials_file::{self, KeyEntry};
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
@@ -127,6 +128,8 @@ pub struct OzoneSettings {
     pub connect_timeout: Option<Duration>,
     /// Deadline of one attempt of one command at an OM or a datanode.
     pub request_timeout: Option<Duration>,
+    /// The system identity's secret on a security-on cluster.
+    pub system_secret: Option<SystemSecret>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +219,7 @@ impl Config {
             chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
             connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
+            system_secret: ozone.system_secret.clone(),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -502,6 +506,13 @@ impl Layer {
             om: addresses,
             connect_timeout: self.duration("ozone_connect_timeout")?,
             request_timeout: self.duration("ozone_request_timeout")?,
+            system_secret: self
+                .get("ozone_system_secret_file")
+                .map(|s| {
+                    system_secret::read(Path::new(&s.value))
+                        .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
+                })
+                .transpose()?,
         }))
     }
 }
@@ -1142,6 +1153,41 @@ mod tests {
         let ozone = ozone_settings_of(&config);
         assert_eq!(ozone.om, ["127.0.0.1:8981"], "env beats file");
         assert_eq!(ozone.connect_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn the_ozone_system_secret_comes_from_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let file = file_with("awsAccessKey=.s3gw\nawsSecret=0123abcd\n");
+        let path = file.path().to_string_lossy().to_string();
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_OZONE_SYSTEM_SECRET_FILE", path.as_str()),
+        ];
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        assert_eq!(
+            storage.system_secret,
+            Some(SystemSecret::new("0123abcd".into()))
+        );
+        assert!(
+            !format!("{config:?}").contains("0123abcd"),
+            "the secret in Debug"
+        );
+
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+        let message = error_of(&ServeArgs::default(), &env);
+        assert!(
+            message.contains("S3GW_OZONE_SYSTEM_SECRET_FILE"),
+            "{message}"
+        );
+        assert!(message.contains("chmod 600"), "{message}");
+        assert!(!message.contains("0123abcd"), "{message}");
+
+        let embedded = [("S3GW_OZONE_SYSTEM_SECRET_FILE", path.as_str())];
+        assert!(error_of(&ServeArgs::default(), &embedded).contains("--backend ozone"));
     }
 
     #[test]

@@ -138,6 +138,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "One attempt of one OM or datanode command",
     },
     Setting {
+        key: "ozone_system_secret_file",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none; required on a cluster with security on"),
+        read_by: ReadBy::Ozone,
+        help: "File with the S3 secret of the gateway's identity .s3gw in a secure Ozone cluster",
+        doc: "The S3 secret of the gateway's own identity `.s3gw` in the OM's store (`ozone s3 getsecret -u .s3gw`, or the bare secret), for a cluster with security on; refused unless readable by its owner only (see docs/security.md)",
+    },
+    Setting {
         key: "data_dir",
         kind: Kind::Path("DIR"),
         default: Default::Value("./data"),

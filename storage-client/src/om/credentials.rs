@@ -18,6 +18,10 @@ pub(crate) trait CredentialStore: Send + Sync {
     async fn issue_secret(&self, access_key: &str) -> Result<Option<String>>;
     /// Adds the credential or replaces the one with its access key.
     async fn put_credential(&self, cred: Credential) -> Result<()>;
+    /// Refuses a secret the back end's own S3 secret store holds otherwise
+    /// for `access_key` where that store must agree (Ozone with security
+    /// on); `InvalidArgument` saying what to do.
+    async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()>;
     async fn list_credentials(&self) -> Result<Vec<Credential>>;
     /// Returns false if no such key existed.
     async fn delete_credential(&self, access_key: &str) -> Result<bool>;

@@ -36,12 +36,13 @@ use crate::om::{
 };
 use crate::{
     BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity,
-    KeyInfo, ListEntry, NewObject, ObjectChecksum, Result, StorageError, WriteCondition,
-    WriteIntent,
+    KeyInfo, ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError,
+    WriteCondition, WriteIntent,
 };
 
 use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
+use super::keyring::{Keyring, SYSTEM_OWNER, SecretPlace};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
@@ -49,9 +50,6 @@ use super::object_mapping::{
 };
 use super::om_client::OmClient;
 
-/// The owner of the gateway's own buckets; not an access key any S3
-/// client can sign with (access keys have no dot).
-const SYSTEM_OWNER: &str = ".s3gw";
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 /// The system bucket holding multipart checksum records.
@@ -66,6 +64,52 @@ const ROOT_KEY: &str = "s3gw-root";
 const LIST_BATCH: usize = 1000;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
+
+/// The secrets to sign with on a security-on cluster: the system
+/// identity's from `config`, the others from the credentials bucket.
+pub(super) fn system_keyring(config: &OzoneStorageConfig) -> Result<Keyring> {
+    let secret = config.system_secret.clone().ok_or_else(|| {
+        StorageError::InvalidArgument(format!(
+            "the Ozone cluster has security on, so its OM checks the S3 signature of every \
+             request: the gateway needs the S3 secret of its system identity {SYSTEM_OWNER:?} \
+             (made once by an Ozone administrator with `ozone s3 getsecret -u {SYSTEM_OWNER}`) \
+             in a file readable by the gateway only, named by the setting \
+             ozone_system_secret_file"
+        ))
+    })?;
+    let place = SecretPlace {
+        bucket: format!("{}{CREDENTIALS_BUCKET}", config.bucket_prefix),
+        field: SECRET_KEY,
+    };
+    #[cfg(feature = "test-support")]
+    let fixed = config.test_secrets.clone();
+    #[cfg(not(feature = "test-support"))]
+    let fixed = Vec::new();
+    Ok(Keyring::new(
+        (SYSTEM_OWNER, secret),
+        fixed,
+        place,
+        config.metadata_cache_ttl,
+        config.cache_capacity,
+    ))
+}
+
+/// Refuses a system secret the OM does not hold, before the first request
+/// that needs it fails with a bare "access denied".
+pub(super) async fn check_system_secret(om: &OmClient, config: &OzoneStorageConfig) -> Result<()> {
+    let Some(secret) = &config.system_secret else {
+        return Ok(());
+    };
+    match om.check_secret(SYSTEM_OWNER, secret.expose()).await {
+        Err(StorageError::AccessDenied) => Err(StorageError::InvalidArgument(format!(
+            "the Ozone Manager does not hold the configured secret (ozone_system_secret_file) \
+             for the gateway's system identity {SYSTEM_OWNER:?}: give the gateway the secret \
+             `ozone s3 getsecret -u {SYSTEM_OWNER}` printed, or set this one with \
+             `ozone s3 setsecret -u {SYSTEM_OWNER} -s <secret>` as an Ozone administrator"
+        ))),
+        other => other,
+    }
+}
 
 pub(crate) struct OzoneMetadata {
     om: Arc<OmClient>,
@@ -265,12 +309,16 @@ impl OzoneMetadata {
         {
             Ok(key) => {
                 let field = |name: &str| key.metadata.get(name).cloned().unwrap_or_default();
-                Ok(Some(Credential {
+                let credential = Credential {
                     name: field(NAME_KEY),
                     access_key: access_key.to_owned(),
                     secret_key: field(SECRET_KEY),
                     is_root: field(ROOT_KEY) == "true",
-                }))
+                };
+                self.om
+                    .remember_secret(access_key, &credential.secret_key)
+                    .await;
+                Ok(Some(credential))
             }
             Err(StorageError::NoSuchKey) => Ok(None),
             Err(e) => Err(e),
@@ -455,6 +503,9 @@ impl CredentialStore for OzoneMetadata {
                 &KeyExpectation::Anything,
             )
             .await?;
+        self.om
+            .remember_secret(&cred.access_key, &cred.secret_key)
+            .await;
         let fields = [
             (NAME_KEY.to_owned(), cred.name),
             (SECRET_KEY.to_owned(), cred.secret_key),
@@ -463,6 +514,23 @@ impl CredentialStore for OzoneMetadata {
         self.om
             .commit_key(SYSTEM_OWNER, &open, &[], "", &fields)
             .await
+    }
+
+    /// On a security-on cluster the OM must hold the same secret: every
+    /// request by the key is signed with it.
+    async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()> {
+        if !self.om.signs() {
+            return Ok(());
+        }
+        match self.om.check_secret(access_key, secret).await {
+            Err(StorageError::AccessDenied) => Err(StorageError::InvalidArgument(format!(
+                "the Ozone cluster has security on and its OM does not hold this secret for \
+                 access key {access_key}: as an Ozone administrator, give the key a secret \
+                 there if it has none (`ozone s3 getsecret -u {access_key}`), then set this one \
+                 (`ozone s3 setsecret -u {access_key} -s <its secret>`)"
+            ))),
+            other => other,
+        }
     }
 
     async fn list_credentials(&self) -> Result<Vec<Credential>> {
@@ -478,6 +546,12 @@ impl CredentialStore for OzoneMetadata {
         if validate_key(access_key).is_err() {
             return Ok(false);
         }
+        // Keys the OM issued a secret for must stop working there too; keys
+        // from the environment or a credentials file have none. First, while
+        // the credential still holds the secret the revocation is signed with.
+        if let Err(e) = self.om.revoke_s3_secret(access_key).await {
+            tracing::warn!(error = %e, access_key, "cannot revoke the Ozone S3 secret");
+        }
         let deleted = match self
             .om
             .delete_key(SYSTEM_OWNER, &self.credentials_bucket(), access_key)
@@ -487,11 +561,6 @@ impl CredentialStore for OzoneMetadata {
             Err(StorageError::NoSuchKey) => false,
             Err(e) => return Err(e),
         };
-        // Keys the OM issued a secret for must stop working there too; keys
-        // from the environment or a credentials file have none.
-        if let Err(e) = self.om.revoke_s3_secret(access_key).await {
-            tracing::warn!(error = %e, access_key, "cannot revoke the Ozone S3 secret");
-        }
         Ok(deleted)
     }
 

@@ -19,12 +19,14 @@ mod checksum_records;
 // re-exported for the live tests by `crate::test_support`.
 pub mod dn_client;
 mod dn_protocol;
+mod keyring;
 mod metadata_store;
 pub mod model;
 mod object_mapping;
 pub mod om_client;
 mod om_multipart;
 pub mod ratis_client;
+mod s3_signature;
 mod versions;
 
 use std::sync::Arc;
@@ -45,8 +47,10 @@ pub mod proto {
 }
 
 /// Connects to the cluster: fails (`Unavailable`) when no OM answers,
-/// creates the gateway's system buckets on first use and refuses a cluster
-/// where someone else owns them.
+/// signs every OM request if the cluster has security on (refusing to
+/// start without the system identity's secret, or with one the OM does
+/// not hold), creates the gateway's system buckets on first use and
+/// refuses a cluster where someone else owns them.
 pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     config.validate()?;
     let om_config = OmConfig {
@@ -54,7 +58,11 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         request_timeout: config.request_timeout,
         ..OmConfig::new(config.om_addresses.clone())
     };
-    let om = OmClient::new(&om_config)?;
+    let mut om = OmClient::new(&om_config)?;
+    if om.security_enabled().await? {
+        om = om.sign_with(metadata_store::system_keyring(&config)?);
+        metadata_store::check_system_secret(&om, &config).await?;
+    }
     let mut calls = vec![om.calls()];
     let metadata = OzoneMetadata::new(om, config.bucket_prefix.clone(), config.open_key_expiry);
     metadata.prepare().await?;

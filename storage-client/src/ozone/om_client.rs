@@ -16,11 +16,18 @@
 //! and carries the `client_hostname` / `client_ip_address` gRPC headers: over
 //! gRPC the OM has no Hadoop RPC caller, and without both it either fails
 //! S3-context lookups or attributes the request to its own process user.
+//! On a security-on cluster (see [`OmClient::security_enabled`]) the OM
+//! also checks a SigV4 signature under the key's S3 secret from its own
+//! store: with a [`Keyring`] every request is signed ([`s3_signature`]).
 
+use std::future::Future;
 use std::net::UdpSocket;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use prost::Message;
 
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Channel, Endpoint};
@@ -28,11 +35,13 @@ use tonic::transport::{Channel, Endpoint};
 use crate::calls::CallTable;
 use crate::{BucketInfo, ListEntry, Result, StorageError};
 
+use super::keyring::Keyring;
 use super::model::{
     self, ETAG_METADATA_KEY, KeyExpectation, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey,
     Replication, block_to_proto, key_values,
 };
 use super::proto::hadoop::{hdds, ozone};
+use super::s3_signature;
 use ozone::om_request::Command;
 use ozone::om_response::Answer;
 use ozone::ozone_manager_service_client::OzoneManagerServiceClient;
@@ -115,6 +124,8 @@ pub struct OmClient {
     max_attempts: usize,
     retry_backoff: Duration,
     calls: Arc<CallTable>,
+    /// The secrets to sign with, on a security-on cluster.
+    keyring: Option<Keyring>,
 }
 
 /// What one attempt at one OM came to.
@@ -161,7 +172,76 @@ impl OmClient {
             max_attempts: config.max_attempts.max(1),
             retry_backoff: config.retry_backoff,
             calls: Arc::new(CallTable::new("om", OM_COMMANDS, om_command_name)),
+            keyring: None,
         })
+    }
+
+    /// Signs every request from now on with the secrets of `keyring`.
+    pub(super) fn sign_with(mut self, keyring: Keyring) -> Self {
+        self.keyring = Some(keyring);
+        self
+    }
+
+    /// Signs every request from now on as the system identity or one of
+    /// `others` with these secrets, or as an access id whose secret this
+    /// client issued.
+    #[cfg(feature = "test-support")]
+    pub fn signing_with(
+        self,
+        system: crate::SystemSecret,
+        others: Vec<(String, crate::SystemSecret)>,
+    ) -> Self {
+        let place = super::keyring::SecretPlace {
+            bucket: String::new(),
+            field: "",
+        };
+        let system = (super::keyring::SYSTEM_OWNER, system);
+        // Secrets this client issues are remembered for the test's length.
+        let kept = Duration::from_secs(3600);
+        self.sign_with(Keyring::new(system, others, place, kept, 1000))
+    }
+
+    /// Whether the cluster has security on, and so checks signatures: the
+    /// OM's service list carries the SCM's CA certificate then, and only
+    /// then (`ServiceInfoProvider`). Asked unsigned, which any OM answers.
+    pub async fn security_enabled(&self) -> Result<bool> {
+        let command = Command::ServiceList(ozone::ServiceListRequest {});
+        let response = self.submit("", Type::ServiceList, command).await?;
+        Ok(answer!(response, ServiceList).is_some_and(|list| list.ca_certificate.is_some()))
+    }
+
+    /// Whether the OM's store holds `secret` for `access_id`: one service
+    /// list asked with a signature under it. `AccessDenied` if not.
+    pub async fn check_secret(&self, access_id: &str, secret: &str) -> Result<()> {
+        let mut request = self.request(
+            Type::ServiceList,
+            Command::ServiceList(ozone::ServiceListRequest {}),
+        );
+        request.s3_authentication = Some(s3_signature::sign(
+            access_id,
+            secret,
+            SystemTime::now(),
+            &request.encode_to_vec(),
+        ));
+        let response = self.send_request(Type::ServiceList, request).await?;
+        if response.success() {
+            Ok(())
+        } else {
+            Err(failure(response))
+        }
+    }
+
+    /// Whether requests are signed (the cluster has security on).
+    pub(super) fn signs(&self) -> bool {
+        self.keyring.is_some()
+    }
+
+    /// Remembers the secret of `access_id` (read or made elsewhere), so
+    /// that requests by it need no lookup.
+    pub(super) async fn remember_secret(&self, access_id: &str, secret: &str) {
+        if let Some(keyring) = &self.keyring {
+            keyring.remember(access_id, secret).await;
+        }
     }
 
     /// Latency and failures of the commands sent so far.
@@ -188,24 +268,91 @@ impl OmClient {
     /// Sends one command, failing over between OMs, and returns the OM's
     /// answer whether or not it reports success.
     async fn send(&self, access_id: &str, cmd: Type, command: Command) -> Result<OmResponse> {
+        let mut request = self.request(cmd, command);
+        request.s3_authentication = self.authentication(access_id, cmd, &request).await?;
+        self.send_request(cmd, request).await
+    }
+
+    async fn send_request(&self, cmd: Type, request: OmRequest) -> Result<OmResponse> {
         let command_number = usize::try_from(cmd as i32).unwrap_or(usize::MAX);
         self.calls
-            .time(command_number, self.fail_over(access_id, cmd, command))
+            .time(command_number, self.fail_over(cmd, request))
             .await
     }
 
-    async fn fail_over(&self, access_id: &str, cmd: Type, command: Command) -> Result<OmResponse> {
-        let request = OmRequest {
+    fn request(&self, cmd: Type, command: Command) -> OmRequest {
+        OmRequest {
             cmd_type: cmd as i32,
             client_id: self.client_id.clone(),
             version: Some(CLIENT_VERSION),
-            s3_authentication: Some(ozone::S3Authentication {
-                access_id: Some(access_id.to_owned()),
-                ..Default::default()
-            }),
+            s3_authentication: None,
             command: Some(command),
             trace_id: None,
+        }
+    }
+
+    /// The `s3Authentication` of `request` by `access_id`: the access id
+    /// alone with security off; with it, signed under the access id's
+    /// secret. Two commands go without: ServiceList, asked before the
+    /// client knows whether to sign, and, with security on, GetS3Secret,
+    /// whose access id has no secret yet (over gRPC the OM takes the
+    /// caller to be the access id the command names).
+    async fn authentication(
+        &self,
+        access_id: &str,
+        cmd: Type,
+        request: &OmRequest,
+    ) -> Result<Option<ozone::S3Authentication>> {
+        let Some(keyring) = &self.keyring else {
+            return Ok((cmd != Type::ServiceList).then(|| ozone::S3Authentication {
+                access_id: Some(access_id.to_owned()),
+                ..Default::default()
+            }));
         };
+        if matches!(cmd, Type::ServiceList | Type::GetS3Secret) {
+            return Ok(None);
+        }
+        let secret = match keyring.known(access_id).await {
+            Some(secret) => secret,
+            None => self.look_up_secret(keyring, access_id).await?,
+        };
+        Ok(Some(s3_signature::sign(
+            access_id,
+            &secret,
+            SystemTime::now(),
+            &request.encode_to_vec(),
+        )))
+    }
+
+    /// The secret of `access_id` from the gateway's credential store, read
+    /// as the system identity (whose secret is always known, so this never
+    /// recurses twice; boxed because it recurses at all). `AccessDenied`
+    /// for an access id without a credential.
+    fn look_up_secret<'a>(
+        &'a self,
+        keyring: &'a Keyring,
+        access_id: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Arc<str>>> + Send + 'a>> {
+        Box::pin(async move {
+            let place = keyring.place();
+            let key = self
+                .get_key_info(keyring.system_id(), &place.bucket, access_id, true)
+                .await
+                .map_err(|e| match e {
+                    StorageError::NoSuchKey => StorageError::AccessDenied,
+                    other => other,
+                })?;
+            let secret = key
+                .metadata
+                .get(place.field)
+                .filter(|secret| !secret.is_empty())
+                .ok_or(StorageError::AccessDenied)?;
+            keyring.remember(access_id, secret).await;
+            Ok(Arc::from(secret.as_str()))
+        })
+    }
+
+    async fn fail_over(&self, cmd: Type, request: OmRequest) -> Result<OmResponse> {
         let mut index = self.leader.load(Ordering::Relaxed) % self.nodes.len();
         let mut last_failure = String::new();
         let mut maybe_applied = false;
@@ -678,20 +825,25 @@ impl OmClient {
             create_if_not_exist: Some(true),
         });
         let response = self.submit(access_id, Type::GetS3Secret, command).await?;
-        answer!(response, GetS3Secret)
+        let secret = answer!(response, GetS3Secret)
             .and_then(|r| r.s3_secret)
             .map(|s| s.aws_secret)
-            .ok_or_else(|| missing("GetS3Secret", "s3Secret"))
+            .ok_or_else(|| missing("GetS3Secret", "s3Secret"))?;
+        self.remember_secret(access_id, &secret).await;
+        Ok(secret)
     }
 
-    /// Drops `access_id`'s S3 secret, if it has one.
+    /// Drops `access_id`'s S3 secret, if it has one; with security on,
+    /// signed with the secret dropped, which is forgotten here too.
     pub async fn revoke_s3_secret(&self, access_id: &str) -> Result<()> {
         let command = Command::RevokeS3Secret(ozone::RevokeS3SecretRequest {
             kerberos_id: access_id.into(),
         });
-        self.submit(access_id, Type::RevokeS3Secret, command)
-            .await?;
-        Ok(())
+        let result = self.submit(access_id, Type::RevokeS3Secret, command).await;
+        if let Some(keyring) = &self.keyring {
+            keyring.forget(access_id).await;
+        }
+        result.map(drop)
     }
 
     pub async fn delete_tags(&self, access_id: &str, bucket: &str, key: &str) -> Result<()> {
@@ -1060,6 +1212,98 @@ mod tests {
             let settled = settle(cmd, refusal(status), true, "transport error");
             assert_eq!(settled.unwrap().status(), status, "{cmd:?}");
         }
+    }
+
+    /// With security off every request names the access id alone; with a
+    /// keyring every one is signed under the acting key's secret, except
+    /// ServiceList (asked before signing starts) and GetS3Secret (a new key
+    /// has no secret yet).
+    #[tokio::test]
+    async fn signs_each_request_once_security_is_on() {
+        let info = || Command::InfoBucket(ozone::InfoBucketRequest::default());
+        let issue = || Command::GetS3Secret(ozone::GetS3SecretRequest::default());
+        let list = || Command::ServiceList(ozone::ServiceListRequest {});
+        let config = OmConfig {
+            max_attempts: 1,
+            ..OmConfig::new(vec!["127.0.0.1:1".into()])
+        };
+        let client = OmClient::new(&config).unwrap();
+        async fn auth(
+            client: &OmClient,
+            who: &str,
+            cmd: Type,
+            command: Command,
+        ) -> Result<Option<ozone::S3Authentication>> {
+            let request = client.request(cmd, command);
+            client.authentication(who, cmd, &request).await
+        }
+        let plain = auth(&client, "alice", Type::InfoBucket, info())
+            .await
+            .unwrap();
+        assert_eq!(
+            plain,
+            Some(ozone::S3Authentication {
+                access_id: Some("alice".into()),
+                ..Default::default()
+            })
+        );
+        assert_eq!(
+            auth(&client, "", Type::ServiceList, list()).await.unwrap(),
+            None
+        );
+
+        let place = super::super::keyring::SecretPlace {
+            bucket: "s3gw-credentials".into(),
+            field: "s3gw-secret",
+        };
+        let keyring = Keyring::new(
+            (".s3gw", crate::SystemSecret::new("system-secret".into())),
+            Vec::new(),
+            place,
+            Duration::from_secs(60),
+            10,
+        );
+        keyring.remember("alice", "alice-secret").await;
+        let client = client.sign_with(keyring);
+        for (who, secret) in [("alice", "alice-secret"), (".s3gw", "system-secret")] {
+            let request = client.request(Type::InfoBucket, info());
+            let signed = client
+                .authentication(who, Type::InfoBucket, &request)
+                .await
+                .unwrap()
+                .expect("signed");
+            assert_eq!(signed.access_id.as_deref(), Some(who));
+            let string_to_sign = signed.string_to_sign.clone().unwrap();
+            // The same pair as the signing module makes for this request at that time.
+            let stamp = string_to_sign.lines().nth(1).unwrap();
+            let at = time::PrimitiveDateTime::parse(
+                stamp,
+                time::macros::format_description!("[year][month][day]T[hour][minute][second]Z"),
+            )
+            .unwrap()
+            .assume_utc();
+            let at = std::time::UNIX_EPOCH + Duration::from_secs(at.unix_timestamp() as u64);
+            assert_eq!(
+                signed,
+                s3_signature::sign(who, secret, at, &request.encode_to_vec())
+            );
+        }
+        assert_eq!(
+            auth(&client, "bob", Type::GetS3Secret, issue())
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            auth(&client, "", Type::ServiceList, list()).await.unwrap(),
+            None
+        );
+        // An access id without a known secret is looked up in the credential
+        // store, here an OM that refuses connections.
+        assert!(matches!(
+            auth(&client, "bob", Type::InfoBucket, info()).await,
+            Err(StorageError::Unavailable(_))
+        ));
     }
 
     #[tokio::test]

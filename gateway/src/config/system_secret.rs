@@ -1,0 +1,108 @@
+//! The file of `ozone_system_secret_file`: the S3 secret of the gateway's
+//! system identity in a security-on Ozone cluster's own store. It lets
+//! whoever holds it act as the gateway towards the OM, so it is refused
+//! unless only its owner may read it; no error ever quotes its content.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use storage_client::SystemSecret;
+
+/// Permission bits that let users other than the owner at the file.
+const OTHERS: u32 = 0o077;
+
+/// Reads the secret: the file's only line, or the `awsSecret=` line of
+/// what `ozone s3 getsecret -u .s3gw` prints. `Err` is a one-line reason
+/// naming the file.
+pub fn read(path: &Path) -> Result<SystemSecret, String> {
+    let shown = path.display();
+    let mode = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?
+        .permissions()
+        .mode();
+    if mode & OTHERS != 0 {
+        return Err(format!(
+            "{shown} is open to other users (mode {:o}): it holds the gateway's Ozone secret, \
+             make it readable by the gateway only (chmod 600 {shown})",
+            mode & 0o777
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let secret = match lines.as_slice() {
+        [only] if !only.contains('=') => Some(*only),
+        _ => lines
+            .iter()
+            .find_map(|line| line.strip_prefix("awsSecret=")),
+    };
+    match secret.map(str::trim) {
+        Some(secret) if !secret.is_empty() && !secret.contains(char::is_whitespace) => {
+            Ok(SystemSecret::new(secret.to_owned()))
+        }
+        _ => Err(format!(
+            "{shown} holds no S3 secret: write the secret alone, or what \
+             `ozone s3 getsecret -u .s3gw` printed"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn file_with(text: &str, mode: u32) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(text.as_bytes()).expect("write");
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        file
+    }
+
+    #[test]
+    fn reads_a_bare_secret_or_ozones_getsecret_output() {
+        let bare = file_with("  0123abcd\n", 0o600);
+        assert_eq!(read(bare.path()), Ok(SystemSecret::new("0123abcd".into())));
+        let printed = file_with("awsAccessKey=.s3gw\nawsSecret=feedbeef\n", 0o400);
+        assert_eq!(
+            read(printed.path()),
+            Ok(SystemSecret::new("feedbeef".into()))
+        );
+    }
+
+    #[test]
+    fn refuses_a_file_others_may_read_without_quoting_it() {
+        for mode in [0o640, 0o604, 0o660, 0o644] {
+            let file = file_with("hunter2-secret\n", mode);
+            let message = read(file.path()).expect_err("open to others");
+            assert!(message.contains(&format!("{mode:o}")), "{message}");
+            assert!(message.contains("chmod 600"), "{message}");
+            assert!(!message.contains("hunter2"), "{message}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_file_without_a_secret() {
+        for text in [
+            "",
+            "\n\n",
+            "awsAccessKey=.s3gw\n",
+            "two words\n",
+            "awsSecret=\n",
+        ] {
+            let file = file_with(text, 0o600);
+            let message = read(file.path()).expect_err(text);
+            assert!(
+                message.contains("holds no S3 secret"),
+                "{text:?}: {message}"
+            );
+        }
+        let missing = read(Path::new("/nonexistent/s3gw-secret")).expect_err("missing");
+        assert!(missing.contains("/nonexistent/s3gw-secret"), "{missing}");
+    }
+}
