@@ -247,6 +247,12 @@ def empty_and_delete_bucket(client, name: str) -> None:
             objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]
             if objects:
                 client.delete_objects(Bucket=name, Delete={"Objects": objects, "Quiet": True})
+        # Noncurrent versions and delete markers keep a versioned bucket alive.
+        for page in client.get_paginator("list_object_versions").paginate(Bucket=name):
+            versions = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                        for v in page.get("Versions", []) + page.get("DeleteMarkers", [])]
+            if versions:
+                client.delete_objects(Bucket=name, Delete={"Objects": versions, "Quiet": True})
         client.delete_bucket(Bucket=name)
     except ClientError:
         pass

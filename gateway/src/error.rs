@@ -319,6 +319,11 @@ impl std::fmt::Display for S3Error {
 
 impl std::error::Error for S3Error {}
 
+/// `x-amz-version-id`: the version a response is about.
+pub static VERSION_ID: HeaderName = HeaderName::from_static("x-amz-version-id");
+/// `x-amz-delete-marker: true`: that version is a delete marker.
+pub static DELETE_MARKER: HeaderName = HeaderName::from_static("x-amz-delete-marker");
+
 impl From<StorageError> for S3Error {
     fn from(err: StorageError) -> Self {
         match err {
@@ -375,9 +380,34 @@ impl From<StorageError> for S3Error {
                 StatusCode::NOT_FOUND,
                 "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
             ),
-            StorageError::NotImplemented(what) => Self::not_implemented(&what),
             StorageError::InvalidPart(message) => {
                 Self::new("InvalidPart", StatusCode::BAD_REQUEST, message)
+            }
+            StorageError::NoSuchVersion => Self::new(
+                "NoSuchVersion",
+                StatusCode::NOT_FOUND,
+                "The specified version does not exist.",
+            ),
+            // AWS answers a marker addressed by id 405, the latest being
+            // one 404, both saying which marker it was.
+            StorageError::DeleteMarker {
+                version_id,
+                addressed,
+            } => {
+                let err = if addressed {
+                    Self::method_not_allowed()
+                        .with_header(header::ALLOW, HeaderValue::from_static("DELETE"))
+                } else {
+                    Self::from(StorageError::NoSuchKey)
+                };
+                let err = err.with_header(DELETE_MARKER.clone(), HeaderValue::from_static("true"));
+                match HeaderValue::from_str(&version_id) {
+                    Ok(value) => err.with_header(VERSION_ID.clone(), value),
+                    Err(_) => err,
+                }
+            }
+            StorageError::NotImplemented(message) => {
+                Self::new("NotImplemented", StatusCode::NOT_IMPLEMENTED, message)
             }
             // Corrupt data, I/O and internal faults are ours, not the client's;
             // the detail goes to the log, never to the caller.

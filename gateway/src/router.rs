@@ -152,9 +152,9 @@ endpoints! {
     GetObjectAttributes { bucket: String, key: String },
     GetObjectAcl { bucket: String, key: String },
     PutObjectAcl { bucket: String, key: String },
-    GetObjectTagging { bucket: String, key: String },
-    PutObjectTagging { bucket: String, key: String },
-    DeleteObjectTagging { bucket: String, key: String },
+    GetObjectTagging { bucket: String, key: String, version_id: Option<String> },
+    PutObjectTagging { bucket: String, key: String, version_id: Option<String> },
+    DeleteObjectTagging { bucket: String, key: String, version_id: Option<String> },
     GetObjectLegalHold { bucket: String, key: String },
     PutObjectLegalHold { bucket: String, key: String },
     GetObjectRetention { bucket: String, key: String },
@@ -205,6 +205,8 @@ pub struct ListParams {
     pub continuation_token: Option<String>,
     /// v2 `start-after`, v1 `marker`, versions `key-marker`.
     pub start_after: Option<String>,
+    /// Versions `version-id-marker`.
+    pub version_id_marker: Option<String>,
 }
 
 /// Decoded query parameters in request order. Lookups take the first
@@ -551,7 +553,11 @@ fn object_endpoint(
                 upload_id,
             },
             None if query.has("acl") => E::GetObjectAcl { bucket, key },
-            None if query.has("tagging") => E::GetObjectTagging { bucket, key },
+            None if query.has("tagging") => E::GetObjectTagging {
+                bucket,
+                key,
+                version_id,
+            },
             None if query.has("attributes") => E::GetObjectAttributes { bucket, key },
             None if query.has("legal-hold") => E::GetObjectLegalHold { bucket, key },
             None if query.has("retention") => E::GetObjectRetention { bucket, key },
@@ -588,7 +594,11 @@ fn object_endpoint(
                 ));
             }
             (None, _) if query.has("acl") => E::PutObjectAcl { bucket, key },
-            (None, _) if query.has("tagging") => E::PutObjectTagging { bucket, key },
+            (None, _) if query.has("tagging") => E::PutObjectTagging {
+                bucket,
+                key,
+                version_id,
+            },
             (None, _) if query.has("legal-hold") => E::PutObjectLegalHold { bucket, key },
             (None, _) if query.has("retention") => E::PutObjectRetention { bucket, key },
             (None, _) if copy => E::CopyObject { bucket, key },
@@ -611,7 +621,11 @@ fn object_endpoint(
                 key,
                 upload_id,
             },
-            None if query.has("tagging") => E::DeleteObjectTagging { bucket, key },
+            None if query.has("tagging") => E::DeleteObjectTagging {
+                bucket,
+                key,
+                version_id,
+            },
             None => E::DeleteObject {
                 bucket,
                 key,
@@ -666,6 +680,9 @@ fn list_params(query: &Query, version: ListVersion) -> Result<ListParams, S3Erro
             .filter(|_| v2)
             .map(str::to_owned),
         start_after,
+        version_id_marker: query
+            .owned("version-id-marker")
+            .filter(|_| version == ListVersion::Versions),
     })
 }
 
@@ -1082,6 +1099,7 @@ mod tests {
                     fetch_owner: true,
                     continuation_token: Some(String::new()),
                     start_after: None,
+                    version_id_marker: None,
                 },
             }
         );

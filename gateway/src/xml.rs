@@ -114,10 +114,22 @@ pub struct LocationConstraint {
     pub region: String,
 }
 
+/// GetBucketVersioning's answer: no `Status` for a bucket never versioned.
 #[derive(Debug, Serialize)]
 pub struct VersioningConfiguration {
     #[serde(rename = "@xmlns")]
     pub xmlns: &'static str,
+    #[serde(rename = "Status", skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+}
+
+/// PutBucketVersioning's body.
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct VersioningRequest {
+    #[serde(rename = "Status", default)]
+    pub status: Option<String>,
+    #[serde(rename = "MfaDelete", default)]
+    pub mfa_delete: Option<String>,
 }
 
 // ---- ListObjects v1 / v2 / ListObjectVersions ----
@@ -208,8 +220,9 @@ pub struct ListVersionsResult {
     pub encoding_type: Option<&'static str>,
     #[serde(rename = "IsTruncated")]
     pub is_truncated: bool,
-    #[serde(rename = "Version")]
-    pub versions: Vec<ObjectVersion>,
+    /// Versions and delete markers, interleaved in listing order.
+    #[serde(rename = "$value")]
+    pub entries: Vec<VersionElement>,
     #[serde(rename = "CommonPrefixes")]
     pub common_prefixes: Vec<CommonPrefix>,
 }
@@ -233,11 +246,31 @@ pub struct Object {
 }
 
 #[derive(Debug, Serialize)]
+pub enum VersionElement {
+    Version(ObjectVersion),
+    DeleteMarker(DeleteMarkerEntry),
+}
+
+#[derive(Debug, Serialize)]
+pub struct DeleteMarkerEntry {
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "VersionId")]
+    pub version_id: String,
+    #[serde(rename = "IsLatest")]
+    pub is_latest: bool,
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+}
+
+#[derive(Debug, Serialize)]
 pub struct ObjectVersion {
     #[serde(rename = "Key")]
     pub key: String,
     #[serde(rename = "VersionId")]
-    pub version_id: &'static str,
+    pub version_id: String,
     #[serde(rename = "IsLatest")]
     pub is_latest: bool,
     #[serde(rename = "LastModified")]
@@ -292,6 +325,13 @@ pub struct DeletedObject {
     pub key: String,
     #[serde(rename = "VersionId", skip_serializing_if = "Option::is_none")]
     pub version_id: Option<String>,
+    #[serde(rename = "DeleteMarker", skip_serializing_if = "Option::is_none")]
+    pub delete_marker: Option<bool>,
+    #[serde(
+        rename = "DeleteMarkerVersionId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub delete_marker_version_id: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -786,6 +826,8 @@ mod tests {
             deleted: vec![DeletedObject {
                 key: "k1".into(),
                 version_id: None,
+                delete_marker: None,
+                delete_marker_version_id: None,
             }],
             errors: vec![DeleteError {
                 key: "k2".into(),

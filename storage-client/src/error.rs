@@ -17,6 +17,15 @@ pub enum StorageError {
     BucketNotEmpty,
     #[error("access denied")]
     AccessDenied,
+    #[error("the version does not exist")]
+    NoSuchVersion,
+    /// The version named, or (`addressed` false) the key's latest, is a
+    /// delete marker: S3 answers 405 or 404 with `x-amz-delete-marker`.
+    #[error("the version is a delete marker")]
+    DeleteMarker { version_id: String, addressed: bool },
+    /// The back end cannot keep what was asked (it is named in the message).
+    #[error("not implemented: {0}")]
+    NotImplemented(String),
     #[error("the multipart upload does not exist")]
     NoSuchUpload,
     #[error("invalid part: {0}")]
@@ -35,8 +44,6 @@ pub enum StorageError {
     Io(#[from] std::io::Error),
     #[error("internal error: {0}")]
     Internal(String),
-    #[error("not implemented by this back end: {0}")]
-    NotImplemented(String),
 }
 
 /// A copy for each caller that shares one outcome (a coalesced load). An
@@ -52,6 +59,15 @@ impl Clone for StorageError {
             Self::AccessDenied => Self::AccessDenied,
             Self::PreconditionFailed => Self::PreconditionFailed,
             Self::NoSuchUpload => Self::NoSuchUpload,
+            Self::NoSuchVersion => Self::NoSuchVersion,
+            Self::DeleteMarker {
+                version_id,
+                addressed,
+            } => Self::DeleteMarker {
+                version_id: version_id.clone(),
+                addressed: *addressed,
+            },
+            Self::NotImplemented(m) => Self::NotImplemented(m.clone()),
             Self::InvalidPart(m) => Self::InvalidPart(m.clone()),
             Self::InvalidArgument(m) => Self::InvalidArgument(m.clone()),
             Self::TokenRefused(m) => Self::TokenRefused(m.clone()),
@@ -59,7 +75,6 @@ impl Clone for StorageError {
             Self::Unavailable(m) => Self::Unavailable(m.clone()),
             Self::Io(e) => Self::Io(std::io::Error::new(e.kind(), e.to_string())),
             Self::Internal(m) => Self::Internal(m.clone()),
-            Self::NotImplemented(m) => Self::NotImplemented(m.clone()),
         }
     }
 }

@@ -33,6 +33,8 @@ pub mod private_files;
 mod storage;
 mod token;
 mod types;
+mod version_listing;
+mod versions;
 mod writer;
 
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
@@ -48,6 +50,9 @@ pub use multipart::{
 pub use om::MAX_KEY_BYTES;
 pub use storage::Storage;
 pub use types::*;
+pub use versions::{
+    Deleted, NULL_VERSION_ID, VersionEntry, VersionListPage, VersionListQuery, Versioning,
+};
 pub use writer::ObjectWriter;
 
 /// What the live tests of the Ozone wire clients reach past the facade:

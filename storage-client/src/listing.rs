@@ -33,6 +33,79 @@ pub(crate) fn past_all_starting_with(prefix: &str) -> Vec<u8> {
     after
 }
 
+/// What a listing covers: keys with `prefix`, grouped at `delimiter`, at
+/// most `max_keys` entries and common prefixes together.
+pub(crate) struct Scope<'a> {
+    pub prefix: &'a str,
+    pub delimiter: Option<&'a str>,
+    pub max_keys: usize,
+}
+
+/// One page of a walk: what was listed, in order of its kind.
+pub(crate) struct Walk<T> {
+    pub entries: Vec<T>,
+    pub common_prefixes: Vec<String>,
+    pub is_truncated: bool,
+    /// Whether the last thing listed was a common prefix (else the last entry).
+    pub ended_on_prefix: bool,
+}
+
+/// One page of any listing, paging on `scan(position, limit)`: up to
+/// `limit` entries after `position`, in listing order. `key` names an
+/// entry, `after` is the position just past it and `past_group` the one
+/// past every key of a common prefix.
+pub(crate) async fn walk<T, P: Clone, F>(
+    scope: Scope<'_>,
+    start: P,
+    scan: impl Fn(P, usize) -> F,
+    key: impl Fn(&T) -> &str,
+    after: impl Fn(&T) -> P,
+    past_group: impl Fn(&str) -> P,
+) -> Result<Walk<T>>
+where
+    F: Future<Output = Result<Vec<T>>>,
+{
+    let mut position = start;
+    let mut page = Walk {
+        entries: Vec::new(),
+        common_prefixes: Vec::new(),
+        is_truncated: false,
+        ended_on_prefix: false,
+    };
+    let mut returned = 0usize;
+    let mut batch_size = MIN_BATCH;
+    loop {
+        let limit = batch_size.min(scope.max_keys.saturating_sub(returned) + 1);
+        let batch = scan(position.clone(), limit).await?;
+        let exhausted = batch.len() < limit;
+        let mut jumped = false;
+        for entry in batch {
+            if returned == scope.max_keys {
+                page.is_truncated = true;
+                return Ok(page);
+            }
+            returned += 1;
+            if let Some(group) = common_prefix(key(&entry), scope.prefix, scope.delimiter) {
+                position = past_group(group);
+                page.common_prefixes.push(group.to_owned());
+                page.ended_on_prefix = true;
+                jumped = true;
+                break;
+            }
+            position = after(&entry);
+            page.ended_on_prefix = false;
+            page.entries.push(entry);
+        }
+        if jumped {
+            batch_size = MIN_BATCH;
+        } else if exhausted {
+            return Ok(page);
+        } else {
+            batch_size = (batch_size * 2).min(MAX_BATCH);
+        }
+    }
+}
+
 /// One page of `query`; `scan(after, limit)` is the primitive, bound to one
 /// bucket and the query's prefix: up to `limit` keys with the prefix that
 /// sort strictly after `after`.
@@ -48,43 +121,35 @@ where
     // A common prefix sorts at its own position: if it is at or before the
     // marker (as when the marker is a previous page's last common prefix),
     // its whole group has been listed already.
-    let mut after = match common_prefix(start_after, &query.prefix, delimiter) {
+    let start = match common_prefix(start_after, &query.prefix, delimiter) {
         Some(group) => past_all_starting_with(group),
         None => start_after.as_bytes().to_vec(),
     };
-    let mut page = ListPage::default();
-    let mut returned = 0usize;
-    let mut batch_size = MIN_BATCH;
-    loop {
-        let limit = batch_size.min(query.max_keys.saturating_sub(returned) + 1);
-        let batch = scan(after.clone(), limit).await?;
-        let exhausted = batch.len() < limit;
-        let mut jumped = false;
-        for entry in batch {
-            if returned == query.max_keys {
-                page.is_truncated = true;
-                return Ok(page);
-            }
-            returned += 1;
-            if let Some(group) = common_prefix(&entry.key, &query.prefix, delimiter) {
-                after = past_all_starting_with(group);
-                page.next_marker = Some(group.to_owned());
-                page.common_prefixes.push(group.to_owned());
-                jumped = true;
-                break;
-            }
-            after = entry.key.as_bytes().to_vec();
-            page.next_marker = Some(entry.key.clone());
-            page.entries.push(entry);
-        }
-        if jumped {
-            batch_size = MIN_BATCH;
-        } else if exhausted {
-            return Ok(page);
-        } else {
-            batch_size = (batch_size * 2).min(MAX_BATCH);
-        }
-    }
+    let scope = Scope {
+        prefix: &query.prefix,
+        delimiter,
+        max_keys: query.max_keys,
+    };
+    let walked = walk(
+        scope,
+        start,
+        scan,
+        |entry: &ListEntry| entry.key.as_str(),
+        |entry| entry.key.as_bytes().to_vec(),
+        past_all_starting_with,
+    )
+    .await?;
+    let next_marker = if walked.ended_on_prefix {
+        walked.common_prefixes.last().cloned()
+    } else {
+        walked.entries.last().map(|entry| entry.key.clone())
+    };
+    Ok(ListPage {
+        entries: walked.entries,
+        common_prefixes: walked.common_prefixes,
+        is_truncated: walked.is_truncated,
+        next_marker,
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! back end does not do so itself inside the call), puts the cache in
 //! front of the calls that benefit and tells it of every write.
 
+mod versions;
+
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -16,10 +18,10 @@ use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
-    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Identity, KeyInfo,
-    ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, NewUpload, ObjectWriter, OzoneStorageConfig,
-    PartInfo, PartListPage, ReclaimStats, Result, StorageConfig, StorageError, UploadInfo,
-    UploadListPage, UploadListQuery, WriteIntent,
+    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity,
+    KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, NewUpload, ObjectWriter,
+    OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, StorageConfig, StorageError,
+    UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -343,8 +345,9 @@ impl Storage {
         )
     }
 
-    /// Idempotent: deleting a missing key succeeds.
-    pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
+    /// Idempotent: deleting a missing key succeeds. In a versioned bucket
+    /// it adds a delete marker (see [`Deleted`]).
+    pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<Deleted> {
         self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self.om.delete_object(who, object.clone()).await;

@@ -237,6 +237,9 @@ pub struct KeyInfo {
     /// The parts of a multipart object in order (empty for a single PUT);
     /// part N starts where the sizes of the parts before it end.
     pub parts: Vec<PartSummary>,
+    /// The object's version id in a bucket that has been versioned (`null`
+    /// for one written while unversioned or suspended); `None` otherwise.
+    pub version_id: Option<String>,
 }
 
 /// One part of a completed multipart object.

@@ -11,7 +11,9 @@ use bytes::Bytes;
 use conformance::{
     Capabilities, MultipartRules, alice, data, get, multipart::upload_part, put, read_range,
 };
-use storage_client::{BlockId, Credential, Storage, StorageConfig, StorageError, WriteIntent};
+use storage_client::{
+    BlockId, Credential, Storage, StorageConfig, StorageError, Versioning, WriteIntent,
+};
 use tempfile::TempDir;
 
 /// Tiny sizes so that small test objects span many chunks and blocks.
@@ -30,6 +32,7 @@ fn config(dir: &Path) -> StorageConfig {
 const EMBEDDED: Capabilities = Capabilities {
     tags_keep_order: true,
     multipart: MultipartRules::NONE,
+    versioning: true,
 };
 
 async fn open() -> (TempDir, Storage) {
@@ -428,4 +431,53 @@ async fn concurrent_conditional_puts_have_one_winner_per_key() {
             data(100, u64::from(i))
         );
     }
+}
+
+/// A version's blocks stay on disk while the version exists, through a
+/// restart, and are reclaimed only once that version itself is deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_keep_their_blocks_until_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let (old, new) = (data(40_000, 31), data(100, 32));
+    let (old_info, marker) = {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.create_bucket(&a, "b", "").await.unwrap();
+        s.put_bucket_versioning(&a, "b", Versioning::Enabled)
+            .await
+            .unwrap();
+        let old_info = put(&s, &a, "b", "k", &old).await;
+        put(&s, &a, "b", "k", &new).await;
+        let marker = s.delete_object(&a, "b", "k").await.unwrap();
+        // Neither the overwrite nor the marker freed anything.
+        assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 0);
+        (old_info, marker.version_id.unwrap())
+    };
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    assert_eq!(
+        s.bucket_versioning(&a, "b").await.unwrap(),
+        Versioning::Enabled
+    );
+    assert!(matches!(
+        s.lookup(&a, "b", "k").await,
+        Err(StorageError::DeleteMarker { .. })
+    ));
+    let old_id = old_info.version_id.clone().unwrap();
+    let reread = s.lookup_version(&a, "b", "k", Some(&old_id)).await.unwrap();
+    assert_eq!(
+        read_range(&s, &a, &reread, 0..reread.size).await.unwrap(),
+        old
+    );
+    for location in &old_info.locations {
+        assert!(block_file(dir.path(), location.block).exists());
+    }
+    s.delete_version(&a, "b", "k", &marker).await.unwrap();
+    assert_eq!(get(&s, &a, "b", "k").await.unwrap(), new);
+    s.delete_version(&a, "b", "k", &old_id).await.unwrap();
+    let stats = s.reclaim_now().await.unwrap();
+    assert_eq!(stats.deleted_blocks, old_info.locations.len(), "{stats:?}");
+    for location in &old_info.locations {
+        assert!(!block_file(dir.path(), location.block).exists());
+    }
+    assert_eq!(get(&s, &a, "b", "k").await.unwrap(), new);
 }

@@ -81,6 +81,7 @@ const OZONE: Capabilities = Capabilities {
             format!("{}-{}", hex::encode(Md5::digest(text)), parts.len())
         },
     },
+    versioning: false,
 };
 
 conformance::suite!(

@@ -19,13 +19,16 @@ import {
   GetBucketPolicyStatusCommand,
   GetObjectAclCommand,
   GetObjectCommand,
+  GetBucketVersioningCommand,
   GetObjectTaggingCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListBucketsCommand,
   ListMultipartUploadsCommand,
+  ListObjectVersionsCommand,
   ListObjectsV2Command,
   PutBucketPolicyCommand,
+  PutBucketVersioningCommand,
   PutObjectCommand,
   PutPublicAccessBlockCommand,
   PutObjectTaggingCommand,
@@ -48,7 +51,7 @@ const SCENARIOS = [
   "checksum-off",
 ];
 // Scenarios only this client runs (see ../run-matrix).
-const EXTRA_SCENARIOS = ["access"];
+const EXTRA_SCENARIOS = ["access", "versioning"];
 const ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers";
 const PART_SIZE = 5 * 1024 * 1024;
 // Larger than one aws-chunked chunk, so streaming uploads span several chunks and a trailer.
@@ -371,6 +374,96 @@ class Scenarios {
   }
 }
 
+// The entries of a ListObjectVersions page (the SDK splits Version and
+// DeleteMarker elements, so their order across the two is lost).
+function pageVersions(page) {
+  return [
+    ...(page.Versions ?? []).map((v) => ({ ...v, marker: false })),
+    ...(page.DeleteMarkers ?? []).map((m) => ({ ...m, marker: true })),
+  ];
+}
+
+class VersioningScenario {
+  constructor(s3, bucket) {
+    this.s3 = s3;
+    this.bucket = bucket;
+  }
+
+  async run() {
+    const { s3, bucket: Bucket } = this;
+    const enable = new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: "Enabled" } });
+    if (process.env.S3_VERSIONING === "none") {
+      try {
+        await s3.send(enable);
+      } catch (error) {
+        const status = error.$metadata?.httpStatusCode;
+        check(status === 501, `PutBucketVersioning on a back end without versions: HTTP ${status}, expected 501`);
+        return;
+      }
+      throw new Failure("PutBucketVersioning succeeded on a back end that keeps no versions");
+    }
+    await s3.send(enable);
+    const state = await s3.send(new GetBucketVersioningCommand({ Bucket }));
+    check(state.Status === "Enabled", `GetBucketVersioning Status ${state.Status}`);
+    const Key = "versioned.txt";
+    const v1 = (await s3.send(new PutObjectCommand({ Bucket, Key, Body: "one" }))).VersionId;
+    const v2 = (await s3.send(new PutObjectCommand({ Bucket, Key, Body: "two" }))).VersionId;
+    check(v1 && v2 && v1 !== v2 && v1 !== "null", `PutObject version ids ${v1}, ${v2}`);
+    const old = await s3.send(new GetObjectCommand({ Bucket, Key, VersionId: v1 }));
+    check(Buffer.from(await bodyBytes(old)).toString() === "one", "GetObject of the first version");
+    check((await s3.send(new HeadObjectCommand({ Bucket, Key }))).VersionId === v2, "HEAD names the latest version");
+
+    const deleted = await s3.send(new DeleteObjectCommand({ Bucket, Key }));
+    check(deleted.DeleteMarker === true && deleted.VersionId, `DeleteObject ${JSON.stringify(deleted)}`);
+    const marker = deleted.VersionId;
+    await expectNotFound(s3.send(new GetObjectCommand({ Bucket, Key })), "GetObject behind a delete marker");
+
+    const expected = [
+      [marker, true, true],
+      [v2, false, false],
+      [v1, false, false],
+    ];
+    const whole = pageVersions(await s3.send(new ListObjectVersionsCommand({ Bucket })));
+    const seen = whole.map((v) => [v.VersionId, v.IsLatest, v.marker]).sort();
+    check(isDeepStrictEqual(seen, [...expected].sort()), `ListObjectVersions ${JSON.stringify(seen)}`);
+    // One entry per page shows the order: newest first.
+    const paged = [];
+    let markers = {};
+    for (;;) {
+      const page = await s3.send(new ListObjectVersionsCommand({ Bucket, MaxKeys: 1, ...markers }));
+      paged.push(...pageVersions(page).map((v) => v.VersionId));
+      if (!page.IsTruncated) break;
+      check(paged.length < 10, "ListObjectVersions pages do not end");
+      markers = { KeyMarker: page.NextKeyMarker, VersionIdMarker: page.NextVersionIdMarker };
+    }
+    check(isDeepStrictEqual(paged, expected.map((e) => e[0])), `ListObjectVersions pages ${JSON.stringify(paged)}`);
+
+    await s3.send(new DeleteObjectCommand({ Bucket, Key, VersionId: marker }));
+    const back = await s3.send(new GetObjectCommand({ Bucket, Key }));
+    check(Buffer.from(await bodyBytes(back)).toString() === "two", "GetObject after the marker is deleted");
+    const copied = await s3.send(
+      new CopyObjectCommand({ Bucket, Key: "copy.txt", CopySource: `${Bucket}/${Key}?versionId=${v1}` }),
+    );
+    check(copied.CopySourceVersionId === v1, `CopyObject CopySourceVersionId ${copied.CopySourceVersionId}`);
+    const copy = await s3.send(new GetObjectCommand({ Bucket, Key: "copy.txt" }));
+    check(Buffer.from(await bodyBytes(copy)).toString() === "one", "GetObject of the copy of the first version");
+  }
+
+  // Best-effort cleanup: every version and delete marker, then the bucket.
+  async remove() {
+    const { s3, bucket: Bucket } = this;
+    try {
+      const page = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+      for (const { Key, VersionId } of [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])]) {
+        await s3.send(new DeleteObjectCommand({ Bucket, Key, VersionId }));
+      }
+    } catch (error) {
+      console.error(`js-v3: cleanup of versions in ${Bucket} failed: ${describeError(error)}`);
+    }
+    await removeBucket(s3, Bucket);
+  }
+}
+
 // Best-effort cleanup: every object and pending upload, then the bucket.
 async function removeBucket(s3, Bucket) {
   const warn = (what) => (error) => console.error(`js-v3: cleanup ${what} failed: ${describeError(error)}`);
@@ -431,6 +524,15 @@ async function main() {
     "checksum-default": () => scenarios.checksumDefaultScenario(),
     "checksum-off": () => scenarios.checksumOffScenario(),
     access: () => scenarios.accessScenario(),
+    versioning: async () => {
+      const versioned = new VersioningScenario(s3, `${scenarios.prefix}-v`);
+      await scenarios.createBucket(versioned.bucket);
+      try {
+        await versioned.run();
+      } finally {
+        await versioned.remove();
+      }
+    },
   };
   let setupError;
   if (wanted.some((name) => name !== "bucket")) {

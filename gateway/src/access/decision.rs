@@ -215,13 +215,13 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::DeleteObject { bucket, key, .. } => {
             on_object("DeleteObject", Bucket(Write), bucket, key)
         }
-        E::GetObjectTagging { bucket, key } => {
+        E::GetObjectTagging { bucket, key, .. } => {
             on_object("GetObjectTagging", PolicyOnly, bucket, key)
         }
-        E::PutObjectTagging { bucket, key } => {
+        E::PutObjectTagging { bucket, key, .. } => {
             on_object("PutObjectTagging", PolicyOnly, bucket, key)
         }
-        E::DeleteObjectTagging { bucket, key } => {
+        E::DeleteObjectTagging { bucket, key, .. } => {
             on_object("DeleteObjectTagging", PolicyOnly, bucket, key)
         }
         E::GetBucketLocation { bucket } => on_bucket("GetBucketLocation", PolicyOnly, bucket),

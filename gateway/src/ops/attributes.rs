@@ -196,6 +196,7 @@ mod tests {
                     checksum: None,
                 })
                 .collect(),
+            version_id: None,
         }
     }
 

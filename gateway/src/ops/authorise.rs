@@ -36,7 +36,7 @@ pub(super) async fn authorise(
     };
     let acting = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
-        let (bucket, key) = parse_copy_source(&parts.headers)?;
+        let (bucket, key, _version) = parse_copy_source(&parts.headers)?;
         let read = Need {
             action: "GetObject",
             resource: Resource::Object(&bucket, &key),

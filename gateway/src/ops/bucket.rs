@@ -1,6 +1,6 @@
 //! Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket,
 //! GetBucketLocation, and the probes clients send before using a bucket
-//! (GetBucketVersioning, GetObjectLockConfiguration).
+//! (GetObjectLockConfiguration).
 
 use std::net::Ipv4Addr;
 
@@ -156,20 +156,6 @@ pub async fn get_bucket_location(
         region: info.region,
     };
     xml_response("LocationConstraint", &document)
-}
-
-/// Buckets are never versioned: an empty configuration, as AWS answers for
-/// a bucket whose versioning was never enabled.
-pub async fn get_bucket_versioning(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-) -> Result<Response, S3Error> {
-    bucket_info(state, who, bucket).await?;
-    let document = xml::VersioningConfiguration {
-        xmlns: S3_NAMESPACE,
-    };
-    xml_response("VersioningConfiguration", &document)
 }
 
 pub async fn get_object_lock_configuration(

@@ -9,11 +9,12 @@
 //! S3 clients already expect to happen server-side.
 
 use axum::response::Response;
-use http::HeaderMap;
 use http::request::Parts;
+use http::{HeaderMap, HeaderValue};
 use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
 
 use super::copy_source::CopySource;
+use super::headers::version_headers;
 use super::headers::{object_meta_from_request, quoted_etag};
 use super::integrity::requested_algorithm;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
@@ -114,7 +115,18 @@ pub async fn copy_object(
         last_modified: iso8601(committed.last_modified),
         checksum: checksum.as_ref().and_then(ChecksumValues::from_stored),
     };
-    xml_response("CopyObjectResult", &document)
+    let mut response = xml_response("CopyObjectResult", &document)?;
+    let out = response.headers_mut();
+    version_headers(out, committed.version_id.as_deref(), false);
+    if let Some(value) = source
+        .info
+        .version_id
+        .as_deref()
+        .and_then(|id| HeaderValue::from_str(id).ok())
+    {
+        out.insert("x-amz-copy-source-version-id", value);
+    }
+    Ok(response)
 }
 
 /// CopyObject copies at most what one PUT may store; bigger sources are

@@ -10,7 +10,6 @@ use http::{HeaderMap, HeaderName, header};
 use percent_encoding::percent_decode_str;
 use storage_client::{Identity, KeyInfo, ObjectWriter};
 
-use super::check_version_id;
 use super::conditional::{Conditions, Outcome};
 use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
@@ -53,10 +52,10 @@ impl CopySource {
         parts: &Parts,
         who: &Identity,
     ) -> S3Result<Self> {
-        let (bucket, key) = parse_copy_source(&parts.headers)?;
+        let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
         let info = state
             .storage
-            .lookup(who, &bucket, &key)
+            .lookup_version(who, &bucket, &key, version_id.as_deref())
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
@@ -100,8 +99,8 @@ impl CopySource {
 }
 
 /// `bucket/key` or `/bucket/key`, URL-encoded, optionally followed by
-/// `?versionId=<id>`; only the `null` version exists here.
-pub(super) fn parse_copy_source(headers: &HeaderMap) -> S3Result<(String, String)> {
+/// `?versionId=<id>` (the latest version without it).
+pub(super) fn parse_copy_source(headers: &HeaderMap) -> S3Result<(String, String, Option<String>)> {
     let raw = headers
         .get(COPY_SOURCE)
         .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
@@ -114,14 +113,22 @@ pub(super) fn parse_copy_source(headers: &HeaderMap) -> S3Result<(String, String
     if !query.is_empty() && version_id.is_none() {
         return Err(invalid_copy_source());
     }
-    check_version_id(version_id)?;
+    let version_id = match version_id {
+        Some(id) => Some(
+            percent_decode_str(id)
+                .decode_utf8()
+                .map_err(|_| invalid_copy_source())?
+                .into_owned(),
+        ),
+        None => None,
+    };
     let decoded = percent_decode_str(path)
         .decode_utf8()
         .map_err(|_| invalid_copy_source())?;
     let decoded = decoded.strip_prefix('/').unwrap_or(&decoded);
     match decoded.split_once('/') {
         Some((bucket, key)) if !bucket.is_empty() && !key.is_empty() => {
-            Ok((bucket.to_owned(), key.to_owned()))
+            Ok((bucket.to_owned(), key.to_owned(), version_id))
         }
         _ => Err(invalid_copy_source()),
     }
@@ -193,7 +200,7 @@ mod tests {
     use crate::ops::test_headers as headers;
 
     fn source(value: &str) -> S3Result<(String, String)> {
-        parse_copy_source(&headers(&[(COPY_SOURCE, value)]))
+        parse_copy_source(&headers(&[(COPY_SOURCE, value)])).map(|(b, k, _)| (b, k))
     }
 
     fn info() -> KeyInfo {
@@ -210,6 +217,7 @@ mod tests {
             checksum: None,
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 
@@ -233,13 +241,15 @@ mod tests {
     }
 
     #[test]
-    fn only_the_null_version_can_be_copied() {
-        assert_eq!(
-            source("/src/k?versionId=null").unwrap(),
-            ("src".to_owned(), "k".to_owned())
-        );
-        let err = source("/src/k?versionId=3HL4kqtJlcp").unwrap_err();
-        assert_eq!(err.code, "InvalidArgument");
+    fn a_version_of_the_source_can_be_named() {
+        let versioned = parse_copy_source(&headers(&[(
+            COPY_SOURCE,
+            "/src/k?versionId=0000000000000007",
+        )]))
+        .unwrap();
+        assert_eq!(versioned.2.as_deref(), Some("0000000000000007"));
+        let latest = parse_copy_source(&headers(&[(COPY_SOURCE, "/src/k")])).unwrap();
+        assert_eq!(latest.2, None);
     }
 
     #[test]

@@ -5,11 +5,12 @@ use axum::response::Response;
 use futures::StreamExt;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{Identity, MAX_KEY_BYTES};
+use storage_client::{Deleted, Identity, MAX_KEY_BYTES, StorageError};
 
 use super::body::read_to_end;
+use super::headers::version_headers;
 use super::integrity::IntegrityPlan;
-use super::{check_version_id, empty_response, xml_response};
+use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::S3Error;
 use crate::state::AppState;
@@ -31,13 +32,36 @@ pub async fn delete_object(
     key: &str,
     version_id: Option<&str>,
 ) -> Result<Response, S3Error> {
-    check_version_id(version_id)?;
-    state
-        .storage
-        .delete_object(who, bucket, key)
+    let deleted = delete(state, who, bucket, key, version_id)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    let mut response = empty_response(StatusCode::NO_CONTENT);
+    version_headers(
+        response.headers_mut(),
+        deleted.version_id.as_deref(),
+        deleted.delete_marker,
+    );
+    Ok(response)
+}
+
+/// Deletes the version named, or (without one) the object, which in a
+/// versioned bucket adds a delete marker.
+async fn delete(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    key: &str,
+    version_id: Option<&str>,
+) -> Result<Deleted, StorageError> {
+    match version_id {
+        Some(version_id) => {
+            state
+                .storage
+                .delete_version(who, bucket, key, version_id)
+                .await
+        }
+        None => state.storage.delete_object(who, bucket, key).await,
+    }
 }
 
 pub async fn delete_objects(
@@ -68,7 +92,7 @@ pub async fn delete_objects(
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
 
-    let outcomes: Vec<(xml::ObjectIdentifier, Result<(), S3Error>)> =
+    let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
         futures::stream::iter(request.objects)
             .map(|object| async move {
                 let outcome = delete_one(state, who, bucket, &object).await;
@@ -84,11 +108,8 @@ pub async fn delete_objects(
     };
     for (object, outcome) in outcomes {
         match outcome {
-            Ok(()) if request.quiet => {}
-            Ok(()) => result.deleted.push(xml::DeletedObject {
-                key: object.key,
-                version_id: object.version_id,
-            }),
+            Ok(_) if request.quiet => {}
+            Ok(deleted) => result.deleted.push(deleted_entry(object, deleted)),
             Err(err) => result.errors.push(xml::DeleteError {
                 key: object.key,
                 version_id: object.version_id,
@@ -105,7 +126,7 @@ async fn delete_one(
     who: &Identity,
     bucket: &str,
     object: &xml::ObjectIdentifier,
-) -> Result<(), S3Error> {
+) -> Result<Deleted, S3Error> {
     if object.key.is_empty() {
         return Err(S3Error::new(
             "UserKeyMustBeSpecified",
@@ -116,10 +137,25 @@ async fn delete_one(
     if object.key.len() > MAX_KEY_BYTES {
         return Err(S3Error::key_too_long());
     }
-    check_version_id(object.version_id.as_deref())?;
-    state
-        .storage
-        .delete_object(who, bucket, &object.key)
-        .await?;
-    Ok(())
+    Ok(delete(
+        state,
+        who,
+        bucket,
+        &object.key,
+        object.version_id.as_deref(),
+    )
+    .await?)
+}
+
+/// A `<Deleted>` entry as S3 writes it: the version asked for, and when a
+/// delete marker was made or removed, `DeleteMarker` (with the marker's id
+/// if it was made).
+fn deleted_entry(object: xml::ObjectIdentifier, deleted: Deleted) -> xml::DeletedObject {
+    let made_marker = deleted.delete_marker && object.version_id.is_none();
+    xml::DeletedObject {
+        key: object.key,
+        delete_marker: deleted.delete_marker.then_some(true),
+        delete_marker_version_id: deleted.version_id.filter(|_| made_marker),
+        version_id: object.version_id,
+    }
 }

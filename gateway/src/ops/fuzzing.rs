@@ -15,7 +15,7 @@ use crate::error::S3Result;
 
 /// The bucket and key `x-amz-copy-source` names.
 pub fn copy_source(headers: &HeaderMap) -> S3Result<(String, String)> {
-    super::copy_source::parse_copy_source(headers)
+    super::copy_source::parse_copy_source(headers).map(|(bucket, key, _)| (bucket, key))
 }
 
 /// The bytes `x-amz-copy-source-range` selects in a `size`-byte source.

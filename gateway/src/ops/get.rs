@@ -8,8 +8,8 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use storage_client::{Identity, KeyInfo};
 
-use super::check_version_id;
 use super::conditional::{Conditions, Outcome, if_range_holds};
+use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
 use crate::error::S3Error;
@@ -21,6 +21,8 @@ pub struct Target<'a> {
     bucket: &'a str,
     key: &'a str,
     part_number: Option<u16>,
+    /// The latest version when `None`.
+    version_id: Option<&'a str>,
 }
 
 impl<'a> Target<'a> {
@@ -28,14 +30,14 @@ impl<'a> Target<'a> {
         bucket: &'a str,
         key: &'a str,
         part_number: Option<u16>,
-        version_id: Option<&str>,
-    ) -> Result<Self, S3Error> {
-        check_version_id(version_id)?;
-        Ok(Self {
+        version_id: Option<&'a str>,
+    ) -> Self {
+        Self {
             bucket,
             key,
             part_number,
-        })
+            version_id,
+        }
     }
 }
 
@@ -65,7 +67,7 @@ pub async fn get_object(
 
     let info = state
         .storage
-        .lookup(who, target.bucket, target.key)
+        .lookup_version(who, target.bucket, target.key, target.version_id)
         .await
         .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
 
@@ -95,6 +97,7 @@ pub async fn get_object(
     *response.status_mut() = status;
     let out = response.headers_mut();
     object_headers(out, &info);
+    version_headers(out, info.version_id.as_deref(), false);
     out.insert(
         header::CONTENT_LENGTH,
         HeaderValue::from(range.end - range.start),
@@ -269,6 +272,7 @@ mod tests {
             }),
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 
@@ -379,16 +383,5 @@ mod tests {
         assert!(range_applies(&request, &info()));
         request.insert(header::IF_RANGE, HeaderValue::from_static("\"changed\""));
         assert!(!range_applies(&request, &info()));
-    }
-
-    #[test]
-    fn only_the_null_version_can_be_read() {
-        assert!(Target::new("b", "k", None, Some("null")).is_ok());
-        assert_eq!(
-            Target::new("b", "k", None, Some("v2"))
-                .err()
-                .map(|e| e.code),
-            Some("InvalidArgument")
-        );
     }
 }

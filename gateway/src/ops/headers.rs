@@ -10,7 +10,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, header};
 use storage_client::{ChecksumType, KeyInfo, ObjectMeta};
 
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
-use crate::error::S3Error;
+use crate::error::{DELETE_MARKER, S3Error, VERSION_ID};
 
 pub const USER_META_PREFIX: &str = "x-amz-meta-";
 
@@ -183,6 +183,17 @@ pub const RESPONSE_OVERRIDES: [(&str, HeaderName); 6] = [
     ("response-content-encoding", header::CONTENT_ENCODING),
 ];
 
+/// Sets `x-amz-version-id` (when the bucket has versions) and, for a
+/// delete marker, `x-amz-delete-marker: true`.
+pub fn version_headers(out: &mut HeaderMap, version_id: Option<&str>, delete_marker: bool) {
+    if let Some(value) = version_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        out.insert(VERSION_ID.clone(), value);
+    }
+    if delete_marker {
+        out.insert(DELETE_MARKER.clone(), HeaderValue::from_static("true"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -254,6 +265,7 @@ mod tests {
             checksum: None,
             locations: vec![],
             parts: vec![],
+            version_id: None,
         }
     }
 

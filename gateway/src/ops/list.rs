@@ -93,51 +93,6 @@ pub async fn list_objects_v1(
     xml_response("ListBucketResult", &document)
 }
 
-/// Buckets are unversioned: every object is its own only version, `null`.
-pub async fn list_object_versions(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-    params: ListParams,
-) -> Result<Response, S3Error> {
-    let page = scan(state, who, bucket, &params, params.start_after.clone()).await?;
-    let encode = Encoder(params.url_encoding);
-    let next_key_marker = page
-        .next_marker
-        .as_deref()
-        .filter(|_| page.is_truncated)
-        .map(|m| encode.apply(m));
-    let document = xml::ListVersionsResult {
-        xmlns: S3_NAMESPACE,
-        name: bucket.to_owned(),
-        prefix: encode.apply(&params.prefix),
-        key_marker: encode.apply(params.start_after.as_deref().unwrap_or("")),
-        version_id_marker: String::new(),
-        next_version_id_marker: next_key_marker.as_ref().map(|_| "null".to_owned()),
-        next_key_marker,
-        max_keys: params.max_keys,
-        delimiter: params.delimiter.as_deref().map(|d| encode.apply(d)),
-        encoding_type: encode.element(),
-        is_truncated: page.is_truncated,
-        versions: page
-            .entries
-            .iter()
-            .map(|entry| xml::ObjectVersion {
-                key: encode.apply(&entry.key),
-                version_id: "null",
-                is_latest: true,
-                last_modified: xml::iso8601(entry.last_modified),
-                etag: quoted_etag(&entry.etag),
-                size: entry.size,
-                owner: xml::Owner::from_access_key(&entry.owner),
-                storage_class: STORAGE_CLASS,
-            })
-            .collect(),
-        common_prefixes: common_prefixes(&page, encode),
-    };
-    xml_response("ListVersionsResult", &document)
-}
-
 async fn scan(
     state: &AppState,
     who: &Identity,

@@ -28,6 +28,7 @@ mod policy;
 mod put;
 mod range;
 mod tagging;
+mod versioning;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -83,7 +84,10 @@ async fn run(
         E::DeleteBucket { bucket } => bucket::delete_bucket(state, who, &bucket).await,
         E::GetBucketLocation { bucket } => bucket::get_bucket_location(state, who, &bucket).await,
         E::GetBucketVersioning { bucket } => {
-            bucket::get_bucket_versioning(state, who, &bucket).await
+            versioning::get_bucket_versioning(state, who, &bucket).await
+        }
+        E::PutBucketVersioning { bucket } => {
+            versioning::put_bucket_versioning(state, who, parts, &bucket, payload).await
         }
         E::GetObjectLockConfiguration { bucket } => {
             bucket::get_object_lock_configuration(state, who, &bucket).await
@@ -94,7 +98,7 @@ async fn run(
             list::list_objects_v2(state, who, &bucket, query).await
         }
         E::ListObjectVersions { bucket, query } => {
-            list::list_object_versions(state, who, &bucket, query).await
+            versioning::list_object_versions(state, who, &bucket, query).await
         }
 
         E::PutObject { bucket, key } => {
@@ -106,7 +110,7 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref())?;
+            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref());
             get::get_object(state, who, parts, target, get::Mode::Body).await
         }
         E::HeadObject {
@@ -115,7 +119,7 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref())?;
+            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref());
             get::get_object(state, who, parts, target, get::Mode::HeadersOnly).await
         }
         E::DeleteObject {
@@ -131,14 +135,29 @@ async fn run(
             attributes::get_object_attributes(state, who, parts, &bucket, &key).await
         }
 
-        E::PutObjectTagging { bucket, key } => {
-            tagging::put_object_tagging(state, who, parts, &bucket, &key, payload).await
+        E::PutObjectTagging {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
+            tagging::put_object_tagging(state, who, parts, object, payload).await
         }
-        E::GetObjectTagging { bucket, key } => {
-            tagging::get_object_tagging(state, who, &bucket, &key).await
+        E::GetObjectTagging {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
+            tagging::get_object_tagging(state, who, object).await
         }
-        E::DeleteObjectTagging { bucket, key } => {
-            tagging::delete_object_tagging(state, who, &bucket, &key).await
+        E::DeleteObjectTagging {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
+            tagging::delete_object_tagging(state, who, object).await
         }
 
         E::CreateMultipartUpload { bucket, key } => {
@@ -227,14 +246,6 @@ async fn run(
     }
 }
 
-/// We keep no versions: the only version id that exists is `null`.
-fn check_version_id(version_id: Option<&str>) -> Result<(), S3Error> {
-    match version_id {
-        None | Some("null") => Ok(()),
-        Some(_) => Err(S3Error::invalid_version_id()),
-    }
-}
-
 /// A 200 response carrying an S3 XML document.
 fn xml_response<T: Serialize>(root: &str, document: &T) -> Result<Response, S3Error> {
     let body = xml::to_xml(root, document)?;
@@ -264,21 +275,4 @@ pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> http::HeaderMap {
         );
     }
     map
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_null_version_exists() {
-        assert!(check_version_id(None).is_ok());
-        assert!(check_version_id(Some("null")).is_ok());
-        assert_eq!(
-            check_version_id(Some("3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY"))
-                .unwrap_err()
-                .code,
-            "InvalidArgument"
-        );
-    }
 }

@@ -8,6 +8,7 @@ use http::{HeaderMap, StatusCode};
 use storage_client::Identity;
 
 use super::body::read_to_end;
+use super::headers::version_headers;
 use super::integrity::IntegrityPlan;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
@@ -26,12 +27,46 @@ const MAX_TAGGING_BODY: usize = 64 * 1024;
 
 pub type Tags = Vec<(String, String)>;
 
+/// The object version a tagging request names (the latest without one).
+pub struct Version<'a> {
+    bucket: &'a str,
+    key: &'a str,
+    version_id: Option<&'a str>,
+}
+
+impl<'a> Version<'a> {
+    pub fn new(bucket: &'a str, key: &'a str, version_id: Option<&'a str>) -> Self {
+        Self {
+            bucket,
+            key,
+            version_id,
+        }
+    }
+
+    fn naming(&self, err: storage_client::StorageError) -> S3Error {
+        S3Error::from(err).naming(self.bucket, Some(self.key))
+    }
+
+    async fn put_tags(&self, state: &AppState, who: &Identity, tags: Tags) -> S3Result<()> {
+        state
+            .storage
+            .put_version_tags(who, self.bucket, self.key, self.version_id, tags)
+            .await
+            .map_err(|err| self.naming(err))
+    }
+
+    /// The response with the version's id, as S3 answers a tagging request.
+    fn answer(&self, mut response: Response, version_id: Option<&str>) -> Response {
+        version_headers(response.headers_mut(), version_id, false);
+        response
+    }
+}
+
 pub async fn put_object_tagging(
     state: &AppState,
     who: &Identity,
     parts: &Parts,
-    bucket: &str,
-    key: &str,
+    object: Version<'_>,
     payload: &mut Payload,
 ) -> S3Result<Response> {
     let plan = IntegrityPlan::from_headers(&parts.headers)?;
@@ -39,30 +74,28 @@ pub async fn put_object_tagging(
     plan.verify_body(&body, payload.trailers())?;
 
     let tags = tags_from_xml(&body)?;
-    state
-        .storage
-        .put_tags(who, bucket, key, tags)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
-    Ok(empty_response(StatusCode::OK))
+    object.put_tags(state, who, tags).await?;
+    Ok(object.answer(empty_response(StatusCode::OK), object.version_id))
 }
 
 pub async fn get_object_tagging(
     state: &AppState,
     who: &Identity,
-    bucket: &str,
-    key: &str,
+    object: Version<'_>,
 ) -> S3Result<Response> {
     let info = state
         .storage
-        .lookup(who, bucket, key)
+        .lookup_version(who, object.bucket, object.key, object.version_id)
         .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+        .map_err(|err| object.naming(err))?;
     let document = Tagging {
         xmlns: S3_NAMESPACE,
         tag_set: sorted_tag_set(info.tags),
     };
-    xml_response("Tagging", &document)
+    Ok(object.answer(
+        xml_response("Tagging", &document)?,
+        info.version_id.as_deref(),
+    ))
 }
 
 /// Tags in key order, whatever order they were sent or stored in: s3-tests
@@ -81,15 +114,10 @@ fn sorted_tag_set(mut tags: Tags) -> TagSet {
 pub async fn delete_object_tagging(
     state: &AppState,
     who: &Identity,
-    bucket: &str,
-    key: &str,
+    object: Version<'_>,
 ) -> S3Result<Response> {
-    state
-        .storage
-        .delete_tags(who, bucket, key)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    object.put_tags(state, who, Vec::new()).await?;
+    Ok(object.answer(empty_response(StatusCode::NO_CONTENT), object.version_id))
 }
 
 /// `x-amz-tagging: k1=v1&k2=v2` (URL query encoding), validated; empty

@@ -68,6 +68,7 @@ fn object(etag: &str) -> KeyInfo {
         checksum: None,
         locations: Vec::new(),
         parts: Vec::new(),
+        version_id: None,
     }
 }
 

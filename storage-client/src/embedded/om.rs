@@ -19,25 +19,28 @@ mod batch;
 mod bucket_documents;
 mod multipart;
 mod reopening_db;
+mod versions;
 
 use batch::{Batcher, Op};
 use reopening_db::ReopeningDb;
 
 use super::schema::{
-    BUCKET_DOCUMENTS, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS, DELETED_BLOCKS, KEYS,
-    KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS,
-    SecretKeyRecord, StoredBlock, UPLOADS, bucket_end, decode, encode, object_key,
+    BUCKET_DOCUMENTS, BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS,
+    CURRENT_VERSIONS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS,
+    OpenKeyRecord, PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock, UPLOADS, VERSIONS, bucket_end,
+    decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
 use crate::om::{
     BucketDocumentStore, BucketStore, CredentialStore, NewBucket, ObjectRef, ObjectStore, OpenKey,
-    PartRef, ScanRange, UploadRef, UploadStore, recorded_parts_are, validate_key,
+    PartRef, ScanRange, UploadRef, UploadStore, VersionStore, recorded_parts_are, validate_key,
 };
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Identity,
-    KeyInfo, ListEntry, NewObject, Result, StorageError, WriteCondition, WriteIntent,
+    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted,
+    Identity, KeyInfo, ListEntry, NewObject, Result, StorageError, VersionEntry, Versioning,
+    WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -319,6 +322,7 @@ impl Inner {
         bucket: &str,
         key: &str,
         record: KeyRecord,
+        version_id: Option<String>,
     ) -> KeyInfo {
         let locations = record
             .blocks
@@ -346,6 +350,7 @@ impl Inner {
             checksum: record.checksum,
             locations,
             parts: record.parts,
+            version_id,
         }
     }
 
@@ -477,8 +482,12 @@ impl Inner {
             {
                 return Err(StorageError::BucketNotEmpty);
             }
+            if versions::holds_versions(&txn, name)? {
+                return Err(StorageError::BucketNotEmpty);
+            }
             buckets.remove(name).db()?;
         }
+        versions::drop_bucket(&txn, name)?;
         // As in S3, uploads in progress do not keep a bucket alive.
         multipart::drop_bucket_uploads(&txn, name)?;
         bucket_documents::drop_bucket_documents(&txn, name)?;
@@ -491,15 +500,26 @@ impl Inner {
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let keys = txn.open_table(KEYS).db()?;
-        let record: KeyRecord = match keys
-            .get(object_key(bucket, key.as_bytes()).as_slice())
-            .db()?
-        {
-            Some(bytes) => decode(bytes.value())?,
-            None => return Err(StorageError::NoSuchKey),
-        };
-        Ok(self.key_info(&signer, who, bucket, key, record))
+        let (record, version_id) = Self::latest(&txn, object)?;
+        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
+    }
+
+    /// Version `version_id` of the object, as `lookup` answers the latest.
+    fn lookup_version(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        version_id: &str,
+    ) -> Result<KeyInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
+        validate_key(key)?;
+        let signer = self.signing_key()?;
+        let txn = self.db.begin_read()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        let record = Self::version(&txn, object, version_id)?;
+        let version_id = (versions::read_state(&txn, bucket)? != Versioning::Unversioned)
+            .then(|| version_id.to_owned());
+        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
     }
 
     /// Allocates the open key and its first block. Not durable on its own
@@ -615,18 +635,20 @@ impl Inner {
         // From here on the upload is consumed whatever the outcome.
         txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
         let outcome = match existing {
-            Ok(existing) => Ok(Self::replace(txn, who, open, existing, stored, obj)?),
+            Ok(existing) => Self::replace(txn, who, open, existing, stored, obj)?,
             Err(e) => Err(e),
         };
         let used: Vec<BlockId> = match &outcome {
-            Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
+            Ok((record, _)) => record.blocks.iter().map(|b| b.block).collect(),
             Err(_) => Vec::new(),
         };
         queue_for_reclaim(
             txn,
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
-        Ok(outcome.map(|record| self.key_info(signer, who, &upload.bucket, &upload.key, record)))
+        Ok(outcome.map(|(record, version_id)| {
+            self.key_info(signer, who, &upload.bucket, &upload.key, record, version_id)
+        }))
     }
 
     /// Read only: checks the bucket and the write condition, and returns the
@@ -659,7 +681,9 @@ impl Inner {
         Ok(existing)
     }
 
-    /// Writes the key's new record and queues the replaced object's blocks.
+    /// Writes the key's new record, replacing the old one as the bucket's
+    /// versioning says (see [`versions::install`]); a refusal there (a key
+    /// a versioned bucket cannot hold) is the inner error.
     fn replace(
         txn: &WriteTransaction,
         who: &Identity,
@@ -667,7 +691,7 @@ impl Inner {
         existing: Option<KeyRecord>,
         blocks: Vec<StoredBlock>,
         obj: NewObject,
-    ) -> Result<KeyRecord> {
+    ) -> Result<Result<(KeyRecord, Option<String>)>> {
         let record = KeyRecord {
             size: blocks.iter().map(|b| b.length).sum(),
             etag: obj.etag,
@@ -679,15 +703,12 @@ impl Inner {
             blocks,
             parts: Vec::new(),
         };
-        let row = object_key(&open.object.bucket, open.object.key.as_bytes());
-        txn.open_table(KEYS)
-            .db()?
-            .insert(row.as_slice(), encode(&record)?.as_slice())
-            .db()?;
-        if let Some(old) = existing {
-            queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
+        let (bucket, key) = (&open.object.bucket, &open.object.key);
+        match versions::install(txn, bucket, key, existing.as_ref(), &record) {
+            Ok(version_id) => Ok(Ok((record, version_id))),
+            Err(e @ StorageError::InvalidArgument(_)) => Ok(Err(e)),
+            Err(e) => Err(e),
         }
-        Ok(record)
     }
 
     /// Not durable on its own: a lost abort leaves an open key, which the
@@ -702,11 +723,12 @@ impl Inner {
         Ok(Ok(()))
     }
 
+    /// In a versioned bucket, adds a delete marker instead.
     fn delete_object(
         txn: &WriteTransaction,
         who: &Identity,
         object: &ObjectRef,
-    ) -> Result<Result<()>> {
+    ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let row = object_key(bucket, key.as_bytes());
         let checked = validate_key(key)
@@ -719,15 +741,19 @@ impl Inner {
                     .map(|v| decode::<KeyRecord>(v.value()))
                     .transpose()
             });
+        let state = versions::write_state(txn, bucket)?;
+        if checked.is_ok() && state != Versioning::Unversioned {
+            return Ok(versions::add_delete_marker(txn, who, object, state));
+        }
         let old = match checked {
             Ok(Some(old)) => old,
             // Deleting a missing key succeeds, as in S3.
-            Ok(None) => return Ok(Ok(())),
+            Ok(None) => return Ok(Ok(Deleted::default())),
             Err(e) => return Ok(Err(e)),
         };
         txn.open_table(KEYS).db()?.remove(row.as_slice()).db()?;
         queue_for_reclaim(txn, old.blocks.iter().map(|b| b.block))?;
-        Ok(Ok(()))
+        Ok(Ok(Deleted::default()))
     }
 
     /// Rewrites only the tags of the key's record.
@@ -868,6 +894,10 @@ impl EmbeddedOm {
         txn.open_table(UPLOADS).db()?;
         txn.open_table(PARTS).db()?;
         txn.open_table(BUCKET_DOCUMENTS).db()?;
+        // Added with versioning: a database written before opens with them empty.
+        txn.open_table(BUCKET_VERSIONING).db()?;
+        txn.open_table(VERSIONS).db()?;
+        txn.open_table(CURRENT_VERSIONS).db()?;
         let mut loaded = Vec::new();
         for row in txn.open_table(SECRET_KEYS).db()?.iter().db()? {
             let (id, value) = row.db()?;
@@ -1112,7 +1142,7 @@ impl ObjectStore for EmbeddedOm {
         .await
     }
 
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()> {
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted> {
         let who = who.clone();
         self.batched(
             true,
@@ -1146,6 +1176,68 @@ impl ObjectStore for EmbeddedOm {
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
         let who = who.clone();
         self.run(move |om| om.scan_objects(&who, &scan)).await
+    }
+}
+
+#[async_trait]
+impl VersionStore for EmbeddedOm {
+    async fn versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning> {
+        let (who, bucket) = (who.clone(), bucket.to_owned());
+        self.run(move |om| om.versioning(&who, &bucket)).await
+    }
+
+    async fn set_versioning(&self, who: &Identity, bucket: &str, state: Versioning) -> Result<()> {
+        let (who, bucket) = (who.clone(), bucket.to_owned());
+        self.run(move |om| om.set_versioning(&who, &bucket, state))
+            .await
+    }
+
+    async fn lookup_version(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        version_id: &str,
+    ) -> Result<KeyInfo> {
+        let (who, object, id) = (who.clone(), object.clone(), version_id.to_owned());
+        self.run(move |om| om.lookup_version(&who, &object, &id))
+            .await
+    }
+
+    async fn delete_version(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+    ) -> Result<Deleted> {
+        let who = who.clone();
+        self.batched(
+            true,
+            Box::new(move |_, _, txn| Inner::delete_version(txn, &who, &object, &version_id)),
+        )
+        .await
+    }
+
+    async fn put_version_tags(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.put_version_tags(&who, &object, &version_id, tags))
+            .await
+    }
+
+    async fn scan_versions(
+        &self,
+        who: &Identity,
+        scan: ScanRange,
+        after_version: Option<String>,
+    ) -> Result<Vec<VersionEntry>> {
+        let who = who.clone();
+        self.run(move |om| om.scan_versions(&who, &scan, after_version.as_deref()))
+            .await
     }
 }
 

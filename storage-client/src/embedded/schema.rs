@@ -33,11 +33,29 @@ pub(crate) const PARTS: TableDefinition<(&str, u16), &[u8]> = TableDefinition::n
 /// (bucket, document kind's stored name) -> the document's text.
 pub(crate) const BUCKET_DOCUMENTS: TableDefinition<(&str, &str), &str> =
     TableDefinition::new("bucket_documents");
+/// Bucket name -> [`VersioningRecord`]; no row for a bucket never versioned.
+pub(crate) const BUCKET_VERSIONING: TableDefinition<&str, u8> =
+    TableDefinition::new("bucket_versioning");
+/// [`version_key`] -> [`VersionRecord`]: every noncurrent version and every
+/// delete marker (current or not) of a versioned bucket; the current
+/// object of each key stays in `KEYS`.
+pub(crate) const VERSIONS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("versions");
+/// [`object_key`] -> [`CurrentVersion`]: the version of the `KEYS` row,
+/// for keys written since their bucket was first versioned. A `KEYS` row
+/// without one is the `null` version written before, older than any other.
+pub(crate) const CURRENT_VERSIONS: TableDefinition<&[u8], &[u8]> =
+    TableDefinition::new("current_versions");
 /// Counter name -> next value.
 pub(crate) const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 
 pub(crate) const NEXT_LOCAL_ID: &str = "next_local_id";
 pub(crate) const NEXT_OPEN_KEY_ID: &str = "next_open_key_id";
+/// Versions are numbered in write order across the database.
+pub(crate) const NEXT_VERSION_SEQ: &str = "next_version_seq";
+
+/// A bucket's versioning state in `BUCKET_VERSIONING`.
+pub(crate) const VERSIONING_ENABLED: u8 = 1;
+pub(crate) const VERSIONING_SUSPENDED: u8 = 2;
 
 #[derive(Serialize, Deserialize)]
 pub(crate) struct BucketRecord {
@@ -65,6 +83,40 @@ pub(crate) struct KeyRecord {
     pub(crate) blocks: Vec<StoredBlock>,
     /// Empty unless the object was completed from a multipart upload.
     pub(crate) parts: Vec<PartSummary>,
+}
+
+/// A version's id and its place in write order (`seq`; 0 for the `null`
+/// version written before the bucket was first versioned).
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct CurrentVersion {
+    pub(crate) id: String,
+    pub(crate) seq: u64,
+}
+
+impl CurrentVersion {
+    /// What a `KEYS` row without a `CURRENT_VERSIONS` row is.
+    pub(crate) fn written_unversioned() -> Self {
+        Self {
+            id: crate::NULL_VERSION_ID.to_owned(),
+            seq: 0,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct VersionRecord {
+    pub(crate) id: String,
+    pub(crate) version: StoredVersion,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) enum StoredVersion {
+    /// Boxed: a delete marker is much smaller (postcard encodes both alike).
+    Object(Box<KeyRecord>),
+    DeleteMarker {
+        last_modified: SystemTime,
+        owner: String,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -111,6 +163,25 @@ pub(crate) fn object_key(bucket: &str, key: &[u8]) -> Vec<u8> {
     out.push(0);
     out.extend_from_slice(key);
     out
+}
+
+/// The `VERSIONS` table key: the key's [`object_key`], 0x00, then the
+/// version's seq inverted and big-endian, so a key's versions sort newest
+/// first right after it (for keys without 0x00, which versioned buckets
+/// refuse).
+pub(crate) fn version_key(bucket: &str, key: &[u8], seq: u64) -> Vec<u8> {
+    let mut out = object_key(bucket, key);
+    out.push(0);
+    out.extend_from_slice(&(u64::MAX - seq).to_be_bytes());
+    out
+}
+
+/// The key and seq of a `VERSIONS` row of `bucket`.
+pub(crate) fn split_version_key<'r>(bucket: &str, row: &'r [u8]) -> Option<(&'r [u8], u64)> {
+    let rest = row.get(bucket.len() + 1..)?;
+    let (key, seq) = rest.split_at_checked(rest.len().checked_sub(9)?)?;
+    let inverted = u64::from_be_bytes(seq.get(1..)?.try_into().ok()?);
+    Some((key, u64::MAX - inverted))
 }
 
 /// The exclusive upper bound of a bucket's range in `KEYS`.

@@ -20,12 +20,14 @@ mod buckets;
 mod credentials;
 mod objects;
 mod uploads;
+mod versions;
 
 pub(crate) use bucket_documents::BucketDocumentStore;
 pub(crate) use buckets::{BucketStore, NewBucket};
 pub(crate) use credentials::CredentialStore;
 pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
 pub(crate) use uploads::{PartRef, UploadRef, UploadStore, recorded_parts_are};
+pub(crate) use versions::VersionStore;
 
 use crate::{BucketInfo, Identity, Result, StorageError};
 
@@ -34,12 +36,17 @@ pub const MAX_KEY_BYTES: usize = 1024;
 
 /// Every metadata role of one back end.
 pub(crate) trait Metadata:
-    CredentialStore + BucketStore + BucketDocumentStore + ObjectStore + UploadStore
+    CredentialStore + BucketStore + BucketDocumentStore + ObjectStore + UploadStore + VersionStore
 {
 }
 
 impl<T> Metadata for T where
-    T: CredentialStore + BucketStore + BucketDocumentStore + ObjectStore + UploadStore
+    T: CredentialStore
+        + BucketStore
+        + BucketDocumentStore
+        + ObjectStore
+        + UploadStore
+        + VersionStore
 {
 }
 

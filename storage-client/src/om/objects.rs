@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::{BlockLocation, Identity, KeyInfo, ListEntry, NewObject, Result, WriteIntent};
+use crate::{BlockLocation, Deleted, Identity, KeyInfo, ListEntry, NewObject, Result, WriteIntent};
 
 /// One object's name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,8 +80,9 @@ pub(crate) trait ObjectStore: Send + Sync {
     ) -> Result<KeyInfo>;
     /// Drops an open key; its blocks are queued for reclamation.
     async fn abort_object(&self, who: &Identity, open: &OpenKey) -> Result<()>;
-    /// Idempotent: deleting a missing object succeeds (the bucket must exist).
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()>;
+    /// Idempotent: deleting a missing object succeeds (the bucket must
+    /// exist). In a versioned bucket it adds a delete marker instead.
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted>;
     /// Replaces the committed object's tag set (empty removes every tag),
     /// atomically and without changing its data, ETag or Last-Modified.
     /// `NoSuchKey` if there is no object.

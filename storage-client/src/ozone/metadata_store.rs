@@ -35,9 +35,9 @@ use crate::om::{
     PartRef, ScanRange, UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Identity, KeyInfo,
-    ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError, WriteCondition,
-    WriteIntent,
+    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity,
+    KeyInfo, ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError,
+    WriteCondition, WriteIntent,
 };
 
 use super::bucket_documents::BucketDocuments;
@@ -747,10 +747,10 @@ impl ObjectStore for OzoneMetadata {
         Ok(())
     }
 
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<()> {
+    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted> {
         if is_blank(&object.key) {
             // No such key can exist here; the OM would look at the bucket.
-            return Ok(());
+            return Ok(Deleted::default());
         }
         let name = self.ozone_name(&object.bucket);
         // Only a completed multipart object can have a record; finding out
@@ -761,7 +761,7 @@ impl ObjectStore for OzoneMetadata {
             .delete_key(&who.access_key, &name, &object.key)
             .await
         {
-            Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
             Err(e) => Err(e),
         }
     }

@@ -27,6 +27,7 @@ pub mod om_client;
 mod om_multipart;
 pub mod ratis_client;
 mod s3_signature;
+mod versions;
 
 use std::sync::Arc;
 

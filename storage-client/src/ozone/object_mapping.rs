@@ -132,6 +132,8 @@ pub(super) fn key_info(key: OzoneKey) -> KeyInfo {
         checksum,
         locations: key.blocks.into_iter().map(location_from_block).collect(),
         parts,
+        // Ozone buckets are unversioned here (see `super::versions`).
+        version_id: None,
     }
 }
 
@@ -183,6 +185,7 @@ pub(super) fn committed_info(
         checksum: obj.checksum,
         locations: blocks,
         parts: Vec::new(),
+        version_id: None,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod bucket_documents;
 pub mod meta_entries;
 pub mod multipart;
 pub mod tags;
+pub mod versions;
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -31,6 +32,7 @@ pub use multipart::{
     multipart_part_replacement_and_gaps,
 };
 pub use tags::tags;
+pub use versions::{version_listing_pages, versioning};
 
 /// How a back end may differ from another and still be correct.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +40,8 @@ pub struct Capabilities {
     /// Tags come back in the order given (Ozone keeps them in a hash map).
     pub tags_keep_order: bool,
     pub multipart: MultipartRules,
+    /// The back end keeps object versions (Ozone does not: see the README).
+    pub versioning: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async
@@ -70,6 +74,8 @@ macro_rules! suite {
             multipart_part_checksum_algorithm
             multipart_listing_pages
             multipart_conditional_complete_races_put
+            versioning
+            version_listing_pages
         );
     };
     (@cases ($open:expr) ($caps:expr) ($($attr:tt)*)) => {};

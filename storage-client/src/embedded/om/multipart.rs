@@ -9,7 +9,7 @@ use rand::RngCore;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket, validate_layout,
+    Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket, validate_layout, versions,
 };
 use crate::embedded::schema::{
     BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
@@ -284,7 +284,7 @@ impl Inner {
         let parts = take_parts(&txn, upload_id)?;
         let (blocks, summaries) = assemble(&parts, &complete.parts)?;
 
-        let mut keys = txn.open_table(KEYS).db()?;
+        let keys = txn.open_table(KEYS).db()?;
         let key_row = object_key(bucket, key.as_bytes());
         let existing: Option<KeyRecord> = keys
             .get(key_row.as_slice())
@@ -305,9 +305,8 @@ impl Inner {
             blocks,
             parts: summaries,
         };
-        keys.insert(key_row.as_slice(), encode(&record)?.as_slice())
-            .db()?;
         drop(keys);
+        let version_id = versions::install(&txn, bucket, key, existing.as_ref(), &record)?;
         txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
         let chosen: Vec<u16> = complete.parts.iter().map(|(n, _)| *n).collect();
         let unchosen: Vec<(u16, PartRecord)> = parts
@@ -315,11 +314,8 @@ impl Inner {
             .filter(|(n, _)| !chosen.contains(n))
             .collect();
         queue_for_reclaim(&txn, blocks_of(&unchosen))?;
-        if let Some(old) = existing {
-            queue_for_reclaim(&txn, old.blocks.iter().map(|b| b.block))?;
-        }
         txn.commit().db()?;
-        Ok(self.key_info(&signer, who, bucket, key, record))
+        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
     }
 
     pub(super) fn abort_multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<()> {

@@ -1,0 +1,52 @@
+//! The versions role: a bucket's versioning state and what S3 addresses
+//! by version id. Writes without a version id (PUT, DELETE) stay in the
+//! objects role, which applies the bucket's versioning state itself.
+
+use async_trait::async_trait;
+
+use super::{ObjectRef, ScanRange};
+use crate::{Deleted, Identity, KeyInfo, Result, VersionEntry, Versioning};
+
+#[async_trait]
+pub(crate) trait VersionStore: Send + Sync {
+    /// The bucket's versioning state, for its owner.
+    async fn versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning>;
+    /// Enables or suspends versioning (`Unversioned` is refused: S3 has no
+    /// way back). A back end that keeps no versions answers `NotImplemented`.
+    async fn set_versioning(&self, who: &Identity, bucket: &str, state: Versioning) -> Result<()>;
+    /// Version `version_id` of the object: `NoSuchVersion` if there is no
+    /// such version, `DeleteMarker` (addressed) if it is a delete marker,
+    /// `InvalidArgument` for an id the back end never gives out.
+    async fn lookup_version(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        version_id: &str,
+    ) -> Result<KeyInfo>;
+    /// Deletes one version (succeeding if it does not exist, as S3 does);
+    /// if it was the latest, the newest one left becomes the latest.
+    async fn delete_version(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+    ) -> Result<Deleted>;
+    /// Replaces the tag set of one version; `DeleteMarker` for a marker.
+    async fn put_version_tags(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        tags: Vec<(String, String)>,
+    ) -> Result<()>;
+    /// One step of ListObjectVersions: up to `scan.limit` versions of keys
+    /// with `scan.prefix`, by key and newest first within a key, strictly
+    /// after version `after_version` of key `scan.after` (after all of its
+    /// versions when `None`; `scan.after` may end in 0xFF to skip a prefix).
+    async fn scan_versions(
+        &self,
+        who: &Identity,
+        scan: ScanRange,
+        after_version: Option<String>,
+    ) -> Result<Vec<VersionEntry>>;
+}

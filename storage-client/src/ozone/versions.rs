@@ -1,0 +1,108 @@
+//! S3 versioning on Ozone: not kept. Ozone 2.2's OM has a per-bucket
+//! `isVersionEnabled` flag, but with it on a key keeps older *block
+//! location lists* inside one key record (`keyLocationVersions`), which
+//! no OM request addresses by version, deletes one of, or lists
+//! (`ListKeys` and `listStatus` return only the latest), and there are no
+//! delete markers. So every bucket here stays unversioned: its objects are
+//! their own `null` versions, which can be read, tagged, deleted and
+//! listed as such, and enabling versioning answers `NotImplemented`.
+
+use async_trait::async_trait;
+
+use super::metadata_store::OzoneMetadata;
+use crate::om::{ObjectRef, ObjectStore, ScanRange, VersionStore};
+use crate::{
+    Deleted, Identity, KeyInfo, NULL_VERSION_ID, Result, StorageError, VersionEntry, Versioning,
+};
+
+/// The only version an Ozone bucket has is `null`; any other id is not one
+/// this back end gives out.
+fn only_null(version_id: &str) -> Result<()> {
+    if version_id == NULL_VERSION_ID {
+        Ok(())
+    } else {
+        Err(StorageError::InvalidArgument(
+            "Invalid version id specified".into(),
+        ))
+    }
+}
+
+#[async_trait]
+impl VersionStore for OzoneMetadata {
+    /// The facade has authorised the caller for the bucket.
+    async fn versioning(&self, _who: &Identity, _bucket: &str) -> Result<Versioning> {
+        Ok(Versioning::Unversioned)
+    }
+
+    async fn set_versioning(
+        &self,
+        _who: &Identity,
+        _bucket: &str,
+        _state: Versioning,
+    ) -> Result<()> {
+        Err(StorageError::NotImplemented(
+            "the Ozone back end keeps no object versions (Ozone's OM cannot address, delete \
+             or list a key's older versions)"
+                .into(),
+        ))
+    }
+
+    async fn lookup_version(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        version_id: &str,
+    ) -> Result<KeyInfo> {
+        only_null(version_id)?;
+        self.lookup(who, object).await
+    }
+
+    async fn delete_version(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+    ) -> Result<Deleted> {
+        only_null(&version_id)?;
+        self.delete_object(who, object).await?;
+        Ok(Deleted {
+            version_id: Some(version_id),
+            delete_marker: false,
+        })
+    }
+
+    async fn put_version_tags(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        only_null(&version_id)?;
+        self.put_tags(who, object, tags).await
+    }
+
+    /// Each object once, as its `null` version; the `null` version is the
+    /// only one a key has, so "after it" is after the key.
+    async fn scan_versions(
+        &self,
+        who: &Identity,
+        scan: ScanRange,
+        _after_version: Option<String>,
+    ) -> Result<Vec<VersionEntry>> {
+        let entries = self.scan_objects(who, scan).await?;
+        Ok(entries
+            .into_iter()
+            .map(|entry| VersionEntry {
+                key: entry.key,
+                version_id: NULL_VERSION_ID.to_owned(),
+                is_latest: true,
+                delete_marker: false,
+                size: entry.size,
+                etag: entry.etag,
+                last_modified: entry.last_modified,
+                owner: entry.owner,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,108 @@
+//! The facade's versioning calls: the bucket's state and everything
+//! addressed by version id. Reads of a named version bypass the lookup
+//! cache (it holds latest versions); every write tells it of the key.
+
+use super::{Storage, scan_range};
+use crate::om::ObjectRef;
+use crate::{
+    Deleted, Identity, KeyInfo, Result, VersionListPage, VersionListQuery, Versioning,
+    version_listing,
+};
+
+impl Storage {
+    pub async fn bucket_versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning> {
+        self.authorise(who, bucket).await?;
+        self.om.versioning(who, bucket).await
+    }
+
+    /// Enables or suspends versioning; `NotImplemented` on a back end that
+    /// keeps no versions.
+    pub async fn put_bucket_versioning(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        state: Versioning,
+    ) -> Result<()> {
+        self.authorise(who, bucket).await?;
+        self.om.set_versioning(who, bucket, state).await
+    }
+
+    /// Version `version_id` of the object, or the latest when `None`.
+    pub async fn lookup_version(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> Result<KeyInfo> {
+        let Some(version_id) = version_id else {
+            return self.lookup(who, bucket, key).await;
+        };
+        self.authorise(who, bucket).await?;
+        self.om
+            .lookup_version(who, &ObjectRef::new(bucket, key), version_id)
+            .await
+    }
+
+    /// Deletes one version for good (its blocks are reclaimed); deleting
+    /// one that does not exist succeeds.
+    pub async fn delete_version(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        version_id: &str,
+    ) -> Result<Deleted> {
+        self.authorise(who, bucket).await?;
+        let object = ObjectRef::new(bucket, key);
+        let result = self
+            .om
+            .delete_version(who, object.clone(), version_id.to_owned())
+            .await;
+        self.cache.wrote_object(&object);
+        result
+    }
+
+    /// Replaces the tag set of version `version_id`, or of the latest.
+    pub async fn put_version_tags(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        let Some(version_id) = version_id else {
+            return self.put_tags(who, bucket, key, tags).await;
+        };
+        self.authorise(who, bucket).await?;
+        let object = ObjectRef::new(bucket, key);
+        let result = self
+            .om
+            .put_version_tags(who, object.clone(), version_id.to_owned(), tags)
+            .await;
+        self.cache.wrote_object(&object);
+        result
+    }
+
+    /// ListObjectVersions: every version and delete marker, by key and
+    /// newest first within a key. Also what lifecycle rules use to find
+    /// noncurrent versions (`is_latest` false) to expire with
+    /// [`Storage::delete_version`].
+    pub async fn list_versions(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        query: &VersionListQuery,
+    ) -> Result<VersionListPage> {
+        self.authorise(who, bucket).await?;
+        let scan = |after: Vec<u8>, after_version: Option<String>, limit| {
+            self.om.scan_versions(
+                who,
+                scan_range(bucket, &query.prefix, after, limit),
+                after_version,
+            )
+        };
+        version_listing::list_page(scan, query).await
+    }
+}
