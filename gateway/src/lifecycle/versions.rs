@@ -2,18 +2,14 @@
 //! versions a rule removes ([`Walk`], fed a listing of versions one by one)
 //! and the storage they are listed and deleted in ([`VersionStore`]).
 //!
-//! The seam: storage-client has no versions on main yet (they are being
-//! built on the `versioning` branch, whose `Storage::list_versions` pages
-//! through versions key by key, newest first, and whose
-//! `Storage::delete_version` removes one). Until they land,
-//! [`VersionStore`] for [`Storage`] says what is true of every bucket
-//! today: each key has one version, the current one, and no delete
-//! markers, so there is nothing noncurrent to expire. Wiring its two
-//! methods to those calls is all these rules then need.
+//! [`VersionStore`] for [`Storage`] pages through `Storage::list_versions`
+//! (key by key, newest first) and removes with `Storage::delete_version`;
+//! an unversioned bucket lists each object once, as its current version,
+//! so nothing there is noncurrent.
 
 use std::time::{Duration, SystemTime};
 
-use storage_client::{Identity, Storage, StorageError};
+use storage_client::{Identity, Storage, StorageError, VersionListQuery};
 
 use super::Target;
 use super::rules::{Expiration, Rule, after_days};
@@ -74,26 +70,52 @@ pub trait VersionStore {
 impl VersionStore for Storage {
     async fn versions(
         &self,
-        _owner: &Identity,
-        _bucket: &str,
-        _prefix: &str,
-        _after: Option<&VersionMarker>,
-        _max: usize,
+        owner: &Identity,
+        bucket: &str,
+        prefix: &str,
+        after: Option<&VersionMarker>,
+        max: usize,
     ) -> Result<VersionPage, StorageError> {
-        // No bucket keeps versions yet: nothing is noncurrent, no marker.
-        Ok(VersionPage::default())
+        let query = VersionListQuery {
+            prefix: prefix.to_owned(),
+            delimiter: None,
+            key_marker: after.map(|marker| marker.key.clone()),
+            version_id_marker: after.and_then(|marker| marker.version_id.clone()),
+            max_keys: max,
+        };
+        let page = self.list_versions(owner, bucket, &query).await?;
+        let next = match (page.is_truncated, page.next_key_marker) {
+            (true, Some(key)) => Some(VersionMarker {
+                key,
+                version_id: page.next_version_id_marker,
+            }),
+            _ => None,
+        };
+        let versions = page
+            .entries
+            .into_iter()
+            .map(|entry| Version {
+                key: entry.key,
+                version_id: entry.version_id,
+                last_modified: entry.last_modified,
+                size: entry.size,
+                is_delete_marker: entry.delete_marker,
+            })
+            .collect();
+        Ok(VersionPage { versions, next })
     }
 
     async fn delete_version(
         &self,
-        _owner: &Identity,
-        _bucket: &str,
-        _key: &str,
-        _version_id: &str,
+        owner: &Identity,
+        bucket: &str,
+        key: &str,
+        version_id: &str,
     ) -> Result<(), StorageError> {
-        Err(StorageError::Internal(
-            "this storage keeps no versions to delete".into(),
-        ))
+        match Storage::delete_version(self, owner, bucket, key, version_id).await {
+            Ok(_) | Err(StorageError::NoSuchVersion | StorageError::NoSuchKey) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }
 
