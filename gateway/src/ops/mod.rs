@@ -8,9 +8,12 @@
 mod attributes;
 mod body;
 mod bucket;
+mod bucket_documents;
+mod bucket_tagging;
 mod conditional;
 mod copy;
 mod copy_source;
+pub mod cors;
 mod delete;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -180,6 +183,21 @@ async fn run(
         E::ListMultipartUploads { bucket } => {
             multipart::list_multipart_uploads(state, who, parts, &bucket).await
         }
+
+        E::PutBucketTagging { bucket } => {
+            bucket_tagging::put_bucket_tagging(state, who, parts, &bucket, payload).await
+        }
+        E::GetBucketTagging { bucket } => {
+            bucket_tagging::get_bucket_tagging(state, who, &bucket).await
+        }
+        E::DeleteBucketTagging { bucket } => {
+            bucket_tagging::delete_bucket_tagging(state, who, &bucket).await
+        }
+        E::PutBucketCors { bucket } => {
+            cors::put_bucket_cors(state, who, parts, &bucket, payload).await
+        }
+        E::GetBucketCors { bucket } => cors::get_bucket_cors(state, who, &bucket).await,
+        E::DeleteBucketCors { bucket } => cors::delete_bucket_cors(state, who, &bucket).await,
 
         other => Err(S3Error::not_implemented(other.name())),
     }

@@ -188,11 +188,44 @@ async fn serve(
             .then(|| endpoint.bucket().map(str::to_owned))
             .flatten(),
     };
-    let result = match state.verifier.authenticate(parts, body).await {
-        Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
-        Err(error) => Err(error),
+    let cors_bucket = endpoint.bucket().map(str::to_owned);
+    let result = match endpoint {
+        // Browsers sign no preflight: it is answered from the CORS rules alone.
+        router::Endpoint::PreflightRequest { bucket, .. } => {
+            return (served, ops::cors::preflight(state, parts, &bucket).await);
+        }
+        endpoint => match state.verifier.authenticate(parts, body).await {
+            Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
+            Err(error) => Err(error),
+        },
     };
-    (served, result)
+    (served, with_cors_headers(state, parts, cors_bucket, result).await)
+}
+
+/// Adds the bucket's CORS headers to the answer (errors too) when the
+/// request carries `Origin`; requests without it pay nothing.
+async fn with_cors_headers(
+    state: &AppState,
+    parts: &Parts,
+    bucket: Option<String>,
+    result: Result<Response, S3Error>,
+) -> Result<Response, S3Error> {
+    let Some(bucket) = bucket.filter(|_| parts.headers.contains_key(header::ORIGIN)) else {
+        return result;
+    };
+    let Some(cors) = ops::cors::response_headers(state, parts, &bucket).await else {
+        return result;
+    };
+    match result {
+        Ok(mut response) => {
+            response.headers_mut().extend(cors);
+            Ok(response)
+        }
+        Err(mut error) => {
+            error.headers.extend(cors.into_iter().filter_map(|(name, value)| Some((name?, value))));
+            Err(error)
+        }
+    }
 }
 
 /// The headers S3 puts on every response, errors included.
