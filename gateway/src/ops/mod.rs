@@ -23,6 +23,7 @@ mod headers;
 mod integrity;
 mod list;
 mod multipart;
+pub mod post_object;
 mod put;
 mod range;
 mod tagging;

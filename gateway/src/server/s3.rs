@@ -194,6 +194,10 @@ async fn serve(
         router::Endpoint::PreflightRequest { bucket, .. } => {
             return (served, ops::cors::preflight(state, parts, &bucket).await);
         }
+        // A form upload is signed in its form, by its POST policy.
+        router::Endpoint::PostObject { bucket } => {
+            ops::post_object::post_object(state, parts, body, &bucket).await
+        }
         endpoint => match state.verifier.authenticate(parts, body).await {
             Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
             Err(error) => Err(error),
