@@ -292,7 +292,8 @@ fn object_url(parts: &Parts, bucket: &str, key: &str) -> String {
         .and_then(|value| value.to_str().ok())
         .unwrap_or("localhost");
     let scheme = parts.uri.scheme_str().unwrap_or("http");
-    format!("{scheme}://{host}/{}/{}", encode(bucket), utf8_percent_encode(key, URL_ENCODE))
+    // Bucket names need no escaping.
+    format!("{scheme}://{host}/{bucket}/{}", utf8_percent_encode(key, URL_ENCODE))
 }
 
 fn encode(text: &str) -> String {
