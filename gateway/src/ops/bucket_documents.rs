@@ -7,22 +7,10 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderValue, header};
-use storage_client::Identity;
+use storage_client::{BucketDocument, Identity};
 
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
-
-// Stand-in until the shared bucket document store lands on main.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BucketDocument {
-    Cors,
-    Tagging,
-}
-
-fn standin() -> &'static std::sync::Mutex<std::collections::HashMap<(String, BucketDocument), Arc<str>>> {
-    static MAP: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<(String, BucketDocument), Arc<str>>>> = std::sync::OnceLock::new();
-    MAP.get_or_init(Default::default)
-}
 
 /// The bucket's document of `kind`, loaded without an identity: the caller
 /// decides who may see it. `NoSuchBucket` when the bucket does not exist.
@@ -31,8 +19,11 @@ pub async fn load(
     bucket: &str,
     kind: BucketDocument,
 ) -> S3Result<Option<Arc<str>>> {
-    let _ = state;
-    Ok(standin().lock().unwrap().get(&(bucket.to_owned(), kind)).cloned())
+    state
+        .storage
+        .bucket_document(bucket, kind)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
 /// Replaces (or with `None` removes) the document; refused unless `who`
@@ -44,13 +35,11 @@ pub async fn store(
     kind: BucketDocument,
     document: Option<String>,
 ) -> S3Result<()> {
-    let _ = (state, who);
-    let mut map = standin().lock().unwrap();
-    match document {
-        Some(text) => map.insert((bucket.to_owned(), kind), Arc::from(text)),
-        None => map.remove(&(bucket.to_owned(), kind)),
-    };
-    Ok(())
+    state
+        .storage
+        .put_bucket_document(who, bucket, kind, document)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
 /// Checks that `who` may read the bucket's configuration: its owner only.

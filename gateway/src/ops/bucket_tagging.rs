@@ -5,10 +5,10 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::Identity;
+use storage_client::{BucketDocument, Identity};
 
 use super::body::read_to_end;
-use super::bucket_documents::{self, BucketDocument, document_response};
+use super::bucket_documents::{self, document_response};
 use super::empty_response;
 use super::integrity::IntegrityPlan;
 use super::tagging::{Tags, parse_tagging, sorted_tag_set, validate_each};

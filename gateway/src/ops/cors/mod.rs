@@ -12,11 +12,11 @@ mod rules;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::Identity;
+use storage_client::{BucketDocument, Identity};
 
 pub use self::rules::{CorsConfiguration, CorsRequest, CorsRule};
 use super::body::read_to_end;
-use super::bucket_documents::{self, BucketDocument, document_response};
+use super::bucket_documents::{self, document_response};
 use super::empty_response;
 use super::integrity::IntegrityPlan;
 use crate::auth::Payload;
