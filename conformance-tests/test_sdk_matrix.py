@@ -60,8 +60,9 @@ def matrix(target):
     return cells
 
 
-# Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them.
-EXTRA_CELLS = [("minio-go", "warp")]
+# Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them;
+# a form upload signed by minio-go's PresignedPostPolicy.
+EXTRA_CELLS = [("minio-go", "warp"), ("minio-go", "presigned-post")]
 CELLS = [(sdk, scenario) for sdk in SDKS for scenario in SCENARIOS] + EXTRA_CELLS
 
 
