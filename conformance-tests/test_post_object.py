@@ -190,3 +190,15 @@ def test_malformed_forms_are_clear_400s(target, root_s3, bucket):
     assert root_s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
     # The gateway still serves after all that.
     assert post(form, b"fine").status_code == 204
+
+
+def test_a_checksum_field_is_verified_and_stored(root_s3, bucket):
+    data = payload(50_000, "checksummed")
+    good = base64.b64encode(hashlib.sha256(data).digest()).decode()
+    form = presigned_post(root_s3, bucket, "k")
+    assert post(form, data, extra={"x-amz-checksum-sha256": good}).status_code == 204
+    head = root_s3.head_object(Bucket=bucket, Key="k", ChecksumMode="ENABLED")
+    assert head["ChecksumSHA256"] == good
+    wrong = base64.b64encode(hashlib.sha256(b"other").digest()).decode()
+    assert_s3_error(post(form, b"other bytes", extra={"x-amz-checksum-sha256": wrong}), 400, "BadDigest")
+    assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == data

@@ -237,26 +237,48 @@ mod tests {
 
     const FORM: &[u8] = b"preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"Key\"\r\n\r\nuser/${filename}\r\n--XyZ\r\nContent-Disposition: form-data; name=\"empty\"\r\n\r\n\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a b.txt\"\r\nContent-Type: text/plain\r\n\r\nline one\r\n--Xy is not the end\r\n--XyZ--\r\n";
 
-    async fn read_all(piece: usize) -> (Vec<(PartHead, Vec<u8>)>, usize) {
+    async fn read_all(piece: usize) -> Vec<(PartHead, Vec<u8>)> {
         let mut body = payload(FORM, piece);
         let mut form = FormReader::new(&mut body, "XyZ");
         let mut parts = Vec::new();
-        let mut largest = 0;
         while let Some(head) = form.next_part().await.unwrap() {
             let mut value = Vec::new();
             while let Some(chunk) = form.next_chunk().await.unwrap() {
                 value.extend_from_slice(&chunk);
             }
-            largest = largest.max(form.buf.capacity());
             parts.push((head, value));
         }
-        (parts, largest)
+        parts
+    }
+
+    #[tokio::test]
+    async fn a_large_file_is_handed_out_as_it_arrives() {
+        let piece = 16 * 1024;
+        let file = vec![b'f'; 4 * 1024 * 1024];
+        let body = [
+            b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n".as_slice(),
+            &file,
+            b"\r\n--b--\r\n",
+        ]
+        .concat();
+        let mut body = payload(&body, piece);
+        let mut form = FormReader::new(&mut body, "b");
+        form.next_part().await.unwrap().unwrap();
+        let (mut received, mut most_held) = (0, 0);
+        while let Some(chunk) = form.next_chunk().await.unwrap() {
+            received += chunk.len();
+            most_held = most_held.max(form.buf.len() + chunk.len());
+        }
+        assert_eq!(received, file.len());
+        // One piece and a delimiter's length at most, never the file.
+        assert!(most_held <= piece + form.delimiter.len(), "{most_held}");
+        assert!(form.next_part().await.unwrap().is_none());
     }
 
     #[tokio::test]
     async fn fields_and_file_are_read_whatever_the_piece_size() {
         for piece in [1, 2, 3, 7, 16, 1000] {
-            let (parts, _) = read_all(piece).await;
+            let parts = read_all(piece).await;
             let names: Vec<&str> = parts.iter().map(|(h, _)| h.name.as_str()).collect();
             assert_eq!(names, ["key", "empty", "file"], "piece {piece}");
             assert_eq!(parts[0].1, b"user/${filename}");

@@ -24,12 +24,13 @@ use storage_client::{Identity, MAX_KEY_BYTES, NewObject, ObjectWriter, WriteCond
 use self::form::{FormReader, PartHead, malformed};
 use self::policy::PostPolicy;
 use super::headers::{insert, object_meta_from_request, quoted_etag};
+use super::integrity::IntegrityPlan;
 use super::list::URL_ENCODE;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class};
 use super::tagging::tags_from_xml;
 use super::{body, empty_response, xml_response};
 use crate::auth::Payload;
-use crate::checksum::Checksummer;
+use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 
@@ -38,7 +39,8 @@ use crate::state::AppState;
 /// policy alone at 20 KiB.
 const MAX_FORM_FIELDS_BYTES: usize = 64 * 1024;
 
-/// Form fields stored as the object's headers, as PutObject takes them.
+/// Form fields stored as the object's headers, as PutObject takes them
+/// (and `x-amz-meta-*`, `x-amz-checksum-*`).
 const HEADER_FIELDS: [&str; 7] = [
     "content-type",
     "cache-control",
@@ -48,6 +50,10 @@ const HEADER_FIELDS: [&str; 7] = [
     "expires",
     "x-amz-storage-class",
 ];
+
+/// A checksum of the file, verified against it and stored with it; it can
+/// only make the upload fail, so the policy need not name it.
+const CHECKSUM_FIELD_PREFIX: &str = "x-amz-checksum-";
 
 /// Reads and stores a form upload; authenticated by the form's policy, not
 /// by the request's headers.
@@ -97,6 +103,7 @@ async fn receive(
 
     let headers = object_headers(&fields)?;
     check_storage_class(&headers)?;
+    let plan = IntegrityPlan::from_headers(&headers)?;
     let meta = object_meta_from_request(&headers)?;
     let tags = match field(&fields, "tagging") {
         Some(document) => tags_from_xml(document.as_bytes())?,
@@ -118,17 +125,21 @@ async fn receive(
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
     let sizes = policy.length_range().unwrap_or(0..=MAX_OBJECT_SIZE);
-    let etag = match stream_file(&mut form, &mut writer, &sizes).await {
-        Ok(etag) => etag,
+    let outcome = stream_file(&mut form, &mut writer, &sizes, plan.checksummer())
+        .await
+        .and_then(|digests| Ok((plan.verify(&digests, &HeaderMap::new())?, digests)));
+    let (checksum, digests) = match outcome {
+        Ok(verified) => verified,
         Err(err) => {
             writer.abort().await;
             return Err(err);
         }
     };
+    let etag = digests.etag();
     let object = NewObject {
         etag: etag.clone(),
         meta,
-        checksum: None,
+        checksum,
     };
     writer
         .commit(object)
@@ -178,14 +189,14 @@ async fn authenticate(state: &AppState, fields: &[(String, String)]) -> S3Result
 }
 
 /// Streams the file part into the writer within the allowed sizes; returns
-/// the object's ETag (its MD5).
+/// its digests.
 async fn stream_file(
     form: &mut FormReader<'_>,
     writer: &mut ObjectWriter,
     sizes: &RangeInclusive<u64>,
-) -> S3Result<String> {
+    mut summer: Checksummer,
+) -> S3Result<Digests> {
     let max = (*sizes.end()).min(MAX_OBJECT_SIZE);
-    let mut summer = Checksummer::new(None);
     let mut received: u64 = 0;
     while let Some(chunk) = form.next_chunk().await? {
         received += chunk.len() as u64;
@@ -203,14 +214,17 @@ async fn stream_file(
         )
         .with("MinSizeAllowed", sizes.start().to_string()));
     }
-    Ok(summer.finish().etag())
+    Ok(summer.finish())
 }
 
 /// The fields PutObject would take as headers, as a header map.
 fn object_headers(fields: &[(String, String)]) -> S3Result<HeaderMap> {
     let mut headers = HeaderMap::new();
     for (name, value) in fields {
-        if !HEADER_FIELDS.contains(&name.as_str()) && !name.starts_with("x-amz-meta-") {
+        let wanted = HEADER_FIELDS.contains(&name.as_str())
+            || name.starts_with("x-amz-meta-")
+            || name.starts_with(CHECKSUM_FIELD_PREFIX);
+        if !wanted {
             continue;
         }
         let invalid = || S3Error::invalid_argument(format!("The form field {name} is not a valid header value."));

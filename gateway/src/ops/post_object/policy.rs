@@ -54,6 +54,8 @@ impl PostPolicy {
             .get("expiration")
             .ok_or_else(|| invalid_policy("Invalid Policy: Policy missing expiration."))?
             .as_str()
+            // ISO 8601 with its `T`, as S3 requires (RFC 3339 would take a space).
+            .filter(|text| text.as_bytes().get(10) == Some(&b'T'))
             .and_then(|text| OffsetDateTime::parse(text, &Rfc3339).ok())
             .ok_or_else(|| invalid_policy("Invalid Policy: Invalid 'expiration' value."))?;
         let conditions = document
@@ -98,7 +100,9 @@ impl PostPolicy {
             }
         }
         for (name, _) in fields {
-            let exempt = UNCONDITIONED.contains(&name.as_str()) || name.starts_with("x-ignore-");
+            let exempt = UNCONDITIONED.contains(&name.as_str())
+                || name.starts_with("x-ignore-")
+                || name.starts_with(super::CHECKSUM_FIELD_PREFIX);
             if !exempt && !self.conditions.iter().any(|c| c.field() == Some(name)) {
                 return Err(refused(&format!("Extra input fields: {name}")));
             }
@@ -124,6 +128,7 @@ impl Condition {
             ))
         };
         match entry {
+            Value::Object(pairs) if pairs.is_empty() => Err(invalid()),
             Value::Object(pairs) => pairs
                 .iter()
                 .map(|(field, value)| {
@@ -293,6 +298,8 @@ mod tests {
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", 5, 1]]}"#),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", -1, 1]]}"#),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [{"key": 5}]}"#),
+            encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [{}]}"#),
+            encode(r#"{"expiration": "2030-01-01 00:00:00Z", "conditions": []}"#),
         ] {
             let err = PostPolicy::parse(&bad).unwrap_err();
             assert_eq!((err.code, err.status.as_u16()), ("InvalidPolicyDocument", 400), "{bad}");
