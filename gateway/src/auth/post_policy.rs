@@ -5,8 +5,8 @@
 //! signed, so the operation must act only on what the policy allows.
 
 use axum::body::Body;
-use http::request::Parts;
 use http::header::CONTENT_LENGTH;
+use http::request::Parts;
 use storage_client::Identity;
 
 use super::errors::{access_denied, invalid_argument, signature_mismatch, unknown_access_key};
@@ -18,7 +18,10 @@ impl Verifier {
     /// The identity whose key signed the form's `policy` field, or the S3
     /// error AWS answers. `fields` are the form's fields before the file,
     /// names lower-cased.
-    pub async fn verify_post_policy(&self, fields: &[(String, String)]) -> Result<Identity, S3Error> {
+    pub async fn verify_post_policy(
+        &self,
+        fields: &[(String, String)],
+    ) -> Result<Identity, S3Error> {
         let field = |name: &str| {
             fields
                 .iter()
@@ -68,7 +71,10 @@ impl Verifier {
         })?;
         if let Some(problem) = credential.problem(&self.region, stamp) {
             return Err(invalid_argument(
-                format!("Error parsing the X-Amz-Credential parameter; {}", problem.reason()),
+                format!(
+                    "Error parsing the X-Amz-Credential parameter; {}",
+                    problem.reason()
+                ),
                 "x-amz-credential",
                 credential_text,
             ));
@@ -98,6 +104,11 @@ impl Verifier {
     /// vouches for its bytes: the policy's conditions do.
     pub fn form_payload(&self, parts: &Parts, body: Body) -> Result<Payload, S3Error> {
         let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
-        Ok(Payload::plain(body, content_length, None, &self.body_limits))
+        Ok(Payload::plain(
+            body,
+            content_length,
+            None,
+            &self.body_limits,
+        ))
     }
 }

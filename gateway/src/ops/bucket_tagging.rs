@@ -132,7 +132,10 @@ mod tests {
 
     #[test]
     fn the_stored_document_lists_tags_in_key_order() {
-        let tags = vec![("b".to_owned(), "2".to_owned()), ("a".to_owned(), String::new())];
+        let tags = vec![
+            ("b".to_owned(), "2".to_owned()),
+            ("a".to_owned(), String::new()),
+        ];
         let document = tagging_document(tags).unwrap();
         assert!(
             document.contains("<TagSet><Tag><Key>a</Key><Value/></Tag><Tag><Key>b</Key>"),

@@ -203,7 +203,10 @@ async fn serve(
             Err(error) => Err(error),
         },
     };
-    (served, with_cors_headers(state, parts, cors_bucket, result).await)
+    (
+        served,
+        with_cors_headers(state, parts, cors_bucket, result).await,
+    )
 }
 
 /// Adds the bucket's CORS headers to the answer (errors too) when the
@@ -226,7 +229,10 @@ async fn with_cors_headers(
             Ok(response)
         }
         Err(mut error) => {
-            error.headers.extend(cors.into_iter().filter_map(|(name, value)| Some((name?, value))));
+            error.headers.extend(
+                cors.into_iter()
+                    .filter_map(|(name, value)| Some((name?, value))),
+            );
             Err(error)
         }
     }

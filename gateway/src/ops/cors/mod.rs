@@ -27,7 +27,8 @@ use crate::state::AppState;
 const MAX_CORS_BODY: usize = 64 * 1024;
 
 /// What a preflight answer varies with, for caches between browser and us.
-const PREFLIGHT_VARY: &str = "Origin, Access-Control-Request-Headers, Access-Control-Request-Method";
+const PREFLIGHT_VARY: &str =
+    "Origin, Access-Control-Request-Headers, Access-Control-Request-Method";
 
 pub async fn put_bucket_cors(
     state: &AppState,
@@ -69,13 +70,10 @@ pub async fn delete_bucket_cors(
 /// Answers `OPTIONS` from the bucket's rules, unauthenticated as on AWS.
 pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Result<Response> {
     let headers = &parts.headers;
-    let origin = text_header(headers, header::ORIGIN).ok_or_else(|| {
-        bad_request("Insufficient information. Origin request header needed.")
-    })?;
-    let method =
-        text_header(headers, header::ACCESS_CONTROL_REQUEST_METHOD).ok_or_else(|| {
-            bad_request("Invalid Access-Control-Request-Method: null")
-        })?;
+    let origin = text_header(headers, header::ORIGIN)
+        .ok_or_else(|| bad_request("Insufficient information. Origin request header needed."))?;
+    let method = text_header(headers, header::ACCESS_CONTROL_REQUEST_METHOD)
+        .ok_or_else(|| bad_request("Invalid Access-Control-Request-Method: null"))?;
     let requested = requested_headers(headers);
     let config = bucket_rules(state, bucket)
         .await?
@@ -96,7 +94,11 @@ pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Resul
     let out = response.headers_mut();
     allow(out, rule, origin);
     if !requested.is_empty() {
-        put(out, header::ACCESS_CONTROL_ALLOW_HEADERS, &requested.join(", "));
+        put(
+            out,
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            &requested.join(", "),
+        );
     }
     put(out, header::VARY, PREFLIGHT_VARY);
     Ok(response)
@@ -219,7 +221,10 @@ mod tests {
         assert_eq!(out["access-control-allow-origin"], "http://a.test");
         assert_eq!(out["access-control-allow-credentials"], "true");
         assert_eq!(out["access-control-allow-methods"], "GET, PUT");
-        assert_eq!(out["access-control-expose-headers"], "ETag, x-amz-request-id");
+        assert_eq!(
+            out["access-control-expose-headers"],
+            "ETag, x-amz-request-id"
+        );
         assert_eq!(out["access-control-max-age"], "60");
 
         let any = CorsRule {

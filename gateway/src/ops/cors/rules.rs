@@ -63,9 +63,8 @@ impl CorsConfiguration {
 
     /// Parses a document this module stored.
     pub fn from_stored(document: &[u8]) -> S3Result<Self> {
-        let mut config: Self = xml::from_xml(document).map_err(|_| {
-            S3Error::internal("the stored CORS configuration does not parse")
-        })?;
+        let mut config: Self = xml::from_xml(document)
+            .map_err(|_| S3Error::internal("the stored CORS configuration does not parse"))?;
         config.xmlns = S3_NAMESPACE;
         Ok(config)
     }
@@ -215,8 +214,14 @@ mod tests {
     fn one_wildcard_stands_for_any_run_of_characters() {
         assert!(wildcard_match("*", ""));
         assert!(wildcard_match("*.example.com", "https://a.example.com"));
-        assert!(wildcard_match("https://*.example.com", "https://a.b.example.com"));
-        assert!(!wildcard_match("https://*.example.com", "https://example.com"));
+        assert!(wildcard_match(
+            "https://*.example.com",
+            "https://a.b.example.com"
+        ));
+        assert!(!wildcard_match(
+            "https://*.example.com",
+            "https://example.com"
+        ));
         assert!(wildcard_match("x-amz-*", "x-amz-meta-a"));
         assert!(!wildcard_match("ab*ba", "aba"));
         assert!(!wildcard_match("http://a.com", "http://a.com.evil"));
@@ -224,9 +229,14 @@ mod tests {
 
     #[test]
     fn bad_configurations_are_refused_as_aws_refuses_them() {
-        let rule = |body: &str| format!("<CORSConfiguration><CORSRule>{body}</CORSRule></CORSConfiguration>");
+        let rule = |body: &str| {
+            format!("<CORSConfiguration><CORSRule>{body}</CORSRule></CORSConfiguration>")
+        };
         let cases = [
-            ("<CORSConfiguration></CORSConfiguration>".to_owned(), "MalformedXML"),
+            (
+                "<CORSConfiguration></CORSConfiguration>".to_owned(),
+                "MalformedXML",
+            ),
             (rule("<AllowedMethod>GET</AllowedMethod>"), "MalformedXML"),
             (rule("<AllowedOrigin>*</AllowedOrigin>"), "MalformedXML"),
             (
@@ -238,11 +248,15 @@ mod tests {
                 "InvalidRequest",
             ),
             (
-                rule("<AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedHeader>**</AllowedHeader>"),
+                rule(
+                    "<AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedHeader>**</AllowedHeader>",
+                ),
                 "InvalidRequest",
             ),
             (
-                rule("<AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><MaxAgeSeconds>x</MaxAgeSeconds>"),
+                rule(
+                    "<AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><MaxAgeSeconds>x</MaxAgeSeconds>",
+                ),
                 "MalformedXML",
             ),
             ("not xml".to_owned(), "MalformedXML"),

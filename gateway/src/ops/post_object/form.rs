@@ -150,7 +150,9 @@ impl<'a> FormReader<'a> {
                 self.buf.extend_from_slice(&piece?);
                 Ok(())
             }
-            None => Err(malformed("the body ended before the form's closing boundary.")),
+            None => Err(malformed(
+                "the body ended before the form's closing boundary.",
+            )),
         }
     }
 }
@@ -319,7 +321,10 @@ mod tests {
             }
             .await;
             let err = outcome.unwrap_err();
-            assert_eq!((err.code, err.status.as_u16()), ("MalformedPOSTRequest", 400));
+            assert_eq!(
+                (err.code, err.status.as_u16()),
+                ("MalformedPOSTRequest", 400)
+            );
         }
         let endless_head = [b"--XyZ\r\nX: ".as_slice(), &[b'a'; 20_000]].concat();
         let mut body = payload(&endless_head, 1000);

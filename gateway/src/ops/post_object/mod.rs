@@ -19,7 +19,9 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use percent_encoding::utf8_percent_encode;
 use serde::Serialize;
-use storage_client::{Identity, MAX_KEY_BYTES, NewObject, ObjectWriter, WriteCondition, WriteIntent};
+use storage_client::{
+    Identity, MAX_KEY_BYTES, NewObject, ObjectWriter, WriteCondition, WriteIntent,
+};
 
 use self::form::{FormReader, PartHead, malformed};
 use self::policy::PostPolicy;
@@ -89,7 +91,9 @@ async fn receive(
     // `${filename}` stands for the name the browser gave the file.
     let key = template.replace("${filename}", file.filename.as_deref().unwrap_or(""));
     if key.is_empty() {
-        return Err(S3Error::invalid_argument("User key must have a length greater than 0."));
+        return Err(S3Error::invalid_argument(
+            "User key must have a length greater than 0.",
+        ));
     }
     if key.len() > MAX_KEY_BYTES {
         return Err(S3Error::key_too_long());
@@ -111,7 +115,11 @@ async fn receive(
     };
     match field(&fields, "acl") {
         None | Some("private") => {}
-        Some(_) => return Err(S3Error::not_implemented("PostObject with an acl other than private")),
+        Some(_) => {
+            return Err(S3Error::not_implemented(
+                "PostObject with an acl other than private",
+            ));
+        }
     }
 
     let intent = WriteIntent {
@@ -227,7 +235,11 @@ fn object_headers(fields: &[(String, String)]) -> S3Result<HeaderMap> {
         if !wanted {
             continue;
         }
-        let invalid = || S3Error::invalid_argument(format!("The form field {name} is not a valid header value."));
+        let invalid = || {
+            S3Error::invalid_argument(format!(
+                "The form field {name} is not a valid header value."
+            ))
+        };
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
         let value = HeaderValue::from_bytes(value.as_bytes()).map_err(|_| invalid())?;
         headers.insert(name, value);
@@ -307,7 +319,10 @@ fn object_url(parts: &Parts, bucket: &str, key: &str) -> String {
         .unwrap_or("localhost");
     let scheme = parts.uri.scheme_str().unwrap_or("http");
     // Bucket names need no escaping.
-    format!("{scheme}://{host}/{bucket}/{}", utf8_percent_encode(key, URL_ENCODE))
+    format!(
+        "{scheme}://{host}/{bucket}/{}",
+        utf8_percent_encode(key, URL_ENCODE)
+    )
 }
 
 fn encode(text: &str) -> String {
@@ -323,7 +338,10 @@ fn boundary(headers: &HeaderMap) -> S3Result<String> {
             StatusCode::PRECONDITION_FAILED,
             "At least one of the pre-conditions you specified did not hold",
         )
-        .with("Condition", "Bucket POST must be of the enclosure-type multipart/form-data")
+        .with(
+            "Condition",
+            "Bucket POST must be of the enclosure-type multipart/form-data",
+        )
     };
     let value = headers
         .get(header::CONTENT_TYPE)
@@ -370,8 +388,7 @@ mod tests {
 
     #[test]
     fn the_boundary_comes_from_a_form_data_content_type() {
-        let boundary_of =
-            |value: &str| boundary(&test_headers(&[("content-type", value)]));
+        let boundary_of = |value: &str| boundary(&test_headers(&[("content-type", value)]));
         assert_eq!(
             boundary_of("multipart/form-data; boundary=----WebKitFormBoundaryX").unwrap(),
             "----WebKitFormBoundaryX"
@@ -381,7 +398,9 @@ mod tests {
             "a b"
         );
         assert_eq!(
-            boundary_of("application/x-www-form-urlencoded").unwrap_err().code,
+            boundary_of("application/x-www-form-urlencoded")
+                .unwrap_err()
+                .code,
             "PreconditionFailed"
         );
         assert_eq!(

@@ -112,21 +112,19 @@ impl PostPolicy {
 
     /// The file sizes the policy allows, if it limits them.
     pub fn length_range(&self) -> Option<RangeInclusive<u64>> {
-        self.conditions.iter().find_map(|condition| match condition {
-            Condition::LengthRange(range) => Some(range.clone()),
-            _ => None,
-        })
+        self.conditions
+            .iter()
+            .find_map(|condition| match condition {
+                Condition::LengthRange(range) => Some(range.clone()),
+                _ => None,
+            })
     }
 }
 
 impl Condition {
     /// One entry of `conditions`; an object may hold several exact matches.
     fn parse(entry: &Value) -> S3Result<Vec<Self>> {
-        let invalid = || {
-            invalid_policy(format!(
-                "Invalid Policy: Invalid Condition: {entry}"
-            ))
-        };
+        let invalid = || invalid_policy(format!("Invalid Policy: Invalid Condition: {entry}"));
         match entry {
             Value::Object(pairs) if pairs.is_empty() => Err(invalid()),
             Value::Object(pairs) => pairs
@@ -270,13 +268,22 @@ mod tests {
         let mut missing = good_form();
         missing.retain(|(name, _)| name != "content-type");
         for (form, reason) in [
-            (wrong_key, "Policy Condition failed: [\"starts-with\", \"$key\", \"user/\"]"),
+            (
+                wrong_key,
+                "Policy Condition failed: [\"starts-with\", \"$key\", \"user/\"]",
+            ),
             (extra, "Extra input fields: x-amz-meta-other"),
-            (missing, "Policy Condition failed: [\"eq\", \"$content-type\", \"image/png\"]"),
+            (
+                missing,
+                "Policy Condition failed: [\"eq\", \"$content-type\", \"image/png\"]",
+            ),
         ] {
             let err = policy.check(&form, before_expiry()).unwrap_err();
             assert_eq!((err.code, err.status.as_u16()), ("AccessDenied", 403));
-            assert_eq!(err.message, format!("Invalid according to Policy: {reason}"));
+            assert_eq!(
+                err.message,
+                format!("Invalid according to Policy: {reason}")
+            );
         }
         let late = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
         assert_eq!(
@@ -293,16 +300,26 @@ mod tests {
             encode(r#"{"conditions": []}"#),
             encode(r#"{"expiration": "soon", "conditions": []}"#),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z"}"#),
-            encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["like", "$key", "a"]]}"#),
+            encode(
+                r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["like", "$key", "a"]]}"#,
+            ),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["eq", "key", "a"]]}"#),
-            encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", 5, 1]]}"#),
-            encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", -1, 1]]}"#),
+            encode(
+                r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", 5, 1]]}"#,
+            ),
+            encode(
+                r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [["content-length-range", -1, 1]]}"#,
+            ),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [{"key": 5}]}"#),
             encode(r#"{"expiration": "2030-01-01T00:00:00Z", "conditions": [{}]}"#),
             encode(r#"{"expiration": "2030-01-01 00:00:00Z", "conditions": []}"#),
         ] {
             let err = PostPolicy::parse(&bad).unwrap_err();
-            assert_eq!((err.code, err.status.as_u16()), ("InvalidPolicyDocument", 400), "{bad}");
+            assert_eq!(
+                (err.code, err.status.as_u16()),
+                ("InvalidPolicyDocument", 400),
+                "{bad}"
+            );
         }
     }
 }
