@@ -6,11 +6,42 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
-use http::{HeaderValue, header};
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
 use storage_client::{BucketDocument, Identity};
 
+use super::body::read_to_end;
+use super::empty_response;
+use super::integrity::IntegrityPlan;
+use crate::auth::Payload;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
+
+/// A Put request's document body, up to `limit` bytes, checked against any
+/// Content-MD5 or `x-amz-checksum-*` it came with.
+pub async fn read_body(parts: &Parts, payload: &mut Payload, limit: usize) -> S3Result<Bytes> {
+    let plan = IntegrityPlan::from_headers(&parts.headers)?;
+    let body = read_to_end(payload, limit).await?;
+    plan.verify_body(&body, payload.trailers())?;
+    Ok(body)
+}
+
+/// A Get request's answer: the stored document as it is, for the bucket's
+/// owner; `missing` when there is none.
+pub async fn get(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+    missing: impl FnOnce() -> S3Error,
+) -> S3Result<Response> {
+    authorise_read(state, who, bucket).await?;
+    match load(state, bucket, kind).await? {
+        Some(document) => Ok(document_response(&document)),
+        None => Err(missing()),
+    }
+}
 
 /// The bucket's document of `kind`, loaded without an identity: the caller
 /// decides who may see it. `NoSuchBucket` when the bucket does not exist.
@@ -42,8 +73,20 @@ pub async fn store(
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
+/// A Delete request's answer: the document removed, 204 whether there was
+/// one or not, as S3 answers.
+pub async fn delete(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+) -> S3Result<Response> {
+    store(state, who, bucket, kind, None).await?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
 /// Checks that `who` may read the bucket's configuration: its owner only.
-pub async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Result<()> {
+async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Result<()> {
     state
         .storage
         .bucket(who, bucket)
@@ -53,7 +96,7 @@ pub async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S
 }
 
 /// A 200 answering a stored document as it is.
-pub fn document_response(document: &str) -> Response {
+fn document_response(document: &str) -> Response {
     let mut response = Response::new(Body::from(document.to_owned()));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -7,10 +7,8 @@ use http::StatusCode;
 use http::request::Parts;
 use storage_client::{BucketDocument, Identity};
 
-use super::body::read_to_end;
-use super::bucket_documents::{self, document_response};
+use super::bucket_documents;
 use super::empty_response;
-use super::integrity::IntegrityPlan;
 use super::tagging::{Tags, parse_tagging, sorted_tag_set, validate_each};
 use crate::auth::Payload;
 use crate::error::{S3Error, S3Result};
@@ -29,9 +27,7 @@ pub async fn put_bucket_tagging(
     bucket: &str,
     payload: &mut Payload,
 ) -> S3Result<Response> {
-    let plan = IntegrityPlan::from_headers(&parts.headers)?;
-    let body = read_to_end(payload, MAX_BUCKET_TAGGING_BODY).await?;
-    plan.verify_body(&body, payload.trailers())?;
+    let body = bucket_documents::read_body(parts, payload, MAX_BUCKET_TAGGING_BODY).await?;
     let tags = bucket_tags_from_xml(&body)?;
     // An empty tag set leaves the bucket untagged, as AWS answers it after.
     let document = if tags.is_empty() {
@@ -48,11 +44,10 @@ pub async fn get_bucket_tagging(
     who: &Identity,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::authorise_read(state, who, bucket).await?;
-    match bucket_documents::load(state, bucket, BucketDocument::Tagging).await? {
-        Some(document) => Ok(document_response(&document)),
-        None => Err(no_such_tag_set(bucket)),
-    }
+    bucket_documents::get(state, who, bucket, BucketDocument::Tagging, || {
+        no_such_tag_set(bucket)
+    })
+    .await
 }
 
 pub async fn delete_bucket_tagging(
@@ -60,8 +55,7 @@ pub async fn delete_bucket_tagging(
     who: &Identity,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::store(state, who, bucket, BucketDocument::Tagging, None).await?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    bucket_documents::delete(state, who, bucket, BucketDocument::Tagging).await
 }
 
 /// A PutBucketTagging body's tags, checked as object tags are but up to 50.

@@ -15,10 +15,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use storage_client::{BucketDocument, Identity};
 
 pub use self::rules::{CorsConfiguration, CorsRequest, CorsRule};
-use super::body::read_to_end;
-use super::bucket_documents::{self, document_response};
+use super::bucket_documents;
 use super::empty_response;
-use super::integrity::IntegrityPlan;
 use crate::auth::Payload;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -37,25 +35,22 @@ pub async fn put_bucket_cors(
     bucket: &str,
     payload: &mut Payload,
 ) -> S3Result<Response> {
-    let plan = IntegrityPlan::from_headers(&parts.headers)?;
-    let body = read_to_end(payload, MAX_CORS_BODY).await?;
-    plan.verify_body(&body, payload.trailers())?;
+    let body = bucket_documents::read_body(parts, payload, MAX_CORS_BODY).await?;
     let document = CorsConfiguration::from_request_body(&body)?.to_document()?;
     bucket_documents::store(state, who, bucket, BucketDocument::Cors, Some(document)).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
 pub async fn get_bucket_cors(state: &AppState, who: &Identity, bucket: &str) -> S3Result<Response> {
-    bucket_documents::authorise_read(state, who, bucket).await?;
-    match bucket_documents::load(state, bucket, BucketDocument::Cors).await? {
-        Some(document) => Ok(document_response(&document)),
-        None => Err(S3Error::new(
+    bucket_documents::get(state, who, bucket, BucketDocument::Cors, || {
+        S3Error::new(
             "NoSuchCORSConfiguration",
             StatusCode::NOT_FOUND,
             "The CORS configuration does not exist",
         )
-        .with("BucketName", bucket)),
-    }
+        .with("BucketName", bucket)
+    })
+    .await
 }
 
 pub async fn delete_bucket_cors(
@@ -63,8 +58,7 @@ pub async fn delete_bucket_cors(
     who: &Identity,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::store(state, who, bucket, BucketDocument::Cors, None).await?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    bucket_documents::delete(state, who, bucket, BucketDocument::Cors).await
 }
 
 /// Answers `OPTIONS` from the bucket's rules, unauthenticated as on AWS.
