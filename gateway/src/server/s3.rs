@@ -188,7 +188,12 @@ async fn serve(
             .then(|| endpoint.bucket().map(str::to_owned))
             .flatten(),
     };
-    let cors_bucket = endpoint.bucket().map(str::to_owned);
+    // Only a request with Origin may get CORS headers: others pay nothing.
+    let cors_bucket = parts
+        .headers
+        .contains_key(header::ORIGIN)
+        .then(|| endpoint.bucket().map(str::to_owned))
+        .flatten();
     let result = match endpoint {
         // Browsers sign no preflight: it is answered from the CORS rules alone.
         router::Endpoint::PreflightRequest { bucket, .. } => {
@@ -203,39 +208,11 @@ async fn serve(
             Err(error) => Err(error),
         },
     };
-    (
-        served,
-        with_cors_headers(state, parts, cors_bucket, result).await,
-    )
-}
-
-/// Adds the bucket's CORS headers to the answer (errors too) when the
-/// request carries `Origin`; requests without it pay nothing.
-async fn with_cors_headers(
-    state: &AppState,
-    parts: &Parts,
-    bucket: Option<String>,
-    result: Result<Response, S3Error>,
-) -> Result<Response, S3Error> {
-    let Some(bucket) = bucket.filter(|_| parts.headers.contains_key(header::ORIGIN)) else {
-        return result;
+    let result = match cors_bucket {
+        Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
+        None => result,
     };
-    let Some(cors) = ops::cors::response_headers(state, parts, &bucket).await else {
-        return result;
-    };
-    match result {
-        Ok(mut response) => {
-            response.headers_mut().extend(cors);
-            Ok(response)
-        }
-        Err(mut error) => {
-            error.headers.extend(
-                cors.into_iter()
-                    .filter_map(|(name, value)| Some((name?, value))),
-            );
-            Err(error)
-        }
-    }
+    (served, result)
 }
 
 /// The headers S3 puts on every response, errors included.

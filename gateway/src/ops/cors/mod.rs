@@ -98,11 +98,37 @@ pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Resul
     Ok(response)
 }
 
+/// Adds the bucket's CORS headers to the answer to a request that carried
+/// `Origin`, errors too, so that a page can read why it was refused.
+pub async fn with_headers(
+    state: &AppState,
+    parts: &Parts,
+    bucket: &str,
+    result: S3Result<Response>,
+) -> S3Result<Response> {
+    let Some(cors) = response_headers(state, parts, bucket).await else {
+        return result;
+    };
+    match result {
+        Ok(mut response) => {
+            response.headers_mut().extend(cors);
+            Ok(response)
+        }
+        Err(mut error) => {
+            let named = cors
+                .into_iter()
+                .filter_map(|(name, value)| Some((name?, value)));
+            error.headers.extend(named);
+            Err(error)
+        }
+    }
+}
+
 /// The CORS headers for a request that carried `Origin`, if the bucket has
 /// a rule allowing its origin and method; `None` otherwise (no headers, and
 /// the browser withholds the answer from the page). Storage faults while
 /// looking only leave the headers out: the answer itself stands.
-pub async fn response_headers(state: &AppState, parts: &Parts, bucket: &str) -> Option<HeaderMap> {
+async fn response_headers(state: &AppState, parts: &Parts, bucket: &str) -> Option<HeaderMap> {
     let origin = text_header(&parts.headers, header::ORIGIN)?;
     let config = bucket_rules(state, bucket).await.ok().flatten()?;
     let request = CorsRequest {

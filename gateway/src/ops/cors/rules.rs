@@ -190,6 +190,20 @@ mod tests {
     }
 
     #[test]
+    fn text_that_needs_escaping_survives_the_stored_form() {
+        let body = "<CORSConfiguration><CORSRule><ID>a &amp; &lt;b&gt; \"c\" 'd'</ID>\
+            <AllowedOrigin>https://x.test</AllowedOrigin><AllowedMethod>GET</AllowedMethod>\
+            <ExposeHeader>x-&#233;</ExposeHeader></CORSRule></CORSConfiguration>";
+        let config = CorsConfiguration::from_request_body(body.as_bytes()).unwrap();
+        assert_eq!(config.rules[0].id.as_deref(), Some("a & <b> \"c\" 'd'"));
+        let stored = config.to_document().unwrap();
+        assert_eq!(
+            CorsConfiguration::from_stored(stored.as_bytes()).unwrap(),
+            config
+        );
+    }
+
+    #[test]
     fn rules_match_origin_method_and_headers() {
         let config = CorsConfiguration::from_request_body(EXAMPLE.as_bytes()).unwrap();
         let put = request("http://www.example.com", "PUT", &["content-type"]);

@@ -68,10 +68,26 @@ pub async fn post_object(
     let boundary = boundary(&parts.headers)?;
     let mut payload = state.verifier.form_payload(parts, body)?;
     let result = receive(state, parts, bucket, &mut payload, &boundary).await;
-    // A refused form's rest is read (up to a limit) so the connection survives;
-    // after a stored one, only the ignored fields after the file remain.
-    body::drain(&mut payload).await;
+    if result.is_ok() {
+        skip_epilogue(&mut payload).await;
+    } else {
+        // Read up to a limit, so the connection survives the refusal.
+        body::drain(&mut payload).await;
+    }
     result
+}
+
+/// Reads what follows a stored file: the closing boundary and any fields
+/// after the file, which S3 ignores; read (within the fields' budget) so
+/// the connection can carry the next request.
+async fn skip_epilogue(payload: &mut Payload) {
+    let mut left = MAX_FORM_FIELDS_BYTES;
+    while let Some(Ok(piece)) = payload.next_chunk().await {
+        match left.checked_sub(piece.len()) {
+            Some(rest) => left = rest,
+            None => return,
+        }
+    }
 }
 
 async fn receive(
@@ -154,6 +170,26 @@ async fn receive(
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
     answer(parts, &fields, bucket, &key, &etag)
+}
+
+/// [`fields_before_file`], the policy check and the file read to its end,
+/// for the `post_form` fuzz target.
+#[cfg(feature = "fuzzing")]
+pub(super) async fn read_form_for_fuzzing(
+    payload: &mut Payload,
+    boundary: &str,
+    now: SystemTime,
+) -> S3Result<(Vec<(String, String)>, u64)> {
+    let mut form = FormReader::new(payload, boundary);
+    let (fields, _) = fields_before_file(&mut form, "bucket").await?;
+    if let Some(encoded) = field(&fields, "policy") {
+        PostPolicy::parse(encoded)?.check(&fields, now)?;
+    }
+    let mut file_length = 0;
+    while let Some(chunk) = form.next_chunk().await? {
+        file_length += chunk.len() as u64;
+    }
+    Ok((fields, file_length))
 }
 
 /// The fields up to the file, names lower-cased, with the bucket from the
