@@ -42,7 +42,9 @@ fuzz_target!(|input: Input| {
         .map(|w| Bytes::copy_from_slice(&input.body[w[0]..w[1]]))
         .collect();
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(input.now));
+    // The body reader times out silent clients, so it needs the time driver.
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .expect("a runtime");
     if let Ok((fields, _)) = runtime.block_on(read_post_form(pieces, &input.boundary, now)) {
