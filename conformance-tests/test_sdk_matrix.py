@@ -62,10 +62,16 @@ def matrix(target):
     return cells
 
 
-# Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them.
+# Concurrent PUT/GET/STAT/DELETE, listing and DeleteObjects the way warp runs them;
+# a form upload signed by minio-go's PresignedPostPolicy.
 # ACLs, bucket policies and public access blocks, with anonymous reads.
 # Versions, delete markers and ListObjectVersions pages through a second SDK.
-EXTRA_CELLS = [("minio-go", "warp"), ("js-v3", "access"), ("js-v3", "versioning")]
+EXTRA_CELLS = [
+    ("minio-go", "warp"),
+    ("minio-go", "presigned-post"),
+    ("js-v3", "access"),
+    ("js-v3", "versioning"),
+]
 CELLS = [(sdk, scenario) for sdk in SDKS for scenario in SCENARIOS] + EXTRA_CELLS
 
 

@@ -66,6 +66,9 @@ export S3GW_BIN="$target_dir/debug/s3-gateway"
 echo "==> installing the SDK matrix clients"
 "$venv/bin/python" conformance-tests/sdk/run-matrix --install-only
 
+# Headless Chromium for the browser CORS test.
+scripts/install-browser || failed+=("browser install")
+
 echo "==> pytest conformance-tests (embedded back end)"
 "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest embedded")
 

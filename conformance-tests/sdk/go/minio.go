@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,8 +26,9 @@ import (
 	miniotags "github.com/minio/minio-go/v7/pkg/tags"
 )
 
-// minioScenarioNames is the shared list plus the warp-shaped run.
-var minioScenarioNames = append(slices.Clone(scenarioNames), "warp")
+// minioScenarioNames is the shared list plus the warp-shaped run and a
+// browser-style form upload (minio-go's PresignedPostPolicy).
+var minioScenarioNames = append(slices.Clone(scenarioNames), "warp", "presigned-post")
 
 const (
 	// warp's default concurrency.
@@ -59,6 +61,7 @@ func minioMain(args []string) {
 		"checksum-default":  m.checksumDefaultScenario,
 		"checksum-off":      m.checksumOffScenario,
 		"warp":              m.warpScenario,
+		"presigned-post":    m.presignedPostScenario,
 	}
 	setup := func() error { return m.makeBucket(ctx, m.prefix) }
 	runScenarios(ctx, report, wanted, bodies, m.prefix, setup)
@@ -634,4 +637,79 @@ func removeMinioBucket(ctx context.Context, client *minio.Client, name string) {
 	if err := client.RemoveBucket(ctx, name); err != nil {
 		logf("cleanup could not delete bucket %s: %v", name, err)
 	}
+}
+
+// presignedPostScenario uploads with a form signed by PresignedPostPolicy,
+// as a browser would post it (the file last), then reads the object back;
+// a form whose key the policy does not allow must be refused.
+func (m *minioScenarios) presignedPostScenario(ctx context.Context) (string, error) {
+	key := "posted/form.txt"
+	body := randomBytes(30 * 1024)
+	policy := minio.NewPostPolicy()
+	for _, set := range []error{
+		policy.SetBucket(m.prefix),
+		policy.SetKey(key),
+		policy.SetExpires(time.Now().UTC().Add(10 * time.Minute)),
+		policy.SetContentType("text/plain"),
+		policy.SetContentLengthRange(1, 1024*1024),
+		policy.SetUserMetadata("colour", "blue"),
+		policy.SetSuccessStatusAction("201"),
+	} {
+		if set != nil {
+			return "", set
+		}
+	}
+	target, form, err := m.client.PresignedPostPolicy(ctx, policy)
+	if err != nil {
+		return "", err
+	}
+	status, answer, err := postForm(ctx, target.String(), form, body)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusCreated || !bytes.Contains(answer, []byte("<Key>"+key+"</Key>")) {
+		return "", failure("form upload: HTTP %d: %.300s", status, answer)
+	}
+	data, info, err := m.getBytes(ctx, key, minio.GetObjectOptions{})
+	if err != nil {
+		return "", err
+	}
+	if err := checkSameBytes(data, body, "posted object"); err != nil {
+		return "", err
+	}
+	if info.ContentType != "text/plain" || info.UserMetadata["Colour"] != "blue" {
+		return "", failure("posted object: content type %q, metadata %v", info.ContentType, info.UserMetadata)
+	}
+	form["key"] = "posted/elsewhere.txt"
+	status, answer, err = postForm(ctx, target.String(), form, body)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusForbidden {
+		return "", failure("form with a key the policy does not allow: HTTP %d: %.300s", status, answer)
+	}
+	return "", nil
+}
+
+// postForm sends fields then the file as multipart/form-data.
+func postForm(ctx context.Context, target string, fields map[string]string, file []byte) (int, []byte, error) {
+	var form bytes.Buffer
+	writer := multipart.NewWriter(&form)
+	for name, value := range fields {
+		if err := writer.WriteField(name, value); err != nil {
+			return 0, nil, err
+		}
+	}
+	part, err := writer.CreateFormFile("file", "form.txt")
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := part.Write(file); err != nil {
+		return 0, nil, err
+	}
+	if err := writer.Close(); err != nil {
+		return 0, nil, err
+	}
+	header := http.Header{"Content-Type": {writer.FormDataContentType()}}
+	return send(ctx, http.MethodPost, target, header, form.Bytes())
 }

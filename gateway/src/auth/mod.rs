@@ -21,6 +21,7 @@ mod errors;
 pub mod fuzzing;
 mod header;
 mod payload;
+mod post_policy;
 mod presigned;
 mod signing_key_cache;
 mod sigv2;

@@ -11,9 +11,12 @@ mod attributes;
 mod authorise;
 mod body;
 mod bucket;
+mod bucket_documents;
+mod bucket_tagging;
 mod conditional;
 mod copy;
 mod copy_source;
+pub mod cors;
 mod delete;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -25,6 +28,7 @@ mod lifecycle;
 mod list;
 mod multipart;
 mod policy;
+pub mod post_object;
 mod put;
 mod range;
 mod tagging;
@@ -241,6 +245,20 @@ async fn run(
         E::DeletePublicAccessBlock { bucket } => {
             policy::delete_public_access_block(state, who, &bucket).await
         }
+        E::PutBucketTagging { bucket } => {
+            bucket_tagging::put_bucket_tagging(state, who, parts, &bucket, payload).await
+        }
+        E::GetBucketTagging { bucket } => {
+            bucket_tagging::get_bucket_tagging(state, who, &bucket).await
+        }
+        E::DeleteBucketTagging { bucket } => {
+            bucket_tagging::delete_bucket_tagging(state, who, &bucket).await
+        }
+        E::PutBucketCors { bucket } => {
+            cors::put_bucket_cors(state, who, parts, &bucket, payload).await
+        }
+        E::GetBucketCors { bucket } => cors::get_bucket_cors(state, who, &bucket).await,
+        E::DeleteBucketCors { bucket } => cors::delete_bucket_cors(state, who, &bucket).await,
 
         other => Err(S3Error::not_implemented(other.name())),
     }

@@ -101,7 +101,7 @@ pub async fn get_object_tagging(
 /// Tags in key order, whatever order they were sent or stored in: s3-tests
 /// expects S3's order to be this, and the Ozone OM keeps tags in a hash map,
 /// so sorting is also what makes both back ends answer alike.
-fn sorted_tag_set(mut tags: Tags) -> TagSet {
+pub(super) fn sorted_tag_set(mut tags: Tags) -> TagSet {
     tags.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     TagSet {
         tags: tags
@@ -136,15 +136,20 @@ pub fn tags_from_header(headers: &HeaderMap) -> S3Result<Tags> {
 
 /// The tag set of a PutObjectTagging body, checked.
 pub fn tags_from_xml(body: &[u8]) -> S3Result<Tags> {
+    let tags = parse_tagging(body)?;
+    validate(&tags)?;
+    Ok(tags)
+}
+
+/// The tags of a `Tagging` document, unchecked.
+pub(super) fn parse_tagging(body: &[u8]) -> S3Result<Tags> {
     let document: Tagging = xml::from_xml(body)?;
-    let tags: Tags = document
+    Ok(document
         .tag_set
         .tags
         .into_iter()
         .map(|tag| (tag.key, tag.value))
-        .collect();
-    validate(&tags)?;
-    Ok(tags)
+        .collect())
 }
 
 /// The rules AWS applies to an object's tag set.
@@ -154,6 +159,12 @@ fn validate(tags: &[(String, String)]) -> S3Result<()> {
             "Object tags cannot be greater than 10",
         ));
     }
+    validate_each(tags)
+}
+
+/// The rules every tag of an object or a bucket follows: key and value
+/// lengths, no `aws:` keys, no key twice.
+pub(super) fn validate_each(tags: &[(String, String)]) -> S3Result<()> {
     for (i, (key, value)) in tags.iter().enumerate() {
         if key.is_empty() || key.chars().count() > MAX_TAG_KEY_CHARS {
             return Err(S3Error::invalid_tag(

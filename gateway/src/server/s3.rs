@@ -188,9 +188,29 @@ async fn serve(
             .then(|| endpoint.bucket().map(str::to_owned))
             .flatten(),
     };
-    let result = match state.verifier.authenticate(parts, body).await {
-        Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
-        Err(error) => Err(error),
+    // Only a request with Origin may get CORS headers: others pay nothing.
+    let cors_bucket = parts
+        .headers
+        .contains_key(header::ORIGIN)
+        .then(|| endpoint.bucket().map(str::to_owned))
+        .flatten();
+    let result = match endpoint {
+        // Browsers sign no preflight: it is answered from the CORS rules alone.
+        router::Endpoint::PreflightRequest { bucket, .. } => {
+            return (served, ops::cors::preflight(state, parts, &bucket).await);
+        }
+        // A form upload is signed in its form, by its POST policy.
+        router::Endpoint::PostObject { bucket } => {
+            ops::post_object::post_object(state, parts, body, &bucket).await
+        }
+        endpoint => match state.verifier.authenticate(parts, body).await {
+            Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
+            Err(error) => Err(error),
+        },
+    };
+    let result = match cors_bucket {
+        Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
+        None => result,
     };
     (served, result)
 }

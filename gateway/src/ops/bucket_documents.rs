@@ -1,0 +1,106 @@
+//! A bucket's configuration documents (CORS, tagging...), as the S3
+//! handlers read and write them: storage errors named after the bucket, and
+//! the stored canonical XML answered as it is.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use storage_client::{BucketDocument, Identity};
+
+use super::body::read_to_end;
+use super::empty_response;
+use super::integrity::IntegrityPlan;
+use crate::auth::Payload;
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+
+/// A Put request's document body, up to `limit` bytes, checked against any
+/// Content-MD5 or `x-amz-checksum-*` it came with.
+pub async fn read_body(parts: &Parts, payload: &mut Payload, limit: usize) -> S3Result<Bytes> {
+    let plan = IntegrityPlan::from_headers(&parts.headers)?;
+    let body = read_to_end(payload, limit).await?;
+    plan.verify_body(&body, payload.trailers())?;
+    Ok(body)
+}
+
+/// A Get request's answer: the stored document as it is, for the bucket's
+/// owner; `missing` when there is none.
+pub async fn get(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+    missing: impl FnOnce() -> S3Error,
+) -> S3Result<Response> {
+    authorise_read(state, who, bucket).await?;
+    match load(state, bucket, kind).await? {
+        Some(document) => Ok(document_response(&document)),
+        None => Err(missing()),
+    }
+}
+
+/// The bucket's document of `kind`, loaded without an identity: the caller
+/// decides who may see it. `NoSuchBucket` when the bucket does not exist.
+pub async fn load(
+    state: &AppState,
+    bucket: &str,
+    kind: BucketDocument,
+) -> S3Result<Option<Arc<str>>> {
+    state
+        .storage
+        .bucket_document(bucket, kind)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+/// Replaces (or with `None` removes) the document; refused unless `who`
+/// may configure the bucket.
+pub async fn store(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+    document: Option<String>,
+) -> S3Result<()> {
+    state
+        .storage
+        .put_bucket_document(who, bucket, kind, document)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+/// A Delete request's answer: the document removed, 204 whether there was
+/// one or not, as S3 answers.
+pub async fn delete(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    kind: BucketDocument,
+) -> S3Result<Response> {
+    store(state, who, bucket, kind, None).await?;
+    Ok(empty_response(StatusCode::NO_CONTENT))
+}
+
+/// Checks that `who` may read the bucket's configuration: its owner only.
+async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Result<()> {
+    state
+        .storage
+        .bucket(who, bucket)
+        .await
+        .map(drop)
+        .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+/// A 200 answering a stored document as it is.
+fn document_response(document: &str) -> Response {
+    let mut response = Response::new(Body::from(document.to_owned()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    response
+}

@@ -1,0 +1,467 @@
+//! PostObject: a browser form upload (`POST /bucket`, multipart/form-data).
+//!
+//! The fields before the file are read (a small budget), the policy's
+//! signature is verified and its conditions checked against them, and only
+//! then is the file part streamed into a new object, never held whole.
+//! Fields after the file are ignored, as S3 ignores them. What the request
+//! acts on is exactly what the signed policy allows: the key, metadata and
+//! tags all come from fields the policy names.
+
+mod form;
+mod policy;
+
+use std::ops::RangeInclusive;
+use std::time::SystemTime;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use percent_encoding::utf8_percent_encode;
+use serde::Serialize;
+use storage_client::{
+    Identity, MAX_KEY_BYTES, NewObject, ObjectWriter, WriteCondition, WriteIntent,
+};
+
+use self::form::{FormReader, PartHead, malformed};
+use self::policy::PostPolicy;
+use super::headers::{insert, object_meta_from_request, quoted_etag};
+use super::integrity::IntegrityPlan;
+use super::list::URL_ENCODE;
+use super::put::{MAX_OBJECT_SIZE, check_storage_class};
+use super::tagging::tags_from_xml;
+use super::{body, empty_response, xml_response};
+use crate::auth::Payload;
+use crate::checksum::{Checksummer, Digests};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+
+/// What the fields before the file may take together: a policy with its
+/// conditions and a few metadata fields fit in a few KiB; AWS caps the
+/// policy alone at 20 KiB.
+const MAX_FORM_FIELDS_BYTES: usize = 64 * 1024;
+
+/// Form fields stored as the object's headers, as PutObject takes them
+/// (and `x-amz-meta-*`, `x-amz-checksum-*`).
+const HEADER_FIELDS: [&str; 7] = [
+    "content-type",
+    "cache-control",
+    "content-disposition",
+    "content-encoding",
+    "content-language",
+    "expires",
+    "x-amz-storage-class",
+];
+
+/// A checksum of the file, verified against it and stored with it; it can
+/// only make the upload fail, so the policy need not name it.
+const CHECKSUM_FIELD_PREFIX: &str = "x-amz-checksum-";
+
+/// Reads and stores a form upload; authenticated by the form's policy, not
+/// by the request's headers.
+pub async fn post_object(
+    state: &AppState,
+    parts: &Parts,
+    body: Body,
+    bucket: &str,
+) -> S3Result<Response> {
+    let boundary = boundary(&parts.headers)?;
+    let mut payload = state.verifier.form_payload(parts, body)?;
+    let result = receive(state, parts, bucket, &mut payload, &boundary).await;
+    if result.is_ok() {
+        skip_epilogue(&mut payload).await;
+    } else {
+        // Read up to a limit, so the connection survives the refusal.
+        body::drain(&mut payload).await;
+    }
+    result
+}
+
+/// Reads what follows a stored file: the closing boundary and any fields
+/// after the file, which S3 ignores; read (within the fields' budget) so
+/// the connection can carry the next request.
+async fn skip_epilogue(payload: &mut Payload) {
+    let mut left = MAX_FORM_FIELDS_BYTES;
+    while let Some(Ok(piece)) = payload.next_chunk().await {
+        match left.checked_sub(piece.len()) {
+            Some(rest) => left = rest,
+            None => return,
+        }
+    }
+}
+
+async fn receive(
+    state: &AppState,
+    parts: &Parts,
+    bucket: &str,
+    payload: &mut Payload,
+    boundary: &str,
+) -> S3Result<Response> {
+    let mut form = FormReader::new(payload, boundary);
+    let (mut fields, file) = fields_before_file(&mut form, bucket).await?;
+    let who = authenticate(state, &fields).await?;
+
+    let template = field(&fields, "key")
+        .ok_or_else(|| missing_field("key"))?
+        .to_owned();
+    // `${filename}` stands for the name the browser gave the file.
+    let key = template.replace("${filename}", file.filename.as_deref().unwrap_or(""));
+    if key.is_empty() {
+        return Err(S3Error::invalid_argument(
+            "User key must have a length greater than 0.",
+        ));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(S3Error::key_too_long());
+    }
+    set_field(&mut fields, "key", &key);
+    let policy = match field(&fields, "policy") {
+        Some(encoded) => PostPolicy::parse(encoded)?,
+        None => return Err(S3Error::access_denied()),
+    };
+    policy.check(&fields, SystemTime::now())?;
+
+    let headers = object_headers(&fields)?;
+    check_storage_class(&headers)?;
+    let plan = IntegrityPlan::from_headers(&headers)?;
+    let meta = object_meta_from_request(&headers)?;
+    let tags = match field(&fields, "tagging") {
+        Some(document) => tags_from_xml(document.as_bytes())?,
+        None => Vec::new(),
+    };
+    match field(&fields, "acl") {
+        None | Some("private") => {}
+        Some(_) => {
+            return Err(S3Error::not_implemented(
+                "PostObject with an acl other than private",
+            ));
+        }
+    }
+
+    let intent = WriteIntent {
+        condition: WriteCondition::None,
+        tags,
+        size_hint: None,
+    };
+    let mut writer = state
+        .storage
+        .create_object(&who, bucket, &key, intent)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
+    let sizes = policy.length_range().unwrap_or(0..=MAX_OBJECT_SIZE);
+    let outcome = stream_file(&mut form, &mut writer, &sizes, plan.checksummer())
+        .await
+        .and_then(|digests| Ok((plan.verify(&digests, &HeaderMap::new())?, digests)));
+    let (checksum, digests) = match outcome {
+        Ok(verified) => verified,
+        Err(err) => {
+            writer.abort().await;
+            return Err(err);
+        }
+    };
+    let etag = digests.etag();
+    let object = NewObject {
+        etag: etag.clone(),
+        meta,
+        checksum,
+    };
+    writer
+        .commit(object)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
+    answer(parts, &fields, bucket, &key, &etag)
+}
+
+/// [`fields_before_file`], the policy check and the file read to its end,
+/// for the `post_form` fuzz target.
+#[cfg(feature = "fuzzing")]
+pub(super) async fn read_form_for_fuzzing(
+    payload: &mut Payload,
+    boundary: &str,
+    now: SystemTime,
+) -> S3Result<(Vec<(String, String)>, u64)> {
+    let mut form = FormReader::new(payload, boundary);
+    let (fields, _) = fields_before_file(&mut form, "bucket").await?;
+    if let Some(encoded) = field(&fields, "policy") {
+        PostPolicy::parse(encoded)?.check(&fields, now)?;
+    }
+    let mut file_length = 0;
+    while let Some(chunk) = form.next_chunk().await? {
+        file_length += chunk.len() as u64;
+    }
+    Ok((fields, file_length))
+}
+
+/// The fields up to the file, names lower-cased, with the bucket from the
+/// request's target first (a `bucket` field in the form is ignored: the
+/// target is what the policy's `bucket` condition is checked against).
+async fn fields_before_file(
+    form: &mut FormReader<'_>,
+    bucket: &str,
+) -> S3Result<(Vec<(String, String)>, PartHead)> {
+    let mut fields = vec![("bucket".to_owned(), bucket.to_owned())];
+    let mut budget = MAX_FORM_FIELDS_BYTES;
+    loop {
+        let head = form.next_part().await?.ok_or_else(|| {
+            S3Error::invalid_argument("POST requires exactly one file upload per request.")
+        })?;
+        if head.name == "file" {
+            return Ok((fields, head));
+        }
+        let value = form.read_value(&mut budget).await?;
+        let value = String::from_utf8(value.to_vec())
+            .map_err(|_| malformed(&format!("the field {} is not UTF-8.", head.name)))?;
+        if head.name == "bucket" {
+            continue;
+        }
+        if field(&fields, &head.name).is_some() {
+            return Err(S3Error::invalid_argument(format!(
+                "The form field {} appears more than once.",
+                head.name
+            )));
+        }
+        fields.push((head.name, value));
+    }
+}
+
+/// The key that signed the policy; a form without one is anonymous.
+async fn authenticate(state: &AppState, fields: &[(String, String)]) -> S3Result<Identity> {
+    if field(fields, "policy").is_none() {
+        return Err(S3Error::access_denied());
+    }
+    state.verifier.verify_post_policy(fields).await
+}
+
+/// Streams the file part into the writer within the allowed sizes; returns
+/// its digests.
+async fn stream_file(
+    form: &mut FormReader<'_>,
+    writer: &mut ObjectWriter,
+    sizes: &RangeInclusive<u64>,
+    mut summer: Checksummer,
+) -> S3Result<Digests> {
+    let max = (*sizes.end()).min(MAX_OBJECT_SIZE);
+    let mut received: u64 = 0;
+    while let Some(chunk) = form.next_chunk().await? {
+        received += chunk.len() as u64;
+        if received > max {
+            return Err(S3Error::entity_too_large(max));
+        }
+        summer.update(&chunk);
+        writer.write(chunk).await?;
+    }
+    if received < *sizes.start() {
+        return Err(S3Error::new(
+            "EntityTooSmall",
+            StatusCode::BAD_REQUEST,
+            "Your proposed upload is smaller than the minimum allowed size",
+        )
+        .with("MinSizeAllowed", sizes.start().to_string()));
+    }
+    Ok(summer.finish())
+}
+
+/// The fields PutObject would take as headers, as a header map.
+fn object_headers(fields: &[(String, String)]) -> S3Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in fields {
+        let wanted = HEADER_FIELDS.contains(&name.as_str())
+            || name.starts_with("x-amz-meta-")
+            || name.starts_with(CHECKSUM_FIELD_PREFIX);
+        if !wanted {
+            continue;
+        }
+        let invalid = || {
+            S3Error::invalid_argument(format!(
+                "The form field {name} is not a valid header value."
+            ))
+        };
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+        let value = HeaderValue::from_bytes(value.as_bytes()).map_err(|_| invalid())?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+#[derive(Serialize)]
+struct PostResponse {
+    #[serde(rename = "Location")]
+    location: String,
+    #[serde(rename = "Bucket")]
+    bucket: String,
+    #[serde(rename = "Key")]
+    key: String,
+    #[serde(rename = "ETag")]
+    etag: String,
+}
+
+/// `success_action_redirect` (or the older `redirect`) to a valid URL: a
+/// 303 there; else `success_action_status` 200, 201 (with a PostResponse
+/// document) or, by default, 204.
+fn answer(
+    parts: &Parts,
+    fields: &[(String, String)],
+    bucket: &str,
+    key: &str,
+    etag: &str,
+) -> S3Result<Response> {
+    let etag = quoted_etag(etag);
+    let redirect = field(fields, "success_action_redirect")
+        .or_else(|| field(fields, "redirect"))
+        .filter(|url| url.starts_with("http://") || url.starts_with("https://"));
+    let location = object_url(parts, bucket, key);
+    let mut response = if let Some(url) = redirect {
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let target = format!(
+            "{url}{separator}bucket={}&key={}&etag={}",
+            encode(bucket),
+            encode(key),
+            encode(&etag)
+        );
+        let mut response = empty_response(StatusCode::SEE_OTHER);
+        insert(response.headers_mut(), header::LOCATION, &target);
+        response
+    } else {
+        match field(fields, "success_action_status") {
+            Some("200") => empty_response(StatusCode::OK),
+            Some("201") => {
+                let document = PostResponse {
+                    location: location.clone(),
+                    bucket: bucket.to_owned(),
+                    key: key.to_owned(),
+                    etag: etag.clone(),
+                };
+                let mut response = xml_response("PostResponse", &document)?;
+                *response.status_mut() = StatusCode::CREATED;
+                response
+            }
+            _ => empty_response(StatusCode::NO_CONTENT),
+        }
+    };
+    let out = response.headers_mut();
+    insert(out, header::ETAG, &etag);
+    if !out.contains_key(header::LOCATION) {
+        insert(out, header::LOCATION, &location);
+    }
+    Ok(response)
+}
+
+/// The new object's path-style URL on the host the form was posted to.
+fn object_url(parts: &Parts, bucket: &str, key: &str) -> String {
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = parts.uri.scheme_str().unwrap_or("http");
+    // Bucket names need no escaping.
+    format!(
+        "{scheme}://{host}/{bucket}/{}",
+        utf8_percent_encode(key, URL_ENCODE)
+    )
+}
+
+fn encode(text: &str) -> String {
+    utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// The boundary of a `multipart/form-data` Content-Type; S3 answers any
+/// other body this way.
+fn boundary(headers: &HeaderMap) -> S3Result<String> {
+    let wrong = || {
+        S3Error::new(
+            "PreconditionFailed",
+            StatusCode::PRECONDITION_FAILED,
+            "At least one of the pre-conditions you specified did not hold",
+        )
+        .with(
+            "Condition",
+            "Bucket POST must be of the enclosure-type multipart/form-data",
+        )
+    };
+    let value = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .ok_or_else(wrong)?;
+    let mut params = value.split(';').map(str::trim);
+    if !params
+        .next()
+        .is_some_and(|kind| kind.eq_ignore_ascii_case("multipart/form-data"))
+    {
+        return Err(wrong());
+    }
+    params
+        .filter_map(|param| param.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("boundary"))
+        .map(|(_, value)| value.trim().trim_matches('"').to_owned())
+        .filter(|boundary| (1..=70).contains(&boundary.len()))
+        .ok_or_else(|| malformed("the Content-Type names no boundary (1 to 70 characters)."))
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(field, _)| field == name)
+        .map(|(_, value)| value.as_str())
+}
+
+fn set_field(fields: &mut [(String, String)], name: &str, value: &str) {
+    if let Some((_, old)) = fields.iter_mut().find(|(field, _)| field == name) {
+        value.clone_into(old);
+    }
+}
+
+fn missing_field(name: &str) -> S3Error {
+    S3Error::invalid_argument(format!(
+        "Bucket POST must contain a field named '{name}'.  If it is specified, please check the order of the fields."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::test_headers;
+
+    #[test]
+    fn the_boundary_comes_from_a_form_data_content_type() {
+        let boundary_of = |value: &str| boundary(&test_headers(&[("content-type", value)]));
+        assert_eq!(
+            boundary_of("multipart/form-data; boundary=----WebKitFormBoundaryX").unwrap(),
+            "----WebKitFormBoundaryX"
+        );
+        assert_eq!(
+            boundary_of("Multipart/Form-Data; charset=utf-8; boundary=\"a b\"").unwrap(),
+            "a b"
+        );
+        assert_eq!(
+            boundary_of("application/x-www-form-urlencoded")
+                .unwrap_err()
+                .code,
+            "PreconditionFailed"
+        );
+        assert_eq!(
+            boundary_of("multipart/form-data").unwrap_err().code,
+            "MalformedPOSTRequest"
+        );
+        assert_eq!(boundary(&HeaderMap::new()).unwrap_err().status, 412);
+    }
+
+    #[test]
+    fn metadata_fields_become_object_headers() {
+        let fields: Vec<(String, String)> = [
+            ("key", "k"),
+            ("content-type", "text/plain"),
+            ("x-amz-meta-colour", "blue"),
+            ("policy", "p"),
+        ]
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect();
+        let headers = object_headers(&fields).unwrap();
+        assert_eq!(headers.len(), 2);
+        assert_eq!(headers["content-type"], "text/plain");
+        assert_eq!(headers["x-amz-meta-colour"], "blue");
+        let bad = vec![("content-type".to_owned(), "a\nb".to_owned())];
+        assert_eq!(object_headers(&bad).unwrap_err().code, "InvalidArgument");
+    }
+}
