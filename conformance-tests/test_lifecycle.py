@@ -305,3 +305,43 @@ def test_rules_go_with_their_bucket(s3):
         assert error_of(lambda: s3.get_bucket_lifecycle_configuration(Bucket=name))[1] == "NoSuchLifecycleConfiguration"
     finally:
         s3.delete_bucket(Bucket=name)
+
+
+def versions_of(s3, bucket) -> list[tuple[str, str, bool]]:
+    """(key, version id, is a delete marker) of every version, newest first per key."""
+    listed = s3.list_object_versions(Bucket=bucket)
+    found = [(v["Key"], v["VersionId"], False, v["LastModified"]) for v in listed.get("Versions", [])]
+    found += [(m["Key"], m["VersionId"], True, m["LastModified"]) for m in listed.get("DeleteMarkers", [])]
+    found.sort(key=lambda v: (v[0], -v[3].timestamp()))
+    return [(key, version, marker) for key, version, marker, _ in found]
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_noncurrent_versions_and_lone_delete_markers_expire(server, s3):
+    name = f"lc-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=name)
+    try:
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+        first = s3.put_object(Bucket=name, Key="doc", Body=b"one")["VersionId"]
+        current = s3.put_object(Bucket=name, Key="doc", Body=b"two")["VersionId"]
+        gone = s3.put_object(Bucket=name, Key="gone", Body=b"x")["VersionId"]
+        s3.delete_object(Bucket=name, Key="gone", VersionId=gone)
+        s3.put_object(Bucket=name, Key="gone", Body=b"x")
+        marker = s3.delete_object(Bucket=name, Key="gone")["VersionId"]
+        expired_before = metric(server, "s3gw_lifecycle_expired_versions_total")
+        s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": [
+            {"ID": "noncurrent", "Filter": {}, "Status": "Enabled",
+             "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
+             "Expiration": {"ExpiredObjectDeleteMarker": True}},
+        ]})
+        # "doc": its first version is noncurrent and expires, the current
+        # one stays; "gone": its one version is noncurrent and expires,
+        # then its marker stands alone and expires too.
+        wait_until(lambda: versions_of(s3, name) == [("doc", current, False)], "only doc's current version left")
+        assert s3.get_object(Bucket=name, Key="doc")["Body"].read() == b"two"
+        assert first != current and marker
+        assert metric(server, "s3gw_lifecycle_expired_versions_total") - expired_before >= 3
+    finally:
+        for key, version, _ in versions_of(s3, name):
+            s3.delete_object(Bucket=name, Key=key, VersionId=version)
+        s3.delete_bucket(Bucket=name)
