@@ -160,9 +160,14 @@ def check_and_adopt(s3, bucket: str, workers: list[Worker]) -> int:
 
 def block_files(data_dir) -> tuple[int, int, int]:
     """Bytes in *.block files, and how many .block and .crc files there are."""
-    blocks = list(data_dir.rglob("*.block"))
+    sizes = []
+    for path in data_dir.rglob("*.block"):
+        try:
+            sizes.append(path.stat().st_size)
+        except FileNotFoundError:  # reclaimed between the listing and the stat
+            pass
     sums = list(data_dir.rglob("*.crc"))
-    return sum(p.stat().st_size for p in blocks), len(blocks), len(sums)
+    return sum(sizes), len(sizes), len(sums)
 
 
 def small_blocks(server: GatewayProcess) -> tuple[int, int]:
