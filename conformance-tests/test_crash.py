@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+import requests
 from botocore.exceptions import ClientError
 
 from conftest import OZONE_OM, make_s3_client, start_server, unique_bucket_name
@@ -159,9 +160,26 @@ def check_and_adopt(s3, bucket: str, workers: list[Worker]) -> int:
 
 def block_files(data_dir) -> tuple[int, int, int]:
     """Bytes in *.block files, and how many .block and .crc files there are."""
-    blocks = list(data_dir.rglob("*.block"))
+    sizes = []
+    for path in data_dir.rglob("*.block"):
+        try:
+            sizes.append(path.stat().st_size)
+        except FileNotFoundError:  # reclaimed between the listing and the stat
+            pass
     sums = list(data_dir.rglob("*.crc"))
-    return sum(p.stat().st_size for p in blocks), len(blocks), len(sums)
+    return sum(sizes), len(sizes), len(sums)
+
+
+def small_blocks(server: GatewayProcess) -> tuple[int, int]:
+    """Bytes and count of the blocks in the DN's small-block store (dn.redb), as /metrics reports them."""
+    text = requests.get(f"{server.endpoint}/metrics", timeout=10).text
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("s3gw_small_blocks", "s3gw_small_block_bytes"):
+            values[name] = int(value)
+    assert len(values) == 2, "the embedded gateway reports its small-block store"
+    return values["s3gw_small_block_bytes"], values["s3gw_small_blocks"]
 
 
 def test_kill9_under_mixed_load_keeps_acknowledged_state_and_leaks_no_blocks(tmp_path_factory):
@@ -204,18 +222,21 @@ def test_kill9_under_mixed_load_keeps_acknowledged_state_and_leaks_no_blocks(tmp
         check_and_adopt(s3, bucket, workers)
         live = sum(o["Size"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
                    for o in page.get("Contents", []))
-        print(f"before reclaiming: {block_files(server.data_dir)} (bytes, block files, checksum files); live {live}")
+        print(f"before reclaiming: {block_files(server.data_dir)} (bytes, block files, checksum files), "
+              f"{small_blocks(server)} (bytes, small blocks); live {live}")
         # Both are the reclaimer's work, in passes of their own: an upload cut
         # off before its first part holds no block, so the blocks can be
         # clean a pass before the upload expires.
         deadline = time.monotonic() + 60
         while True:
             on_disk, blocks, sums = block_files(server.data_dir)
+            small_bytes, small_count = small_blocks(server)
             uploads = s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
-            if on_disk == live and blocks == sums and not uploads:
+            if on_disk + small_bytes == live and blocks == sums and not uploads:
                 break
             assert time.monotonic() < deadline, (
                 f"blocks leaked: {on_disk} bytes in {blocks} block files ({sums} checksum files) "
+                f"and {small_bytes} bytes in {small_count} small blocks "
                 f"for {live} bytes of live objects; uploads left: {[u['Key'] for u in uploads]}")
             time.sleep(0.5)
     finally:

@@ -32,6 +32,8 @@ def write_something(server) -> None:
     client = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
     client.create_bucket(Bucket="secrets-on-disk")
     client.put_object(Bucket="secrets-on-disk", Key="k", Body=b"x" * 300_000)
+    # Small enough for the DN's small-block store (dn.redb).
+    client.put_object(Bucket="secrets-on-disk", Key="small", Body=b"y" * 1000)
 
 
 def test_a_fresh_data_dir_is_owner_only(tmp_path_factory, target):
@@ -47,6 +49,7 @@ def test_a_fresh_data_dir_is_owner_only(tmp_path_factory, target):
         found = modes(server.data_dir)
         assert any(path.endswith("om.redb") for path in found), found
         assert any(path.endswith(".block") for path in found), found
+        assert any(path.endswith("dn.redb") for path in found), found
         assert loose(found) == {}
     finally:
         server.stop()
@@ -65,6 +68,7 @@ def test_an_existing_looser_data_dir_is_narrowed_with_a_warning(tmp_path_factory
         found = modes(server.data_dir)
         assert stat.S_IMODE(os.stat(server.data_dir).st_mode) == 0o700
         assert found[str(server.data_dir / "om.redb")] == 0o600
+        assert found[str(server.data_dir / "dn.redb")] == 0o600
         assert "narrowed to its owner" in server.log_tail()
         # Files left looser inside stay out of reach of others: their directory is 0700.
         client = make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))

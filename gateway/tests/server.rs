@@ -35,6 +35,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         block_size: None,
         chunk_size: None,
         read_buffer: None,
+        small_block_max: None,
         multipart_upload_expiry: None,
         open_key_expiry: None,
         reclaim_interval: None,

@@ -10,7 +10,7 @@ use crate::cache::CacheConfig;
 use crate::calls::CallTable;
 use crate::dn::BlockStore;
 use crate::om::Metadata;
-use crate::{ReclaimStats, Result};
+use crate::{ReclaimStats, Result, SmallBlockUsage};
 
 pub(crate) struct Backend {
     pub metadata: Arc<dyn Metadata>,
@@ -28,6 +28,8 @@ pub(crate) struct Backend {
     pub reclaimer: Option<Arc<dyn Reclaim>>,
     /// Work the back end runs while the facade lives.
     pub background: Option<BackgroundTask>,
+    /// `None` where the back end keeps no small-block store (Ozone).
+    pub small_blocks: Option<Arc<dyn SmallBlockReport>>,
     /// Its remote calls, timed (none for the embedded back end, whose
     /// roles run in this process).
     pub calls: Vec<Arc<CallTable>>,
@@ -38,6 +40,12 @@ pub(crate) struct Backend {
 pub(crate) trait Reclaim: Send + Sync {
     /// One pass now.
     async fn run_once(&self) -> Result<ReclaimStats>;
+}
+
+/// A block role that keeps small blocks apart from its block files (the
+/// embedded DN's store), saying how much it holds.
+pub(crate) trait SmallBlockReport: Send + Sync {
+    fn small_block_usage(&self) -> SmallBlockUsage;
 }
 
 /// A background loop; stops when dropped.

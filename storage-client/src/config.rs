@@ -25,6 +25,11 @@ pub struct StorageConfig {
     /// Reads of up to this many bytes of a block run on the calling thread,
     /// not the blocking pool; 0 sends every read to the pool.
     pub inline_read: usize,
+    /// Blocks written in one piece of up to this many bytes (an object
+    /// smaller than `chunk_size` is one) go to the DN's group-committed
+    /// small-block store instead of a file pair each; 0 keeps every block
+    /// in files. At most 1 MiB.
+    pub small_block_max: usize,
     /// Bytes covered by one stored CRC32; reads verify whole windows.
     pub bytes_per_checksum: u32,
     /// How long a block token stays valid.
@@ -79,6 +84,8 @@ impl StorageConfig {
             "bytes_per_checksum, chunk_size and read_buffer must be positive"
         } else if !self.chunk_size.is_multiple_of(window) {
             "chunk_size must be a multiple of bytes_per_checksum"
+        } else if self.small_block_max > MIB {
+            "small_block_max must be at most 1 MiB"
         } else if self.block_size == 0 || !self.block_size.is_multiple_of(self.chunk_size as u64) {
             "block_size must be a positive multiple of chunk_size"
         } else {
@@ -103,6 +110,7 @@ impl Default for StorageConfig {
             // GETs cost 25-33% less gateway CPU than with the pool's hop; larger reads
             // are few and stream in read_buffer pieces through the pool.
             inline_read: 64 * KIB,
+            small_block_max: 64 * KIB,
             // Ozone's default window, so checksums mean the same on both back ends.
             bytes_per_checksum: 16 * KIB as u32,
             token_lifetime: DAY,

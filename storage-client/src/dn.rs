@@ -28,6 +28,11 @@ pub(crate) trait BlockStore: Send + Sync {
     /// with the block (0 where the back end keeps none).
     async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<u64>;
 
+    /// Writes a block of one chunk and seals it: `write_chunk` at offset 0
+    /// then `put_block`, in one call (Ozone's `PutSmallFile`). Most small
+    /// objects are one such block.
+    async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64>;
+
     /// Streams `range` (offsets within the block) after checking the token;
     /// every byte yielded has passed its stored checksum.
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream>;

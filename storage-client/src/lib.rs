@@ -42,6 +42,7 @@ pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
+pub use embedded::SmallBlockUsage;
 pub use error::{Result, StorageError};
 pub use multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt, stream};
 
-use crate::backend::{Backend, BackgroundTask, Reclaim};
+use crate::backend::{Backend, BackgroundTask, Reclaim, SmallBlockReport};
 use crate::cache::{CacheStats, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
@@ -20,8 +20,8 @@ use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
     BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity,
     KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, NewUpload, ObjectWriter,
-    OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, StorageConfig, StorageError,
-    UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
+    OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, SmallBlockUsage,
+    StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -37,6 +37,7 @@ pub struct Storage {
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
     calls: Vec<Arc<CallTable>>,
+    small_blocks: Option<Arc<dyn SmallBlockReport>>,
 }
 
 impl Storage {
@@ -62,6 +63,7 @@ impl Storage {
             authorises_itself: backend.authorises_itself,
             _background: backend.background,
             calls: backend.calls,
+            small_blocks: backend.small_blocks,
         }
     }
 
@@ -86,6 +88,12 @@ impl Storage {
             .iter()
             .flat_map(|table| table.samples())
             .collect()
+    }
+
+    /// What the block role keeps in its small-block store (embedded only;
+    /// the rest of the blocks are files under the data dir).
+    pub fn small_block_usage(&self) -> Option<SmallBlockUsage> {
+        self.small_blocks.as_ref().map(|s| s.small_block_usage())
     }
 
     /// What the caches did since the start.

@@ -167,6 +167,15 @@ impl ObjectWriter {
     async fn flush_and_seal(&mut self) -> Result<()> {
         if self.pending_len > 0 {
             let chunk = self.take_pending(self.pending_len);
+            if self.current.is_none() {
+                // The last block holds just this chunk (a small object's
+                // only block): written and sealed in one call.
+                let mut block = self.next_block().await?;
+                block.length = chunk.len() as u64;
+                block.commit_sequence_id = self.dn.put_small_block(&block, chunk).await?;
+                self.sealed.push(block);
+                return Ok(());
+            }
             self.write_chunk(chunk).await?;
         }
         self.seal_current().await

@@ -481,3 +481,122 @@ async fn versions_keep_their_blocks_until_deleted() {
     }
     assert_eq!(get(&s, &a, "b", "k").await.unwrap(), new);
 }
+
+/// Objects smaller than a chunk are one block written in one piece: the DN
+/// keeps it in its small-block store, not in files, and reads, restarts
+/// and reclamation treat it as any block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let (small, other) = (data(1000, 31), data(3000, 32));
+    let before = {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.create_bucket(&a, "b", "").await.unwrap();
+        let info = put(&s, &a, "b", "small", &small).await;
+        put(&s, &a, "b", "other", &other).await;
+        assert!(
+            walk(&dir.path().join("containers")).is_empty(),
+            "no block files"
+        );
+        let usage = s.small_block_usage().unwrap();
+        assert_eq!((usage.blocks, usage.bytes), (2, 4000));
+        info
+    };
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    assert_eq!(get(&s, &a, "b", "small").await.unwrap(), small);
+    assert_eq!(
+        read_range(&s, &a, &before, 100..1000).await.unwrap(),
+        small[100..]
+    );
+    // Larger objects still go to files; the setting off keeps all in files.
+    put(&s, &a, "b", "large", &data(20_000, 33)).await;
+    assert!(!walk(&dir.path().join("containers")).is_empty());
+    put(&s, &a, "b", "small", b"replaced").await;
+    s.delete_object(&a, "b", "other").await.unwrap();
+    assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 2);
+    let usage = s.small_block_usage().unwrap();
+    assert_eq!((usage.blocks, usage.bytes), (1, 8));
+    assert_eq!(get(&s, &a, "b", "small").await.unwrap(), b"replaced");
+    drop(s);
+
+    let off = StorageConfig {
+        small_block_max: 0,
+        ..config(dir.path())
+    };
+    let s = Storage::open_embedded(off).await.unwrap();
+    let files = walk(&dir.path().join("containers")).len();
+    let info = put(&s, &a, "b", "in-files", &small).await;
+    assert_eq!(walk(&dir.path().join("containers")).len(), files + 2);
+    assert_eq!(s.small_block_usage().unwrap().blocks, 1);
+    assert_eq!(read_range(&s, &a, &info, 0..1000).await.unwrap(), small);
+    // What was stored while the setting was on still reads.
+    assert_eq!(get(&s, &a, "b", "small").await.unwrap(), b"replaced");
+}
+
+/// A bit flipped on disk inside the small-block store is an error on read,
+/// never wrong bytes, as in a block file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flipped_bit_in_the_small_block_store_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let bytes = data(2000, 34);
+    let info = {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.create_bucket(&a, "b", "").await.unwrap();
+        put(&s, &a, "b", "k", &bytes).await
+    };
+    let path = dir.path().join("dn.redb");
+    let mut raw = std::fs::read(&path).unwrap();
+    let mut flipped = 0;
+    for at in 0..raw.len().saturating_sub(bytes.len()) {
+        if raw[at..at + bytes.len()] == bytes[..] {
+            // Byte 1500: in the second 1 KiB checksum window.
+            raw[at + 1500] ^= 0x10;
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 0, "the block's bytes are in dn.redb");
+    std::fs::write(&path, raw).unwrap();
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    for range in [0..info.size, 1500..1501] {
+        match read_range(&s, &a, &info, range.clone()).await {
+            Err(StorageError::Corrupt(_)) => {}
+            other => panic!("range {range:?}: expected Corrupt, got {other:?}"),
+        }
+    }
+}
+
+/// A crash between the DN's commit and the OM's can leave a small block
+/// whose allocation was never made durable; start-up removes it, as it
+/// removes such block files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let kept = data(1000, 35);
+    {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.create_bucket(&a, "b", "").await.unwrap();
+        put(&s, &a, "b", "kept", &kept).await;
+    }
+    // The OM as it was before the lost upload; the DN as after it.
+    let om = dir.path().join("om.redb");
+    let saved = std::fs::read(&om).unwrap();
+    {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        put(&s, &a, "b", "lost", &data(1000, 36)).await;
+        assert_eq!(s.small_block_usage().unwrap().blocks, 2);
+    }
+    std::fs::write(&om, saved).unwrap();
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    let usage = s.small_block_usage().unwrap();
+    assert_eq!((usage.blocks, usage.bytes), (1, 1000));
+    assert_eq!(get(&s, &a, "b", "kept").await.unwrap(), kept);
+    assert!(matches!(
+        s.lookup(&a, "b", "lost").await,
+        Err(StorageError::NoSuchKey)
+    ));
+    put(&s, &a, "b", "next", &data(500, 37)).await;
+    assert_eq!(get(&s, &a, "b", "next").await.unwrap(), data(500, 37));
+}

@@ -67,12 +67,17 @@ impl Layer {
 
     /// A size setting within its declared bounds.
     pub(crate) fn size(&self, key: &str) -> Result<Option<u64>, ConfigError> {
-        let Kind::Size { max } = setting(key).kind else {
-            panic!("{key} is not a size");
+        let (max, off) = match setting(key).kind {
+            Kind::Size { max } => (max, false),
+            Kind::SizeOrOff { max } => (max, true),
+            _ => panic!("{key} is not a size"),
         };
         let Some(given) = self.given_or_default(key) else {
             return Ok(None);
         };
+        if off && given.value.trim() == "0" {
+            return Ok(Some(0));
+        }
         let size = parse_size(&given)?;
         if size > max {
             return Err(given.invalid("is too large"));
@@ -159,15 +164,18 @@ fn file_value(declared: &Setting, value: toml::Value, base: &Path) -> Result<Str
     match (declared.kind, value) {
         (Kind::Text(_), Value::String(text)) => Ok(text),
         (Kind::Path(_), Value::String(text)) => Ok(base.join(text).to_string_lossy().into()),
-        (Kind::Size { .. } | Kind::Duration { .. } | Kind::Count { .. }, Value::String(text)) => {
-            Ok(text)
-        }
-        (Kind::Size { .. } | Kind::Duration { .. } | Kind::Count { .. }, Value::Integer(n)) => {
-            Ok(n.to_string())
-        }
-        (Kind::Size { .. } | Kind::Duration { .. } | Kind::Count { .. }, _) => {
-            Err("expected a number or a string".into())
-        }
+        (
+            Kind::Size { .. } | Kind::SizeOrOff { .. } | Kind::Duration { .. } | Kind::Count { .. },
+            Value::String(text),
+        ) => Ok(text),
+        (
+            Kind::Size { .. } | Kind::SizeOrOff { .. } | Kind::Duration { .. } | Kind::Count { .. },
+            Value::Integer(n),
+        ) => Ok(n.to_string()),
+        (
+            Kind::Size { .. } | Kind::SizeOrOff { .. } | Kind::Duration { .. } | Kind::Count { .. },
+            _,
+        ) => Err("expected a number or a string".into()),
         (Kind::Flag, Value::Boolean(b)) => Ok(b.to_string()),
         (Kind::Flag, Value::String(text)) => Ok(text),
         (Kind::Flag, _) => Err("expected true or false".into()),
@@ -268,7 +276,9 @@ mod tests {
         let defaults = Layer::default();
         for s in SETTINGS {
             match s.kind {
-                Kind::Size { .. } => drop(defaults.size(s.key).expect(s.key)),
+                Kind::Size { .. } | Kind::SizeOrOff { .. } => {
+                    defaults.size(s.key).expect(s.key);
+                }
                 Kind::Duration { .. } => drop(defaults.duration(s.key).expect(s.key)),
                 Kind::Count { .. } => drop(defaults.count(s.key).expect(s.key)),
                 Kind::Flag => drop(defaults.flag(s.key).expect(s.key)),

@@ -51,6 +51,7 @@ pub struct Config {
     pub block_size: Option<u64>,
     pub chunk_size: Option<u64>,
     pub read_buffer: Option<u64>,
+    pub small_block_max: Option<u64>,
     pub multipart_upload_expiry: Option<Duration>,
     pub open_key_expiry: Option<Duration>,
     pub reclaim_interval: Option<Duration>,
@@ -196,6 +197,9 @@ impl Config {
             block_size: self.block_size.unwrap_or(defaults.block_size),
             chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
             read_buffer: self.read_buffer.map_or(defaults.read_buffer, in_memory),
+            small_block_max: self
+                .small_block_max
+                .map_or(defaults.small_block_max, in_memory),
             multipart_upload_expiry: self
                 .multipart_upload_expiry
                 .unwrap_or(defaults.multipart_upload_expiry),
@@ -349,6 +353,7 @@ impl Layer {
             return Err(s.invalid(&format!("is larger than the block size ({block})")));
         }
         let read_buffer = self.size("read_buffer")?;
+        let small_block_max = self.size("small_block_max")?;
         let multipart_upload_expiry = self.duration("multipart_upload_expiry")?;
         let open_key_expiry = self.duration("open_key_expiry")?;
         let reclaim_interval = self.duration("reclaim_interval")?;
@@ -406,6 +411,7 @@ impl Layer {
             block_size,
             chunk_size,
             read_buffer,
+            small_block_max,
             multipart_upload_expiry,
             open_key_expiry,
             reclaim_interval,
@@ -773,6 +779,7 @@ mod tests {
                     Some(ozone.chunk_size as u64),
                 ),
                 "read_buffer" => (Some(embedded.read_buffer as u64), None),
+                "small_block_max" => (Some(embedded.small_block_max as u64), None),
                 "multipart_upload_expiry" => {
                     (Some(embedded.multipart_upload_expiry.as_secs()), None)
                 }
@@ -796,7 +803,7 @@ mod tests {
                 other => panic!("{other}: no storage-client default to compare with"),
             };
             let parse = |text: &str| match s.kind {
-                settings::Kind::Size { .. } => size(text),
+                settings::Kind::Size { .. } | settings::Kind::SizeOrOff { .. } => size(text),
                 settings::Kind::Duration { .. } => duration(text),
                 _ => panic!("{}: a storage default is a size or a duration", s.key),
             };
@@ -916,6 +923,23 @@ mod tests {
             assert!(
                 !message.contains(secret),
                 "never echoes the secret: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_block_max_takes_zero_for_off_and_at_most_a_mib() {
+        for (text, expected) in [("0", 0), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+            let env = [("S3GW_SMALL_BLOCK_MAX", text)];
+            let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
+            assert_eq!(config.small_block_max, Some(expected), "{text}");
+            assert_eq!(config.storage_config().small_block_max, expected as usize);
+        }
+        for bad in ["2MiB", "-1", "0x"] {
+            let message = error_of(&ServeArgs::default(), &[("S3GW_SMALL_BLOCK_MAX", bad)]);
+            assert!(
+                message.contains("S3GW_SMALL_BLOCK_MAX"),
+                "{bad:?}: {message}"
             );
         }
     }

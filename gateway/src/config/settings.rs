@@ -33,6 +33,8 @@ pub enum Kind {
     List(&'static str),
     /// `4194304`, `64KiB`, `4MiB`: greater than zero, at most `max`.
     Size { max: u64 },
+    /// A size as above, or `0` for off.
+    SizeOrOff { max: u64 },
     /// `90s`, `15m`, `2h`, `7d`: at least `min`.
     Duration { min: Duration },
     /// A whole number greater than zero, at most `max`.
@@ -204,6 +206,15 @@ pub const SETTINGS: &[Setting] = &[
         read_by: ReadBy::Embedded,
         help: "Bytes per piece of a read stream, in whole 16KiB checksum windows",
         doc: "Bytes per piece of a read stream, rounded to whole 16 KiB checksum windows (at least one); a rounded value is logged with the value in effect",
+    },
+    Setting {
+        key: "small_block_max",
+        kind: Kind::SizeOrOff { max: 1 << 20 },
+        // Measured (BENCHMARKS.md, "Small PUTs share their fsyncs"): see the sweep there.
+        default: embedded("64KiB"),
+        read_by: ReadBy::Embedded,
+        help: "Objects up to this size go to the DN's group-committed small-block store; 0 turns it off",
+        doc: "Blocks written in one piece of up to this size (objects smaller than `chunk_size`) are kept in the DN's small-block store (`dn.redb`), whose group commit shares one fsync among concurrent PUTs, instead of a file pair each; `0` keeps every block in files. At most `1MiB`",
     },
     Setting {
         key: "multipart_upload_expiry",
@@ -486,7 +497,7 @@ impl Setting {
     pub fn value_name(&self) -> &'static str {
         match self.kind {
             Kind::Text(name) | Kind::Path(name) | Kind::List(name) => name,
-            Kind::Size { .. } => "SIZE",
+            Kind::Size { .. } | Kind::SizeOrOff { .. } => "SIZE",
             Kind::Duration { .. } => "DURATION",
             Kind::Count { .. } => "COUNT",
             Kind::Flag => "BOOL",
@@ -588,7 +599,7 @@ pub fn json_lines() -> String {
             Kind::Text(_) => "text",
             Kind::Path(_) => "path",
             Kind::List(_) => "list",
-            Kind::Size { .. } => "size",
+            Kind::Size { .. } | Kind::SizeOrOff { .. } => "size",
             Kind::Duration { .. } => "duration",
             Kind::Count { .. } => "count",
             Kind::Flag => "bool",

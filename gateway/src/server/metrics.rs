@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use storage_client::{CacheStats, CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
+use storage_client::{
+    CacheStats, CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS, SmallBlockUsage,
+};
 
 use crate::lifecycle;
 use crate::router::{Endpoint, OPERATION_NAMES};
@@ -309,6 +311,26 @@ fn render_caches(out: &mut String, stats: &CacheStats) {
             };
             let _ = writeln!(out, "{name}{{cache=\"{cache}\"}} {value}");
         }
+    }
+}
+
+/// What the embedded DN keeps in its small-block store (`dn.redb`); the
+/// other blocks are files under the data dir.
+pub fn render_small_blocks(out: &mut String, usage: SmallBlockUsage) {
+    for (name, help, value) in [
+        (
+            "s3gw_small_blocks",
+            "Blocks kept in the embedded DN's small-block store.",
+            usage.blocks,
+        ),
+        (
+            "s3gw_small_block_bytes",
+            "Bytes of the blocks kept in the embedded DN's small-block store.",
+            usage.bytes,
+        ),
+    ] {
+        family(out, name, "gauge", help);
+        let _ = writeln!(out, "{name} {value}");
     }
 }
 

@@ -108,9 +108,12 @@ async fn answer_get(probe: Probe, shared: &Shared) -> Response {
             )
         }
         Probe::Metrics => {
-            let page = shared
+            let mut page = shared
                 .metrics
                 .render(&state.storage.cache_stats(), &state.storage.call_stats());
+            if let Some(usage) = state.storage.small_block_usage() {
+                super::metrics::render_small_blocks(&mut page, usage);
+            }
             text(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",

@@ -53,6 +53,23 @@ pub(crate) fn append(
     data: &[u8],
     bytes_per_checksum: u32,
 ) -> Result<()> {
+    write_at(paths, offset, data, bytes_per_checksum).map(drop)
+}
+
+/// Writes a whole block and makes it durable, as `append` at offset 0 and
+/// then `seal` would, opening each file once.
+pub(crate) fn write_sealed(paths: &BlockPaths, data: &[u8], bytes_per_checksum: u32) -> Result<()> {
+    let (data_file, sums_file) = write_at(paths, 0, data, bytes_per_checksum)?;
+    sync_sealed(paths, &data_file, &sums_file)
+}
+
+/// `append`, returning the block's two files.
+fn write_at(
+    paths: &BlockPaths,
+    offset: u64,
+    data: &[u8],
+    bytes_per_checksum: u32,
+) -> Result<(File, File)> {
     let window = u64::from(bytes_per_checksum);
     if !offset.is_multiple_of(window) {
         return Err(invalid(format!(
@@ -90,7 +107,7 @@ pub(crate) fn append(
     }
     data_file.write_all_at(data, offset)?;
     sums_file.write_all_at(&sums, HEADER_LEN + offset / window * SUM_LEN)?;
-    Ok(())
+    Ok((data_file, sums_file))
 }
 
 /// Makes a fully written block durable before the OM commit names it.
@@ -106,8 +123,13 @@ pub(crate) fn seal(paths: &BlockPaths, length: u64) -> Result<()> {
             "sealing at {length} bytes but the block holds {current}"
         )));
     }
+    sync_sealed(paths, &data_file, &File::open(&paths.sums)?)
+}
+
+/// The three syncs of `seal`.
+fn sync_sealed(paths: &BlockPaths, data_file: &File, sums_file: &File) -> Result<()> {
     data_file.sync_data()?;
-    File::open(&paths.sums)?.sync_data()?;
+    sums_file.sync_data()?;
     sync_dir(&paths.dir)
 }
 

@@ -1,6 +1,8 @@
 //! The embedded block role: container directories on local disk, one file
-//! pair per block (see [`super::block_file`]). Every call checks the block
-//! token first; file I/O runs on the blocking pool, except small reads.
+//! pair per block (see [`super::block_file`]), and small blocks written in
+//! one piece in a group-committed table (see [`super::small_blocks`]).
+//! Every call checks the block token first; file I/O runs on the blocking
+//! pool, except small reads.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,9 @@ use bytes::Bytes;
 use futures::stream;
 
 use super::block_file::{self, BlockPaths, BlockReader};
+use super::small_blocks::{SMALL_BLOCK_LIMIT, SmallBlockUsage, SmallBlocks};
 use super::{blocking, now_ms};
+use crate::backend::SmallBlockReport;
 use crate::dn::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
@@ -22,22 +26,33 @@ pub(super) struct EmbeddedDn {
     bytes_per_checksum: u32,
     read_buffer: usize,
     inline_read: usize,
+    small: Arc<SmallBlocks>,
+    small_block_max: usize,
+}
+
+/// How the DN stores and reads blocks (see `StorageConfig`).
+pub(crate) struct DnSettings {
+    pub(crate) bytes_per_checksum: u32,
+    pub(crate) read_buffer: usize,
+    pub(crate) inline_read: usize,
+    pub(crate) small_block_max: usize,
 }
 
 impl EmbeddedDn {
     pub(crate) fn new(
         containers: &Path,
         keys: Arc<KeyRing>,
-        bytes_per_checksum: u32,
-        read_buffer: usize,
-        inline_read: usize,
+        small: SmallBlocks,
+        settings: DnSettings,
     ) -> Self {
         Self {
             containers: containers.to_owned(),
             keys,
-            bytes_per_checksum,
-            read_buffer,
-            inline_read,
+            bytes_per_checksum: settings.bytes_per_checksum,
+            read_buffer: settings.read_buffer,
+            inline_read: settings.inline_read,
+            small: Arc::new(small),
+            small_block_max: settings.small_block_max,
         }
     }
 
@@ -55,14 +70,50 @@ impl EmbeddedDn {
     /// how many blocks had files.
     pub(crate) async fn remove_unallocated(&self, first: BlockId) -> Result<usize> {
         let containers = self.containers.clone();
-        blocking(move || block_file::remove_from(&containers, first)).await
+        let small = Arc::clone(&self.small);
+        blocking(move || {
+            Ok(block_file::remove_from(&containers, first)? + small.remove_from(first)?)
+        })
+        .await
     }
 
-    /// Removes a block's files; called by the reclaimer only, after the OM
-    /// has dropped every reference to the block.
-    pub(crate) async fn delete_block(&self, block: BlockId) -> Result<()> {
-        let paths = BlockPaths::new(&self.containers, block);
-        blocking(move || block_file::delete(&paths)).await
+    /// Removes blocks, wherever each is kept; called by the reclaimer only,
+    /// after the OM has dropped every reference to them.
+    pub(crate) async fn delete_blocks(&self, blocks: Vec<BlockId>) -> Result<()> {
+        let containers = self.containers.clone();
+        let small = Arc::clone(&self.small);
+        blocking(move || {
+            // One durable transaction for the batch's small blocks.
+            small.delete(&blocks)?;
+            for block in blocks {
+                block_file::delete(&BlockPaths::new(&containers, block))?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The verified bytes of `range` of a block kept in the small-block
+    /// store, or `None` if it is kept in files.
+    async fn read_small(&self, block: &BlockLocation, range: &Range<u64>) -> Result<Option<Bytes>> {
+        if block.length > SMALL_BLOCK_LIMIT {
+            return Ok(None);
+        }
+        let (id, length) = (block.block, block.length);
+        let found = if length <= self.inline_read as u64 && !self.small.reopen_due() {
+            // As with files (`inline_read`): cached pages cost less than the hop.
+            self.small.get(id, length)?
+        } else {
+            let small = Arc::clone(&self.small);
+            blocking(move || small.get(id, length)).await?
+        };
+        Ok(found.map(|bytes| bytes.slice(range.start as usize..range.end as usize)))
+    }
+}
+
+impl SmallBlockReport for EmbeddedDn {
+    fn small_block_usage(&self) -> SmallBlockUsage {
+        self.small.usage()
     }
 }
 
@@ -83,6 +134,20 @@ impl BlockStore for EmbeddedDn {
         Ok(0)
     }
 
+    async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64> {
+        self.check(block, AccessMode::Write, data.len() as u64)?;
+        if data.len() <= self.small_block_max {
+            self.small.put(block.block, &data).await?;
+            return Ok(0);
+        }
+        let paths = BlockPaths::new(&self.containers, block.block);
+        let window = self.bytes_per_checksum;
+        // One trip to the blocking pool and one open of each file, where
+        // write_chunk and put_block take two of each.
+        blocking(move || block_file::write_sealed(&paths, &data, window)).await?;
+        Ok(0)
+    }
+
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {
         if range.start > range.end || range.end > block.length {
             return Err(StorageError::InvalidArgument(format!(
@@ -93,6 +158,9 @@ impl BlockStore for EmbeddedDn {
         self.check(block, AccessMode::Read, range.end)?;
         if range.is_empty() {
             return Ok(Box::pin(stream::empty()));
+        }
+        if let Some(bytes) = self.read_small(block, &range).await? {
+            return Ok(Box::pin(stream::once(async move { Ok(bytes) })));
         }
         let (id, length) = (block.block, block.length);
         let paths = BlockPaths::new(&self.containers, id);

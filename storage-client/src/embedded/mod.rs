@@ -7,19 +7,25 @@
 //!   keys (see [`schema`]).
 //! - `containers/<container id>/<local id>.block` and `.crc`: block bytes
 //!   and their per-window CRC32s (see [`block_file`]).
+//! - `dn.redb`: the DN's small blocks, each with its CRC32s (see
+//!   [`small_blocks`]).
 
 mod block_file;
 mod dn;
 mod om;
 mod reclaimer;
 mod schema;
+mod small_blocks;
+
+pub use small_blocks::SmallBlockUsage;
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dn::EmbeddedDn;
+use dn::{DnSettings, EmbeddedDn};
 use om::{EmbeddedOm, OmSettings};
 use reclaimer::Reclaimer;
+use small_blocks::SmallBlocks;
 
 use crate::backend::Backend;
 use crate::token::KeyRing;
@@ -46,26 +52,19 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     };
     let om_keys = Arc::clone(&keys);
     let data_dir = config.data_dir.clone();
-    let om = Arc::new(
-        blocking(move || {
-            // redb would create its file with the umask's mode; it holds
-            // every secret, so it starts out as an empty owner-only file
-            // (which redb initialises), and an old one is narrowed.
-            if db_path.exists() {
-                private_files::tighten_file(&db_path)?;
-            } else {
-                private_files::private_file_options()
-                    .write(true)
-                    .create_new(true)
-                    .open(&db_path)?;
-            }
-            let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
-            // Make the new directory entries (om.redb, containers/) durable too.
-            std::fs::File::open(&data_dir)?.sync_all()?;
-            Ok(om)
-        })
-        .await?,
-    );
+    let small_path = config.data_dir.join("dn.redb");
+    let bytes_per_checksum = config.bytes_per_checksum;
+    let (om, small) = blocking(move || {
+        create_private(&db_path)?;
+        let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
+        create_private(&small_path)?;
+        let small = SmallBlocks::open(&small_path, bytes_per_checksum)?;
+        // Make the new directory entries (om.redb, dn.redb, containers/) durable too.
+        std::fs::File::open(&data_dir)?.sync_all()?;
+        Ok((om, small))
+    })
+    .await?;
+    let om = Arc::new(om);
     // Nothing of this process is writing yet: every open key belongs to
     // a previous process and can never be committed.
     om.expire_open_keys(u64::MAX).await?;
@@ -80,9 +79,13 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     let dn = Arc::new(EmbeddedDn::new(
         &containers,
         keys,
-        config.bytes_per_checksum,
-        read_piece,
-        config.inline_read,
+        small,
+        DnSettings {
+            bytes_per_checksum: config.bytes_per_checksum,
+            read_buffer: read_piece,
+            inline_read: config.inline_read,
+            small_block_max: config.small_block_max,
+        },
     ));
     // Allocations are not durable until a commit follows them: files a
     // crash left for ids the OM will hand out again are removed here.
@@ -105,15 +108,31 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     let background = reclaimer.spawn(config.reclaim_interval);
     Ok(Backend {
         metadata: om,
-        blocks: dn,
+        blocks: dn.clone(),
         block_size: config.block_size,
         chunk_size: config.chunk_size,
         cache: config.cache(),
         authorises_itself: true,
         reclaimer: Some(reclaimer),
         background: Some(background),
+        small_blocks: Some(dn.clone()),
         calls: Vec::new(),
     })
+}
+
+/// redb would create its file with the umask's mode; the OM's holds every
+/// secret and the DN's object bytes, so each starts out as an empty
+/// owner-only file (which redb initialises), and an old one is narrowed.
+fn create_private(path: &std::path::Path) -> Result<()> {
+    if path.exists() {
+        private_files::tighten_file(path)?;
+    } else {
+        private_files::private_file_options()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn now_ms() -> u64 {

@@ -18,7 +18,7 @@ use redb::{Durability, ReadableTable, WriteTransaction};
 mod batch;
 mod bucket_documents;
 mod multipart;
-mod reopening_db;
+pub(super) mod reopening_db;
 mod versions;
 
 use batch::{Batcher, Op};

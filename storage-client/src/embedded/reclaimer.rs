@@ -1,8 +1,9 @@
 //! Reclamation of blocks nobody references any more: blocks of replaced or
 //! deleted objects and of uploads that were aborted or never committed.
 //! The OM queues them in the same transaction that drops the reference;
-//! this task deletes the files and only then forgets the queue rows, so a
-//! crash in between just repeats the work.
+//! this task deletes the blocks (files, or rows of the DN's small-block
+//! store) and only then forgets the queue rows, so a crash in between just
+//! repeats the work.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -88,9 +89,7 @@ impl Reclaim for Reclaimer {
             if blocks.is_empty() {
                 return Ok(stats);
             }
-            for block in &blocks {
-                self.dn.delete_block(*block).await?;
-            }
+            self.dn.delete_blocks(blocks.clone()).await?;
             stats.deleted_blocks += blocks.len();
             self.om.forget_deleted(blocks).await?;
         }

@@ -95,6 +95,12 @@ impl BlockStore for OzoneBlocks {
             .await
     }
 
+    async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64> {
+        let length = data.len() as u64;
+        self.write_chunk(block, 0, data).await?;
+        self.put_block(block, length).await
+    }
+
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {
         self.reader
             .read(&block_from_location(block, None), range)

@@ -93,6 +93,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         // Ozone reclaims replaced and abandoned blocks itself.
         reclaimer: None,
         background: None,
+        small_blocks: None,
         calls,
     })
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Small PUTs before and after a change, side by side in one run (see
+# BENCHMARKS.md, "Small PUTs share their fsyncs"): gateways on loopback,
+# each on a fresh data dir, s3-bench rounds alternating between them.
+#
+#   ip netns exec <netns> bench/small-put.sh OLD_BIN NEW_BIN [NAME=ENV ...]
+#
+# Servers: `old` (OLD_BIN), `new` (NEW_BIN, defaults) and one more NEW_BIN
+# per NAME=ENV argument, started with that environment, e.g.
+# `off=S3GW_SMALL_BLOCK_MAX=0`. Variables: ROUNDS (3), DURATION (4s),
+# CONCS ("1 8 32 64"), SIZES (PUT object sizes, "1KiB"), GET (1: also 1 KiB
+# GET at each concurrency), BENCH (target/release/s3-bench).
+set -euo pipefail
+old=$1 new=$2
+shift 2
+rounds=${ROUNDS:-3} duration=${DURATION:-4s} concs=${CONCS:-1 8 32 64} sizes=${SIZES:-1KiB}
+bench=${BENCH:-target/release/s3-bench}
+work=$(mktemp -d /tmp/small-put.XXXX)
+export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
+export AWS_SECRET_ACCESS_KEY=0123456789abcdef0123456789abcdef0123456789
+names=(old new)
+declare -A bin=([old]=$old [new]=$new) extra=([old]= [new]=) port pid
+for spec in "$@"; do
+  names+=("${spec%%=*}")
+  bin[${spec%%=*}]=$new
+  extra[${spec%%=*}]=${spec#*=}
+done
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"' EXIT
+next_port=39960
+for name in "${names[@]}"; do
+  port[$name]=$((next_port++))
+  # shellcheck disable=SC2086 # extra is NAME=VALUE words for env
+  env S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
+    S3GW_LOG_LEVEL=warn S3GW_ACCESS_LOG=false ${extra[$name]} "${bin[$name]}" \
+    --listen "127.0.0.1:${port[$name]}" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
+  pid[$name]=$!
+  pids+=($!)
+done
+sleep 3
+run() { # name mode args...: one s3-bench run, "ops/s p50 errors cpu-µs/op"
+  local name=$1 mode=$2
+  shift 2
+  local before after out ops
+  before=$(ticks "${pid[$name]}")
+  out=$(nice -n 5 "$bench" "$mode" --endpoint "http://127.0.0.1:${port[$name]}" --bucket bench \
+    --json "$@" 2>>"$work/stderr" | jq -r '.results[0] | "\(.ops) \(.ops_per_sec|floor) \(.p50_ms) \(.errors)"')
+  after=$(ticks "${pid[$name]}")
+  read -r ops rate p50 errors <<<"$out"
+  echo "$rate ops/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10000 / (ops > 0 ? ops : 1))) µs/op"
+}
+ticks() { # user + system clock ticks of a process
+  local stat
+  read -r stat <"/proc/$1/stat"
+  stat=${stat##*) }
+  read -r -a f <<<"$stat"
+  echo $((f[11] + f[12]))
+}
+if [[ ${GET:-1} == 1 ]]; then
+  for name in "${names[@]}"; do
+    "$bench" fill --endpoint "http://127.0.0.1:${port[$name]}" --bucket bench --prefix small/ \
+      --obj-size 1KiB --objects 1000 --concurrency 16 --json >/dev/null 2>>"$work/stderr"
+  done
+fi
+echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((round = 1; round <= rounds; round++)); do
+  n=${#names[@]}
+  order=()
+  for ((i = 0; i < n; i++)); do order+=("${names[$(((i + round - 1) % n))]}"); done
+  echo "== round $round: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  for conc in $concs; do
+    for size in $sizes; do
+      for name in "${order[@]}"; do
+        echo "PUT $size c$conc $name: $(run "$name" put --obj-size "$size" --concurrency "$conc" --duration "$duration")"
+      done
+    done
+    [[ ${GET:-1} == 1 ]] || continue
+    for name in "${order[@]}"; do
+      echo "GET 1KiB c$conc $name: $(run "$name" get --existing --prefix small/ --objects 1000 \
+        --obj-size 1KiB --concurrency "$conc" --duration "$duration")"
+    done
+  done
+done
+for name in "${names[@]}"; do
+  kill -0 "${pid[$name]}" 2>/dev/null || echo "$name died: $(tail -3 "$work/$name.log")"
+done

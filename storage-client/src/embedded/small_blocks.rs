@@ -1,0 +1,411 @@
+//! The DN role's store for small blocks: `dn.redb` beside the OM's
+//! database, one row per block (a block written and sealed in one piece of
+//! at most `small_block_max` bytes), with group commit.
+//!
+//! A small block in a file of its own costs a file create, two fdatasyncs
+//! (bytes and checksums) and a directory fsync, none of them shared with
+//! the PUTs around it. Here concurrent writers queue their blocks to one
+//! thread, which inserts every block queued so far in one durable redb
+//! transaction and only then answers them: N concurrent small PUTs cost one
+//! fsync of the DN and (in the OM's own group commit) one of the OM.
+//!
+//! A row holds what a block file pair holds: the checksum window, the
+//! CRC32 of every window and the bytes; reads verify them, so a flipped bit
+//! is an error, never wrong bytes. Rows are addressed by block id, and the
+//! DN checks the block token before it touches them (see [`super::dn`]).
+
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
+use tokio::sync::oneshot;
+
+use super::DbResult;
+use super::om::reopening_db::ReopeningDb;
+use crate::{BlockId, Result, StorageError};
+
+/// (container, local id) -> window (u32 BE), the CRC32 (BE) of every
+/// window, then the block's bytes.
+const BLOCKS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("small_blocks");
+/// Name -> total: how many rows `BLOCKS` holds and their bytes, kept in the
+/// same transactions, so the DN can say what it stores without a scan
+/// (tests and `/metrics` compare it with the live objects).
+const USAGE: TableDefinition<&str, u64> = TableDefinition::new("usage");
+const COUNT: &str = "blocks";
+const BYTES: &str = "bytes";
+
+/// Blocks per transaction at most, bounding one commit's size and how long
+/// the first writer of a batch waits behind the others.
+const MAX_BATCH: usize = 256;
+
+/// The largest `small_block_max` accepted: reads look a block of up to this
+/// many bytes up here first, whatever the setting was when it was written.
+pub(crate) const SMALL_BLOCK_LIMIT: u64 = 1024 * 1024;
+
+/// How many small blocks the store holds, and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmallBlockUsage {
+    pub blocks: u64,
+    pub bytes: u64,
+}
+
+struct Put {
+    block: BlockId,
+    row: Vec<u8>,
+    answer: oneshot::Sender<Result<()>>,
+}
+
+/// The database and the usage its last commit left.
+struct Store {
+    db: ReopeningDb,
+    /// Held across every write transaction (redb runs one at a time
+    /// anyway), so that commits publish their usage in commit order.
+    writing: Mutex<()>,
+    usage: Mutex<SmallBlockUsage>,
+}
+
+impl Store {
+    /// Runs `f` in a durable write transaction and commits; `f` returns
+    /// the blocks it added and removed.
+    fn write(
+        &self,
+        f: impl FnOnce(&WriteTransaction) -> Result<(SmallBlockUsage, SmallBlockUsage)>,
+    ) -> Result<()> {
+        let _writing = lock(&self.writing);
+        let outcome = (|| {
+            // Durability::Immediate, redb's default: committed means fsync'd.
+            let txn = self.db.begin_write()?;
+            let (added, removed) = f(&txn)?;
+            let after = change_usage(&txn, &added, &removed)?;
+            txn.commit().db()?;
+            Ok(after)
+        })();
+        match outcome {
+            Ok(after) => {
+                *lock(&self.usage) = after;
+                Ok(())
+            }
+            Err(e) => {
+                if matches!(e, StorageError::Io(_)) {
+                    self.db.failed_io();
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) struct SmallBlocks {
+    store: Arc<Store>,
+    queue: Option<Sender<Put>>,
+    thread: Option<JoinHandle<()>>,
+    bytes_per_checksum: u32,
+}
+
+impl SmallBlocks {
+    /// Opens (creating) the store at `path`; blocks. The file must exist
+    /// already with the mode it is to keep (redb would use the umask's).
+    pub(crate) fn open(path: &Path, bytes_per_checksum: u32) -> Result<Self> {
+        let db = ReopeningDb::open(path)?;
+        let txn = db.begin_write()?;
+        txn.open_table(BLOCKS).db()?;
+        let usage = read_usage(&txn.open_table(USAGE).db()?)?;
+        txn.commit().db()?;
+        let store = Arc::new(Store {
+            db,
+            writing: Mutex::new(()),
+            usage: Mutex::new(usage),
+        });
+        let (queue, puts) = mpsc::channel();
+        let writer = Arc::clone(&store);
+        let thread = std::thread::Builder::new()
+            .name("dn-group-commit".into())
+            .spawn(move || run(&writer, &puts))?;
+        Ok(Self {
+            store,
+            queue: Some(queue),
+            thread: Some(thread),
+            bytes_per_checksum,
+        })
+    }
+
+    /// Stores a whole block durably; returns once the transaction holding
+    /// it has committed. A block written again (a retry) is replaced.
+    pub(crate) async fn put(&self, block: BlockId, data: &[u8]) -> Result<()> {
+        let (answer, rx) = oneshot::channel();
+        let stopped = || StorageError::Unavailable("the block store is shutting down".into());
+        let put = Put {
+            block,
+            row: encode(data, self.bytes_per_checksum),
+            answer,
+        };
+        self.queue
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(put)
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    /// The block's bytes, verified, if it is stored here; `length` is its
+    /// committed length. Reads cached pages: cheap enough for the caller's
+    /// thread when the block is small.
+    pub(crate) fn get(&self, block: BlockId, length: u64) -> Result<Option<Bytes>> {
+        let txn = self.store.db.begin_read()?;
+        let table = txn.open_table(BLOCKS).db()?;
+        let Some(row) = table.get((block.container, block.local)).db()? else {
+            return Ok(None);
+        };
+        decode(block, row.value(), length).map(Some)
+    }
+
+    /// Removes those of `blocks` stored here, durably; writes nothing when
+    /// none is.
+    pub(crate) fn delete(&self, blocks: &[BlockId]) -> Result<()> {
+        let present = {
+            let txn = self.store.db.begin_read()?;
+            let table = txn.open_table(BLOCKS).db()?;
+            let mut present = Vec::new();
+            for block in blocks {
+                if table.get((block.container, block.local)).db()?.is_some() {
+                    present.push(*block);
+                }
+            }
+            present
+        };
+        if present.is_empty() {
+            return Ok(());
+        }
+        self.store.write(|txn| {
+            let mut table = txn.open_table(BLOCKS).db()?;
+            let mut freed = SmallBlockUsage::default();
+            for block in present {
+                if let Some(row) = table.remove((block.container, block.local)).db()? {
+                    freed.blocks += 1;
+                    freed.bytes += stored_len(row.value());
+                }
+            }
+            Ok((SmallBlockUsage::default(), freed))
+        })
+    }
+
+    /// Removes the rows of `first` and every later block id, which the OM
+    /// has not handed out (see `block_file::remove_from`); returns how many.
+    pub(crate) fn remove_from(&self, first: BlockId) -> Result<usize> {
+        let doomed: Vec<(u64, u64)> = {
+            let txn = self.store.db.begin_read()?;
+            let table = txn.open_table(BLOCKS).db()?;
+            let mut doomed = Vec::new();
+            for row in table.range((first.container, first.local)..).db()? {
+                let key = row.db()?.0.value();
+                if key.1 >= first.local {
+                    doomed.push(key);
+                }
+            }
+            doomed
+        };
+        let ids: Vec<BlockId> = doomed
+            .iter()
+            .map(|&(container, local)| BlockId { container, local })
+            .collect();
+        self.delete(&ids)?;
+        Ok(ids.len())
+    }
+
+    /// What the store holds, as of its last commit.
+    pub(crate) fn usage(&self) -> SmallBlockUsage {
+        *lock(&self.store.usage)
+    }
+
+    /// True while the database waits to be reopened after an I/O error:
+    /// the next transaction may wait for that, so not on an async thread.
+    pub(crate) fn reopen_due(&self) -> bool {
+        self.store.db.reopen_due()
+    }
+}
+
+impl Drop for SmallBlocks {
+    /// Finishes the queued writes, so that the file is closed when the
+    /// store is dropped and can be opened again at once.
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the DN group-commit thread panicked");
+        }
+    }
+}
+
+fn encode(data: &[u8], bytes_per_checksum: u32) -> Vec<u8> {
+    let window = bytes_per_checksum as usize;
+    let mut row = Vec::with_capacity(4 + data.len().div_ceil(window) * 4 + data.len());
+    row.extend_from_slice(&bytes_per_checksum.to_be_bytes());
+    for piece in data.chunks(window) {
+        row.extend_from_slice(&crc32fast::hash(piece).to_be_bytes());
+    }
+    row.extend_from_slice(data);
+    row
+}
+
+/// A row's data length, from its layout.
+fn stored_len(row: &[u8]) -> u64 {
+    let window = row
+        .get(..4)
+        .map_or(0, |w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as usize);
+    let body = row.len().saturating_sub(4);
+    if window == 0 {
+        return body as u64;
+    }
+    // body = 4 * ceil(len / window) + len: the largest len that fits.
+    let windows = body.div_ceil(window + 4);
+    body.saturating_sub(4 * windows) as u64
+}
+
+fn decode(block: BlockId, row: &[u8], length: u64) -> Result<Bytes> {
+    let corrupt = |what: &str| {
+        StorageError::Corrupt(format!(
+            "small block {}/{}: {what}",
+            block.container, block.local
+        ))
+    };
+    let window = row
+        .get(..4)
+        .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as usize)
+        .ok_or_else(|| corrupt("row too short"))?;
+    if window == 0 {
+        return Err(corrupt("checksum window is zero"));
+    }
+    let length = usize::try_from(length).map_err(|_| corrupt("length too large"))?;
+    let windows = length.div_ceil(window);
+    let data_start = 4 + 4 * windows;
+    if row.len() != data_start + length {
+        return Err(corrupt("row does not match the block's committed length"));
+    }
+    let (sums, data) = row[4..].split_at(4 * windows);
+    for (i, (piece, sum)) in data.chunks(window).zip(sums.chunks_exact(4)).enumerate() {
+        if crc32fast::hash(piece).to_be_bytes() != sum {
+            return Err(corrupt(&format!("window {i} failed its checksum")));
+        }
+    }
+    Ok(Bytes::copy_from_slice(data))
+}
+
+fn read_usage(table: &impl ReadableTable<&'static str, u64>) -> Result<SmallBlockUsage> {
+    let get = |name| -> Result<u64> { Ok(table.get(name).db()?.map_or(0, |v| v.value())) };
+    Ok(SmallBlockUsage {
+        blocks: get(COUNT)?,
+        bytes: get(BYTES)?,
+    })
+}
+
+/// Records blocks added and removed; returns the new totals.
+fn change_usage(
+    txn: &WriteTransaction,
+    added: &SmallBlockUsage,
+    removed: &SmallBlockUsage,
+) -> Result<SmallBlockUsage> {
+    let mut table = txn.open_table(USAGE).db()?;
+    let now = read_usage(&table)?;
+    let after = SmallBlockUsage {
+        blocks: (now.blocks + added.blocks).saturating_sub(removed.blocks),
+        bytes: (now.bytes + added.bytes).saturating_sub(removed.bytes),
+    };
+    table.insert(COUNT, after.blocks).db()?;
+    table.insert(BYTES, after.bytes).db()?;
+    Ok(after)
+}
+
+/// The group-commit thread: every put queued so far in one transaction.
+fn run(store: &Store, puts: &Receiver<Put>) {
+    // Every sender gone: the store was dropped.
+    while let Ok(first) = puts.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match puts.try_recv() {
+                Ok(put) => batch.push(put),
+                Err(_) => break,
+            }
+        }
+        let committed = store.write(|txn| insert_batch(txn, &batch));
+        for put in batch {
+            // The caller may have gone away; nothing to tell then.
+            let _ = put
+                .answer
+                .send(committed.as_ref().map(|_| ()).map_err(shared));
+        }
+    }
+}
+
+/// Inserts a batch of blocks; returns what it added and what it replaced.
+fn insert_batch(
+    txn: &WriteTransaction,
+    batch: &[Put],
+) -> Result<(SmallBlockUsage, SmallBlockUsage)> {
+    let mut table = txn.open_table(BLOCKS).db()?;
+    let (mut added, mut replaced) = (SmallBlockUsage::default(), SmallBlockUsage::default());
+    for put in batch {
+        let key = (put.block.container, put.block.local);
+        if let Some(old) = table.insert(key, put.row.as_slice()).db()? {
+            replaced.blocks += 1;
+            replaced.bytes += stored_len(old.value());
+        }
+        added.blocks += 1;
+        added.bytes += stored_len(&put.row);
+    }
+    Ok((added, replaced))
+}
+
+/// One error per caller for a failure they all share.
+fn shared(e: &StorageError) -> StorageError {
+    match e {
+        StorageError::Io(io) => StorageError::Io(std::io::Error::new(io.kind(), io.to_string())),
+        StorageError::Unavailable(m) => StorageError::Unavailable(m.clone()),
+        other => StorageError::Internal(format!("small-block batch failed: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_len_inverts_the_layout() {
+        for window in [1u32, 7, 512, 16 * 1024] {
+            for len in [0usize, 1, 6, 7, 8, 511, 512, 513, 1000, 16 * 1024 + 3] {
+                let row = encode(&vec![5u8; len], window);
+                assert_eq!(stored_len(&row), len as u64, "window {window}, len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_flipped_bit_is_corrupt_never_wrong_bytes() {
+        let block = BlockId {
+            container: 1,
+            local: 2,
+        };
+        let data: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+        let mut row = encode(&data, 1024);
+        assert_eq!(decode(block, &row, 3000).unwrap(), data);
+        let last = row.len() - 1;
+        row[last] ^= 1;
+        assert!(matches!(
+            decode(block, &row, 3000),
+            Err(StorageError::Corrupt(_))
+        ));
+        assert!(matches!(
+            decode(block, &row, 2999),
+            Err(StorageError::Corrupt(_))
+        ));
+    }
+}
