@@ -37,9 +37,15 @@ fuzz_target!(|body: &[u8]| {
         }
     }
     if let Ok(config) = Configuration::from_request(body) {
-        assert!(config.rules.len() <= MAX_RULES, "more than {MAX_RULES} rules accepted");
+        assert!(
+            config.rules.len() <= MAX_RULES,
+            "more than {MAX_RULES} rules accepted"
+        );
         let stored = Configuration::from_stored(config.document.as_bytes());
         let again = stored.expect("an accepted configuration's stored form is accepted");
-        assert_eq!(again.rules, config.rules, "the stored form reads back other rules");
+        assert_eq!(
+            again.rules, config.rules,
+            "the stored form reads back other rules"
+        );
     }
 });
