@@ -10,7 +10,7 @@ use crate::cache::CacheConfig;
 use crate::calls::CallTable;
 use crate::dn::BlockStore;
 use crate::om::Metadata;
-use crate::{ReclaimStats, Result, SmallBlockUsage};
+use crate::{ReclaimStats, Result};
 
 pub(crate) struct Backend {
     pub metadata: Arc<dyn Metadata>,
@@ -55,4 +55,11 @@ impl Drop for BackgroundTask {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// How many small blocks the store holds, and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmallBlockUsage {
+    pub blocks: u64,
+    pub bytes: u64,
 }

@@ -37,12 +37,12 @@ mod version_listing;
 mod versions;
 mod writer;
 
+pub use backend::SmallBlockUsage;
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
-pub use embedded::SmallBlockUsage;
 pub use error::{Result, StorageError};
 pub use multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo,

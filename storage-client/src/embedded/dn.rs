@@ -13,9 +13,9 @@ use bytes::Bytes;
 use futures::stream;
 
 use super::block_file::{self, BlockPaths, BlockReader};
-use super::small_blocks::{SMALL_BLOCK_LIMIT, SmallBlockUsage, SmallBlocks};
+use super::small_blocks::{SMALL_BLOCK_LIMIT, SmallBlocks};
 use super::{blocking, now_ms};
-use crate::backend::SmallBlockReport;
+use crate::backend::{SmallBlockReport, SmallBlockUsage};
 use crate::dn::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};

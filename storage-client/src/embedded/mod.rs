@@ -17,8 +17,6 @@ mod reclaimer;
 mod schema;
 mod small_blocks;
 
-pub use small_blocks::SmallBlockUsage;
-
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 
 use super::DbResult;
 use super::om::reopening_db::ReopeningDb;
+use crate::backend::SmallBlockUsage;
 use crate::{BlockId, Result, StorageError};
 
 /// (container, local id) -> window (u32 BE), the CRC32 (BE) of every
@@ -44,13 +45,6 @@ const MAX_BATCH: usize = 256;
 /// The largest `small_block_max` accepted: reads look a block of up to this
 /// many bytes up here first, whatever the setting was when it was written.
 pub(crate) const SMALL_BLOCK_LIMIT: u64 = 1024 * 1024;
-
-/// How many small blocks the store holds, and their bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SmallBlockUsage {
-    pub blocks: u64,
-    pub bytes: u64,
-}
 
 struct Put {
     block: BlockId,
