@@ -283,13 +283,18 @@ def bench(cluster, workdir: Path, object_size: str) -> subprocess.Popen:
                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
 
 
+# Requests of the timed phase answered before a replica is stopped, so that
+# every worker is busy when it stops: a count, not a pause, whose worth in
+# requests would depend on the machine's load.
+TIMED_REQUESTS_BEFORE_STOP = 5 * BENCH_CONCURRENCY
+
+
 def wait_for_timed_phase(haproxy: HAProxy, before: int) -> None:
     """The objects are prepared (the bucket and one PUT each), and load is on."""
     deadline = time.monotonic() + 120
-    while len(haproxy.requests_logged()) < before + 1 + BENCH_OBJECTS + 20:
+    while len(haproxy.requests_logged()) < before + 1 + BENCH_OBJECTS + TIMED_REQUESTS_BEFORE_STOP:
         assert time.monotonic() < deadline, "s3-bench did not get going"
         time.sleep(0.1)
-    time.sleep(2)
 
 
 def bench_result(process: subprocess.Popen, workdir: Path) -> dict:
