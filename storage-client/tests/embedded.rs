@@ -33,6 +33,7 @@ const EMBEDDED: Capabilities = Capabilities {
     tags_keep_order: true,
     multipart: MultipartRules::NONE,
     versioning: true,
+    meta_entries: true,
 };
 
 async fn open() -> (TempDir, Storage) {

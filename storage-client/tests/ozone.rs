@@ -82,6 +82,7 @@ const OZONE: Capabilities = Capabilities {
         },
     },
     versioning: false,
+    meta_entries: false,
 };
 
 conformance::suite!(

@@ -42,6 +42,9 @@ pub struct Capabilities {
     pub multipart: MultipartRules,
     /// The back end keeps object versions (Ozone does not: see the README).
     pub versioning: bool,
+    /// The back end changes one metadata entry of a committed key on its
+    /// own (Ozone's OM cannot, and says `NotImplemented`).
+    pub meta_entries: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async
