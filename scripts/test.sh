@@ -89,13 +89,13 @@ fi
 # `ozone-dev env` exported, stop it.
 ozone_dev=conformance-tests/ozone/ozone-dev
 ozone_phase() {
-    local profile="$1" start_args=(--with-s3g)
+    local profile="$1"
     shift
     echo "==> starting the Apache Ozone dev cluster (profile $profile)"
     # From an empty cluster: a previous run's buckets and keys (same names,
     # other root keys) would make this run's results depend on that one.
     "$ozone_dev" --profile "$profile" clean || true
-    if ! "$ozone_dev" --profile "$profile" start "${start_args[@]+"${start_args[@]}"}"; then
+    if ! "$ozone_dev" --profile "$profile" start --with-s3g; then
         failed+=("ozone-dev start ($profile)")
         "$ozone_dev" --profile "$profile" stop || true
         return
