@@ -1,130 +1,23 @@
 //! NoncurrentVersionExpiration and ExpiredObjectDeleteMarker: which
-//! versions a rule removes ([`Walk`], fed a listing of versions one by one)
-//! and the storage they are listed and deleted in ([`VersionStore`]).
-//!
-//! [`VersionStore`] for [`Storage`] pages through `Storage::list_versions`
-//! (key by key, newest first) and removes with `Storage::delete_version`;
-//! an unversioned bucket lists each object once, as its current version,
-//! so nothing there is noncurrent.
+//! versions a rule removes ([`Walk`], fed a listing of versions one by one),
+//! found by paging `Storage::list_versions` (key by key, newest first) and
+//! removed with `Storage::delete_version`. An unversioned bucket lists each
+//! object once, as its current version, so nothing there is noncurrent.
 
 use std::time::{Duration, SystemTime};
 
-use storage_client::{Identity, Storage, StorageError, VersionListQuery};
+use storage_client::{Storage, StorageError, VersionEntry, VersionListQuery};
 
 use super::Target;
 use super::rules::{Expiration, Rule, after_days};
 
-/// Versions read per listing call.
-const PAGE: usize = 1000;
-
-/// One version of a key, or a delete marker.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Version {
-    pub key: String,
-    pub version_id: String,
-    pub last_modified: SystemTime,
-    pub size: u64,
-    pub is_delete_marker: bool,
-}
-
-/// Where a listing of versions goes on: after this key, and within it
-/// after this version.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VersionMarker {
-    pub key: String,
-    pub version_id: Option<String>,
-}
-
-/// A page of versions in listing order (by key, newest first within a
-/// key; a key's versions may continue on the next page).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VersionPage {
-    pub versions: Vec<Version>,
-    /// Set when the listing goes on.
-    pub next: Option<VersionMarker>,
-}
-
-/// What the lifecycle worker needs of a versioned store.
-pub trait VersionStore {
-    /// Up to `max` versions under `prefix`, after `after`.
-    fn versions(
-        &self,
-        owner: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: Option<&VersionMarker>,
-        max: usize,
-    ) -> impl Future<Output = Result<VersionPage, StorageError>> + Send;
-
-    /// Removes one version (or delete marker) for good; a missing one is
-    /// not an error.
-    fn delete_version(
-        &self,
-        owner: &Identity,
-        bucket: &str,
-        key: &str,
-        version_id: &str,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send;
-}
-
-impl VersionStore for Storage {
-    async fn versions(
-        &self,
-        owner: &Identity,
-        bucket: &str,
-        prefix: &str,
-        after: Option<&VersionMarker>,
-        max: usize,
-    ) -> Result<VersionPage, StorageError> {
-        let query = VersionListQuery {
-            prefix: prefix.to_owned(),
-            delimiter: None,
-            key_marker: after.map(|marker| marker.key.clone()),
-            version_id_marker: after.and_then(|marker| marker.version_id.clone()),
-            max_keys: max,
-        };
-        let page = self.list_versions(owner, bucket, &query).await?;
-        let next = match (page.is_truncated, page.next_key_marker) {
-            (true, Some(key)) => Some(VersionMarker {
-                key,
-                version_id: page.next_version_id_marker,
-            }),
-            _ => None,
-        };
-        let versions = page
-            .entries
-            .into_iter()
-            .map(|entry| Version {
-                key: entry.key,
-                version_id: entry.version_id,
-                last_modified: entry.last_modified,
-                size: entry.size,
-                is_delete_marker: entry.delete_marker,
-            })
-            .collect();
-        Ok(VersionPage { versions, next })
-    }
-
-    async fn delete_version(
-        &self,
-        owner: &Identity,
-        bucket: &str,
-        key: &str,
-        version_id: &str,
-    ) -> Result<(), StorageError> {
-        match Storage::delete_version(self, owner, bucket, key, version_id).await {
-            Ok(_) | Err(StorageError::NoSuchVersion | StorageError::NoSuchKey) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// Applies the rule's version actions to the bucket, a page at a time;
-/// returns how many versions and markers it removed.
+/// Applies the rule's version actions to the bucket, `page` versions per
+/// listing call; returns how many versions and markers it removed.
 pub async fn expire(
-    store: &impl VersionStore,
+    storage: &Storage,
     target: Target<'_>,
     day: Duration,
+    page: usize,
 ) -> Result<u64, StorageError> {
     let Target {
         owner,
@@ -134,24 +27,35 @@ pub async fn expire(
     } = target;
     let mut walk = Walk::new(rule, day, now);
     let mut removed = 0;
-    let mut after = None;
+    let mut query = VersionListQuery {
+        prefix: rule.filter.prefix.clone(),
+        delimiter: None,
+        key_marker: None,
+        version_id_marker: None,
+        max_keys: page,
+    };
     loop {
-        let page = store
-            .versions(owner, bucket, &rule.filter.prefix, after.as_ref(), PAGE)
-            .await?;
+        let listed = storage.list_versions(owner, bucket, &query).await?;
         let mut due: Vec<(String, String)> = Vec::new();
-        for version in &page.versions {
+        for version in &listed.entries {
             due.extend(walk.feed(version));
         }
-        if page.next.is_none() {
+        let next = listed.next_key_marker.filter(|_| listed.is_truncated);
+        if next.is_none() {
             due.extend(walk.finish());
         }
         for (key, version_id) in &due {
-            store.delete_version(owner, bucket, key, version_id).await?;
+            // Deleting a version that is gone already succeeds.
+            storage
+                .delete_version(owner, bucket, key, version_id)
+                .await?;
             removed += 1;
         }
-        match page.next {
-            Some(next) => after = Some(next),
+        match next {
+            Some(key) => {
+                query.key_marker = Some(key);
+                query.version_id_marker = listed.next_version_id_marker;
+            }
             None => return Ok(removed),
         }
     }
@@ -198,7 +102,7 @@ impl<'a> Walk<'a> {
 
     /// The next version in listing order; returns the (key, version id)
     /// pairs now known to go.
-    pub fn feed(&mut self, version: &Version) -> Vec<(String, String)> {
+    pub fn feed(&mut self, version: &VersionEntry) -> Vec<(String, String)> {
         let mut due = Vec::new();
         if self
             .key
@@ -210,7 +114,7 @@ impl<'a> Walk<'a> {
                 key: version.key.clone(),
                 seen: 1,
                 successor_written: version.last_modified,
-                current_marker: version.is_delete_marker.then(|| version.version_id.clone()),
+                current_marker: version.delete_marker.then(|| version.version_id.clone()),
             });
             return due;
         }
@@ -227,7 +131,7 @@ impl<'a> Walk<'a> {
         };
         let kept = noncurrent.newer_versions_kept.unwrap_or(0) as usize;
         let selected = rule.filter.tags.is_empty()
-            && (version.is_delete_marker
+            && (version.delete_marker
                 || rule.filter.matches_listing(&version.key, version.size));
         if selected
             && newer_noncurrent >= kept
@@ -262,13 +166,16 @@ mod tests {
         SystemTime::UNIX_EPOCH + days * DAY
     }
 
-    fn version(key: &str, id: &str, written_day: u32, is_delete_marker: bool) -> Version {
-        Version {
+    fn version(key: &str, id: &str, written_day: u32, delete_marker: bool) -> VersionEntry {
+        VersionEntry {
             key: key.into(),
             version_id: id.into(),
-            last_modified: at(written_day),
+            is_latest: false,
+            delete_marker,
             size: 10,
-            is_delete_marker,
+            etag: String::new(),
+            last_modified: at(written_day),
+            owner: String::new(),
         }
     }
 
@@ -294,7 +201,7 @@ mod tests {
     }
 
     /// What a walk over `versions` removes, as "key/id".
-    fn due(versions: &[Version], rule: &Rule, now_day: u32) -> Vec<String> {
+    fn due(versions: &[VersionEntry], rule: &Rule, now_day: u32) -> Vec<String> {
         let mut walk = Walk::new(rule, DAY, at(now_day));
         let mut due: Vec<(String, String)> = Vec::new();
         for version in versions {
@@ -363,72 +270,5 @@ mod tests {
         rule.filter.size_greater_than = None;
         rule.filter.tags = vec![("k".into(), "v".into())];
         assert!(due(&versions, &rule, 100).is_empty());
-    }
-
-    /// Versions served in pages of two, as storage pages them.
-    struct Paged(Vec<Version>, std::sync::Mutex<Vec<String>>);
-
-    impl VersionStore for Paged {
-        async fn versions(
-            &self,
-            _owner: &Identity,
-            _bucket: &str,
-            _prefix: &str,
-            after: Option<&VersionMarker>,
-            _max: usize,
-        ) -> Result<VersionPage, StorageError> {
-            let start = after.map_or(0, |marker| {
-                1 + self
-                    .0
-                    .iter()
-                    .position(|v| Some(&v.version_id) == marker.version_id.as_ref())
-                    .expect("marker")
-            });
-            let versions: Vec<Version> = self.0.iter().skip(start).take(2).cloned().collect();
-            let next = (start + 2 < self.0.len()).then(|| VersionMarker {
-                key: versions[1].key.clone(),
-                version_id: Some(versions[1].version_id.clone()),
-            });
-            Ok(VersionPage { versions, next })
-        }
-
-        async fn delete_version(
-            &self,
-            _owner: &Identity,
-            _bucket: &str,
-            key: &str,
-            version_id: &str,
-        ) -> Result<(), StorageError> {
-            self.1
-                .lock()
-                .expect("lock")
-                .push(format!("{key}/{version_id}"));
-            Ok(())
-        }
-    }
-
-    #[tokio::test]
-    async fn expire_follows_the_pages_and_deletes_what_is_due() {
-        let store = Paged(
-            vec![
-                version("a", "a3", 9, false),
-                version("a", "a2", 5, false),
-                version("a", "a1", 1, false),
-                version("b", "b1", 1, true),
-                version("c", "c1", 1, false),
-            ],
-            std::sync::Mutex::default(),
-        );
-        let mut rule = noncurrent(1, None);
-        rule.expiration = Some(Expiration::ExpiredObjectDeleteMarker);
-        let owner = Identity::new("OWNER");
-        let target = Target {
-            owner: &owner,
-            bucket: "bucket",
-            rule: &rule,
-            now: at(100),
-        };
-        assert_eq!(expire(&store, target, DAY).await.expect("expire"), 3);
-        assert_eq!(*store.1.lock().expect("lock"), ["a/a2", "a/a1", "b/b1"]);
     }
 }

@@ -178,7 +178,7 @@ impl Pass<'_> {
             if rule.noncurrent_expiration.is_some()
                 || rule.expiration == Some(Expiration::ExpiredObjectDeleteMarker)
             {
-                let expired = versions::expire(self.storage, target, self.day).await?;
+                let expired = versions::expire(self.storage, target, self.day, self.page).await?;
                 self.counters
                     .expired_versions
                     .fetch_add(expired, Ordering::Relaxed);
@@ -289,7 +289,9 @@ impl Pass<'_> {
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
-    use storage_client::{Credential, NewObject, NewUpload, StorageConfig, WriteIntent};
+    use storage_client::{
+        Credential, NewObject, NewUpload, StorageConfig, VersionListQuery, Versioning, WriteIntent,
+    };
 
     use super::*;
 
@@ -433,6 +435,61 @@ mod tests {
         assert_eq!(keys(&storage, &owner, bucket).await, ["a"]);
         pass.run(SystemTime::now() + 31 * DAY).await;
         assert!(keys(&storage, &owner, bucket).await.is_empty());
+        assert_eq!(counters.failed_buckets.load(Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn noncurrent_versions_and_lone_markers_expire_across_pages() {
+        let dir = tempfile::tempdir().expect("dir");
+        let bucket = "lc-versions";
+        let rule = "<Rule><ID>v</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status>\
+                    <Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>\
+                    <NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule>";
+        let (storage, owner) = bucket_with_rules(dir.path(), bucket, rule).await;
+        storage
+            .put_bucket_versioning(&owner, bucket, Versioning::Enabled)
+            .await
+            .expect("versioning");
+        // Five versions of "a" span the first two pages of TEST_PAGE.
+        for _ in 0..5 {
+            put(&storage, &owner, bucket, "a").await;
+        }
+        storage
+            .delete_object(&owner, bucket, "b")
+            .await
+            .expect("lone marker");
+        put(&storage, &owner, bucket, "c").await;
+        let versions = || async {
+            let query = VersionListQuery {
+                max_keys: PAGE,
+                ..VersionListQuery::default()
+            };
+            let page = storage
+                .list_versions(&owner, bucket, &query)
+                .await
+                .expect("versions");
+            page.entries
+                .into_iter()
+                .map(|entry| (entry.key, entry.is_latest))
+                .collect::<Vec<_>>()
+        };
+        let counters = Counters::default();
+        let pass = Pass {
+            storage: &storage,
+            day: DAY,
+            page: TEST_PAGE,
+            counters: &counters,
+        };
+
+        assert_eq!(versions().await.len(), 7);
+        // A lone marker goes at once; no noncurrent version is due yet.
+        pass.run(SystemTime::now()).await;
+        assert_eq!(versions().await.len(), 6);
+        assert_eq!(counters.expired_versions.load(Ordering::Relaxed), 1);
+        pass.run(SystemTime::now() + 3 * DAY).await;
+        let latest_only = [("a".to_owned(), true), ("c".to_owned(), true)];
+        assert_eq!(versions().await, latest_only);
+        assert_eq!(counters.expired_versions.load(Ordering::Relaxed), 5);
         assert_eq!(counters.failed_buckets.load(Ordering::Relaxed), 0);
     }
 }
