@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderValue};
 use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
 
 use super::copy_source::CopySource;
-use super::headers::version_headers;
+use super::headers::written_version_header;
 use super::headers::{object_meta_from_request, quoted_etag};
 use super::integrity::requested_algorithm;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
@@ -117,7 +117,7 @@ pub async fn copy_object(
     };
     let mut response = xml_response("CopyObjectResult", &document)?;
     let out = response.headers_mut();
-    version_headers(out, committed.version_id.as_deref(), false);
+    written_version_header(out, committed.version_id.as_deref());
     if let Some(value) = source
         .info
         .version_id

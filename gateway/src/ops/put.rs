@@ -8,7 +8,7 @@ use http::{HeaderMap, StatusCode, header};
 use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition, WriteIntent};
 
 use super::empty_response;
-use super::headers::version_headers;
+use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::tagging::tags_from_header;
@@ -77,7 +77,7 @@ pub async fn put_object(
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&etag));
-    version_headers(out, committed.version_id.as_deref(), false);
+    written_version_header(out, committed.version_id.as_deref());
     if let Some(checksum) = checksum {
         insert_checksum(
             out,

@@ -18,7 +18,7 @@ use crate::auth::Payload;
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::S3Error;
 use crate::ops::body::read_to_end;
-use crate::ops::headers::version_headers;
+use crate::ops::headers::written_version_header;
 use crate::ops::headers::{insert, quoted_etag};
 use crate::ops::put::write_condition;
 use crate::ops::xml_response;
@@ -133,7 +133,7 @@ fn completed_response(
             checksum.kind.name(),
         );
     }
-    version_headers(response.headers_mut(), object.version_id.as_deref(), false);
+    written_version_header(response.headers_mut(), object.version_id.as_deref());
     Ok(response)
 }
 
