@@ -170,6 +170,21 @@ def test_copy_tags_and_multipart_by_version(s3, bucket):
 
 
 @keeps_versions
+def test_object_attributes_by_version(s3, bucket):
+    enable(s3, bucket)
+    v1 = s3.put_object(Bucket=bucket, Key="k", Body=b"one")["VersionId"]
+    v2 = s3.put_object(Bucket=bucket, Key="k", Body=b"second")["VersionId"]
+    latest = s3.get_object_attributes(Bucket=bucket, Key="k", ObjectAttributes=["ObjectSize"])
+    assert (latest["ObjectSize"], latest["VersionId"]) == (6, v2)
+    old = s3.get_object_attributes(Bucket=bucket, Key="k", VersionId=v1, ObjectAttributes=["ObjectSize"])
+    assert (old["ObjectSize"], old["VersionId"]) == (3, v1)
+    s3.delete_object(Bucket=bucket, Key="k", VersionId=v1)
+    with pytest.raises(ClientError) as err:
+        s3.get_object_attributes(Bucket=bucket, Key="k", VersionId=v1, ObjectAttributes=["ObjectSize"])
+    assert (status(err.value), error_code(err.value)) == (404, "NoSuchVersion")
+
+
+@keeps_versions
 def test_delete_objects_with_versions(s3, bucket):
     enable(s3, bucket)
     v1 = s3.put_object(Bucket=bucket, Key="a", Body=b"1")["VersionId"]

@@ -193,7 +193,7 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::GetObject { bucket, key, .. } | E::HeadObject { bucket, key, .. } => {
             on_object("GetObject", Object(Read), bucket, key)
         }
-        E::GetObjectAttributes { bucket, key } => {
+        E::GetObjectAttributes { bucket, key, .. } => {
             on_object("GetObjectAttributes", Object(Read), bucket, key)
         }
         E::GetObjectAcl { bucket, key } => on_object("GetObjectAcl", Object(ReadAcp), bucket, key),

@@ -1,13 +1,14 @@
 //! GetObjectAttributes: the attributes named in `x-amz-object-attributes`
-//! (ETag, Checksum, ObjectParts, StorageClass, ObjectSize) from one
-//! metadata lookup, without reading the object.
+//! (ETag, Checksum, ObjectParts, StorageClass, ObjectSize) of the latest
+//! version or the one `versionId` names, from one metadata lookup, without
+//! reading the object.
 
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, header};
 use storage_client::{Identity, KeyInfo};
 
-use super::headers::{http_date, insert};
+use super::headers::{http_date, insert, version_headers};
 use super::put::STORAGE_CLASS;
 use super::xml_response;
 use crate::error::{S3Error, S3Result};
@@ -45,13 +46,14 @@ pub async fn get_object_attributes(
     parts: &Parts,
     bucket: &str,
     key: &str,
+    version_id: Option<&str>,
 ) -> S3Result<Response> {
     let headers = &parts.headers;
     let wanted = wanted_attributes(headers)?;
     let page = part_page(headers)?;
     let info = state
         .storage
-        .lookup(who, bucket, key)
+        .lookup_version(who, bucket, key, version_id)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
 
@@ -76,6 +78,7 @@ pub async fn get_object_attributes(
         header::LAST_MODIFIED,
         &http_date(info.last_modified),
     );
+    version_headers(response.headers_mut(), info.version_id.as_deref(), false);
     Ok(response)
 }
 

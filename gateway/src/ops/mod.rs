@@ -135,8 +135,13 @@ async fn run(
             delete::delete_objects(state, who, parts, &bucket, payload).await
         }
         E::CopyObject { bucket, key } => copy::copy_object(state, who, parts, &bucket, &key).await,
-        E::GetObjectAttributes { bucket, key } => {
-            attributes::get_object_attributes(state, who, parts, &bucket, &key).await
+        E::GetObjectAttributes {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let version_id = version_id.as_deref();
+            attributes::get_object_attributes(state, who, parts, &bucket, &key, version_id).await
         }
 
         E::PutObjectTagging {
