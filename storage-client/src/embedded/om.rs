@@ -516,9 +516,7 @@ impl Inner {
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let record = Self::version(&txn, object, version_id)?;
-        let version_id = (versions::read_state(&txn, bucket)? != Versioning::Unversioned)
-            .then(|| version_id.to_owned());
+        let (record, version_id) = Self::version(&txn, object, version_id)?;
         Ok(self.key_info(&signer, who, bucket, key, record, version_id))
     }
 

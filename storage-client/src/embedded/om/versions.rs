@@ -423,15 +423,16 @@ impl Inner {
         }
     }
 
-    /// The object version `id` of the key, for GET/HEAD.
+    /// The object version `id` of the key, for GET/HEAD, and the version
+    /// id to answer with (`None` in an unversioned bucket).
     pub(super) fn version(
         txn: &ReadTransaction,
         object: &ObjectRef,
         id: &str,
-    ) -> Result<KeyRecord> {
+    ) -> Result<(KeyRecord, Option<String>)> {
         if read_state(txn, &object.bucket)? == Versioning::Unversioned {
             return match parse_version_id(id)? {
-                None => Self::latest(txn, object).map(|(record, _)| record),
+                None => Self::latest(txn, object),
                 Some(_) => Err(invalid_version_id()),
             };
         }
@@ -440,21 +441,24 @@ impl Inner {
             txn.open_table(CURRENT_VERSIONS).db()?,
             txn.open_table(VERSIONS).db()?,
         );
-        match find(&keys, &current, &versions, object, id)? {
-            Some(Found::Current(record)) => Ok(*record),
+        let record = match find(&keys, &current, &versions, object, id)? {
+            Some(Found::Current(record)) => record,
             Some(Found::Other(
                 _,
                 VersionRecord {
                     version: StoredVersion::Object(record),
                     ..
                 },
-            )) => Ok(*record),
-            Some(Found::Other(_, VersionRecord { id, .. })) => Err(StorageError::DeleteMarker {
-                version_id: id,
-                addressed: true,
-            }),
-            None => Err(StorageError::NoSuchVersion),
-        }
+            )) => record,
+            Some(Found::Other(_, VersionRecord { id, .. })) => {
+                return Err(StorageError::DeleteMarker {
+                    version_id: id,
+                    addressed: true,
+                });
+            }
+            None => return Err(StorageError::NoSuchVersion),
+        };
+        Ok((*record, Some(id.to_owned())))
     }
 
     /// Deletes one version; deleting one that does not exist succeeds, as
