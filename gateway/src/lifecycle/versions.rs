@@ -131,8 +131,7 @@ impl<'a> Walk<'a> {
         };
         let kept = noncurrent.newer_versions_kept.unwrap_or(0) as usize;
         let selected = rule.filter.tags.is_empty()
-            && (version.delete_marker
-                || rule.filter.matches_listing(&version.key, version.size));
+            && (version.delete_marker || rule.filter.matches_listing(&version.key, version.size));
         if selected
             && newer_noncurrent >= kept
             && after_days(became_noncurrent, noncurrent.days, day) <= now
