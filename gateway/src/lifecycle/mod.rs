@@ -2,7 +2,6 @@
 //! (PutBucketLifecycleConfiguration) and the background worker that applies
 //! them, expiring objects and aborting forgotten multipart uploads.
 
-pub mod document;
 pub mod rules;
 pub mod versions;
 pub mod worker;

@@ -17,11 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use storage_client::{BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery};
+use storage_client::{
+    BucketDocument, BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery,
+};
 use tokio::task::JoinHandle;
 
 use super::Target;
-use super::document;
 use super::rules::{Configuration, Expiration, after_days};
 use super::versions;
 
@@ -149,7 +150,11 @@ impl Pass<'_> {
     }
 
     async fn bucket(&self, bucket: &BucketInfo, now: SystemTime) -> Result<(), StorageError> {
-        let Some(stored) = document::load(self.storage, &bucket.name).await? else {
+        let stored = self
+            .storage
+            .bucket_document(&bucket.name, BucketDocument::Lifecycle)
+            .await?;
+        let Some(stored) = stored else {
             return Ok(());
         };
         let config = Configuration::from_stored(stored.as_bytes()).map_err(|err| {
@@ -325,7 +330,13 @@ mod tests {
             .expect("bucket");
         let body = format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>");
         let config = Configuration::from_request(body.as_bytes()).expect("rules");
-        document::store(&storage, &owner, bucket, Some(config.document))
+        storage
+            .put_bucket_document(
+                &owner,
+                bucket,
+                BucketDocument::Lifecycle,
+                Some(config.document),
+            )
             .await
             .expect("stored");
         (storage, owner)

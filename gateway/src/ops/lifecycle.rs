@@ -1,18 +1,17 @@
 //! Get/Put/DeleteBucketLifecycleConfiguration: the rules are checked and
 //! stored here; `crate::lifecycle::worker` applies them.
 
-use axum::body::Body;
 use axum::response::Response;
+use http::StatusCode;
 use http::request::Parts;
-use http::{HeaderValue, StatusCode, header};
-use storage_client::{Identity, MAX_BUCKET_DOCUMENT_BYTES};
+use storage_client::{BucketDocument, Identity, MAX_BUCKET_DOCUMENT_BYTES};
 
 use super::body::read_to_end;
+use super::bucket_documents;
 use super::empty_response;
 use super::integrity::IntegrityPlan;
 use crate::auth::Payload;
 use crate::error::{S3Error, S3Result};
-use crate::lifecycle::document;
 use crate::lifecycle::rules::Configuration;
 use crate::state::AppState;
 
@@ -25,20 +24,10 @@ pub async fn get_bucket_lifecycle(
     who: &Identity,
     bucket: &str,
 ) -> S3Result<Response> {
-    let named = |err| S3Error::from(err).naming(bucket, None);
-    state.storage.bucket(who, bucket).await.map_err(named)?;
-    let Some(stored) = document::load(&state.storage, bucket)
-        .await
-        .map_err(named)?
-    else {
-        return Err(S3Error::no_such_lifecycle_configuration(bucket));
-    };
-    let mut response = Response::new(Body::from(stored.to_string()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/xml"),
-    );
-    Ok(response)
+    bucket_documents::get(state, who, bucket, BucketDocument::Lifecycle, || {
+        S3Error::no_such_lifecycle_configuration(bucket)
+    })
+    .await
 }
 
 pub async fn put_bucket_lifecycle(
@@ -48,9 +37,12 @@ pub async fn put_bucket_lifecycle(
     bucket: &str,
     payload: &mut Payload,
 ) -> S3Result<Response> {
-    let named = |err| S3Error::from(err).naming(bucket, None);
     // The bucket first: a stranger learns nothing from how the body is judged.
-    state.storage.bucket(who, bucket).await.map_err(named)?;
+    state
+        .storage
+        .bucket(who, bucket)
+        .await
+        .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     let plan = IntegrityPlan::from_headers(&parts.headers)?;
     if !plan.has_expected_digest() {
         return Err(S3Error::invalid_request(
@@ -60,9 +52,8 @@ pub async fn put_bucket_lifecycle(
     let body = read_to_end(payload, MAX_LIFECYCLE_BODY).await?;
     plan.verify_body(&body, payload.trailers())?;
     let config = Configuration::from_request(&body)?;
-    document::store(&state.storage, who, bucket, Some(config.document))
-        .await
-        .map_err(named)?;
+    let document = Some(config.document);
+    bucket_documents::store(state, who, bucket, BucketDocument::Lifecycle, document).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
@@ -71,10 +62,5 @@ pub async fn delete_bucket_lifecycle(
     who: &Identity,
     bucket: &str,
 ) -> S3Result<Response> {
-    let named = |err| S3Error::from(err).naming(bucket, None);
-    state.storage.bucket(who, bucket).await.map_err(named)?;
-    document::store(&state.storage, who, bucket, None)
-        .await
-        .map_err(named)?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    bucket_documents::delete(state, who, bucket, BucketDocument::Lifecycle).await
 }
