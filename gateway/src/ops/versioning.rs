@@ -6,9 +6,8 @@ use http::StatusCode;
 use http::request::Parts;
 use storage_client::{Identity, VersionListQuery, Versioning};
 
-use super::body::read_to_end;
+use super::bucket_documents;
 use super::headers::quoted_etag;
-use super::integrity::IntegrityPlan;
 use super::list::Encoder;
 use super::put::STORAGE_CLASS;
 use super::{empty_response, xml_response};
@@ -49,9 +48,7 @@ pub async fn put_bucket_versioning(
     bucket: &str,
     payload: &mut Payload,
 ) -> S3Result<Response> {
-    let plan = IntegrityPlan::from_headers(&parts.headers)?;
-    let body = read_to_end(payload, MAX_VERSIONING_BODY).await?;
-    plan.verify_body(&body, payload.trailers())?;
+    let body = bucket_documents::read_body(parts, payload, MAX_VERSIONING_BODY).await?;
     let versioning = requested_versioning(&xml::from_xml(&body)?)?;
     state
         .storage
