@@ -695,14 +695,20 @@ impl Inner {
                 return Err(StorageError::Corrupt("version row".into()));
             };
             // The latest only if nothing is newer: no current object and
-            // no newer row of the key (so never after another row of it).
-            let follows_its_key = previous_key.as_deref() == Some(key);
+            // no newer row of the key. A key's first row after another key's
+            // is its newest; only the scan's first row may follow newer rows
+            // of its key that the scan started past.
+            let newest_of_its_key = match previous_key.as_deref() {
+                Some(previous) => previous != key,
+                None => {
+                    newest(&versions, bucket, key)?
+                        .and_then(|(row, _)| split_version_key(bucket, &row).map(|(_, s)| s))
+                        == Some(seq)
+                }
+            };
             previous_key = Some(key.to_vec());
-            let is_latest = !follows_its_key
-                && keys.get(object_key(bucket, key).as_slice()).db()?.is_none()
-                && newest(&versions, bucket, key)?
-                    .and_then(|(row, _)| split_version_key(bucket, &row).map(|(_, s)| s))
-                    == Some(seq);
+            let is_latest =
+                newest_of_its_key && keys.get(object_key(bucket, key).as_slice()).db()?.is_none();
             let record: VersionRecord = decode(value.value())?;
             let entry = version_entry(key_text(key)?, record, is_latest);
             entries.push((name.to_vec(), entry));
