@@ -135,6 +135,85 @@ def is_large(run):
     return run["size"] not in ("1KiB",)
 
 
+# Issue 11's targets; peers that are neither the ceiling nor another
+# s3-gateway (its baseline, or the Ozone pair, which have their own target).
+NOT_PEERS = (OURS, CEILING, "s3gw-before", "s3gw-ozone", "ozone-s3g")
+NOISE = 0.2  # two cells within 20% are "the same" on this shared machine
+
+
+def syncs_per_put(probe):
+    """The sync calls per PUT of a durability probe text, or None."""
+    match = re.match(r"([\d.]+) sync calls, ([\d.]+) O_", probe or "")
+    if not match:
+        return None
+    return float(match.group(1)) + float(match.group(2))
+
+
+def targets(table, meta, order, names, out):
+    """Each target of issue 11 this run can measure: met or not, and the ratio."""
+    if OURS not in order:
+        return
+    rows = []
+
+    def value(workload, server, field="ops_per_sec"):
+        return table.get(workload, server, field)
+
+    def against(workload, server, goal, what):
+        ours, theirs = value(workload, OURS), value(workload, server)
+        if ours is None or theirs is None:
+            return
+        got = ours / theirs
+        rows.append((what, f"≥ {goal:.2f}x", f"{got:.2f}x", got >= goal))
+
+    against("GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (s3-bench)")
+    against("oha GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (oha)")
+    p50 = value("GET 1KiB c32", OURS, "p50_ms")
+    if p50 is not None:
+        rows.append(("1 KiB GET c32 p50", "≤ 1 ms", f"{p50:.2f} ms", p50 <= 1.0))
+    against("HEAD 1KiB c32", CEILING, 0.6, "1 KiB HEAD c32 ÷ nginx")
+    if "s3gw-before" in order:
+        against("PUT 1KiB c32", "s3gw-before", 3.0, "1 KiB PUT c32 ÷ the baseline binary")
+    probes = {s["name"]: syncs_per_put(s.get("probe")) for s in meta["servers"]}
+    peers = [s for s in order if s not in NOT_PEERS]
+    durable = [s for s in peers if probes.get(s)]
+    durable = [s for s in durable if value("PUT 1KiB c32", s) is not None]
+    if durable:
+        worst = max(durable, key=lambda s: value("PUT 1KiB c32", s))
+        against("PUT 1KiB c32", worst, 1.0,
+                f"1 KiB PUT c32 ÷ the fastest peer that syncs ({names[worst]}; syncing: "
+                + ", ".join(names[s] for s in durable) + ")")
+    for mode in ("GET", "PUT", "HEAD", "MIXED"):
+        for conc in sorted({table.first(w)["concurrency"] for w in table.workloads
+                            if w.startswith(f"{mode} 1KiB c") and "bucket" not in w}):
+            workload = f"{mode} 1KiB c{conc}"
+            present = [s for s in peers if value(workload, s) is not None]
+            if not present or value(workload, OURS) is None:
+                continue
+            worst = max(present, key=lambda s: value(workload, s))
+            against(workload, worst, 1.0, f"{workload} ÷ the fastest peer ({names[worst]})")
+    if value("PUT 16MiB c4", "s3gw-ozone") and value("PUT 16MiB c4", "ozone-s3g"):
+        got = value("PUT 16MiB c4", "s3gw-ozone", "mib_per_sec") / value("PUT 16MiB c4", "ozone-s3g", "mib_per_sec")
+        rows.append(("16 MiB PUT c4 on Ozone ÷ Ozone's S3G", "≥ 1.20x", f"{got:.2f}x", got >= 1.2))
+    before = [w for w in table.workloads if w.startswith("GET 1KiB c32, 10k in bucket")]
+    after = [w for w in table.workloads if w.startswith("GET 1KiB c32, ") and "same 10k keys" in w]
+    if before and after and value(before[0], OURS) and value(after[0], OURS):
+        got = value(after[0], OURS, "p50_ms") / value(before[0], OURS, "p50_ms")
+        rows.append((f"1 KiB GET p50, {after[0].split(', ')[1].split(' (')[0]} ÷ 10k in bucket",
+                     f"within {NOISE:.0%} of 1.00x", f"{got:.2f}x", abs(got - 1) <= NOISE))
+    if not rows:
+        return
+    out.append("")
+    out.append("### Issue 11's targets in this run")
+    out.append("")
+    out.append("| target | goal | measured | met |")
+    out.append("|---|---|---|---|")
+    for what, goal, got, met in rows:
+        out.append(f"| {what} | {goal} | {got} | {'yes' if met else '**no**'} |")
+    out.append("")
+    out.append("A peer whose durability probe counted no sync call is not one \"that also "
+               "fsyncs\"; it still counts for \"ahead of every peer\".")
+
+
 def render(args):
     runs = load(args.results)
     with open(args.meta) as f:
@@ -260,6 +339,7 @@ def render(args):
         return (f"{fmt(value)} ({fmt(table.get(w, s, 'p50_ms'), 2)} / "
                 f"{fmt(table.get(w, s, 'p99_ms'), 2)}), {rss_mib(w, s)} MiB")
 
+    targets(table, meta, order, names, out)
     section("1 KiB objects (s3-bench)", small, "ops_per_sec", "ops/s")
     ratios(small, "ops_per_sec")
     section("Large objects (s3-bench)", large, "mib_per_sec", "MiB/s", 0)

@@ -80,6 +80,37 @@ def test_render_gives_medians_ratios_to_peers_and_ceiling_and_replaces_its_secti
     assert svg.startswith("<svg") and svg.count("<polyline") == 3
 
 
+def test_render_states_each_target_met_or_not(tmp_path):
+    results = tmp_path / "results.jsonl"
+    cells = {  # workload: (ours, garage, minio, nginx)
+        "GET 1KiB c32": (300, 200, 100, 500),
+        "HEAD 1KiB c32": (200, 250, 100, 500),
+        "PUT 1KiB c32": (100, 300, 50, None),
+    }
+    for workload, rates in cells.items():
+        for server, rate in zip(("s3gw", "garage", "minio", "nginx"), rates):
+            if rate is not None:
+                record(tmp_path, results, server, workload, s3bench_json(rate))
+    probes = {"s3gw": "2.0 sync calls, 0.0 O_(D)SYNC opens", "garage": "0.0 sync calls, 0.0 O_(D)SYNC opens",
+              "minio": "1.5 sync calls, 0.0 O_(D)SYNC opens", "nginx": "–"}
+    meta = {"quick": False, "command": "bench/run.sh", "commit": "abc", "finished": "now",
+            "rounds": 1, "duration": "3s", "cores": 2, "load_before": "1", "load_after": "2",
+            "out": "out", "svg_link": "plot.svg",
+            "servers": [{"name": n, "label": n.capitalize(), "version": "1", "durability": "d", "probe": probes[n]}
+                        for n in ("nginx", "s3gw", "garage", "minio")]}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    assert report.main(["render", str(results), "--meta", str(tmp_path / "meta.json"),
+                        "--markdown", str(tmp_path / "report.md"), "--svg", str(tmp_path / "plot.svg")]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "| 1 KiB GET c32 ÷ nginx (s3-bench) | ≥ 0.50x | 0.60x | yes |" in text
+    assert "| 1 KiB GET c32 p50 | ≤ 1 ms | 1.50 ms | **no** |" in text
+    assert "| 1 KiB HEAD c32 ÷ nginx | ≥ 0.60x | 0.40x | **no** |" in text
+    # Garage's probe counted no sync: the fsync comparison is against MinIO alone.
+    assert "| 1 KiB PUT c32 ÷ the fastest peer that syncs (Minio; syncing: Minio) | ≥ 1.00x | 2.00x | yes |" in text
+    assert "| GET 1KiB c32 ÷ the fastest peer (Garage) | ≥ 1.00x | 1.50x | yes |" in text
+    assert "| PUT 1KiB c32 ÷ the fastest peer (Garage) | ≥ 1.00x | 0.33x | **no** |" in text
+
+
 def test_stages_take_the_deepest_named_frame_and_name_hand_offs():
     assert stages.classify(["tokio::runtime::x", "s3_gateway::ops::get::get",
                             "storage_client::embedded::dn::read", "storage_client::token::verify",
