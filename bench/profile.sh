@@ -35,7 +35,7 @@ target=${CARGO_TARGET_DIR:-target}
 bench=$target/release/s3-bench
 
 data=$(mktemp -d)
-export AWS_ACCESS_KEY_ID=profilekey AWS_SECRET_ACCESS_KEY=profilesecret0123456789
+export AWS_ACCESS_KEY_ID=PROFILEKEY0123456789 AWS_SECRET_ACCESS_KEY=profilesecret0123456789abcdef0123456789
 S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY S3GW_LOG_LEVEL=warn \
   "$target/release/s3-gateway" --listen "127.0.0.1:$port" --data-dir "$data" >"$out/gateway.log" 2>&1 &
 gateway=$!
