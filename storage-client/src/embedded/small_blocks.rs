@@ -436,6 +436,21 @@ mod tests {
         assert!(!store.may_hold(1), "an emptied store holds nothing");
     }
 
+    #[tokio::test]
+    async fn a_block_written_again_replaces_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SmallBlocks::open(&dir.path().join("dn.redb"), 512).unwrap();
+        let id = BlockId {
+            container: 1,
+            local: 1,
+        };
+        store.put(id, &[1u8; 1000]).await.unwrap();
+        store.put(id, &[2u8; 600]).await.unwrap();
+        let usage = store.usage();
+        assert_eq!((usage.blocks, usage.bytes), (1, 600));
+        assert_eq!(store.get(id, 600).unwrap().unwrap(), vec![2u8; 600]);
+    }
+
     #[test]
     fn stored_len_inverts_the_layout() {
         for window in [1u32, 7, 512, 16 * 1024] {
