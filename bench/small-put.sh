@@ -8,12 +8,14 @@
 # Servers: `old` (OLD_BIN), `new` (NEW_BIN, defaults) and one more NEW_BIN
 # per NAME=ENV argument, started with that environment, e.g.
 # `off=S3GW_SMALL_BLOCK_MAX=0`. Variables: ROUNDS (3), DURATION (4s),
-# CONCS ("1 8 32 64"), SIZES (PUT object sizes, "1KiB"), GET (1: also 1 KiB
-# GET at each concurrency), BENCH (target/release/s3-bench).
+# CONCS ("1 8 32 64"), SIZES (PUT object sizes, "1KiB"), GET (1: also a GET
+# at each concurrency), GET_SIZE (its objects' size, "1KiB"), PUTS (0: GET
+# only), BENCH (target/release/s3-bench).
 set -euo pipefail
 old=$1 new=$2
 shift 2
 rounds=${ROUNDS:-3} duration=${DURATION:-4s} concs=${CONCS:-1 8 32 64} sizes=${SIZES:-1KiB}
+get_size=${GET_SIZE:-1KiB}
 bench=${BENCH:-target/release/s3-bench}
 work=$(mktemp -d /tmp/small-put.XXXX)
 export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
@@ -59,7 +61,7 @@ ticks() { # user + system clock ticks of a process
 if [[ ${GET:-1} == 1 ]]; then
   for name in "${names[@]}"; do
     "$bench" fill --endpoint "http://127.0.0.1:${port[$name]}" --bucket bench --prefix small/ \
-      --obj-size 1KiB --objects 1000 --concurrency 16 --json >/dev/null 2>>"$work/stderr"
+      --obj-size "$get_size" --objects 1000 --concurrency 16 --json >/dev/null 2>>"$work/stderr"
   done
 fi
 echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -70,14 +72,15 @@ for ((round = 1; round <= rounds; round++)); do
   echo "== round $round: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
   for conc in $concs; do
     for size in $sizes; do
+      [[ ${PUTS:-1} == 1 ]] || continue
       for name in "${order[@]}"; do
         echo "PUT $size c$conc $name: $(run "$name" put --obj-size "$size" --concurrency "$conc" --duration "$duration")"
       done
     done
     [[ ${GET:-1} == 1 ]] || continue
     for name in "${order[@]}"; do
-      echo "GET 1KiB c$conc $name: $(run "$name" get --existing --prefix small/ --objects 1000 \
-        --obj-size 1KiB --concurrency "$conc" --duration "$duration")"
+      echo "GET $get_size c$conc $name: $(run "$name" get --existing --prefix small/ --objects 1000 \
+        --obj-size "$get_size" --concurrency "$conc" --duration "$duration")"
     done
   done
 done

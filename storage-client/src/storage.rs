@@ -166,10 +166,12 @@ impl Storage {
     /// which decides per request on identity-free facts (its owner, ACL
     /// and policy) and then calls as the owner for a caller it let in.
     pub async fn bucket_facts(&self, name: &str) -> Result<BucketInfo> {
+        Ok(BucketInfo::clone(&*self.cached_facts(name).await?))
+    }
+
+    async fn cached_facts(&self, name: &str) -> Result<Arc<BucketInfo>> {
         let load = async { self.om.bucket(name).await };
-        Ok(BucketInfo::clone(
-            &*self.cache.bucket_facts(name, load).await?,
-        ))
+        self.cache.bucket_facts(name, load).await
     }
 
     /// Refuses `who` unless it owns `bucket`, before a call on the bucket
@@ -205,7 +207,10 @@ impl Storage {
         bucket: &str,
         kind: BucketDocument,
     ) -> Result<Option<Arc<str>>> {
-        let load = async { self.om.bucket_document(bucket, kind).await };
+        let load = async {
+            let facts = self.cached_facts(bucket).await?;
+            self.om.bucket_document(&facts, kind).await
+        };
         self.cache.bucket_document(bucket, kind, load).await
     }
 
@@ -228,9 +233,10 @@ impl Storage {
             )));
         }
         self.authorise(who, bucket).await?;
+        let facts = self.cached_facts(bucket).await?;
         let result = self
             .om
-            .put_bucket_document(who, bucket, kind, document)
+            .put_bucket_document(who, &facts, kind, document)
             .await;
         self.cache.wrote_bucket_document(bucket);
         result

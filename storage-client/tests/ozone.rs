@@ -18,8 +18,8 @@ use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{
-    ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum, OzoneStorageConfig,
-    PartCommit, Storage, StorageError, WriteCondition,
+    BucketDocument, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum,
+    OzoneStorageConfig, PartCommit, Storage, StorageError, WriteCondition,
 };
 
 /// The cluster's OM gRPC address, or every OM's (`OZONE_OM_ADDRESS`
@@ -181,6 +181,33 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         om.get_key_info(".s3gw", &records, &record, true).await,
         Err(StorageError::NoSuchKey)
     ));
+}
+
+/// A bucket document is read and written with the bucket's facts the
+/// facade holds: the OM is asked for the record only, not again for the
+/// bucket (InfoBucket) it has just described.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn bucket_documents_ask_the_om_for_no_bucket_it_has_described() {
+    let s = open(om_addresses()).await;
+    let a = conformance::alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    s.bucket_facts("b").await.unwrap();
+    let info_buckets = |s: &Storage| -> u64 {
+        s.call_stats()
+            .iter()
+            .filter(|c| c.call == "InfoBucket")
+            .map(|c| c.latency.count)
+            .sum()
+    };
+    let before = info_buckets(&s);
+    let cors = "<CORSConfiguration/>";
+    s.put_bucket_document(&a, "b", BucketDocument::Cors, Some(cors.into()))
+        .await
+        .unwrap();
+    let read = s.bucket_document("b", BucketDocument::Cors).await.unwrap();
+    assert_eq!(read.as_deref(), Some(cors));
+    assert_eq!(info_buckets(&s), before, "InfoBucket calls");
 }
 
 /// With no OM listening the back end refuses to start, as unavailable

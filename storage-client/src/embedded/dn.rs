@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures::stream;
 
 use super::block_file::{self, BlockPaths, BlockReader};
-use super::small_blocks::{SMALL_BLOCK_LIMIT, SmallBlocks};
+use super::small_blocks::SmallBlocks;
 use super::{blocking, now_ms};
 use crate::backend::{SmallBlockReport, SmallBlockUsage};
 use crate::dn::{BlockStore, ByteStream};
@@ -96,7 +96,7 @@ impl EmbeddedDn {
     /// The verified bytes of `range` of a block kept in the small-block
     /// store, or `None` if it is kept in files.
     async fn read_small(&self, block: &BlockLocation, range: &Range<u64>) -> Result<Option<Bytes>> {
-        if block.length > SMALL_BLOCK_LIMIT {
+        if !self.small.may_hold(block.length) {
             return Ok(None);
         }
         let (id, length) = (block.block, block.length);

@@ -1058,19 +1058,24 @@ impl BucketStore for EmbeddedOm {
 
 #[async_trait]
 impl BucketDocumentStore for EmbeddedOm {
-    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>> {
-        let bucket = bucket.to_owned();
+    /// The transaction checks the bucket itself: the facts may be stale.
+    async fn bucket_document(
+        &self,
+        bucket: &BucketInfo,
+        kind: BucketDocument,
+    ) -> Result<Option<String>> {
+        let bucket = bucket.name.clone();
         self.run(move |om| om.bucket_document(&bucket, kind)).await
     }
 
     async fn put_bucket_document(
         &self,
         who: &Identity,
-        bucket: &str,
+        bucket: &BucketInfo,
         kind: BucketDocument,
         document: Option<String>,
     ) -> Result<()> {
-        let (who, bucket) = (who.clone(), bucket.to_owned());
+        let (who, bucket) = (who.clone(), bucket.name.clone());
         self.run(move |om| om.put_bucket_document(&who, &bucket, kind, document.as_deref()))
             .await
     }

@@ -13,8 +13,11 @@
 //! CRC32 of every window and the bytes; reads verify them, so a flipped bit
 //! is an error, never wrong bytes. Rows are addressed by block id, and the
 //! DN checks the block token before it touches them (see [`super::dn`]).
+//! The store knows the longest block it holds, so that a read of a block
+//! kept in files looks here only if the block could be here.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -33,18 +36,20 @@ use crate::{BlockId, Result, StorageError};
 const BLOCKS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("small_blocks");
 /// Name -> total: how many rows `BLOCKS` holds and their bytes, kept in the
 /// same transactions, so the DN can say what it stores without a scan
-/// (tests and `/metrics` compare it with the live objects).
+/// (tests and `/metrics` compare it with the live objects), and the
+/// longest block stored since the store was last empty.
 const USAGE: TableDefinition<&str, u64> = TableDefinition::new("usage");
 const COUNT: &str = "blocks";
 const BYTES: &str = "bytes";
+const LONGEST: &str = "longest";
 
 /// Blocks per transaction at most, bounding one commit's size and how long
 /// the first writer of a batch waits behind the others.
 const MAX_BATCH: usize = 256;
 
-/// The largest `small_block_max` accepted: reads look a block of up to this
-/// many bytes up here first, whatever the setting was when it was written.
-pub(crate) const SMALL_BLOCK_LIMIT: u64 = 1024 * 1024;
+/// The largest `small_block_max` accepted: the longest block a store that
+/// predates `LONGEST` may hold.
+const SMALL_BLOCK_LIMIT: u64 = 1024 * 1024;
 
 struct Put {
     block: BlockId,
@@ -52,34 +57,50 @@ struct Put {
     answer: oneshot::Sender<Result<()>>,
 }
 
-/// The database and the usage its last commit left.
+/// What one write transaction did to the store.
+#[derive(Default)]
+struct Change {
+    added: SmallBlockUsage,
+    removed: SmallBlockUsage,
+    /// The length of the longest block added.
+    longest_added: u64,
+}
+
+/// The store's totals as of a commit.
+struct Totals {
+    usage: SmallBlockUsage,
+    longest: u64,
+}
+
+/// The database and the totals its last commit left.
 struct Store {
     db: ReopeningDb,
     /// Held across every write transaction (redb runs one at a time
-    /// anyway), so that commits publish their usage in commit order.
+    /// anyway), so that commits publish their totals in commit order.
     writing: Mutex<()>,
     usage: Mutex<SmallBlockUsage>,
+    /// Published after the commit that stores a longer block and before
+    /// its writer is answered: no reader can know of the block before.
+    longest: AtomicU64,
 }
 
 impl Store {
-    /// Runs `f` in a durable write transaction and commits; `f` returns
-    /// the blocks it added and removed.
-    fn write(
-        &self,
-        f: impl FnOnce(&WriteTransaction) -> Result<(SmallBlockUsage, SmallBlockUsage)>,
-    ) -> Result<()> {
+    /// Runs `f` in a durable write transaction and commits; `f` says what
+    /// it changed.
+    fn write(&self, f: impl FnOnce(&WriteTransaction) -> Result<Change>) -> Result<()> {
         let _writing = lock(&self.writing);
         let outcome = (|| {
             // Durability::Immediate, redb's default: committed means fsync'd.
             let txn = self.db.begin_write()?;
-            let (added, removed) = f(&txn)?;
-            let after = change_usage(&txn, &added, &removed)?;
+            let change = f(&txn)?;
+            let after = change_totals(&txn, &change)?;
             txn.commit().db()?;
             Ok(after)
         })();
         match outcome {
             Ok(after) => {
-                *lock(&self.usage) = after;
+                *lock(&self.usage) = after.usage;
+                self.longest.store(after.longest, Ordering::Release);
                 Ok(())
             }
             Err(e) => {
@@ -112,12 +133,13 @@ impl SmallBlocks {
         let db = ReopeningDb::open(path)?;
         let txn = db.begin_write()?;
         txn.open_table(BLOCKS).db()?;
-        let usage = read_usage(&txn.open_table(USAGE).db()?)?;
+        let totals = read_totals(&txn.open_table(USAGE).db()?)?;
         txn.commit().db()?;
         let store = Arc::new(Store {
             db,
             writing: Mutex::new(()),
-            usage: Mutex::new(usage),
+            usage: Mutex::new(totals.usage),
+            longest: AtomicU64::new(totals.longest),
         });
         let (queue, puts) = mpsc::channel();
         let writer = Arc::clone(&store);
@@ -148,6 +170,13 @@ impl SmallBlocks {
             .send(put)
             .map_err(|_| stopped())?;
         rx.await.map_err(|_| stopped())?
+    }
+
+    /// Whether a block of `length` bytes may be stored here: false for a
+    /// block longer than any stored since the store was last empty, which
+    /// is then kept in files (every block when `small_block_max` is 0).
+    pub(crate) fn may_hold(&self, length: u64) -> bool {
+        length <= self.store.longest.load(Ordering::Acquire)
     }
 
     /// The block's bytes, verified, if it is stored here; `length` is its
@@ -181,14 +210,14 @@ impl SmallBlocks {
         }
         self.store.write(|txn| {
             let mut table = txn.open_table(BLOCKS).db()?;
-            let mut freed = SmallBlockUsage::default();
+            let mut change = Change::default();
             for block in present {
                 if let Some(row) = table.remove((block.container, block.local)).db()? {
-                    freed.blocks += 1;
-                    freed.bytes += stored_len(row.value());
+                    change.removed.blocks += 1;
+                    change.removed.bytes += stored_len(row.value());
                 }
             }
-            Ok((SmallBlockUsage::default(), freed))
+            Ok(change)
         })
     }
 
@@ -294,29 +323,40 @@ fn decode(block: BlockId, row: &[u8], length: u64) -> Result<Bytes> {
     Ok(Bytes::copy_from_slice(data))
 }
 
-fn read_usage(table: &impl ReadableTable<&'static str, u64>) -> Result<SmallBlockUsage> {
-    let get = |name| -> Result<u64> { Ok(table.get(name).db()?.map_or(0, |v| v.value())) };
-    Ok(SmallBlockUsage {
-        blocks: get(COUNT)?,
-        bytes: get(BYTES)?,
-    })
+fn read_totals(table: &impl ReadableTable<&'static str, u64>) -> Result<Totals> {
+    let get = |name| -> Result<Option<u64>> { Ok(table.get(name).db()?.map(|v| v.value())) };
+    let usage = SmallBlockUsage {
+        blocks: get(COUNT)?.unwrap_or(0),
+        bytes: get(BYTES)?.unwrap_or(0),
+    };
+    // A store written before `LONGEST` was kept may hold any small block.
+    let unrecorded = if usage.blocks == 0 {
+        0
+    } else {
+        SMALL_BLOCK_LIMIT
+    };
+    let longest = get(LONGEST)?.unwrap_or(unrecorded);
+    Ok(Totals { usage, longest })
 }
 
-/// Records blocks added and removed; returns the new totals.
-fn change_usage(
-    txn: &WriteTransaction,
-    added: &SmallBlockUsage,
-    removed: &SmallBlockUsage,
-) -> Result<SmallBlockUsage> {
+/// Records what a transaction changed; returns the new totals.
+fn change_totals(txn: &WriteTransaction, change: &Change) -> Result<Totals> {
     let mut table = txn.open_table(USAGE).db()?;
-    let now = read_usage(&table)?;
-    let after = SmallBlockUsage {
-        blocks: (now.blocks + added.blocks).saturating_sub(removed.blocks),
-        bytes: (now.bytes + added.bytes).saturating_sub(removed.bytes),
+    let now = read_totals(&table)?;
+    let (added, removed) = (&change.added, &change.removed);
+    let usage = SmallBlockUsage {
+        blocks: (now.usage.blocks + added.blocks).saturating_sub(removed.blocks),
+        bytes: (now.usage.bytes + added.bytes).saturating_sub(removed.bytes),
     };
-    table.insert(COUNT, after.blocks).db()?;
-    table.insert(BYTES, after.bytes).db()?;
-    Ok(after)
+    let longest = if usage.blocks == 0 {
+        0
+    } else {
+        now.longest.max(change.longest_added)
+    };
+    table.insert(COUNT, usage.blocks).db()?;
+    table.insert(BYTES, usage.bytes).db()?;
+    table.insert(LONGEST, longest).db()?;
+    Ok(Totals { usage, longest })
 }
 
 /// The group-commit thread: every put queued so far in one transaction.
@@ -340,23 +380,22 @@ fn run(store: &Store, puts: &Receiver<Put>) {
     }
 }
 
-/// Inserts a batch of blocks; returns what it added and what it replaced.
-fn insert_batch(
-    txn: &WriteTransaction,
-    batch: &[Put],
-) -> Result<(SmallBlockUsage, SmallBlockUsage)> {
+/// Inserts a batch of blocks; says what it added and what it replaced.
+fn insert_batch(txn: &WriteTransaction, batch: &[Put]) -> Result<Change> {
     let mut table = txn.open_table(BLOCKS).db()?;
-    let (mut added, mut replaced) = (SmallBlockUsage::default(), SmallBlockUsage::default());
+    let mut change = Change::default();
     for put in batch {
         let key = (put.block.container, put.block.local);
         if let Some(old) = table.insert(key, put.row.as_slice()).db()? {
-            replaced.blocks += 1;
-            replaced.bytes += stored_len(old.value());
+            change.removed.blocks += 1;
+            change.removed.bytes += stored_len(old.value());
         }
-        added.blocks += 1;
-        added.bytes += stored_len(&put.row);
+        let length = stored_len(&put.row);
+        change.added.blocks += 1;
+        change.added.bytes += length;
+        change.longest_added = change.longest_added.max(length);
     }
-    Ok((added, replaced))
+    Ok(change)
 }
 
 /// One error per caller for a failure they all share.
@@ -371,6 +410,46 @@ fn shared(e: &StorageError) -> StorageError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn only_a_block_no_longer_than_one_stored_may_be_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dn.redb");
+        let id = |local| BlockId {
+            container: 1,
+            local,
+        };
+        let store = SmallBlocks::open(&path, 512).unwrap();
+        // Empty (as with small_block_max = 0): reads never look here.
+        assert!(!store.may_hold(1));
+        store.put(id(1), &[7u8; 100]).await.unwrap();
+        store.put(id(2), &[7u8; 40]).await.unwrap();
+        assert!(store.may_hold(100));
+        assert!(!store.may_hold(101));
+        store.delete(&[id(2)]).unwrap();
+        assert!(store.may_hold(100), "a 100-byte block is still stored");
+        drop(store);
+        let store = SmallBlocks::open(&path, 512).unwrap();
+        assert!(store.may_hold(100), "the length outlives a restart");
+        assert!(!store.may_hold(101));
+        store.delete(&[id(1)]).unwrap();
+        assert!(!store.may_hold(1), "an emptied store holds nothing");
+    }
+
+    #[tokio::test]
+    async fn a_block_written_again_replaces_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SmallBlocks::open(&dir.path().join("dn.redb"), 512).unwrap();
+        let id = BlockId {
+            container: 1,
+            local: 1,
+        };
+        store.put(id, &[1u8; 1000]).await.unwrap();
+        store.put(id, &[2u8; 600]).await.unwrap();
+        let usage = store.usage();
+        assert_eq!((usage.blocks, usage.bytes), (1, 600));
+        assert_eq!(store.get(id, 600).unwrap().unwrap(), vec![2u8; 600]);
+    }
 
     #[test]
     fn stored_len_inverts_the_layout() {

@@ -637,20 +637,22 @@ impl BucketStore for OzoneMetadata {
 /// Authorised by the facade, like every bucket-scoped call here.
 #[async_trait]
 impl BucketDocumentStore for OzoneMetadata {
-    async fn bucket_document(&self, bucket: &str, kind: BucketDocument) -> Result<Option<String>> {
-        let info = self.info_bucket(bucket).await?;
-        self.documents.get(&info, kind).await
+    async fn bucket_document(
+        &self,
+        bucket: &BucketInfo,
+        kind: BucketDocument,
+    ) -> Result<Option<String>> {
+        self.documents.get(bucket, kind).await
     }
 
     async fn put_bucket_document(
         &self,
         _who: &Identity,
-        bucket: &str,
+        bucket: &BucketInfo,
         kind: BucketDocument,
         document: Option<String>,
     ) -> Result<()> {
-        let info = self.info_bucket(bucket).await?;
-        self.documents.put(&info, kind, document).await
+        self.documents.put(bucket, kind, document).await
     }
 }
 
