@@ -15,6 +15,7 @@ pub mod host;
 pub mod lifecycle;
 pub mod logging;
 pub mod ops;
+pub mod parsed_documents;
 pub mod router;
 pub mod server;
 pub mod state;

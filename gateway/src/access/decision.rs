@@ -7,6 +7,8 @@
 //! a bucket is its owner's alone, and the owner may always manage the
 //! bucket's policy, whatever the policy says.
 
+use std::sync::Arc;
+
 use storage_client::Identity;
 
 use super::acl::{Acl, Permission, Requester};
@@ -25,8 +27,8 @@ pub struct BucketAccess {
     /// The access key that owns the bucket.
     pub owner: String,
     /// `None`: the owner's `private` ACL.
-    pub acl: Option<Acl>,
-    pub policy: Option<Policy>,
+    pub acl: Option<Arc<Acl>>,
+    pub policy: Option<Arc<Policy>>,
     pub block: PublicAccessBlock,
 }
 
@@ -68,7 +70,9 @@ pub enum Decision {
 impl BucketAccess {
     /// Whether the bucket policy is public (GetBucketPolicyStatus).
     pub fn policy_is_public(&self) -> bool {
-        self.policy.as_ref().is_some_and(Policy::is_public)
+        self.policy
+            .as_ref()
+            .is_some_and(|policy| policy.is_public())
     }
 
     pub fn decide(&self, who: &Identity, need: Need<'_>) -> Decision {
@@ -246,8 +250,8 @@ mod tests {
         let id = owner::canonical_id(OWNER);
         BucketAccess {
             owner: OWNER.into(),
-            acl: acl.map(|name| Acl::canned(name, &id, &id).unwrap()),
-            policy: policy.map(|text| Policy::parse(text.as_bytes(), "b").unwrap()),
+            acl: acl.map(|name| Arc::new(Acl::canned(name, &id, &id).unwrap())),
+            policy: policy.map(|text| Arc::new(Policy::parse(text.as_bytes(), "b").unwrap())),
             block: PublicAccessBlock::default(),
         }
     }

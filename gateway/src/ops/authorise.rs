@@ -9,6 +9,7 @@
 use http::request::Parts;
 use storage_client::{BucketDocument, Identity, StorageError};
 
+use super::bucket_documents::load_parsed;
 use super::copy_source::parse_copy_source;
 use crate::access::acl::{Acl, Permission, Requester};
 use crate::access::decision::{self, BucketAccess, Decision, Grant, Need};
@@ -62,29 +63,25 @@ pub(super) async fn bucket_access(
 ) -> Result<BucketAccess, S3Error> {
     let named = |err: StorageError| S3Error::from(err).naming(bucket, None);
     let facts = state.storage.bucket_facts(bucket).await.map_err(named)?;
-    let document = |kind| async move {
-        state
-            .storage
-            .bucket_document(bucket, kind)
-            .await
-            .map_err(|err| S3Error::from(err).naming(bucket, None))
-    };
-    let policy = match document(BucketDocument::Policy).await? {
-        Some(text) => Some(Policy::parse(text.as_bytes(), bucket).map_err(corrupt)?),
-        None => None,
-    };
+    let policy = load_parsed(state, bucket, BucketDocument::Policy, |text| {
+        Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
+    })
+    .await?;
     let mut access = BucketAccess {
         owner: facts.owner,
         policy,
         ..BucketAccess::default()
     };
     if who.access_key != access.owner {
-        if let Some(text) = document(BucketDocument::Acl).await? {
-            access.acl = Some(Acl::from_stored(text.as_bytes())?);
-        }
-        if let Some(text) = document(BucketDocument::PublicAccessBlock).await? {
-            access.block = PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)?;
-        }
+        access.acl = load_parsed(state, bucket, BucketDocument::Acl, |text| {
+            Acl::from_stored(text.as_bytes())
+        })
+        .await?;
+        let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
+            PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
+        })
+        .await?;
+        access.block = block.map(|block| *block).unwrap_or_default();
     }
     Ok(access)
 }

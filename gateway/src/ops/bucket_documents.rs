@@ -2,6 +2,7 @@
 //! handlers read and write them: storage errors named after the bucket, and
 //! the stored canonical XML answered as it is.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -55,6 +56,23 @@ pub async fn load(
         .bucket_document(bucket, kind)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+/// The bucket's document of `kind` as `parse` reads it, parsed once per
+/// stored text (see [`crate::parsed_documents`]).
+pub async fn load_parsed<T: Any + Send + Sync>(
+    state: &AppState,
+    bucket: &str,
+    kind: BucketDocument,
+    parse: impl FnOnce(&str) -> S3Result<T>,
+) -> S3Result<Option<Arc<T>>> {
+    match load(state, bucket, kind).await? {
+        Some(text) => state
+            .parsed_documents
+            .get_or_parse(bucket, kind, text, parse)
+            .map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Replaces (or with `None` removes) the document; refused unless `who`
