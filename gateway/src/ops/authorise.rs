@@ -11,10 +11,10 @@ use storage_client::{BucketDocument, Identity, StorageError};
 
 use super::bucket_documents::load_parsed;
 use super::copy_source::parse_copy_source;
+use super::policy::{corrupt, public_access_block};
 use crate::access::acl::{Acl, Permission, Requester};
 use crate::access::decision::{self, BucketAccess, Decision, Grant, Need};
 use crate::access::policy::{Policy, Resource};
-use crate::access::public_access::PublicAccessBlock;
 use crate::access::{is_anonymous, object_acl, owner};
 use crate::error::S3Error;
 use crate::router::Endpoint;
@@ -77,11 +77,7 @@ pub(super) async fn bucket_access(
             Acl::from_stored(text.as_bytes())
         })
         .await?;
-        let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
-            PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
-        })
-        .await?;
-        access.block = block.map(|block| *block).unwrap_or_default();
+        access.block = public_access_block(state, bucket).await?;
     }
     Ok(access)
 }
@@ -157,13 +153,4 @@ async fn decide(
         }
         Err(err) => Err(S3Error::from(err).naming(bucket, Some(key))),
     }
-}
-
-/// A stored document this gateway wrote no longer parses: a fault, not
-/// the caller's mistake.
-fn corrupt(err: S3Error) -> S3Error {
-    S3Error::internal(format!(
-        "a stored bucket document does not parse: {}",
-        err.message
-    ))
 }

@@ -39,7 +39,7 @@ pub async fn get(
 ) -> S3Result<Response> {
     authorise_read(state, who, bucket).await?;
     match load(state, bucket, kind).await? {
-        Some(document) => Ok(document_response(&document)),
+        Some(document) => Ok(document_response(document.to_string(), "application/xml")),
         None => Err(missing()),
     }
 }
@@ -113,12 +113,11 @@ async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Res
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
-/// A 200 answering a stored document as it is.
-fn document_response(document: &str) -> Response {
-    let mut response = Response::new(Body::from(document.to_owned()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/xml"),
-    );
+/// A 200 carrying a document (stored or rendered).
+pub fn document_response(body: String, content_type: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
