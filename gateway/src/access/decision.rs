@@ -156,8 +156,9 @@ fn on_object<'a>(
 }
 
 /// What `endpoint` needs, or `None` for requests not decided here
-/// (ListBuckets and CreateBucket name no existing bucket; browser form
-/// uploads and CORS preflights are authorised by their own handlers).
+/// (ListBuckets and CreateBucket name no existing bucket; a CORS preflight
+/// acts on nothing; a browser form upload is decided as a PutObject once
+/// its handler knows the policy's signer and the key).
 pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
     use Endpoint as E;
     use Grant::{Bucket, Object, OwnerOnly, PolicyOnly};
