@@ -4,7 +4,7 @@
 //! (SigV4, yielding the caller's identity and a verified body) -> `ops` (one
 //! file per operation family) -> `storage_client::Storage`.
 
-pub mod access;
+pub mod access_control;
 pub mod admin;
 pub mod auth;
 pub mod checksum;

@@ -1,6 +1,6 @@
 //! The one authorisation step before every operation: loads the bucket's
 //! access rules (identity-free, cached by storage), decides for this
-//! caller (see [`crate::access::decision`]) and names the identity the
+//! caller (see [`crate::access_control::decision`]) and names the identity the
 //! back end is to act as: the caller itself when it owns the bucket, the
 //! bucket's owner when an ACL or policy let a stranger in. A caller let in
 //! by nothing keeps its own identity and so also meets storage's owner
@@ -12,10 +12,10 @@ use storage_client::{BucketDocument, Identity, StorageError};
 use super::bucket_documents::load_parsed;
 use super::copy_source::parse_copy_source;
 use super::policy::{corrupt, public_access_block};
-use crate::access::acl::{Acl, Permission, Requester};
-use crate::access::decision::{self, BucketAccess, Decision, Grant, Need};
-use crate::access::policy::{Policy, Resource};
-use crate::access::{is_anonymous, object_acl, owner};
+use crate::access_control::acl::{Acl, Permission, Requester};
+use crate::access_control::decision::{self, BucketAccess, Decision, Grant, Need};
+use crate::access_control::policy::{Policy, Resource};
+use crate::access_control::{is_anonymous, object_acl, owner};
 use crate::error::S3Error;
 use crate::router::Endpoint;
 use crate::state::AppState;

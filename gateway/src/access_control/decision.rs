@@ -241,8 +241,8 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::acl::Acl;
-    use crate::access::anonymous;
+    use crate::access_control::acl::Acl;
+    use crate::access_control::anonymous;
 
     const OWNER: &str = "OWNERKEY";
     const ALT: &str = "ALTKEY";
