@@ -41,6 +41,9 @@ pub struct Need<'a> {
     pub action: &'static str,
     pub resource: Resource<'a>,
     pub grant: Grant,
+    /// The object version whose ACL can grant it (`None`: the latest):
+    /// each version has its own ACL.
+    pub version_id: Option<&'a str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +142,7 @@ fn on_bucket<'a>(action: &'static str, grant: Grant, bucket: &'a str) -> Option<
         action,
         resource: Resource::Bucket(bucket),
         grant,
+        version_id: None,
     })
 }
 
@@ -152,6 +156,7 @@ fn on_object<'a>(
         action,
         resource: Resource::Object(bucket, key),
         grant,
+        version_id: None,
     })
 }
 
@@ -194,10 +199,30 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
             action: "DeleteObject",
             resource: Resource::AnyObjectIn(bucket),
             grant: Bucket(Write),
+            version_id: None,
         }),
-        E::GetObject { bucket, key, .. } | E::HeadObject { bucket, key, .. } => {
-            on_object("GetObject", Object(Read), bucket, key)
+        // Reading a version by id is s3:GetObjectVersion, granted by that
+        // version's own ACL (AWS: GetObject's versionId, "Configuring
+        // versioned object permissions").
+        E::GetObject {
+            bucket,
+            key,
+            version_id,
+            ..
         }
+        | E::HeadObject {
+            bucket,
+            key,
+            version_id,
+            ..
+        } => Some(Need {
+            action: match version_id {
+                Some(_) => "GetObjectVersion",
+                None => "GetObject",
+            },
+            version_id: version_id.as_deref(),
+            ..on_object("GetObject", Object(Read), bucket, key)?
+        }),
         E::GetObjectAttributes { bucket, key, .. } => {
             on_object("GetObjectAttributes", Object(Read), bucket, key)
         }
@@ -217,8 +242,16 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::ListParts { bucket, key, .. } => {
             on_object("ListMultipartUploadParts", Bucket(Write), bucket, key)
         }
-        E::DeleteObject { bucket, key, .. } => {
-            on_object("DeleteObject", Bucket(Write), bucket, key)
+        E::DeleteObject {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let action = match version_id {
+                Some(_) => "DeleteObjectVersion",
+                None => "DeleteObject",
+            };
+            on_object(action, Bucket(Write), bucket, key)
         }
         E::GetObjectTagging { bucket, key, .. } => {
             on_object("GetObjectTagging", PolicyOnly, bucket, key)
@@ -369,6 +402,38 @@ mod tests {
             decide(&access, &anonymous(), &get("k")),
             Decision::NeedsObjectAcl(Permission::Read)
         );
+    }
+
+    #[test]
+    fn reading_or_deleting_a_version_by_id_is_its_own_action_and_acl() {
+        let old = Endpoint::GetObject {
+            bucket: "b".into(),
+            key: "k".into(),
+            part_number: None,
+            version_id: Some("v1".into()),
+        };
+        let read = need(&old).unwrap();
+        assert_eq!(
+            (read.action, read.version_id),
+            ("GetObjectVersion", Some("v1"))
+        );
+        let get_latest = get("k");
+        let latest = need(&get_latest).unwrap();
+        assert_eq!((latest.action, latest.version_id), ("GetObject", None));
+        let shared = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow",
+            "Principal":{"AWS":"ALTKEY"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}}"#;
+        let access = bucket(None, Some(shared));
+        assert_eq!(
+            decide(&access, &Identity::new(ALT), &old),
+            Decision::NeedsObjectAcl(Permission::Read),
+            "s3:GetObject does not grant reading a version by id"
+        );
+        let delete = Endpoint::DeleteObject {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: Some("v1".into()),
+        };
+        assert_eq!(need(&delete).unwrap().action, "DeleteObjectVersion");
     }
 
     #[test]

@@ -37,11 +37,15 @@ pub(super) async fn authorise(
     };
     let acting = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
-        let (bucket, key, _version) = parse_copy_source(&parts.headers)?;
+        let (bucket, key, version) = parse_copy_source(&parts.headers)?;
         let read = Need {
-            action: "GetObject",
+            action: match version {
+                Some(_) => "GetObjectVersion",
+                None => "GetObject",
+            },
             resource: Resource::Object(&bucket, &key),
             grant: Grant::Object(Permission::Read),
+            version_id: version.as_deref(),
         };
         // One identity reads the source and writes the copy, so both
         // buckets must be acted on as the same owner.
@@ -127,7 +131,11 @@ async fn decide(
     let requester = Requester {
         canonical_id: canonical.as_deref(),
     };
-    match state.storage.lookup(&bucket_owner, bucket, key).await {
+    let version = state
+        .storage
+        .lookup_version(&bucket_owner, bucket, key, need.version_id)
+        .await;
+    match version {
         Ok(info) => {
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
@@ -143,6 +151,7 @@ async fn decide(
                 action: "ListBucket",
                 resource: Resource::Bucket(bucket),
                 grant: Grant::Bucket(Permission::Read),
+                version_id: None,
             };
             match access.decide(who, list) {
                 Decision::Owner | Decision::Granted => {
