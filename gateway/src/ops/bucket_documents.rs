@@ -28,16 +28,15 @@ pub async fn read_body(parts: &Parts, payload: &mut Payload, limit: usize) -> S3
     Ok(body)
 }
 
-/// A Get request's answer: the stored document as it is, for the bucket's
-/// owner; `missing` when there is none.
+/// A Get request's answer: the stored document as it is; `missing` when
+/// there is none. The caller was authorised as the bucket's owner before
+/// (see [`super::authorise`]).
 pub async fn get(
     state: &AppState,
-    who: &Identity,
     bucket: &str,
     kind: BucketDocument,
     missing: impl FnOnce() -> S3Error,
 ) -> S3Result<Response> {
-    authorise_read(state, who, bucket).await?;
     match load(state, bucket, kind).await? {
         Some(document) => Ok(document_response(document.to_string(), "application/xml")),
         None => Err(missing()),
@@ -101,16 +100,6 @@ pub async fn delete(
 ) -> S3Result<Response> {
     store(state, who, bucket, kind, None).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
-}
-
-/// Checks that `who` may read the bucket's configuration: its owner only.
-async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Result<()> {
-    state
-        .storage
-        .bucket(who, bucket)
-        .await
-        .map(drop)
-        .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
 
 /// A 200 carrying a document (stored or rendered).

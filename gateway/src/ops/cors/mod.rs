@@ -43,8 +43,8 @@ pub async fn put_bucket_cors(
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_bucket_cors(state: &AppState, who: &Identity, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, who, bucket, BucketDocument::Cors, || {
+pub async fn get_bucket_cors(state: &AppState, bucket: &str) -> S3Result<Response> {
+    bucket_documents::get(state, bucket, BucketDocument::Cors, || {
         S3Error::new(
             "NoSuchCORSConfiguration",
             StatusCode::NOT_FOUND,
