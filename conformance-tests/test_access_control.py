@@ -188,6 +188,11 @@ def test_each_version_is_read_under_its_own_acl(root_s3, alt_s3, second_key, raw
     # The latest version's public-read grant says nothing of the older, private one.
     assert_s3_error(raw.unsigned("GET", bucket, "k", query=[("versionId", private)]), 403, "AccessDenied")
     assert raw.unsigned("HEAD", bucket, "k", query=[("versionId", private)]).status_code == 403
+    attributes = {"x-amz-object-attributes": "ObjectSize"}
+    for version, expected in ((public, 200), (private, 403)):
+        answer = raw.unsigned("GET", bucket, "k", query=[("attributes", ""), ("versionId", version)],
+                              headers=attributes)
+        assert answer.status_code == expected, answer.text
     # s3:GetObject grants the latest version; a version by id is s3:GetObjectVersion.
     root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
         "Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": "s3:GetObject",

@@ -223,9 +223,18 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
             version_id: version_id.as_deref(),
             ..on_object("GetObject", Object(Read), bucket, key)?
         }),
-        E::GetObjectAttributes { bucket, key, .. } => {
-            on_object("GetObjectAttributes", Object(Read), bucket, key)
-        }
+        E::GetObjectAttributes {
+            bucket,
+            key,
+            version_id,
+        } => Some(Need {
+            action: match version_id {
+                Some(_) => "GetObjectVersionAttributes",
+                None => "GetObjectAttributes",
+            },
+            version_id: version_id.as_deref(),
+            ..on_object("GetObjectAttributes", Object(Read), bucket, key)?
+        }),
         E::GetObjectAcl { bucket, key } => on_object("GetObjectAcl", Object(ReadAcp), bucket, key),
         E::PutObjectAcl { bucket, key } => on_object("PutObjectAcl", Object(WriteAcp), bucket, key),
         E::PutObject { bucket, key }
@@ -434,6 +443,16 @@ mod tests {
             version_id: Some("v1".into()),
         };
         assert_eq!(need(&delete).unwrap().action, "DeleteObjectVersion");
+        let attributes = Endpoint::GetObjectAttributes {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: Some("v1".into()),
+        };
+        let read = need(&attributes).unwrap();
+        assert_eq!(
+            (read.action, read.version_id),
+            ("GetObjectVersionAttributes", Some("v1"))
+        );
     }
 
     #[test]
