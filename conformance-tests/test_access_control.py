@@ -178,6 +178,34 @@ def test_a_deny_statement_beats_a_public_acl(root_s3, alt_s3, raw, bucket):
     assert error_of(root_s3.get_bucket_policy, Bucket=bucket) == (404, "NoSuchBucketPolicy")
 
 
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_each_version_is_read_under_its_own_acl(root_s3, alt_s3, second_key, raw, bucket):
+    root_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    private = root_s3.put_object(Bucket=bucket, Key="k", Body=b"private draft")["VersionId"]
+    public = root_s3.put_object(Bucket=bucket, Key="k", Body=b"published", ACL="public-read")["VersionId"]
+    assert raw.unsigned("GET", bucket, "k").content == b"published"
+    assert raw.unsigned("GET", bucket, "k", query=[("versionId", public)]).content == b"published"
+    # The latest version's public-read grant says nothing of the older, private one.
+    assert_s3_error(raw.unsigned("GET", bucket, "k", query=[("versionId", private)]), 403, "AccessDenied")
+    assert raw.unsigned("HEAD", bucket, "k", query=[("versionId", private)]).status_code == 403
+    attributes = {"x-amz-object-attributes": "ObjectSize"}
+    for version, expected in ((public, 200), (private, 403)):
+        answer = raw.unsigned("GET", bucket, "k", query=[("attributes", ""), ("versionId", version)],
+                              headers=attributes)
+        assert answer.status_code == expected, answer.text
+    # s3:GetObject grants the latest version; a version by id is s3:GetObjectVersion.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": "s3:GetObject",
+        "Resource": f"arn:aws:s3:::{bucket}/*",
+    }))
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="k", VersionId=private) == (403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": "s3:GetObjectVersion",
+        "Resource": f"arn:aws:s3:::{bucket}/*",
+    }))
+    assert alt_s3.get_object(Bucket=bucket, Key="k", VersionId=private)["Body"].read() == b"private draft"
+
+
 def test_policy_round_trip_status_and_refusals(root_s3, raw, bucket):
     public = policy({"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "s3:GetObject",
                      "Resource": f"arn:aws:s3:::{bucket}/*"})

@@ -149,6 +149,24 @@ def test_another_keys_policy_cannot_write_to_the_bucket(target, bucket, second_k
     assert_s3_error(post(form, b"x"), 403, "AccessDenied")
 
 
+def test_a_form_upload_is_authorised_as_the_put_object_it_is(target, root_s3, bucket, second_key):
+    """A bucket policy binds a form upload as it binds PutObject: a Deny stops even the
+    owner, an Allow lets another key write (the object then belongs to the bucket owner)."""
+    other = make_s3_client(target.endpoint, second_key)
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{bucket}/locked/*"},
+        {"Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": "s3:PutObject",
+         "Resource": f"arn:aws:s3:::{bucket}/shared/*"},
+    ]}))
+    assert_s3_error(post(presigned_post(root_s3, bucket, "locked/k"), b"x"), 403, "AccessDenied")
+    assert_s3_error(post(presigned_post(other, bucket, "locked/k"), b"x"), 403, "AccessDenied")
+    assert_s3_error(post(presigned_post(other, bucket, "elsewhere"), b"x"), 403, "AccessDenied")
+    assert post(presigned_post(other, bucket, "shared/k"), b"from alt").status_code == 204
+    assert root_s3.get_object(Bucket=bucket, Key="shared/k")["Body"].read() == b"from alt"
+    root_s3.delete_bucket_policy(Bucket=bucket)
+    assert post(presigned_post(root_s3, bucket, "locked/k"), b"x").status_code == 204
+
+
 def test_sigv2_policy(target, root_s3, bucket):
     v2 = make_s3_client(target.endpoint, target.creds, signature_version="s3")
     form = presigned_post(v2, bucket, "v2-key")

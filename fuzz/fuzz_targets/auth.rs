@@ -11,7 +11,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use axum::body::Body;
 use libfuzzer_sys::fuzz_target;
-use s3_gateway::access::is_anonymous;
+use s3_gateway::access_control::is_anonymous;
 use s3_gateway::auth::{CredentialSource, Verifier};
 use s3_gateway::error::S3Error;
 use s3_gateway_fuzz::parse_request;

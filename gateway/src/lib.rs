@@ -4,7 +4,7 @@
 //! (SigV4, yielding the caller's identity and a verified body) -> `ops` (one
 //! file per operation family) -> `storage_client::Storage`.
 
-pub mod access;
+pub mod access_control;
 pub mod admin;
 pub mod auth;
 pub mod checksum;
@@ -15,6 +15,7 @@ pub mod host;
 pub mod lifecycle;
 pub mod logging;
 pub mod ops;
+pub mod parsed_documents;
 pub mod router;
 pub mod server;
 pub mod state;

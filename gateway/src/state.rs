@@ -9,6 +9,7 @@ use storage_client::{Credential, Storage};
 use crate::auth::{CredentialSource, Verifier};
 use crate::config::{Config, Limits};
 use crate::error::S3Error;
+use crate::parsed_documents::ParsedDocuments;
 
 pub struct AppState {
     pub storage: Arc<Storage>,
@@ -21,6 +22,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Whether each request is logged.
     pub access_log: bool,
+    /// Bucket policies, ACLs, public access blocks and CORS rules, parsed.
+    pub parsed_documents: ParsedDocuments,
 }
 
 impl AppState {
@@ -39,6 +42,7 @@ impl AppState {
             domain: config.domain.clone(),
             limits: config.limits.clone(),
             access_log: config.access_log,
+            parsed_documents: ParsedDocuments::default(),
         }
     }
 }

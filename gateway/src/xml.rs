@@ -56,7 +56,7 @@ impl Owner {
     /// as DisplayName alike (an ACL knows grantees by id only, and the
     /// two must agree wherever an owner appears).
     pub fn from_access_key(access_key: &str) -> Self {
-        let id = crate::access::owner::canonical_id(access_key);
+        let id = crate::access_control::owner::canonical_id(access_key);
         Self {
             display_name: id.clone(),
             id,
@@ -676,7 +676,7 @@ mod tests {
                 }],
             },
         };
-        let id = crate::access::owner::canonical_id("AKID");
+        let id = crate::access_control::owner::canonical_id("AKID");
         assert_eq!(
             to_xml("ListAllMyBucketsResult", &doc).unwrap(),
             format!(

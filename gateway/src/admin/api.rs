@@ -71,7 +71,7 @@ pub async fn handle(
     parts: &Parts,
     caller: Authenticated,
 ) -> Result<Response, S3Error> {
-    if crate::access::is_anonymous(&caller.identity) {
+    if crate::access_control::is_anonymous(&caller.identity) {
         return Err(crate::auth::anonymous_refused());
     }
     if !caller.is_root {

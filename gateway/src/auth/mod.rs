@@ -202,7 +202,7 @@ impl Verifier {
     }
 
     /// A request without a signature: the anonymous identity, which may do
-    /// only what an ACL or policy grants everyone (see [`crate::access`]).
+    /// only what an ACL or policy grants everyone (see [`crate::access_control`]).
     /// A stated payload hash is still checked; a chunked body needs a
     /// signature to be read and is refused.
     fn anonymous_auth(&self, parts: &Parts, body: Body) -> Result<Authenticated, S3Error> {
@@ -216,7 +216,7 @@ impl Verifier {
         };
         let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
         Ok(Authenticated {
-            identity: crate::access::anonymous(),
+            identity: crate::access_control::anonymous(),
             is_root: false,
             payload: Payload::plain(body, content_length, expected, &self.body_limits),
         })

@@ -99,7 +99,7 @@ async fn check(
         .await?;
     // An unsigned request is let through as anonymous for the access
     // decision to refuse; for these tests no signature verified.
-    if crate::access::is_anonymous(&authenticated.identity) {
+    if crate::access_control::is_anonymous(&authenticated.identity) {
         return Err(super::anonymous_refused());
     }
     read_all(&mut authenticated.payload).await
@@ -114,7 +114,7 @@ async fn unsigned_requests_are_anonymous_and_their_stated_hash_still_checked() {
         .authenticate_at(&plain, Body::from(body.to_vec()), example_time())
         .await
         .unwrap();
-    assert!(crate::access::is_anonymous(&anonymous.identity));
+    assert!(crate::access_control::is_anonymous(&anonymous.identity));
     assert!(!anonymous.is_root);
     assert_eq!(read_all(&mut anonymous.payload).await.unwrap(), body);
 

@@ -8,10 +8,11 @@ use http::{HeaderMap, StatusCode};
 use storage_client::{BucketDocument, Identity, ObjectMeta};
 
 use super::body::read_to_end;
+use super::bucket_documents::{self, document_response};
 use super::empty_response;
-use crate::access::acl::Acl;
-use crate::access::public_access::PublicAccessBlock;
-use crate::access::{object_acl, owner};
+use super::policy::public_access_block;
+use crate::access_control::acl::Acl;
+use crate::access_control::{object_acl, owner};
 use crate::auth::Payload;
 use crate::error::S3Error;
 use crate::state::AppState;
@@ -25,7 +26,7 @@ pub async fn get_bucket_acl(
     bucket: &str,
 ) -> Result<Response, S3Error> {
     let owner_id = owner::canonical_id(&who.access_key);
-    let acl = match stored_document(state, bucket, BucketDocument::Acl).await? {
+    let acl = match bucket_documents::load(state, bucket, BucketDocument::Acl).await? {
         Some(text) => Acl::from_stored(text.as_bytes())?,
         None => Acl::private(&owner_id),
     };
@@ -61,11 +62,7 @@ pub async fn store_bucket_acl(
         Some(acl) if acl != Acl::private(&acl.owner) => Some(acl.to_xml()?),
         _ => None,
     };
-    state
-        .storage
-        .put_bucket_document(who, bucket, BucketDocument::Acl, document)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, None))
+    bucket_documents::store(state, who, bucket, BucketDocument::Acl, document).await
 }
 
 pub async fn get_object_acl(
@@ -169,38 +166,12 @@ async fn check_public_acls_allowed(
     if !acl.is_public() {
         return Ok(());
     }
-    let block = match stored_document(state, bucket, BucketDocument::PublicAccessBlock).await? {
-        Some(text) => PublicAccessBlock::from_xml(text.as_bytes())?,
-        None => PublicAccessBlock::default(),
-    };
-    if block.block_public_acls {
+    if public_access_block(state, bucket).await?.block_public_acls {
         return Err(S3Error::access_denied());
     }
     Ok(())
 }
 
-pub(super) async fn stored_document(
-    state: &AppState,
-    bucket: &str,
-    kind: BucketDocument,
-) -> Result<Option<std::sync::Arc<str>>, S3Error> {
-    state
-        .storage
-        .bucket_document(bucket, kind)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, None))
-}
-
 fn acl_response(acl: &Acl) -> Result<Response, S3Error> {
     Ok(document_response(acl.to_xml()?, "application/xml"))
-}
-
-/// A 200 response carrying a rendered document.
-pub(super) fn document_response(body: String, content_type: &'static str) -> Response {
-    let mut response = Response::new(axum::body::Body::from(body));
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
-    response
 }

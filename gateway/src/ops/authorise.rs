@@ -1,6 +1,6 @@
 //! The one authorisation step before every operation: loads the bucket's
 //! access rules (identity-free, cached by storage), decides for this
-//! caller (see [`crate::access::decision`]) and names the identity the
+//! caller (see [`crate::access_control::decision`]) and names the identity the
 //! back end is to act as: the caller itself when it owns the bucket, the
 //! bucket's owner when an ACL or policy let a stranger in. A caller let in
 //! by nothing keeps its own identity and so also meets storage's owner
@@ -9,12 +9,13 @@
 use http::request::Parts;
 use storage_client::{BucketDocument, Identity, StorageError};
 
+use super::bucket_documents::load_parsed;
 use super::copy_source::parse_copy_source;
-use crate::access::acl::{Acl, Permission, Requester};
-use crate::access::decision::{self, BucketAccess, Decision, Grant, Need};
-use crate::access::policy::{Policy, Resource};
-use crate::access::public_access::PublicAccessBlock;
-use crate::access::{is_anonymous, object_acl, owner};
+use super::policy::{corrupt, public_access_block};
+use crate::access_control::acl::{Acl, Permission, Requester};
+use crate::access_control::decision::{self, BucketAccess, Decision, Grant, Need};
+use crate::access_control::policy::{Policy, Resource};
+use crate::access_control::{is_anonymous, object_acl, owner};
 use crate::error::S3Error;
 use crate::router::Endpoint;
 use crate::state::AppState;
@@ -36,11 +37,15 @@ pub(super) async fn authorise(
     };
     let acting = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
-        let (bucket, key, _version) = parse_copy_source(&parts.headers)?;
+        let (bucket, key, version) = parse_copy_source(&parts.headers)?;
         let read = Need {
-            action: "GetObject",
+            action: match version {
+                Some(_) => "GetObjectVersion",
+                None => "GetObject",
+            },
             resource: Resource::Object(&bucket, &key),
             grant: Grant::Object(Permission::Read),
+            version_id: version.as_deref(),
         };
         // One identity reads the source and writes the copy, so both
         // buckets must be acted on as the same owner.
@@ -62,29 +67,21 @@ pub(super) async fn bucket_access(
 ) -> Result<BucketAccess, S3Error> {
     let named = |err: StorageError| S3Error::from(err).naming(bucket, None);
     let facts = state.storage.bucket_facts(bucket).await.map_err(named)?;
-    let document = |kind| async move {
-        state
-            .storage
-            .bucket_document(bucket, kind)
-            .await
-            .map_err(|err| S3Error::from(err).naming(bucket, None))
-    };
-    let policy = match document(BucketDocument::Policy).await? {
-        Some(text) => Some(Policy::parse(text.as_bytes(), bucket).map_err(corrupt)?),
-        None => None,
-    };
+    let policy = load_parsed(state, bucket, BucketDocument::Policy, |text| {
+        Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
+    })
+    .await?;
     let mut access = BucketAccess {
         owner: facts.owner,
         policy,
         ..BucketAccess::default()
     };
     if who.access_key != access.owner {
-        if let Some(text) = document(BucketDocument::Acl).await? {
-            access.acl = Some(Acl::from_stored(text.as_bytes())?);
-        }
-        if let Some(text) = document(BucketDocument::PublicAccessBlock).await? {
-            access.block = PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)?;
-        }
+        access.acl = load_parsed(state, bucket, BucketDocument::Acl, |text| {
+            Acl::from_stored(text.as_bytes())
+        })
+        .await?;
+        access.block = public_access_block(state, bucket).await?;
     }
     Ok(access)
 }
@@ -134,7 +131,11 @@ async fn decide(
     let requester = Requester {
         canonical_id: canonical.as_deref(),
     };
-    match state.storage.lookup(&bucket_owner, bucket, key).await {
+    let version = state
+        .storage
+        .lookup_version(&bucket_owner, bucket, key, need.version_id)
+        .await;
+    match version {
         Ok(info) => {
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
@@ -150,6 +151,7 @@ async fn decide(
                 action: "ListBucket",
                 resource: Resource::Bucket(bucket),
                 grant: Grant::Bucket(Permission::Read),
+                version_id: None,
             };
             match access.decide(who, list) {
                 Decision::Owner | Decision::Granted => {
@@ -160,13 +162,4 @@ async fn decide(
         }
         Err(err) => Err(S3Error::from(err).naming(bucket, Some(key))),
     }
-}
-
-/// A stored document this gateway wrote no longer parses: a fault, not
-/// the caller's mistake.
-fn corrupt(err: S3Error) -> S3Error {
-    S3Error::internal(format!(
-        "a stored bucket document does not parse: {}",
-        err.message
-    ))
 }

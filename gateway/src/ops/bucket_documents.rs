@@ -2,6 +2,7 @@
 //! handlers read and write them: storage errors named after the bucket, and
 //! the stored canonical XML answered as it is.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -27,18 +28,17 @@ pub async fn read_body(parts: &Parts, payload: &mut Payload, limit: usize) -> S3
     Ok(body)
 }
 
-/// A Get request's answer: the stored document as it is, for the bucket's
-/// owner; `missing` when there is none.
+/// A Get request's answer: the stored document as it is; `missing` when
+/// there is none. The caller was authorised as the bucket's owner before
+/// (see [`super::authorise`]).
 pub async fn get(
     state: &AppState,
-    who: &Identity,
     bucket: &str,
     kind: BucketDocument,
     missing: impl FnOnce() -> S3Error,
 ) -> S3Result<Response> {
-    authorise_read(state, who, bucket).await?;
     match load(state, bucket, kind).await? {
-        Some(document) => Ok(document_response(&document)),
+        Some(document) => Ok(document_response(document.to_string(), "application/xml")),
         None => Err(missing()),
     }
 }
@@ -55,6 +55,23 @@ pub async fn load(
         .bucket_document(bucket, kind)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
+}
+
+/// The bucket's document of `kind` as `parse` reads it, parsed once per
+/// stored text (see [`crate::parsed_documents`]).
+pub async fn load_parsed<T: Any + Send + Sync>(
+    state: &AppState,
+    bucket: &str,
+    kind: BucketDocument,
+    parse: impl FnOnce(&str) -> S3Result<T>,
+) -> S3Result<Option<Arc<T>>> {
+    match load(state, bucket, kind).await? {
+        Some(text) => state
+            .parsed_documents
+            .get_or_parse(bucket, kind, text, parse)
+            .map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Replaces (or with `None` removes) the document; refused unless `who`
@@ -85,22 +102,11 @@ pub async fn delete(
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
-/// Checks that `who` may read the bucket's configuration: its owner only.
-async fn authorise_read(state: &AppState, who: &Identity, bucket: &str) -> S3Result<()> {
-    state
-        .storage
-        .bucket(who, bucket)
-        .await
-        .map(drop)
-        .map_err(|err| S3Error::from(err).naming(bucket, None))
-}
-
-/// A 200 answering a stored document as it is.
-fn document_response(document: &str) -> Response {
-    let mut response = Response::new(Body::from(document.to_owned()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/xml"),
-    );
+/// A 200 carrying a document (stored or rendered).
+pub fn document_response(body: String, content_type: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }

@@ -140,7 +140,7 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
     let user = meta
         .user
         .iter()
-        .filter(|(name, _)| *name != crate::access::object_acl::ENTRY);
+        .filter(|(name, _)| *name != crate::access_control::object_acl::ENTRY);
     for (name, value) in user {
         if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {
             insert(headers, name, &meta_value_header(value));

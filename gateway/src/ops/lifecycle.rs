@@ -19,12 +19,8 @@ use crate::state::AppState;
 /// XML; twice that leaves room for the whitespace a client may send.
 const MAX_LIFECYCLE_BODY: usize = 2 * MAX_BUCKET_DOCUMENT_BYTES;
 
-pub async fn get_bucket_lifecycle(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-) -> S3Result<Response> {
-    bucket_documents::get(state, who, bucket, BucketDocument::Lifecycle, || {
+pub async fn get_bucket_lifecycle(state: &AppState, bucket: &str) -> S3Result<Response> {
+    bucket_documents::get(state, bucket, BucketDocument::Lifecycle, || {
         S3Error::no_such_lifecycle_configuration(bucket)
     })
     .await

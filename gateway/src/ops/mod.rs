@@ -219,7 +219,7 @@ async fn run(
         }
 
         E::GetBucketLifecycleConfiguration { bucket } => {
-            lifecycle::get_bucket_lifecycle(state, who, &bucket).await
+            lifecycle::get_bucket_lifecycle(state, &bucket).await
         }
         E::PutBucketLifecycleConfiguration { bucket } => {
             lifecycle::put_bucket_lifecycle(state, who, parts, &bucket, payload).await
@@ -253,16 +253,14 @@ async fn run(
         E::PutBucketTagging { bucket } => {
             bucket_tagging::put_bucket_tagging(state, who, parts, &bucket, payload).await
         }
-        E::GetBucketTagging { bucket } => {
-            bucket_tagging::get_bucket_tagging(state, who, &bucket).await
-        }
+        E::GetBucketTagging { bucket } => bucket_tagging::get_bucket_tagging(state, &bucket).await,
         E::DeleteBucketTagging { bucket } => {
             bucket_tagging::delete_bucket_tagging(state, who, &bucket).await
         }
         E::PutBucketCors { bucket } => {
             cors::put_bucket_cors(state, who, parts, &bucket, payload).await
         }
-        E::GetBucketCors { bucket } => cors::get_bucket_cors(state, who, &bucket).await,
+        E::GetBucketCors { bucket } => cors::get_bucket_cors(state, &bucket).await,
         E::DeleteBucketCors { bucket } => cors::delete_bucket_cors(state, who, &bucket).await,
 
         other => Err(S3Error::not_implemented(other.name())),

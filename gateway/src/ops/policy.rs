@@ -8,11 +8,11 @@ use http::StatusCode;
 use serde::Serialize;
 use storage_client::{BucketDocument, Identity};
 
-use super::acl::{document_response, stored_document};
 use super::body::read_to_end;
+use super::bucket_documents::{self, document_response, load, load_parsed, store};
 use super::{empty_response, xml_response};
-use crate::access::policy::{MAX_POLICY_BYTES, Policy};
-use crate::access::public_access::PublicAccessBlock;
+use crate::access_control::policy::{MAX_POLICY_BYTES, Policy};
+use crate::access_control::public_access::PublicAccessBlock;
 use crate::auth::Payload;
 use crate::error::S3Error;
 use crate::state::AppState;
@@ -22,7 +22,7 @@ use crate::xml::S3_NAMESPACE;
 const MAX_BLOCK_BYTES: usize = 4 * 1024;
 
 pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let text = stored_document(state, bucket, BucketDocument::Policy)
+    let text = load(state, bucket, BucketDocument::Policy)
         .await?
         .ok_or_else(|| no_such_policy(bucket))?;
     Ok(document_response(text.to_string(), "application/json"))
@@ -36,7 +36,11 @@ pub async fn put_bucket_policy(
 ) -> Result<Response, S3Error> {
     let body = read_to_end(payload, MAX_POLICY_BYTES).await?;
     let policy = Policy::parse(&body, bucket)?;
-    if policy.is_public() && block(state, bucket).await?.block_public_policy {
+    if policy.is_public()
+        && public_access_block(state, bucket)
+            .await?
+            .block_public_policy
+    {
         return Err(S3Error::access_denied());
     }
     let text = String::from_utf8(body.to_vec()).map_err(|_| {
@@ -55,8 +59,7 @@ pub async fn delete_bucket_policy(
     who: &Identity,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    store(state, who, bucket, BucketDocument::Policy, None).await?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    bucket_documents::delete(state, who, bucket, BucketDocument::Policy).await
 }
 
 #[derive(Serialize)]
@@ -68,10 +71,11 @@ struct PolicyStatus {
 }
 
 pub async fn get_bucket_policy_status(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let text = stored_document(state, bucket, BucketDocument::Policy)
-        .await?
-        .ok_or_else(|| no_such_policy(bucket))?;
-    let policy = Policy::parse(text.as_bytes(), bucket)?;
+    let policy = load_parsed(state, bucket, BucketDocument::Policy, |text| {
+        Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
+    })
+    .await?
+    .ok_or_else(|| no_such_policy(bucket))?;
     xml_response(
         "PolicyStatus",
         &PolicyStatus {
@@ -82,7 +86,7 @@ pub async fn get_bucket_policy_status(state: &AppState, bucket: &str) -> Result<
 }
 
 pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let text = stored_document(state, bucket, BucketDocument::PublicAccessBlock)
+    let text = load(state, bucket, BucketDocument::PublicAccessBlock)
         .await?
         .ok_or_else(|| {
             S3Error::new(
@@ -92,8 +96,8 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
             )
             .with("BucketName", bucket)
         })?;
-    let block = PublicAccessBlock::from_xml(text.as_bytes())?;
-    Ok(document_response(block.to_xml()?, "application/xml"))
+    // Stored as its canonical XML (see put_public_access_block).
+    Ok(document_response(text.to_string(), "application/xml"))
 }
 
 pub async fn put_public_access_block(
@@ -121,29 +125,28 @@ pub async fn delete_public_access_block(
     who: &Identity,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    store(state, who, bucket, BucketDocument::PublicAccessBlock, None).await?;
-    Ok(empty_response(StatusCode::NO_CONTENT))
+    bucket_documents::delete(state, who, bucket, BucketDocument::PublicAccessBlock).await
 }
 
-async fn block(state: &AppState, bucket: &str) -> Result<PublicAccessBlock, S3Error> {
-    match stored_document(state, bucket, BucketDocument::PublicAccessBlock).await? {
-        Some(text) => PublicAccessBlock::from_xml(text.as_bytes()),
-        None => Ok(PublicAccessBlock::default()),
-    }
-}
-
-async fn store(
+/// The bucket's public access block (every switch off without one).
+pub(super) async fn public_access_block(
     state: &AppState,
-    who: &Identity,
     bucket: &str,
-    kind: BucketDocument,
-    document: Option<String>,
-) -> Result<(), S3Error> {
-    state
-        .storage
-        .put_bucket_document(who, bucket, kind, document)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, None))
+) -> Result<PublicAccessBlock, S3Error> {
+    let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
+        PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
+    })
+    .await?;
+    Ok(block.map(|block| *block).unwrap_or_default())
+}
+
+/// A stored document this gateway wrote no longer parses: a fault, not
+/// the caller's mistake.
+pub(super) fn corrupt(err: S3Error) -> S3Error {
+    S3Error::internal(format!(
+        "a stored bucket document does not parse: {}",
+        err.message
+    ))
 }
 
 fn no_such_policy(bucket: &str) -> S3Error {

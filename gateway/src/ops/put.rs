@@ -5,7 +5,10 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
-use storage_client::{Identity, NewObject, ObjectWriter, WriteCondition, WriteIntent};
+use storage_client::{
+    Identity, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, ObjectWriter, WriteCondition,
+    WriteIntent,
+};
 
 use super::empty_response;
 use super::headers::written_version_header;
@@ -47,38 +50,17 @@ pub async fn put_object(
         tags,
         size_hint: payload.declared_length(),
     };
-    let mut writer = state
-        .storage
-        .create_object(who, bucket, key, intent)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
-    let outcome = receive(&mut writer, payload, plan.checksummer())
-        .await
-        .and_then(|digests| Ok((plan.verify(&digests, payload.trailers())?, digests)));
-    let (checksum, digests) = match outcome {
-        Ok(verified) => verified,
-        Err(err) => {
-            writer.abort().await;
-            return Err(err);
-        }
-    };
-
-    let etag = digests.etag();
-    let object = NewObject {
-        etag: etag.clone(),
-        meta,
-        checksum: checksum.clone(),
-    };
-    let committed = writer
-        .commit(object)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let written = write_object(state, who, bucket, key, intent, meta, async |writer| {
+        let digests = receive(writer, payload, plan.checksummer()).await?;
+        Ok((plan.verify(&digests, payload.trailers())?, digests))
+    })
+    .await?;
 
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
-    insert(out, header::ETAG, &quoted_etag(&etag));
-    written_version_header(out, committed.version_id.as_deref());
-    if let Some(checksum) = checksum {
+    insert(out, header::ETAG, &quoted_etag(&written.etag));
+    written_version_header(out, written.committed.version_id.as_deref());
+    if let Some(checksum) = written.checksum {
         insert_checksum(
             out,
             checksum.algorithm,
@@ -87,6 +69,52 @@ pub async fn put_object(
         );
     }
     Ok(response)
+}
+
+/// An object [`write_object`] stored.
+pub(super) struct Written {
+    pub etag: String,
+    pub checksum: Option<ObjectChecksum>,
+    pub committed: KeyInfo,
+}
+
+/// Opens `key`, lets `fill` stream the body into it (returning the
+/// verified checksum and the digests), and commits it with `meta`; any
+/// failure aborts the writer, so nothing is stored.
+pub(super) async fn write_object(
+    state: &AppState,
+    who: &Identity,
+    bucket: &str,
+    key: &str,
+    intent: WriteIntent,
+    meta: ObjectMeta,
+    fill: impl AsyncFnOnce(&mut ObjectWriter) -> Result<(Option<ObjectChecksum>, Digests), S3Error>,
+) -> Result<Written, S3Error> {
+    let named = |err| S3Error::from(err).naming(bucket, Some(key));
+    let mut writer = state
+        .storage
+        .create_object(who, bucket, key, intent)
+        .await
+        .map_err(named)?;
+    let (checksum, digests) = match fill(&mut writer).await {
+        Ok(verified) => verified,
+        Err(err) => {
+            writer.abort().await;
+            return Err(err);
+        }
+    };
+    let etag = digests.etag();
+    let object = NewObject {
+        etag: etag.clone(),
+        meta,
+        checksum: checksum.clone(),
+    };
+    let committed = writer.commit(object).await.map_err(named)?;
+    Ok(Written {
+        etag,
+        checksum,
+        committed,
+    })
 }
 
 /// Streams the payload into the writer; returns the digests once the

@@ -9,6 +9,8 @@
 
 mod rules;
 
+use std::sync::Arc;
+
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -41,8 +43,8 @@ pub async fn put_bucket_cors(
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_bucket_cors(state: &AppState, who: &Identity, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, who, bucket, BucketDocument::Cors, || {
+pub async fn get_bucket_cors(state: &AppState, bucket: &str) -> S3Result<Response> {
+    bucket_documents::get(state, bucket, BucketDocument::Cors, || {
         S3Error::new(
             "NoSuchCORSConfiguration",
             StatusCode::NOT_FOUND,
@@ -143,11 +145,11 @@ async fn response_headers(state: &AppState, parts: &Parts, bucket: &str) -> Opti
     Some(out)
 }
 
-async fn bucket_rules(state: &AppState, bucket: &str) -> S3Result<Option<CorsConfiguration>> {
-    bucket_documents::load(state, bucket, BucketDocument::Cors)
-        .await?
-        .map(|document| CorsConfiguration::from_stored(document.as_bytes()))
-        .transpose()
+async fn bucket_rules(state: &AppState, bucket: &str) -> S3Result<Option<Arc<CorsConfiguration>>> {
+    bucket_documents::load_parsed(state, bucket, BucketDocument::Cors, |text| {
+        CorsConfiguration::from_stored(text.as_bytes())
+    })
+    .await
 }
 
 /// The headers a matched rule grants, preflight or not.

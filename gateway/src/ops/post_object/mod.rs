@@ -19,21 +19,21 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use percent_encoding::utf8_percent_encode;
 use serde::Serialize;
-use storage_client::{
-    Identity, MAX_KEY_BYTES, NewObject, ObjectWriter, WriteCondition, WriteIntent,
-};
+use storage_client::{Identity, MAX_KEY_BYTES, ObjectWriter, WriteCondition, WriteIntent};
 
 use self::form::{FormReader, PartHead, malformed};
 use self::policy::PostPolicy;
+use super::authorise::authorise;
 use super::headers::{insert, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::list::URL_ENCODE;
-use super::put::{MAX_OBJECT_SIZE, check_storage_class};
+use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_object};
 use super::tagging::tags_from_xml;
 use super::{body, empty_response, xml_response};
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
+use crate::router::Endpoint;
 use crate::state::AppState;
 
 /// What the fields before the file may take together: a policy with its
@@ -120,6 +120,13 @@ async fn receive(
         None => return Err(S3Error::access_denied()),
     };
     policy.check(&fields, SystemTime::now())?;
+    // Once its signer and key are known, a form upload is decided as the
+    // PutObject it is: a policy's Deny binds it, a grant lets it in.
+    let put = Endpoint::PutObject {
+        bucket: bucket.to_owned(),
+        key: key.clone(),
+    };
+    let acting = authorise(state, &put, parts, &who).await?;
 
     let headers = object_headers(&fields)?;
     check_storage_class(&headers)?;
@@ -143,33 +150,13 @@ async fn receive(
         tags,
         size_hint: None,
     };
-    let mut writer = state
-        .storage
-        .create_object(&who, bucket, &key, intent)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
     let sizes = policy.length_range().unwrap_or(0..=MAX_OBJECT_SIZE);
-    let outcome = stream_file(&mut form, &mut writer, &sizes, plan.checksummer())
-        .await
-        .and_then(|digests| Ok((plan.verify(&digests, &HeaderMap::new())?, digests)));
-    let (checksum, digests) = match outcome {
-        Ok(verified) => verified,
-        Err(err) => {
-            writer.abort().await;
-            return Err(err);
-        }
-    };
-    let etag = digests.etag();
-    let object = NewObject {
-        etag: etag.clone(),
-        meta,
-        checksum,
-    };
-    writer
-        .commit(object)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(&key)))?;
-    answer(parts, &fields, bucket, &key, &etag)
+    let written = write_object(state, &acting, bucket, &key, intent, meta, async |writer| {
+        let digests = stream_file(&mut form, writer, &sizes, plan.checksummer()).await?;
+        Ok((plan.verify(&digests, &HeaderMap::new())?, digests))
+    })
+    .await?;
+    answer(parts, &fields, bucket, &key, &written.etag)
 }
 
 /// [`fields_before_file`], the policy check and the file read to its end,

@@ -7,6 +7,8 @@
 //! a bucket is its owner's alone, and the owner may always manage the
 //! bucket's policy, whatever the policy says.
 
+use std::sync::Arc;
+
 use storage_client::Identity;
 
 use super::acl::{Acl, Permission, Requester};
@@ -25,8 +27,8 @@ pub struct BucketAccess {
     /// The access key that owns the bucket.
     pub owner: String,
     /// `None`: the owner's `private` ACL.
-    pub acl: Option<Acl>,
-    pub policy: Option<Policy>,
+    pub acl: Option<Arc<Acl>>,
+    pub policy: Option<Arc<Policy>>,
     pub block: PublicAccessBlock,
 }
 
@@ -39,6 +41,9 @@ pub struct Need<'a> {
     pub action: &'static str,
     pub resource: Resource<'a>,
     pub grant: Grant,
+    /// The object version whose ACL can grant it (`None`: the latest):
+    /// each version has its own ACL.
+    pub version_id: Option<&'a str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +73,9 @@ pub enum Decision {
 impl BucketAccess {
     /// Whether the bucket policy is public (GetBucketPolicyStatus).
     pub fn policy_is_public(&self) -> bool {
-        self.policy.as_ref().is_some_and(Policy::is_public)
+        self.policy
+            .as_ref()
+            .is_some_and(|policy| policy.is_public())
     }
 
     pub fn decide(&self, who: &Identity, need: Need<'_>) -> Decision {
@@ -135,6 +142,7 @@ fn on_bucket<'a>(action: &'static str, grant: Grant, bucket: &'a str) -> Option<
         action,
         resource: Resource::Bucket(bucket),
         grant,
+        version_id: None,
     })
 }
 
@@ -148,12 +156,14 @@ fn on_object<'a>(
         action,
         resource: Resource::Object(bucket, key),
         grant,
+        version_id: None,
     })
 }
 
 /// What `endpoint` needs, or `None` for requests not decided here
-/// (ListBuckets and CreateBucket name no existing bucket; browser form
-/// uploads and CORS preflights are authorised by their own handlers).
+/// (ListBuckets and CreateBucket name no existing bucket; a CORS preflight
+/// acts on nothing; a browser form upload is decided as a PutObject once
+/// its handler knows the policy's signer and the key).
 pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
     use Endpoint as E;
     use Grant::{Bucket, Object, OwnerOnly, PolicyOnly};
@@ -189,13 +199,42 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
             action: "DeleteObject",
             resource: Resource::AnyObjectIn(bucket),
             grant: Bucket(Write),
+            version_id: None,
         }),
-        E::GetObject { bucket, key, .. } | E::HeadObject { bucket, key, .. } => {
-            on_object("GetObject", Object(Read), bucket, key)
+        // Reading a version by id is s3:GetObjectVersion, granted by that
+        // version's own ACL (AWS: GetObject's versionId, "Configuring
+        // versioned object permissions").
+        E::GetObject {
+            bucket,
+            key,
+            version_id,
+            ..
         }
-        E::GetObjectAttributes { bucket, key, .. } => {
-            on_object("GetObjectAttributes", Object(Read), bucket, key)
-        }
+        | E::HeadObject {
+            bucket,
+            key,
+            version_id,
+            ..
+        } => Some(Need {
+            action: match version_id {
+                Some(_) => "GetObjectVersion",
+                None => "GetObject",
+            },
+            version_id: version_id.as_deref(),
+            ..on_object("GetObject", Object(Read), bucket, key)?
+        }),
+        E::GetObjectAttributes {
+            bucket,
+            key,
+            version_id,
+        } => Some(Need {
+            action: match version_id {
+                Some(_) => "GetObjectVersionAttributes",
+                None => "GetObjectAttributes",
+            },
+            version_id: version_id.as_deref(),
+            ..on_object("GetObjectAttributes", Object(Read), bucket, key)?
+        }),
         E::GetObjectAcl { bucket, key } => on_object("GetObjectAcl", Object(ReadAcp), bucket, key),
         E::PutObjectAcl { bucket, key } => on_object("PutObjectAcl", Object(WriteAcp), bucket, key),
         E::PutObject { bucket, key }
@@ -212,8 +251,16 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
         E::ListParts { bucket, key, .. } => {
             on_object("ListMultipartUploadParts", Bucket(Write), bucket, key)
         }
-        E::DeleteObject { bucket, key, .. } => {
-            on_object("DeleteObject", Bucket(Write), bucket, key)
+        E::DeleteObject {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let action = match version_id {
+                Some(_) => "DeleteObjectVersion",
+                None => "DeleteObject",
+            };
+            on_object(action, Bucket(Write), bucket, key)
         }
         E::GetObjectTagging { bucket, key, .. } => {
             on_object("GetObjectTagging", PolicyOnly, bucket, key)
@@ -236,8 +283,8 @@ pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::acl::Acl;
-    use crate::access::anonymous;
+    use crate::access_control::acl::Acl;
+    use crate::access_control::anonymous;
 
     const OWNER: &str = "OWNERKEY";
     const ALT: &str = "ALTKEY";
@@ -246,8 +293,8 @@ mod tests {
         let id = owner::canonical_id(OWNER);
         BucketAccess {
             owner: OWNER.into(),
-            acl: acl.map(|name| Acl::canned(name, &id, &id).unwrap()),
-            policy: policy.map(|text| Policy::parse(text.as_bytes(), "b").unwrap()),
+            acl: acl.map(|name| Arc::new(Acl::canned(name, &id, &id).unwrap())),
+            policy: policy.map(|text| Arc::new(Policy::parse(text.as_bytes(), "b").unwrap())),
             block: PublicAccessBlock::default(),
         }
     }
@@ -363,6 +410,48 @@ mod tests {
         assert_eq!(
             decide(&access, &anonymous(), &get("k")),
             Decision::NeedsObjectAcl(Permission::Read)
+        );
+    }
+
+    #[test]
+    fn reading_or_deleting_a_version_by_id_is_its_own_action_and_acl() {
+        let old = Endpoint::GetObject {
+            bucket: "b".into(),
+            key: "k".into(),
+            part_number: None,
+            version_id: Some("v1".into()),
+        };
+        let read = need(&old).unwrap();
+        assert_eq!(
+            (read.action, read.version_id),
+            ("GetObjectVersion", Some("v1"))
+        );
+        let get_latest = get("k");
+        let latest = need(&get_latest).unwrap();
+        assert_eq!((latest.action, latest.version_id), ("GetObject", None));
+        let shared = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow",
+            "Principal":{"AWS":"ALTKEY"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}}"#;
+        let access = bucket(None, Some(shared));
+        assert_eq!(
+            decide(&access, &Identity::new(ALT), &old),
+            Decision::NeedsObjectAcl(Permission::Read),
+            "s3:GetObject does not grant reading a version by id"
+        );
+        let delete = Endpoint::DeleteObject {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: Some("v1".into()),
+        };
+        assert_eq!(need(&delete).unwrap().action, "DeleteObjectVersion");
+        let attributes = Endpoint::GetObjectAttributes {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: Some("v1".into()),
+        };
+        let read = need(&attributes).unwrap();
+        assert_eq!(
+            (read.action, read.version_id),
+            ("GetObjectVersionAttributes", Some("v1"))
         );
     }
 

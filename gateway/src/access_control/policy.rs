@@ -11,6 +11,8 @@
 //! `NotPrincipal`, `NotResource` and `Condition` are refused with
 //! MalformedPolicy rather than ignored: ignoring them would widen access.
 
+use std::cell::OnceCell;
+
 use serde_json::Value;
 
 use super::owner;
@@ -119,14 +121,16 @@ impl Policy {
         public: bool,
     ) -> Option<Effect> {
         let action = format!("s3:{}", action.to_ascii_lowercase());
-        let canonical = access_key.map(owner::canonical_id);
+        // Hashed only if a statement names keys (most policies open to all).
+        let hashed = OnceCell::new();
+        let canonical = || access_key.map(|key| hashed.get_or_init(|| owner::canonical_id(key)));
         let mut verdict = None;
         for statement in &self.statements {
             let principal = match &statement.principal {
                 Principal::Anyone => public || statement.effect == Effect::Deny,
                 Principal::Keys(keys) => keys
                     .iter()
-                    .any(|key| Some(key.as_str()) == access_key || Some(key) == canonical.as_ref()),
+                    .any(|key| Some(key.as_str()) == access_key || Some(key) == canonical()),
             };
             let applies = principal
                 && statement.actions.iter().any(|p| glob(p, &action))

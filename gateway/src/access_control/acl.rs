@@ -192,10 +192,22 @@ impl Acl {
     /// an ACL cannot give the resource away.
     pub fn from_xml(body: &[u8], owner: &str) -> Result<Self, S3Error> {
         let document: AccessControlPolicy = xml::from_xml(body)?;
-        let stated_owner = document.owner.map(|o| o.id).unwrap_or_default();
-        if stated_owner != owner {
+        let stated_owner = document.owner.as_ref().map(|o| o.id.as_str());
+        if stated_owner.unwrap_or_default() != owner {
             return Err(S3Error::access_denied());
         }
+        Self::from_document(document)
+    }
+
+    /// Reads an ACL this gateway stored (see [`Self::to_xml`]), in one parse.
+    pub fn from_stored(bytes: &[u8]) -> Result<Self, S3Error> {
+        let corrupt = |_| S3Error::internal("a stored ACL does not parse");
+        Self::from_document(xml::from_xml(bytes).map_err(corrupt)?).map_err(corrupt)
+    }
+
+    /// The ACL of a parsed document, owned by the owner it states.
+    fn from_document(document: AccessControlPolicy) -> Result<Self, S3Error> {
+        let owner = document.owner.map(|o| o.id).unwrap_or_default();
         let mut grants = Vec::new();
         for grant in document.access_control_list.grants {
             let permission = Permission::from_name(&grant.permission).ok_or_else(malformed_acl)?;
@@ -210,18 +222,7 @@ impl Acl {
                 permission,
             });
         }
-        Ok(Self {
-            owner: owner.to_owned(),
-            grants,
-        })
-    }
-
-    /// Reads an ACL this gateway stored (see [`Self::to_xml`]).
-    pub fn from_stored(bytes: &[u8]) -> Result<Self, S3Error> {
-        let document: AccessControlPolicy =
-            xml::from_xml(bytes).map_err(|_| S3Error::internal("a stored ACL does not parse"))?;
-        let owner = document.owner.map(|o| o.id).unwrap_or_default();
-        Self::from_xml(bytes, &owner).map_err(|_| S3Error::internal("a stored ACL does not parse"))
+        Ok(Self { owner, grants })
     }
 
     /// The AccessControlPolicy document, as GetBucketAcl/GetObjectAcl
