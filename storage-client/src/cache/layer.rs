@@ -1,4 +1,5 @@
-//! One cache: moka with single-flight loads, generation-based
+//! One cache: nothing kept, concurrent loads shared while they run
+//! ([`SingleFlight`]), or moka with single-flight loads; generation-based
 //! invalidation and hit/miss/eviction counters.
 //!
 //! Invalidation uses generations rather than removal: every write bumps a
@@ -17,6 +18,7 @@ use std::time::Duration;
 use moka::future::Cache;
 
 use super::CacheCounters;
+use super::single_flight::SingleFlight;
 
 /// How long a layer keeps what it loaded.
 #[derive(Clone, Copy, Debug)]
@@ -97,42 +99,45 @@ impl Counters {
 }
 
 /// Values of type `V` by key `K`; a load fails with `E`, which is never kept.
-pub(super) struct Layer<K, V> {
-    cache: Option<Cache<(K, u64), V>>,
-    keep_after_load: bool,
+pub(super) struct Layer<K, V, E> {
+    store: Store<K, V, E>,
     generations: Generations,
     counters: Arc<Counters>,
 }
 
-impl<K, V> Layer<K, V>
+enum Store<K, V, E> {
+    Nothing,
+    WhileLoading(SingleFlight<(K, u64), Result<V, E>>),
+    Kept(Cache<(K, u64), V>),
+}
+
+impl<K, V, E> Layer<K, V, E>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
+    E: Clone + Send + Sync + 'static,
 {
     pub(super) fn new(capacity: u64, keep: Keep) -> Self {
         let counters = Arc::new(Counters::default());
         let evictions = Arc::clone(&counters);
-        let builder = Cache::builder().max_capacity(capacity);
-        let (cache, keep_after_load) = match keep {
-            Keep::Nothing => (None, false),
-            // Entries live only while they load: nothing to count, and a
-            // listener would cost every removal, one per lookup.
-            Keep::WhileLoading => (Some(builder.build()), false),
-            Keep::For(ttl) => {
-                let cache = builder
+        let store = match keep {
+            Keep::Nothing => Store::Nothing,
+            // Entries live only while they load: nothing to count.
+            Keep::WhileLoading => Store::WhileLoading(SingleFlight::new()),
+            Keep::For(ttl) => Store::Kept(
+                Cache::builder()
+                    .max_capacity(capacity)
                     .time_to_live(ttl)
                     .eviction_listener(move |_, _, cause| {
                         if cause.was_evicted() {
                             evictions.evictions.fetch_add(1, Ordering::Relaxed);
                         }
                     })
-                    .build();
-                (Some(cache), true)
-            }
+                    .build(),
+            ),
         };
         Self {
-            cache,
-            keep_after_load,
+            store,
             generations: Generations::new(),
             counters,
         }
@@ -140,7 +145,7 @@ where
 
     /// The value under `key` (whose generation is that of `name`), from
     /// the cache or from `load`, which concurrent callers of one key share.
-    pub(super) async fn get<N, E>(
+    pub(super) async fn get<N>(
         &self,
         name: &N,
         key: K,
@@ -148,28 +153,27 @@ where
     ) -> Result<V, E>
     where
         N: Hash + ?Sized,
-        E: Clone + Send + Sync + 'static,
     {
-        let Some(cache) = &self.cache else {
-            self.counters.miss();
-            return load.await;
-        };
         let entry = (key, self.generations.current(name));
-        let loaded = AtomicBool::new(false);
-        let result = cache
-            .try_get_with_by_ref(&entry, async {
-                loaded.store(true, Ordering::Relaxed);
-                load.await
-            })
-            .await
-            .map_err(Arc::unwrap_or_clone);
-        if loaded.load(Ordering::Relaxed) {
+        let (result, loaded) = match &self.store {
+            Store::Nothing => (load.await, true),
+            Store::WhileLoading(calls) => calls.run(entry, load).await,
+            Store::Kept(cache) => {
+                let loaded = AtomicBool::new(false);
+                let result = cache
+                    .try_get_with_by_ref(&entry, async {
+                        loaded.store(true, Ordering::Relaxed);
+                        load.await
+                    })
+                    .await
+                    .map_err(Arc::unwrap_or_clone);
+                (result, loaded.load(Ordering::Relaxed))
+            }
+        };
+        if loaded {
             self.counters.miss();
         } else {
             self.counters.hit();
-        }
-        if !self.keep_after_load {
-            cache.invalidate(&entry).await;
         }
         result
     }

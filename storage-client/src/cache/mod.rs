@@ -19,6 +19,7 @@
 
 mod access_keys;
 mod layer;
+mod single_flight;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -89,12 +90,12 @@ enum CredentialMiss {
 }
 
 pub(crate) struct MetadataCache {
-    credentials: Layer<String, Credential>,
+    credentials: Layer<String, Credential, CredentialMiss>,
     access_keys: AccessKeys,
-    buckets: Layer<String, Arc<BucketInfo>>,
+    buckets: Layer<String, Arc<BucketInfo>, StorageError>,
     /// By bucket and kind; a bucket's writes bump the bucket's generation.
-    documents: Layer<(String, BucketDocument), Option<Arc<str>>>,
-    lookups: Layer<(String, ObjectRef), KeyInfo>,
+    documents: Layer<(String, BucketDocument), Option<Arc<str>>, StorageError>,
+    lookups: Layer<(String, ObjectRef), KeyInfo, StorageError>,
 }
 
 impl MetadataCache {
