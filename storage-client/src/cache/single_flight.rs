@@ -42,6 +42,10 @@ impl<K: Hash + Eq + Clone, T: Clone> SingleFlight<K, T> {
             key,
             cell: Arc::clone(&cell),
         };
+        // On the heap, as moka keeps its loads: inline, a lookup's whole
+        // back-end call would sit in every caller's future, and debug
+        // builds (which copy futures through the stack) overflowed it.
+        let load = Box::pin(load);
         let mut ran = false;
         let value = cell
             .get_or_init(|| {
