@@ -9,9 +9,11 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -53,23 +55,34 @@ def run_page(url: str, server: PageServer, timeout: float = 90) -> dict:
     """Opens `url` in headless Chromium and returns the first result the page reports."""
     with tempfile.TemporaryDirectory(prefix="s3gw-chromium-") as profile:
         env = dict(os.environ, HOME=profile)
+        # Its own process group: Chromium's helper processes write to the
+        # profile until they exit, so all of them must be gone before the
+        # profile is removed.
         browser = subprocess.Popen(
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-extensions", "--disable-background-networking", f"--user-data-dir={profile}", url],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )
         try:
             return server.results.get(timeout=timeout)
         except queue.Empty:
-            browser.kill()
-            _, err = browser.communicate(timeout=30)
+            stop(browser, signal.SIGKILL)
+            err = browser.stderr.read()
             raise AssertionError(f"the page reported nothing within {timeout} s; chromium said:\n"
                                  f"{err.decode(errors='replace')[-3000:]}") from None
         finally:
-            if browser.poll() is None:
-                browser.terminate()
-                try:
-                    browser.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    browser.kill()
-                    browser.wait()
+            stop(browser, signal.SIGTERM)
+
+
+def stop(browser: subprocess.Popen, how: signal.Signals) -> None:
+    """Ends Chromium and every process of its group, and waits until none is left (a
+    member that outlives 30 s and SIGKILL, such as a zombie nobody reaps, is left)."""
+    start = time.monotonic()
+    while time.monotonic() - start < 35:
+        try:
+            os.killpg(browser.pid, how if time.monotonic() - start < 30 else signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        browser.poll()  # reaps the leader; its helpers are reaped by init
+        time.sleep(0.05)
+    browser.wait()
