@@ -122,7 +122,7 @@ where
         let evictions = Arc::clone(&counters);
         let store = match keep {
             Keep::Nothing => Store::Nothing,
-            // Entries live only while they load: nothing to count.
+            // Nothing is kept, so nothing is evicted: hits are joined loads.
             Keep::WhileLoading => Store::WhileLoading(SingleFlight::new()),
             Keep::For(ttl) => Store::Kept(
                 Cache::builder()
@@ -154,11 +154,12 @@ where
     where
         N: Hash + ?Sized,
     {
-        let entry = (key, self.generations.current(name));
+        let entry = || (key, self.generations.current(name));
         let (result, loaded) = match &self.store {
             Store::Nothing => (load.await, true),
-            Store::WhileLoading(calls) => calls.run(entry, load).await,
+            Store::WhileLoading(calls) => calls.run(entry(), load).await,
             Store::Kept(cache) => {
+                let entry = entry();
                 let loaded = AtomicBool::new(false);
                 let result = cache
                     .try_get_with_by_ref(&entry, async {
