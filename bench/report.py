@@ -165,8 +165,13 @@ def targets(table, meta, order, names, out):
         got = ours / theirs
         rows.append((what, f"≥ {goal:.2f}x", f"{got:.2f}x", got >= goal))
 
-    against("GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (s3-bench)")
-    against("oha GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (oha)")
+    # The ceiling as the issue measured it: with oha, which does not sign.
+    # s3-bench signs every request and is itself nginx's limit, so its
+    # ratio stands in only when oha did not run.
+    if value("oha GET 1KiB c32", CEILING) is not None:
+        against("oha GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (oha)")
+    else:
+        against("GET 1KiB c32", CEILING, 0.5, "1 KiB GET c32 ÷ nginx (s3-bench)")
     p50 = value("GET 1KiB c32", OURS, "p50_ms")
     if p50 is not None:
         rows.append(("1 KiB GET c32 p50", "≤ 1 ms", f"{p50:.2f} ms", p50 <= 1.0))

@@ -109,6 +109,16 @@ def test_render_states_each_target_met_or_not(tmp_path):
     assert "| 1 KiB PUT c32 ÷ the fastest peer that syncs (Minio; syncing: Minio) | ≥ 1.00x | 2.00x | yes |" in text
     assert "| GET 1KiB c32 ÷ the fastest peer (Garage) | ≥ 1.00x | 1.50x | yes |" in text
     assert "| PUT 1KiB c32 ÷ the fastest peer (Garage) | ≥ 1.00x | 0.33x | **no** |" in text
+    # With oha's runs, the ceiling is oha's (s3-bench's nginx row is s3-bench's own limit).
+    oha = {"summary": {"total": 1.0}, "latencyPercentiles": {"p50": 0.001, "p99": 0.002},
+           "statusCodeDistribution": {"200": 1000}, "errorDistribution": {}}
+    record(tmp_path, results, "nginx", "oha GET 1KiB c32", oha, tool="oha")
+    record(tmp_path, results, "s3gw", "oha GET 1KiB c32", dict(oha, statusCodeDistribution={"200": 100}), tool="oha")
+    assert report.main(["render", str(results), "--meta", str(tmp_path / "meta.json"),
+                        "--markdown", str(tmp_path / "report.md"), "--svg", str(tmp_path / "plot.svg")]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "| 1 KiB GET c32 ÷ nginx (oha) | ≥ 0.50x | 0.10x | **no** |" in text
+    assert "÷ nginx (s3-bench)" not in text
 
 
 def test_stages_take_the_deepest_named_frame_and_name_hand_offs():
