@@ -1232,6 +1232,19 @@ impl VersionStore for EmbeddedOm {
             .await
     }
 
+    async fn put_version_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        let who = who.clone();
+        self.run(move |om| om.put_version_meta_entry(&who, &object, &version_id, name, value))
+            .await
+    }
+
     async fn scan_versions(
         &self,
         who: &Identity,

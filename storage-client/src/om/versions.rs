@@ -39,6 +39,17 @@ pub(crate) trait VersionStore: Send + Sync {
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
+    /// Sets (`Some`) or removes (`None`) one user metadata entry of
+    /// version `version_id` (the ACL of PutObjectAcl with a versionId);
+    /// `NoSuchVersion` if there is none.
+    async fn put_version_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()>;
     /// One step of ListObjectVersions: up to `scan.limit` versions of keys
     /// with `scan.prefix`, by key and newest first within a key, strictly
     /// after version `after_version` of key `scan.after` (after all of its

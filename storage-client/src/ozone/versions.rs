@@ -82,6 +82,18 @@ impl VersionStore for OzoneMetadata {
         self.put_tags(who, object, tags).await
     }
 
+    async fn put_version_meta_entry(
+        &self,
+        who: &Identity,
+        object: ObjectRef,
+        version_id: String,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        only_null(&version_id)?;
+        self.put_meta_entry(who, object, name, value).await
+    }
+
     /// Each object once, as its `null` version; the `null` version is the
     /// only one a key has, so "after it" is after the key.
     async fn scan_versions(

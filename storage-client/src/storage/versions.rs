@@ -85,6 +85,37 @@ impl Storage {
         result
     }
 
+    /// Sets (`Some`) or removes (`None`) the user metadata entry `name` of
+    /// version `version_id`, or of the latest, leaving its data, ETag and
+    /// Last-Modified. `NoSuchKey` / `NoSuchVersion` if there is none.
+    pub async fn put_version_meta_entry(
+        &self,
+        who: &Identity,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+        name: &str,
+        value: Option<String>,
+    ) -> Result<()> {
+        let Some(version_id) = version_id else {
+            return self.put_meta_entry(who, bucket, key, name, value).await;
+        };
+        self.authorise(who, bucket).await?;
+        let object = ObjectRef::new(bucket, key);
+        let result = self
+            .om
+            .put_version_meta_entry(
+                who,
+                object.clone(),
+                version_id.to_owned(),
+                name.to_owned(),
+                value,
+            )
+            .await;
+        self.cache.wrote_object(&object);
+        result
+    }
+
     /// ListObjectVersions: every version and delete marker, by key and
     /// newest first within a key. Also what lifecycle rules use to find
     /// noncurrent versions (`is_latest` false) to expire with

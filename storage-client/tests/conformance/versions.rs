@@ -217,6 +217,25 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
     assert_eq!(null.tags, tags);
     assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
 
+    // So does a metadata entry (an object ACL): set on one version, the
+    // latest keeps its own.
+    let acl = Some("<AccessControlPolicy/>".to_owned());
+    s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), "s3gw acl", acl.clone())
+        .await
+        .unwrap();
+    let null = s
+        .lookup_version(&a, "b", "k", Some(NULL_VERSION_ID))
+        .await
+        .unwrap();
+    assert_eq!(null.meta.user.get("s3gw acl"), acl.as_ref());
+    assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
+    assert_err(
+        s.put_version_meta_entry(&bob(), "b", "k", Some(NULL_VERSION_ID), "s3gw acl", None)
+            .await,
+        |e| matches!(e, StorageError::AccessDenied),
+        "a stranger's change of a version's entry",
+    );
+
     // Suspended: writes replace the `null` version, others stay.
     s.put_bucket_versioning(&a, "b", Versioning::Suspended)
         .await

@@ -537,6 +537,36 @@ impl Inner {
         id: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
+        self.rewrite_version(who, object, id, |record| record.tags = tags)
+    }
+
+    /// Sets (`Some`) or removes (`None`) one user metadata entry of one
+    /// object version.
+    pub(super) fn put_version_meta_entry(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        id: &str,
+        name: String,
+        value: Option<String>,
+    ) -> Result<()> {
+        self.rewrite_version(who, object, id, |record| {
+            match value {
+                Some(value) => record.meta.user.insert(name, value),
+                None => record.meta.user.remove(&name),
+            };
+        })
+    }
+
+    /// Changes one version's record in place, in one transaction; in an
+    /// unversioned bucket only `null` names a version, the key's record.
+    fn rewrite_version(
+        &self,
+        who: &Identity,
+        object: &ObjectRef,
+        id: &str,
+        change: impl FnOnce(&mut KeyRecord),
+    ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let txn = self.write()?;
@@ -544,7 +574,7 @@ impl Inner {
         if write_state(&txn, bucket)? == Versioning::Unversioned {
             drop(txn);
             return match parse_version_id(id)? {
-                None => self.put_tags(who, object, tags),
+                None => self.rewrite_record(who, object, change),
                 Some(_) => Err(invalid_version_id()),
             };
         }
@@ -557,7 +587,7 @@ impl Inner {
         )?;
         match found {
             Some(Found::Current(mut record)) => {
-                record.tags = tags;
+                change(&mut record);
                 let row = object_key(bucket, key.as_bytes());
                 txn.open_table(KEYS)
                     .db()?
@@ -571,7 +601,7 @@ impl Inner {
                         addressed: true,
                     });
                 };
-                record.tags = tags;
+                change(record);
                 txn.open_table(VERSIONS)
                     .db()?
                     .insert(row.as_slice(), encode(&version)?.as_slice())
