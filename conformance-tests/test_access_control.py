@@ -320,3 +320,121 @@ def test_an_expected_bucket_owner_that_differs_is_refused(root_s3, alt_s3, raw, 
                     ExpectedSourceBucketOwner="0" * 64) == (403, "AccessDenied")
     root_s3.copy_object(Bucket=bucket, Key="c", CopySource={"Bucket": bucket, "Key": "k"},
                         ExpectedSourceBucketOwner=me, ExpectedBucketOwner=me)
+
+
+def allow_alt(bucket, second_key, *actions):
+    return policy({"Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": list(actions),
+                   "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]})
+
+
+def errors_by_key(result) -> dict:
+    return {(e["Key"], e.get("VersionId")): e["Code"] for e in result.get("Errors", [])}
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_delete_objects_decides_each_entry_on_its_key_and_version_action(
+        root_s3, alt_s3, second_key, bucket):
+    root_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    v1 = root_s3.put_object(Bucket=bucket, Key="k", Body=b"first")["VersionId"]
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"second")
+    root_s3.put_object(Bucket=bucket, Key="tmp/x", Body=b"x")
+    root_s3.put_object(Bucket=bucket, Key="keep", Body=b"keep")
+
+    def versions():
+        return {(v["Key"], v["VersionId"]) for v in root_s3.list_object_versions(Bucket=bucket)["Versions"]}
+
+    # A key allowed only s3:DeleteObject may add delete markers, never delete a version for good.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:DeleteObject"))
+    result = alt_s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "k", "VersionId": v1},
+                                                                     {"Key": "tmp/x"}]})
+    assert errors_by_key(result) == {("k", v1): "AccessDenied"}
+    assert [d["Key"] for d in result["Deleted"]] == ["tmp/x"]
+    assert ("k", v1) in versions()
+    assert error_of(alt_s3.delete_object, Bucket=bucket, Key="k", VersionId=v1) == (403, "AccessDenied")
+
+    # Each entry on its own key: an Allow of tmp/* deletes tmp/ keys and nothing else.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Allow", "Principal": {"AWS": second_key.access_key}, "Action": "s3:DeleteObject",
+        "Resource": f"arn:aws:s3:::{bucket}/tmp/*"}))
+    result = alt_s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "tmp/y"}, {"Key": "keep"}]})
+    assert errors_by_key(result) == {("keep", None): "AccessDenied"}
+    assert root_s3.get_object(Bucket=bucket, Key="keep")["Body"].read() == b"keep"
+
+    # A Deny of s3:DeleteObjectVersion binds the owner's permanent deletes too.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObjectVersion",
+        "Resource": f"arn:aws:s3:::{bucket}/*"}))
+    result = root_s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "k", "VersionId": v1},
+                                                                      {"Key": "keep"}]})
+    assert errors_by_key(result) == {("k", v1): "AccessDenied"}
+    assert result["Deleted"][0]["Key"] == "keep" and result["Deleted"][0]["DeleteMarker"] is True
+    assert ("k", v1) in versions()
+    assert error_of(root_s3.delete_object, Bucket=bucket, Key="k", VersionId=v1) == (403, "AccessDenied")
+    root_s3.delete_bucket_policy(Bucket=bucket)
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_object_acl_calls_act_on_the_version_they_name(root_s3, alt_s3, second_key, raw, bucket):
+    root_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    old = root_s3.put_object(Bucket=bucket, Key="k", Body=b"old")["VersionId"]
+    new = root_s3.put_object(Bucket=bucket, Key="k", Body=b"new")["VersionId"]
+    root_s3.put_object_acl(Bucket=bucket, Key="k", VersionId=old, ACL="public-read")
+    # The old version is public; the current one stays private.
+    assert raw.unsigned("GET", bucket, "k", query=[("versionId", old)]).content == b"old"
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    public_read = {"Grantee": {"Type": "Group", "URI": ALL_USERS}, "Permission": "READ"}
+    assert public_read in root_s3.get_object_acl(Bucket=bucket, Key="k", VersionId=old)["Grants"]
+    assert public_read not in root_s3.get_object_acl(Bucket=bucket, Key="k", VersionId=new)["Grants"]
+    assert public_read not in root_s3.get_object_acl(Bucket=bucket, Key="k")["Grants"]
+    # s3:PutObjectAcl / s3:GetObjectAcl are the latest version's; a version's are their own actions.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:PutObjectAcl",
+                                                               "s3:GetObjectAcl"))
+    assert error_of(alt_s3.put_object_acl, Bucket=bucket, Key="k", VersionId=new, ACL="public-read") == (
+        403, "AccessDenied")
+    assert error_of(alt_s3.get_object_acl, Bucket=bucket, Key="k", VersionId=old) == (403, "AccessDenied")
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:PutObjectVersionAcl",
+                                                               "s3:GetObjectVersionAcl"))
+    alt_s3.put_object_acl(Bucket=bucket, Key="k", VersionId=new, ACL="public-read")
+    assert public_read in alt_s3.get_object_acl(Bucket=bucket, Key="k", VersionId=new)["Grants"]
+    assert raw.unsigned("GET", bucket, "k").content == b"new"
+    assert error_of(root_s3.get_object_acl, Bucket=bucket, Key="k", VersionId="nosuchversion")[0] in (400, 404)
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_version_tagging_is_decided_as_the_version_tagging_actions(root_s3, alt_s3, second_key, bucket):
+    root_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    v1 = root_s3.put_object(Bucket=bucket, Key="k", Body=b"1", Tagging="t=1")["VersionId"]
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"2", Tagging="t=2")
+    tags = {"TagSet": [{"Key": "t", "Value": "x"}]}
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(
+        bucket, second_key, "s3:GetObjectTagging", "s3:PutObjectTagging", "s3:DeleteObjectTagging"))
+    assert alt_s3.get_object_tagging(Bucket=bucket, Key="k")["TagSet"] == [{"Key": "t", "Value": "2"}]
+    for call, kwargs in [
+        (alt_s3.get_object_tagging, {}),
+        (alt_s3.put_object_tagging, {"Tagging": tags}),
+        (alt_s3.delete_object_tagging, {}),
+    ]:
+        assert error_of(call, Bucket=bucket, Key="k", VersionId=v1, **kwargs) == (403, "AccessDenied"), call
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(
+        bucket, second_key, "s3:GetObjectVersionTagging", "s3:PutObjectVersionTagging",
+        "s3:DeleteObjectVersionTagging"))
+    assert alt_s3.get_object_tagging(Bucket=bucket, Key="k", VersionId=v1)["TagSet"] == [{"Key": "t", "Value": "1"}]
+    alt_s3.put_object_tagging(Bucket=bucket, Key="k", VersionId=v1, Tagging=tags)
+    assert root_s3.get_object_tagging(Bucket=bucket, Key="k", VersionId=v1)["TagSet"] == tags["TagSet"]
+    alt_s3.delete_object_tagging(Bucket=bucket, Key="k", VersionId=v1)
+    assert root_s3.get_object_tagging(Bucket=bucket, Key="k", VersionId=v1)["TagSet"] == []
+    assert error_of(alt_s3.get_object_tagging, Bucket=bucket, Key="k") == (403, "AccessDenied")
+
+
+def test_object_attributes_need_the_attributes_action_and_the_read(root_s3, alt_s3, second_key, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"abc")
+    read = {"Bucket": bucket, "Key": "k", "ObjectAttributes": ["ObjectSize"]}
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObjectAttributes"))
+    assert error_of(alt_s3.get_object_attributes, **read) == (403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObject"))
+    assert error_of(alt_s3.get_object_attributes, **read) == (403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObject",
+                                                               "s3:GetObjectAttributes"))
+    assert alt_s3.get_object_attributes(**read)["ObjectSize"] == 3
+

@@ -28,6 +28,28 @@ macro_rules! bucket_field {
     }};
 }
 
+/// `Some(value)` for the field named `key`, `None` for any other.
+macro_rules! key_field {
+    (key, $value:ident) => {
+        Some($value.as_str())
+    };
+    ($other:ident, $value:ident) => {{
+        let _ = $value;
+        None
+    }};
+}
+
+/// `Some(value)` for a `versionId` given to the field named `version_id`.
+macro_rules! version_field {
+    (version_id, $value:ident) => {
+        $value.as_deref()
+    };
+    ($other:ident, $value:ident) => {{
+        let _ = $value;
+        None
+    }};
+}
+
 /// Declares the enum and its `name()` (the AWS operation name) together,
 /// so a new operation cannot be added without a name.
 macro_rules! endpoints {
@@ -58,6 +80,24 @@ macro_rules! endpoints {
                 match self {
                     $( Self::$name { $($field),* } => {
                         None $( .or(bucket_field!($field, $field)) )*
+                    } ),*
+                }
+            }
+
+            /// The object key the request names, if any.
+            pub fn key(&self) -> Option<&str> {
+                match self {
+                    $( Self::$name { $($field),* } => {
+                        None $( .or(key_field!($field, $field)) )*
+                    } ),*
+                }
+            }
+
+            /// The object version the request names (`versionId`), if any.
+            pub fn version_id(&self) -> Option<&str> {
+                match self {
+                    $( Self::$name { $($field),* } => {
+                        None $( .or(version_field!($field, $field)) )*
                     } ),*
                 }
             }
@@ -150,8 +190,8 @@ endpoints! {
     CopyObject { bucket: String, key: String },
     DeleteObject { bucket: String, key: String, version_id: Option<String> },
     GetObjectAttributes { bucket: String, key: String, version_id: Option<String> },
-    GetObjectAcl { bucket: String, key: String },
-    PutObjectAcl { bucket: String, key: String },
+    GetObjectAcl { bucket: String, key: String, version_id: Option<String> },
+    PutObjectAcl { bucket: String, key: String, version_id: Option<String> },
     GetObjectTagging { bucket: String, key: String, version_id: Option<String> },
     PutObjectTagging { bucket: String, key: String, version_id: Option<String> },
     DeleteObjectTagging { bucket: String, key: String, version_id: Option<String> },
@@ -552,7 +592,11 @@ fn object_endpoint(
                 key,
                 upload_id,
             },
-            None if query.has("acl") => E::GetObjectAcl { bucket, key },
+            None if query.has("acl") => E::GetObjectAcl {
+                bucket,
+                key,
+                version_id,
+            },
             None if query.has("tagging") => E::GetObjectTagging {
                 bucket,
                 key,
@@ -597,7 +641,11 @@ fn object_endpoint(
                     "Part number must be an integer between 1 and 10000, inclusive",
                 ));
             }
-            (None, _) if query.has("acl") => E::PutObjectAcl { bucket, key },
+            (None, _) if query.has("acl") => E::PutObjectAcl {
+                bucket,
+                key,
+                version_id,
+            },
             (None, _) if query.has("tagging") => E::PutObjectTagging {
                 bucket,
                 key,
@@ -1206,6 +1254,26 @@ mod tests {
         }
         let err = try_route(Method::PUT, "/b/k?uploadId=U", &[]).unwrap_err();
         assert_eq!(err.code, "InvalidArgument");
+    }
+
+    #[test]
+    fn object_acl_calls_carry_their_version_id() {
+        let get = route_with(Method::GET, "/b/k?acl&versionId=v1", &[]);
+        assert_eq!(
+            get,
+            Endpoint::GetObjectAcl {
+                bucket: "b".into(),
+                key: "k".into(),
+                version_id: Some("v1".into()),
+            }
+        );
+        let put = route_with(Method::PUT, "/b/k?acl&versionId=v1", &[]);
+        assert_eq!((put.name(), put.version_id()), ("PutObjectAcl", Some("v1")));
+        assert_eq!((put.bucket(), put.key()), (Some("b"), Some("k")));
+        let latest = route_with(Method::GET, "/b/k?acl", &[]);
+        assert_eq!(latest.version_id(), None);
+        let bucket = route_with(Method::GET, "/b?acl", &[]);
+        assert_eq!((bucket.key(), bucket.version_id()), (None, None));
     }
 
     #[test]

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use storage_client::Identity;
 
 use super::acl::{Acl, Permission, Requester};
+pub use super::actions::Grant;
+use super::actions::{self, On, Row};
 use super::policy::{Effect, Policy, Resource};
 use super::public_access::PublicAccessBlock;
 use super::{is_anonymous, owner};
@@ -32,13 +34,13 @@ pub struct BucketAccess {
     pub block: PublicAccessBlock,
 }
 
-/// What a request needs: an IAM action on a resource, and the ACL
-/// permission that can grant it instead.
+/// What a request needs: IAM actions on a resource (see
+/// [`super::actions`]), and the ACL permission that can grant them instead.
 #[derive(Clone, Copy, Debug)]
 pub struct Need<'a> {
-    /// The S3 action without its `s3:` prefix (`GetObject`); for the
-    /// owner's configuration calls, the operation's name.
-    pub action: &'static str,
+    /// The S3 actions without their `s3:` prefix (`GetObject`), all of
+    /// which the request needs.
+    pub actions: &'static [&'static str],
     pub resource: Resource<'a>,
     pub grant: Grant,
     /// The object version whose ACL can grant it (`None`: the latest):
@@ -46,17 +48,16 @@ pub struct Need<'a> {
     pub version_id: Option<&'a str>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Grant {
-    /// Only the policy can grant it (or ownership).
-    PolicyOnly,
-    /// The bucket ACL can grant it.
-    Bucket(Permission),
-    /// The object's ACL can grant it.
-    Object(Permission),
-    /// Only the bucket owner may (configuring the bucket), and a Deny
-    /// still binds it, except for managing the policy itself.
-    OwnerOnly,
+impl<'a> Need<'a> {
+    /// What `row` needs on `resource`, for the version `version_id` names.
+    pub fn of(row: &Row, resource: Resource<'a>, version_id: Option<&'a str>) -> Self {
+        Self {
+            actions: row.actions(version_id.is_some()),
+            resource,
+            grant: row.grant,
+            version_id,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,22 +86,31 @@ impl BucketAccess {
             return Decision::Denied;
         }
         // The owner can always remove a policy that locked it out.
-        if is_owner && POLICY_ACTIONS.contains(&need.action) {
+        if is_owner && need.actions.iter().all(|a| POLICY_ACTIONS.contains(a)) {
             return Decision::Owner;
         }
         let key = (!anonymous).then_some(who.access_key.as_str());
         // RestrictPublicBuckets: the public statements of a public policy
         // grant nothing; those naming keys still do, Deny ones still bind.
         let public = !(self.block.restrict_public_buckets && self.policy_is_public());
-        let verdict = self
-            .policy
-            .as_ref()
-            .and_then(|policy| policy.evaluate(key, need.action, need.resource, public));
-        match verdict {
-            Some(Effect::Deny) => return Decision::Denied,
-            _ if is_owner => return Decision::Owner,
-            Some(Effect::Allow) => return Decision::Granted,
-            None => {}
+        // A Deny of any of the actions refuses; an Allow must cover all.
+        let mut allowed = !need.actions.is_empty();
+        for action in need.actions {
+            let verdict = self
+                .policy
+                .as_ref()
+                .and_then(|policy| policy.evaluate(key, action, need.resource, public));
+            match verdict {
+                Some(Effect::Deny) => return Decision::Denied,
+                Some(Effect::Allow) => {}
+                None => allowed = false,
+            }
+        }
+        if is_owner {
+            return Decision::Owner;
+        }
+        if allowed {
+            return Decision::Granted;
         }
         let canonical = owner::of(who);
         let requester = Requester {
@@ -137,148 +147,32 @@ impl BucketAccess {
     }
 }
 
-fn on_bucket<'a>(action: &'static str, grant: Grant, bucket: &'a str) -> Option<Need<'a>> {
-    Some(Need {
-        action,
-        resource: Resource::Bucket(bucket),
-        grant,
-        version_id: None,
-    })
-}
-
-fn on_object<'a>(
-    action: &'static str,
-    grant: Grant,
-    bucket: &'a str,
-    key: &'a str,
-) -> Option<Need<'a>> {
-    Some(Need {
-        action,
-        resource: Resource::Object(bucket, key),
-        grant,
-        version_id: None,
-    })
-}
-
-/// What `endpoint` needs, or `None` for requests not decided here
-/// (ListBuckets and CreateBucket name no existing bucket; a CORS preflight
-/// acts on nothing; a browser form upload is decided as a PutObject once
-/// its handler knows the policy's signer and the key).
+/// What `endpoint` needs, from its row of the action table, or `None`
+/// for requests decided elsewhere: those that act on nothing existing
+/// ([`On::Nothing`]) and DeleteObjects, whose entries are each decided
+/// on their own ([`On::Entries`], [`entry_need`]).
 pub fn need(endpoint: &Endpoint) -> Option<Need<'_>> {
-    use Endpoint as E;
-    use Grant::{Bucket, Object, OwnerOnly, PolicyOnly};
-    use Permission::{Read, ReadAcp, Write, WriteAcp};
-    match endpoint {
-        E::ListBuckets { .. }
-        | E::CreateBucket { .. }
-        | E::PostObject { .. }
-        | E::PreflightRequest { .. } => None,
-        E::HeadBucket { bucket }
-        | E::ListObjects { bucket, .. }
-        | E::ListObjectsV2 { bucket, .. } => on_bucket("ListBucket", Bucket(Read), bucket),
-        E::ListObjectVersions { bucket, .. } => {
-            on_bucket("ListBucketVersions", Bucket(Read), bucket)
-        }
-        E::ListMultipartUploads { bucket } => {
-            on_bucket("ListBucketMultipartUploads", Bucket(Read), bucket)
-        }
-        E::GetBucketAcl { bucket } => on_bucket("GetBucketAcl", Bucket(ReadAcp), bucket),
-        E::PutBucketAcl { bucket } => on_bucket("PutBucketAcl", Bucket(WriteAcp), bucket),
-        E::GetBucketPolicy { bucket }
-        | E::PutBucketPolicy { bucket }
-        | E::DeleteBucketPolicy { bucket }
-        | E::GetBucketPolicyStatus { bucket }
-        | E::DeleteBucket { bucket } => on_bucket(endpoint.name(), OwnerOnly, bucket),
-        E::GetPublicAccessBlock { bucket } => {
-            on_bucket("GetBucketPublicAccessBlock", OwnerOnly, bucket)
-        }
-        E::PutPublicAccessBlock { bucket } | E::DeletePublicAccessBlock { bucket } => {
-            on_bucket("PutBucketPublicAccessBlock", OwnerOnly, bucket)
-        }
-        E::DeleteObjects { bucket } => Some(Need {
-            action: "DeleteObject",
-            resource: Resource::AnyObjectIn(bucket),
-            grant: Bucket(Write),
-            version_id: None,
-        }),
-        // Reading a version by id is s3:GetObjectVersion, granted by that
-        // version's own ACL (AWS: GetObject's versionId, "Configuring
-        // versioned object permissions").
-        E::GetObject {
-            bucket,
-            key,
-            version_id,
-            ..
-        }
-        | E::HeadObject {
-            bucket,
-            key,
-            version_id,
-            ..
-        } => Some(Need {
-            action: match version_id {
-                Some(_) => "GetObjectVersion",
-                None => "GetObject",
-            },
-            version_id: version_id.as_deref(),
-            ..on_object("GetObject", Object(Read), bucket, key)?
-        }),
-        E::GetObjectAttributes {
-            bucket,
-            key,
-            version_id,
-        } => Some(Need {
-            action: match version_id {
-                Some(_) => "GetObjectVersionAttributes",
-                None => "GetObjectAttributes",
-            },
-            version_id: version_id.as_deref(),
-            ..on_object("GetObjectAttributes", Object(Read), bucket, key)?
-        }),
-        E::GetObjectAcl { bucket, key } => on_object("GetObjectAcl", Object(ReadAcp), bucket, key),
-        E::PutObjectAcl { bucket, key } => on_object("PutObjectAcl", Object(WriteAcp), bucket, key),
-        E::PutObject { bucket, key }
-        | E::CopyObject { bucket, key }
-        | E::CreateMultipartUpload { bucket, key }
-        | E::UploadPart { bucket, key, .. }
-        | E::UploadPartCopy { bucket, key, .. }
-        | E::CompleteMultipartUpload { bucket, key, .. } => {
-            on_object("PutObject", Bucket(Write), bucket, key)
-        }
-        E::AbortMultipartUpload { bucket, key, .. } => {
-            on_object("AbortMultipartUpload", Bucket(Write), bucket, key)
-        }
-        E::ListParts { bucket, key, .. } => {
-            on_object("ListMultipartUploadParts", Bucket(Write), bucket, key)
-        }
-        E::DeleteObject {
-            bucket,
-            key,
-            version_id,
-        } => {
-            let action = match version_id {
-                Some(_) => "DeleteObjectVersion",
-                None => "DeleteObject",
-            };
-            on_object(action, Bucket(Write), bucket, key)
-        }
-        E::GetObjectTagging { bucket, key, .. } => {
-            on_object("GetObjectTagging", PolicyOnly, bucket, key)
-        }
-        E::PutObjectTagging { bucket, key, .. } => {
-            on_object("PutObjectTagging", PolicyOnly, bucket, key)
-        }
-        E::DeleteObjectTagging { bucket, key, .. } => {
-            on_object("DeleteObjectTagging", PolicyOnly, bucket, key)
-        }
-        E::GetBucketLocation { bucket } => on_bucket("GetBucketLocation", PolicyOnly, bucket),
-        // Every other operation (bucket configuration, object lock, ...)
-        // is the owner's, so a grant meant for data never configures.
-        other => other
-            .bucket()
-            .and_then(|bucket| on_bucket(other.name(), OwnerOnly, bucket)),
-    }
+    let row = actions::row_of(endpoint.index());
+    let bucket = endpoint.bucket()?;
+    let resource = match row.on {
+        On::Bucket => Resource::Bucket(bucket),
+        On::Object => Resource::Object(bucket, endpoint.key()?),
+        On::Entries | On::Nothing => return None,
+    };
+    Some(Need::of(row, resource, endpoint.version_id()))
 }
+
+/// What one entry of a DeleteObjects needs: its own key, and
+/// s3:DeleteObjectVersion when it names a version.
+pub fn entry_need<'a>(bucket: &'a str, key: &'a str, version_id: Option<&'a str>) -> Need<'a> {
+    let row = actions::row_of(DELETE_OBJECTS.index());
+    Need::of(row, Resource::Object(bucket, key), version_id)
+}
+
+/// Any DeleteObjects, for its row.
+const DELETE_OBJECTS: Endpoint = Endpoint::DeleteObjects {
+    bucket: String::new(),
+};
 
 #[cfg(test)]
 mod tests {
@@ -423,12 +317,15 @@ mod tests {
         };
         let read = need(&old).unwrap();
         assert_eq!(
-            (read.action, read.version_id),
-            ("GetObjectVersion", Some("v1"))
+            (read.actions, read.version_id),
+            (&["GetObjectVersion"][..], Some("v1"))
         );
         let get_latest = get("k");
         let latest = need(&get_latest).unwrap();
-        assert_eq!((latest.action, latest.version_id), ("GetObject", None));
+        assert_eq!(
+            (latest.actions, latest.version_id),
+            (&["GetObject"][..], None)
+        );
         let shared = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow",
             "Principal":{"AWS":"ALTKEY"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}}"#;
         let access = bucket(None, Some(shared));
@@ -442,7 +339,7 @@ mod tests {
             key: "k".into(),
             version_id: Some("v1".into()),
         };
-        assert_eq!(need(&delete).unwrap().action, "DeleteObjectVersion");
+        assert_eq!(need(&delete).unwrap().actions, ["DeleteObjectVersion"]);
         let attributes = Endpoint::GetObjectAttributes {
             bucket: "b".into(),
             key: "k".into(),
@@ -450,8 +347,11 @@ mod tests {
         };
         let read = need(&attributes).unwrap();
         assert_eq!(
-            (read.action, read.version_id),
-            ("GetObjectVersionAttributes", Some("v1"))
+            (read.actions, read.version_id),
+            (
+                &["GetObjectVersionAttributes", "GetObjectVersion"][..],
+                Some("v1")
+            )
         );
     }
 
@@ -470,5 +370,148 @@ mod tests {
                 Decision::Denied
             );
         }
+    }
+
+    fn shared(actions: &str) -> BucketAccess {
+        let policy = format!(
+            r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow",
+            "Principal":{{"AWS":"ALTKEY"}},"Action":{actions},"Resource":"arn:aws:s3:::b/*"}}}}"#
+        );
+        bucket(None, Some(&policy))
+    }
+
+    #[test]
+    fn attributes_need_the_attributes_action_and_the_read() {
+        let latest = Endpoint::GetObjectAttributes {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: None,
+        };
+        let alt = Identity::new(ALT);
+        let only_attributes = shared(r#""s3:GetObjectAttributes""#);
+        assert_eq!(
+            decide(&only_attributes, &alt, &latest),
+            Decision::NeedsObjectAcl(Permission::Read),
+            "s3:GetObjectAttributes alone does not let a key read attributes"
+        );
+        let both = shared(r#"["s3:GetObjectAttributes","s3:GetObject"]"#);
+        assert_eq!(decide(&both, &alt, &latest), Decision::Granted);
+        let deny_read = r#"{"Version":"2012-10-17","Statement":[
+            {"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}"#;
+        assert_eq!(
+            decide(&bucket(None, Some(deny_read)), &alt, &latest),
+            Decision::Denied,
+            "a Deny of either action refuses"
+        );
+    }
+
+    #[test]
+    fn version_tagging_and_version_acls_have_their_own_actions() {
+        let alt = Identity::new(ALT);
+        let plain = shared(
+            r#"["s3:GetObjectTagging","s3:PutObjectTagging","s3:DeleteObjectTagging","s3:PutObjectAcl","s3:GetObjectAcl"]"#,
+        );
+        let versioned = shared(
+            r#"["s3:GetObjectVersionTagging","s3:PutObjectVersionTagging","s3:DeleteObjectVersionTagging","s3:PutObjectVersionAcl","s3:GetObjectVersionAcl"]"#,
+        );
+        let (b, k) = (String::from("b"), String::from("k"));
+        for version_id in [None, Some(String::from("v1"))] {
+            let endpoints = [
+                Endpoint::GetObjectTagging {
+                    bucket: b.clone(),
+                    key: k.clone(),
+                    version_id: version_id.clone(),
+                },
+                Endpoint::PutObjectTagging {
+                    bucket: b.clone(),
+                    key: k.clone(),
+                    version_id: version_id.clone(),
+                },
+                Endpoint::DeleteObjectTagging {
+                    bucket: b.clone(),
+                    key: k.clone(),
+                    version_id: version_id.clone(),
+                },
+                Endpoint::GetObjectAcl {
+                    bucket: b.clone(),
+                    key: k.clone(),
+                    version_id: version_id.clone(),
+                },
+                Endpoint::PutObjectAcl {
+                    bucket: b.clone(),
+                    key: k.clone(),
+                    version_id: version_id.clone(),
+                },
+            ];
+            let (granting, not_granting) = match version_id {
+                None => (&plain, &versioned),
+                Some(_) => (&versioned, &plain),
+            };
+            for endpoint in &endpoints {
+                assert_eq!(
+                    decide(granting, &alt, endpoint),
+                    Decision::Granted,
+                    "{endpoint:?}"
+                );
+                assert_ne!(
+                    decide(not_granting, &alt, endpoint),
+                    Decision::Granted,
+                    "{endpoint:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn each_delete_objects_entry_is_decided_on_its_key_and_version() {
+        let alt = Identity::new(ALT);
+        let plain_deletes = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow",
+            "Principal":{"AWS":"ALTKEY"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/*"}}"#;
+        let access = bucket(None, Some(plain_deletes));
+        assert_eq!(
+            access.decide(&alt, entry_need("b", "tmp/x", None)),
+            Decision::Granted
+        );
+        assert_eq!(
+            access.decide(&alt, entry_need("b", "tmp/x", Some("v1"))),
+            Decision::Denied,
+            "s3:DeleteObject does not delete a version for good"
+        );
+        assert_eq!(
+            access.decide(&alt, entry_need("b", "keep", None)),
+            Decision::Denied
+        );
+        let deny_versions = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny",
+            "Principal":"*","Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::b/*"}}"#;
+        let access = bucket(Some("public-read-write"), Some(deny_versions));
+        let owner = Identity::new(OWNER);
+        assert_eq!(
+            access.decide(&owner, entry_need("b", "k", Some("v1"))),
+            Decision::Denied,
+            "a Deny of s3:DeleteObjectVersion binds the owner"
+        );
+        assert_eq!(
+            access.decide(&owner, entry_need("b", "k", None)),
+            Decision::Owner
+        );
+        let batch = Endpoint::DeleteObjects { bucket: "b".into() };
+        assert!(need(&batch).is_none(), "decided per entry, not as a whole");
+    }
+
+    #[test]
+    fn configuration_actions_are_the_iam_names_a_deny_names() {
+        let deny_cors = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny",
+            "Principal":"*","Action":"s3:PutBucketCORS","Resource":"arn:aws:s3:::b"}}"#;
+        let access = bucket(None, Some(deny_cors));
+        let owner = Identity::new(OWNER);
+        for endpoint in [
+            Endpoint::PutBucketCors { bucket: "b".into() },
+            Endpoint::DeleteBucketCors { bucket: "b".into() },
+        ] {
+            assert_eq!(decide(&access, &owner, &endpoint), Decision::Denied);
+        }
+        let get = Endpoint::GetBucketCors { bucket: "b".into() };
+        assert_eq!(decide(&access, &owner, &get), Decision::Owner);
     }
 }

@@ -4,6 +4,7 @@
 //! then asked to act).
 
 pub mod acl;
+pub mod actions;
 pub mod decision;
 pub mod object_acl;
 pub mod owner;

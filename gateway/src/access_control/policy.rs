@@ -55,17 +55,13 @@ pub struct Policy {
 pub enum Resource<'a> {
     Bucket(&'a str),
     Object(&'a str, &'a str),
-    /// Keys of the bucket not known before the body is read
-    /// (DeleteObjects): an Allow must cover every key, a Deny of any key
-    /// counts.
-    AnyObjectIn(&'a str),
 }
 
 impl<'a> Resource<'a> {
     /// The bucket the resource is in.
     pub fn bucket(self) -> &'a str {
         match self {
-            Self::Bucket(bucket) | Self::Object(bucket, _) | Self::AnyObjectIn(bucket) => bucket,
+            Self::Bucket(bucket) | Self::Object(bucket, _) => bucket,
         }
     }
 }
@@ -134,10 +130,7 @@ impl Policy {
             };
             let applies = principal
                 && statement.actions.iter().any(|p| glob(p, &action))
-                && statement
-                    .resources
-                    .iter()
-                    .any(|p| covers(p, resource, statement.effect));
+                && statement.resources.iter().any(|p| covers(p, resource));
             if applies {
                 if statement.effect == Effect::Deny {
                     return Some(Effect::Deny);
@@ -280,26 +273,11 @@ fn strings(value: Option<&Value>, field: &str) -> Result<Vec<String>, S3Error> {
     }
 }
 
-/// Whether resource pattern `pattern` applies to `resource` for a
-/// statement of `effect`.
-fn covers(pattern: &str, resource: Resource<'_>, effect: Effect) -> bool {
+/// Whether resource pattern `pattern` applies to `resource`.
+fn covers(pattern: &str, resource: Resource<'_>) -> bool {
     match resource {
         Resource::Bucket(bucket) => glob(pattern, &format!("{ARN_PREFIX}{bucket}")),
         Resource::Object(bucket, key) => glob(pattern, &format!("{ARN_PREFIX}{bucket}/{key}")),
-        Resource::AnyObjectIn(bucket) => {
-            let objects = format!("{ARN_PREFIX}{bucket}/");
-            match effect {
-                // Every key: the pattern matches the bucket's prefix and
-                // then anything.
-                Effect::Allow => pattern.ends_with('*') && glob(pattern, &objects),
-                // Some key: the literal start of the pattern is compatible
-                // with the bucket's prefix.
-                Effect::Deny => {
-                    let literal = pattern.split(['*', '?']).next().unwrap_or_default();
-                    objects.starts_with(literal) || literal.starts_with(&objects)
-                }
-            }
-        }
     }
 }
 
@@ -403,11 +381,6 @@ mod tests {
             Some(Effect::Deny)
         );
         assert_eq!(
-            eval(Some("ALTKEY"), "DeleteObject", Resource::AnyObjectIn("b")),
-            Some(Effect::Deny),
-            "a multi-object delete may name a denied key"
-        );
-        assert_eq!(
             eval(Some("OTHER"), "ListBucket", Resource::Bucket("b")),
             None
         );
@@ -443,19 +416,6 @@ mod tests {
         assert_eq!(eval(Some("ALTKEY"), "k", false), Some(Effect::Allow));
         assert_eq!(eval(Some("ALTKEY"), "secret", false), Some(Effect::Deny));
         assert_eq!(eval(Some("S3TENANT1"), "k", true), None);
-    }
-
-    #[test]
-    fn an_allow_on_some_keys_does_not_cover_a_multi_object_request() {
-        let policy = parse(
-            r#"{"Statement":{"Effect":"Allow","Principal":"*","Action":"s3:DeleteObject",
-            "Resource":"arn:aws:s3:::b/tmp/*"}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            policy.evaluate(None, "DeleteObject", Resource::AnyObjectIn("b"), true),
-            None
-        );
     }
 
     #[test]

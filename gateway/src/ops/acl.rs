@@ -7,6 +7,7 @@ use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use storage_client::{BucketDocument, Identity, ObjectMeta};
 
+use super::authorise::ObjectVersion;
 use super::body::read_to_end;
 use super::bucket_documents::{self, document_response};
 use super::empty_response;
@@ -65,17 +66,14 @@ pub async fn store_bucket_acl(
     bucket_documents::store(state, who, bucket, BucketDocument::Acl, document).await
 }
 
+/// The ACL of the version the request names (the latest without one):
+/// the very record the decision judged, when it read its ACL.
 pub async fn get_object_acl(
     state: &AppState,
-    who: &Identity,
-    bucket: &str,
-    key: &str,
+    object: ObjectVersion<'_>,
 ) -> Result<Response, S3Error> {
-    let info = state
-        .storage
-        .lookup(who, bucket, key)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let who = object.who();
+    let info = object.resolve(state).await?;
     let acl = match object_acl::stored(&info.meta)? {
         Some(acl) => acl,
         None => Acl::private(&owner::canonical_id(&who.access_key)),
@@ -83,23 +81,25 @@ pub async fn get_object_acl(
     acl_response(&acl)
 }
 
+/// Replaces the ACL of the version the request names (the latest without
+/// one), or of the very version whose ACL granted the request.
 pub async fn put_object_acl(
     state: &AppState,
-    who: &Identity,
+    object: ObjectVersion<'_>,
     parts: &Parts,
-    bucket: &str,
-    key: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
+    let (who, bucket, key) = (object.who(), object.bucket(), object.key());
     let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl))?;
     state
         .storage
-        .put_meta_entry(
+        .put_version_meta_entry(
             who,
             bucket,
             key,
+            object.version_to_write(),
             object_acl::ENTRY,
             meta.user.remove(object_acl::ENTRY),
         )

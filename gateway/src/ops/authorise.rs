@@ -1,60 +1,220 @@
 //! The one authorisation step before every operation: loads the bucket's
 //! access rules (identity-free, cached by storage), decides for this
-//! caller (see [`crate::access_control::decision`]) and names the identity the
-//! back end is to act as: the caller itself when it owns the bucket, the
-//! bucket's owner when an ACL or policy let a stranger in. A caller let in
+//! caller (see [`crate::access_control::decision`], and
+//! [`crate::access_control::actions`] for what each operation needs) and
+//! returns the decision as a value, [`Authorised`]: the identity the back
+//! end is to act as (the caller itself when it owns the bucket, the
+//! bucket's owner when an ACL or policy let a stranger in; a caller let in
 //! by nothing keeps its own identity and so also meets storage's owner
-//! check, unweakened.
+//! check, unweakened), and what the decision judged. An object operation
+//! takes its [`ObjectVersion`] from it: when the decision had to look the
+//! version up to read its ACL, the operation acts on exactly that record
+//! and never looks the key up again, so the version served is the version
+//! judged.
 
 use http::request::Parts;
-use storage_client::{BucketDocument, Identity, StorageError};
+use storage_client::{BucketDocument, Identity, KeyInfo, StorageError};
 
 use super::bucket_documents::load_parsed;
 use super::copy_source::parse_copy_source;
 use super::policy::{corrupt, public_access_block};
-use crate::access_control::acl::{Acl, Permission, Requester};
-use crate::access_control::decision::{self, BucketAccess, Decision, Grant, Need};
+use crate::access_control::acl::{Acl, Requester};
+use crate::access_control::actions::{self, On};
+use crate::access_control::decision::{self, BucketAccess, Decision, Need};
 use crate::access_control::policy::{Policy, Resource};
 use crate::access_control::{is_anonymous, object_acl, owner};
 use crate::error::S3Error;
 use crate::router::Endpoint;
 use crate::state::AppState;
 
-/// The identity to run `endpoint` as, or the caller's refusal.
+/// What [`authorise_request`] decided, for the operation to act on.
+pub(super) struct Authorised {
+    /// The identity storage acts as.
+    acting: Identity,
+    /// The object version whose own ACL granted the request: the decision
+    /// looked it up, and the operation acts on exactly this record.
+    judged: Option<Box<KeyInfo>>,
+    /// For an operation decided per entry (DeleteObjects): the caller and
+    /// the bucket's rules, loaded once for every entry.
+    entries: Option<Entries>,
+}
+
+impl Authorised {
+    fn acting(acting: Identity) -> Self {
+        Self {
+            acting,
+            judged: None,
+            entries: None,
+        }
+    }
+
+    /// The identity storage acts as.
+    pub(super) fn who(&self) -> &Identity {
+        &self.acting
+    }
+
+    /// The capability on the object version the request names (`None`:
+    /// the latest), carrying the record the decision judged, if it judged
+    /// one.
+    pub(super) fn object<'a>(
+        &'a mut self,
+        bucket: &'a str,
+        key: &'a str,
+        version_id: Option<&'a str>,
+    ) -> ObjectVersion<'a> {
+        ObjectVersion {
+            acting: &self.acting,
+            bucket,
+            key,
+            version_id,
+            judged: self.judged.take(),
+        }
+    }
+
+    /// The per-entry decisions of a DeleteObjects.
+    pub(super) fn entries(&self) -> Option<&Entries> {
+        self.entries.as_ref()
+    }
+}
+
+/// The right to act on one object version, as authorised.
+pub(super) struct ObjectVersion<'a> {
+    acting: &'a Identity,
+    bucket: &'a str,
+    key: &'a str,
+    version_id: Option<&'a str>,
+    judged: Option<Box<KeyInfo>>,
+}
+
+impl<'a> ObjectVersion<'a> {
+    /// The identity storage acts as.
+    pub(super) fn who(&self) -> &'a Identity {
+        self.acting
+    }
+
+    pub(super) fn bucket(&self) -> &'a str {
+        self.bucket
+    }
+
+    pub(super) fn key(&self) -> &'a str {
+        self.key
+    }
+
+    /// The version to act on: the record the decision judged (no second
+    /// lookup, so nothing written since can take its place), or, when the
+    /// decision did not depend on the version (the owner, a policy or
+    /// bucket ACL grant), the version the request names, looked up now.
+    pub(super) async fn resolve(self, state: &AppState) -> Result<KeyInfo, S3Error> {
+        if let Some(info) = self.judged {
+            return Ok(*info);
+        }
+        state
+            .storage
+            .lookup_version(self.acting, self.bucket, self.key, self.version_id)
+            .await
+            .map_err(|err| S3Error::from(err).naming(self.bucket, Some(self.key)))
+    }
+
+    /// The version a write to this object's record is to change: the one
+    /// judged (by its id; `None` when its bucket keeps no versions), else
+    /// the one the request names (`None`: the latest).
+    pub(super) fn version_to_write(&self) -> Option<&str> {
+        match &self.judged {
+            Some(info) => info.version_id.as_deref(),
+            None => self.version_id,
+        }
+    }
+}
+
+/// The caller and the bucket's rules, for deciding each entry of a
+/// DeleteObjects on its own key and version.
+pub(super) struct Entries {
+    who: Identity,
+    access: BucketAccess,
+}
+
+impl Entries {
+    /// Whether the caller may delete `key` (the version `version_id`
+    /// names, for good, or the latest): `AccessDenied` for that entry
+    /// alone otherwise.
+    pub(super) fn decide(
+        &self,
+        bucket: &str,
+        key: &str,
+        version_id: Option<&str>,
+    ) -> Result<(), S3Error> {
+        match self
+            .access
+            .decide(&self.who, decision::entry_need(bucket, key, version_id))
+        {
+            Decision::Owner | Decision::Granted => Ok(()),
+            Decision::Denied | Decision::NeedsObjectAcl(_) => Err(S3Error::access_denied()),
+        }
+    }
+}
+
+/// The identity to run `endpoint` as, or the caller's refusal (for the
+/// callers that need no more of the decision: a browser form upload).
 pub(super) async fn authorise(
     state: &AppState,
     endpoint: &Endpoint,
     parts: &Parts,
     who: &Identity,
 ) -> Result<Identity, S3Error> {
+    Ok(authorise_request(state, endpoint, parts, who).await?.acting)
+}
+
+/// The decision for `endpoint` by `who`, or the caller's refusal.
+pub(super) async fn authorise_request(
+    state: &AppState,
+    endpoint: &Endpoint,
+    parts: &Parts,
+    who: &Identity,
+) -> Result<Authorised, S3Error> {
+    let row = actions::row_of(endpoint.index());
+    if row.on == On::Entries
+        && let Some(bucket) = endpoint.bucket()
+    {
+        let access = bucket_access(state, bucket, who).await?;
+        check_expected_owner(&access, expected_owner(parts, EXPECTED_OWNER)?)?;
+        // Each entry is decided before it is acted on (`Entries::decide`).
+        let acting = match who.access_key == access.owner && !is_anonymous(who) {
+            true => who.clone(),
+            false => Identity::new(&access.owner),
+        };
+        return Ok(Authorised {
+            acting,
+            judged: None,
+            entries: Some(Entries {
+                who: who.clone(),
+                access,
+            }),
+        });
+    }
     let Some(need) = decision::need(endpoint) else {
         return match endpoint {
             Endpoint::ListBuckets { .. } | Endpoint::CreateBucket { .. } if is_anonymous(who) => {
                 Err(S3Error::access_denied())
             }
-            _ => Ok(who.clone()),
+            _ => Ok(Authorised::acting(who.clone())),
         };
     };
-    let acting = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
+    let authorised = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key, version) = parse_copy_source(&parts.headers)?;
-        let read = Need {
-            action: match version {
-                Some(_) => "GetObjectVersion",
-                None => "GetObject",
-            },
-            resource: Resource::Object(&bucket, &key),
-            grant: Grant::Object(Permission::Read),
-            version_id: version.as_deref(),
-        };
+        let read = Need::of(
+            &actions::COPY_SOURCE,
+            Resource::Object(&bucket, &key),
+            version.as_deref(),
+        );
         // One identity reads the source and writes the copy, so both
         // buckets must be acted on as the same owner.
         let expected = expected_owner(parts, SOURCE_EXPECTED_OWNER)?;
-        if decide(state, who, read, expected).await? != acting {
+        if decide(state, who, read, expected).await?.acting != authorised.acting {
             return Err(S3Error::access_denied());
         }
     }
-    Ok(acting)
+    Ok(authorised)
 }
 
 /// The bucket's access rules. The ACL and public access block matter
@@ -106,20 +266,25 @@ fn expected_owner<'a>(parts: &'a Parts, header: &'static str) -> Result<Option<&
         .transpose()
 }
 
+fn check_expected_owner(access: &BucketAccess, expected: Option<&str>) -> Result<(), S3Error> {
+    if expected.is_some_and(|expected| expected != owner::canonical_id(&access.owner)) {
+        return Err(S3Error::access_denied());
+    }
+    Ok(())
+}
+
 async fn decide(
     state: &AppState,
     who: &Identity,
     need: Need<'_>,
     expected_owner: Option<&str>,
-) -> Result<Identity, S3Error> {
+) -> Result<Authorised, S3Error> {
     let bucket = need.resource.bucket();
     let access = bucket_access(state, bucket, who).await?;
-    if expected_owner.is_some_and(|expected| expected != owner::canonical_id(&access.owner)) {
-        return Err(S3Error::access_denied());
-    }
+    check_expected_owner(&access, expected_owner)?;
     let permission = match access.decide(who, need) {
-        Decision::Owner => return Ok(who.clone()),
-        Decision::Granted => return Ok(Identity::new(&access.owner)),
+        Decision::Owner => return Ok(Authorised::acting(who.clone())),
+        Decision::Granted => return Ok(Authorised::acting(Identity::new(&access.owner))),
         Decision::Denied => return Err(S3Error::access_denied()),
         Decision::NeedsObjectAcl(permission) => permission,
     };
@@ -139,7 +304,11 @@ async fn decide(
         Ok(info) => {
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
-                Ok(bucket_owner)
+                Ok(Authorised {
+                    acting: bucket_owner,
+                    judged: Some(Box::new(info)),
+                    entries: None,
+                })
             } else {
                 Err(S3Error::access_denied())
             }
@@ -147,12 +316,7 @@ async fn decide(
         // S3 tells a missing key apart from a forbidden one only to a
         // caller that may list the bucket.
         Err(StorageError::NoSuchKey) => {
-            let list = Need {
-                action: "ListBucket",
-                resource: Resource::Bucket(bucket),
-                grant: Grant::Bucket(Permission::Read),
-                version_id: None,
-            };
+            let list = Need::of(&actions::LIST_BUCKET, Resource::Bucket(bucket), None);
             match access.decide(who, list) {
                 Decision::Owner | Decision::Granted => {
                     Err(S3Error::from(StorageError::NoSuchKey).naming(bucket, Some(key)))

@@ -7,6 +7,7 @@ use http::StatusCode;
 use http::request::Parts;
 use storage_client::{Deleted, Identity, MAX_KEY_BYTES, StorageError};
 
+use super::authorise::{Authorised, Entries};
 use super::body::read_to_end;
 use super::headers::version_headers;
 use super::integrity::IntegrityPlan;
@@ -66,7 +67,7 @@ async fn delete(
 
 pub async fn delete_objects(
     state: &AppState,
-    who: &Identity,
+    authorised: &Authorised,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
@@ -84,6 +85,13 @@ pub async fn delete_objects(
     if request.objects.is_empty() || request.objects.len() > MAX_DELETE_KEYS {
         return Err(S3Error::malformed_xml());
     }
+    // Each entry is decided on its own key and version (s3:DeleteObject,
+    // or s3:DeleteObjectVersion for a version's permanent delete) and
+    // refused alone, as S3 answers a DeleteObjects.
+    let (who, entries) = (authorised.who(), authorised.entries());
+    let Some(entries) = entries else {
+        return Err(S3Error::access_denied());
+    };
     // One up-front check turns a missing or foreign bucket into one error
     // for the request instead of a thousand per-key errors.
     state
@@ -95,7 +103,7 @@ pub async fn delete_objects(
     let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
         futures::stream::iter(request.objects)
             .map(|object| async move {
-                let outcome = delete_one(state, who, bucket, &object).await;
+                let outcome = delete_one(state, who, entries, bucket, &object).await;
                 (object, outcome)
             })
             .buffered(DELETE_CONCURRENCY)
@@ -124,6 +132,7 @@ pub async fn delete_objects(
 async fn delete_one(
     state: &AppState,
     who: &Identity,
+    entries: &Entries,
     bucket: &str,
     object: &xml::ObjectIdentifier,
 ) -> Result<Deleted, S3Error> {
@@ -137,6 +146,7 @@ async fn delete_one(
     if object.key.len() > MAX_KEY_BYTES {
         return Err(S3Error::key_too_long());
     }
+    entries.decide(bucket, &object.key, object.version_id.as_deref())?;
     Ok(delete(
         state,
         who,

@@ -1,7 +1,8 @@
 //! S3 operations: one file per family, one `match` to reach them.
 //!
 //! Each request is first authorised ([`authorise`]); handlers take the
-//! identity to act as and the verified payload and return
+//! identity to act as (object operations, the capability on the version
+//! the decision judged) and the verified payload and return
 //! a response or an `S3Error`; the server renders errors and adds the
 //! request id. Every operation in [`Endpoint`] that is not matched here is
 //! answered 501 NotImplemented, naming the operation.
@@ -39,7 +40,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use http::request::Parts;
 use serde::Serialize;
-use storage_client::Identity;
+
+use authorise::Authorised;
 
 use crate::auth::{Authenticated, Payload};
 use crate::error::S3Error;
@@ -63,8 +65,8 @@ pub async fn dispatch(
         mut payload,
         ..
     } = auth;
-    let acting = authorise::authorise(state, &endpoint, parts, &identity).await?;
-    let result = run(state, endpoint, parts, &acting, &mut payload).await;
+    let mut authorised = authorise::authorise_request(state, &endpoint, parts, &identity).await?;
+    let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
     }
@@ -75,10 +77,11 @@ async fn run(
     state: &AppState,
     endpoint: Endpoint,
     parts: &Parts,
-    who: &Identity,
+    authorised: &mut Authorised,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     use Endpoint as E;
+    let who = authorised.who();
     match endpoint {
         E::ListBuckets { query } => bucket::list_buckets(state, who, query).await,
         E::CreateBucket { bucket } => {
@@ -132,7 +135,7 @@ async fn run(
             version_id,
         } => delete::delete_object(state, who, &bucket, &key, version_id.as_deref()).await,
         E::DeleteObjects { bucket } => {
-            delete::delete_objects(state, who, parts, &bucket, payload).await
+            delete::delete_objects(state, authorised, parts, &bucket, payload).await
         }
         E::CopyObject { bucket, key } => copy::copy_object(state, who, parts, &bucket, &key).await,
         E::GetObjectAttributes {
@@ -231,9 +234,21 @@ async fn run(
         E::PutBucketAcl { bucket } => {
             acl::put_bucket_acl(state, who, parts, &bucket, payload).await
         }
-        E::GetObjectAcl { bucket, key } => acl::get_object_acl(state, who, &bucket, &key).await,
-        E::PutObjectAcl { bucket, key } => {
-            acl::put_object_acl(state, who, parts, &bucket, &key, payload).await
+        E::GetObjectAcl {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            acl::get_object_acl(state, object).await
+        }
+        E::PutObjectAcl {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            acl::put_object_acl(state, object, parts, payload).await
         }
         E::GetBucketPolicy { bucket } => policy::get_bucket_policy(state, &bucket).await,
         E::PutBucketPolicy { bucket } => {
