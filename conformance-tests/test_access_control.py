@@ -1,12 +1,14 @@
 """Access control: ACLs, anonymous access, bucket policies and public access blocks (boto3 + raw HTTP)."""
 
 import json
+import threading
+import time
 
 import pytest
 from botocore.exceptions import ClientError
 
 from conftest import OZONE_OM, make_s3_client
-from raw_client import assert_s3_error, object_path
+from raw_client import RawClient, assert_s3_error, object_path
 
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
@@ -438,3 +440,40 @@ def test_object_attributes_need_the_attributes_action_and_the_read(root_s3, alt_
                                                                "s3:GetObjectAttributes"))
     assert alt_s3.get_object_attributes(**read)["ObjectSize"] == 3
 
+
+def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, target, bucket):
+    # The owner alternates a private and a public-read PUT of one key while
+    # anonymous callers GET it: each GET is judged on one version's ACL and
+    # must serve that version, never a private one written in between.
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"public", ACL="public-read")
+    stop = threading.Event()
+    leaked, served, failures = [], [], []
+
+    def write():
+        try:
+            while not stop.is_set():
+                root_s3.put_object(Bucket=bucket, Key="k", Body=b"private")
+                root_s3.put_object(Bucket=bucket, Key="k", Body=b"public", ACL="public-read")
+        except Exception as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    def read():
+        client = RawClient(target.endpoint, target.creds)
+        while not stop.is_set():
+            answer = client.unsigned("GET", bucket, "k")
+            if answer.status_code == 200:
+                served.append(1)
+                if answer.content != b"public":
+                    leaked.append(answer.content)
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    threads += [threading.Thread(target=read) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    time.sleep(6)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    assert served, "no anonymous GET was served"
+    assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"

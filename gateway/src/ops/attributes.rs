@@ -6,8 +6,9 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, header};
-use storage_client::{Identity, KeyInfo};
+use storage_client::KeyInfo;
 
+use super::authorise::ObjectVersion;
 use super::headers::{http_date, insert, version_headers};
 use super::put::STORAGE_CLASS;
 use super::xml_response;
@@ -42,20 +43,13 @@ struct PartPage {
 
 pub async fn get_object_attributes(
     state: &AppState,
-    who: &Identity,
+    object: ObjectVersion<'_>,
     parts: &Parts,
-    bucket: &str,
-    key: &str,
-    version_id: Option<&str>,
 ) -> S3Result<Response> {
     let headers = &parts.headers;
     let wanted = wanted_attributes(headers)?;
     let page = part_page(headers)?;
-    let info = state
-        .storage
-        .lookup_version(who, bucket, key, version_id)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+    let info = object.resolve(state).await?;
 
     let document = GetObjectAttributesResponse {
         xmlns: S3_NAMESPACE,

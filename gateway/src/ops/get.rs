@@ -1,13 +1,16 @@
-//! GetObject and HeadObject: one metadata lookup, the preconditions, the
-//! range, then (GET only) one streamed read. Nothing buffers the object.
+//! GetObject and HeadObject: one metadata lookup (none when authorising
+//! already looked the version up: it is served, see
+//! [`super::authorise::ObjectVersion`]), the preconditions, the range,
+//! then (GET only) one streamed read. Nothing buffers the object.
 
 use axum::body::Body;
 use axum::response::Response;
 use futures::TryStreamExt;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::{Identity, KeyInfo};
+use storage_client::KeyInfo;
 
+use super::authorise::ObjectVersion;
 use super::conditional::{Conditions, Outcome, if_range_holds};
 use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
@@ -16,27 +19,20 @@ use crate::error::S3Error;
 use crate::router::Query;
 use crate::state::AppState;
 
-/// Which object a GET/HEAD names, with its validated selectors.
+/// Which object a GET/HEAD names, with its validated selectors (the
+/// version is the capability's, [`ObjectVersion`]).
 pub struct Target<'a> {
     bucket: &'a str,
     key: &'a str,
     part_number: Option<u16>,
-    /// The latest version when `None`.
-    version_id: Option<&'a str>,
 }
 
 impl<'a> Target<'a> {
-    pub fn new(
-        bucket: &'a str,
-        key: &'a str,
-        part_number: Option<u16>,
-        version_id: Option<&'a str>,
-    ) -> Self {
+    pub fn new(bucket: &'a str, key: &'a str, part_number: Option<u16>) -> Self {
         Self {
             bucket,
             key,
             part_number,
-            version_id,
         }
     }
 }
@@ -50,7 +46,7 @@ pub enum Mode {
 
 pub async fn get_object(
     state: &AppState,
-    who: &Identity,
+    object: ObjectVersion<'_>,
     parts: &Parts,
     target: Target<'_>,
     mode: Mode,
@@ -65,11 +61,9 @@ pub async fn get_object(
     let overrides = response_overrides(parts.uri.query())?;
     let conditions = Conditions::from_headers(headers);
 
-    let info = state
-        .storage
-        .lookup_version(who, target.bucket, target.key, target.version_id)
-        .await
-        .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
+    // Exactly the version that was authorised (see `ObjectVersion`).
+    let who = object.who();
+    let info = object.resolve(state).await?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
         Outcome::Proceed => {}

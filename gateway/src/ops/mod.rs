@@ -117,8 +117,9 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref());
-            get::get_object(state, who, parts, target, get::Mode::Body).await
+            let target = get::Target::new(&bucket, &key, part_number);
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            get::get_object(state, object, parts, target, get::Mode::Body).await
         }
         E::HeadObject {
             bucket,
@@ -126,8 +127,9 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number, version_id.as_deref());
-            get::get_object(state, who, parts, target, get::Mode::HeadersOnly).await
+            let target = get::Target::new(&bucket, &key, part_number);
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            get::get_object(state, object, parts, target, get::Mode::HeadersOnly).await
         }
         E::DeleteObject {
             bucket,
@@ -143,8 +145,8 @@ async fn run(
             key,
             version_id,
         } => {
-            let version_id = version_id.as_deref();
-            attributes::get_object_attributes(state, who, parts, &bucket, &key, version_id).await
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            attributes::get_object_attributes(state, object, parts).await
         }
 
         E::PutObjectTagging {
