@@ -7,7 +7,7 @@ use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use storage_client::{BucketDocument, Identity, ObjectMeta};
 
-use super::authorise::ObjectVersion;
+use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
 use super::bucket_documents::{self, document_response};
 use super::empty_response;
@@ -37,11 +37,12 @@ pub async fn get_bucket_acl(
 pub async fn put_bucket_acl(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
+    let acl = requested_acl(state, who, context, &parts.headers, bucket, payload).await?;
     store_bucket_acl(state, who, bucket, Some(acl)).await?;
     Ok(empty_response(StatusCode::OK))
 }
@@ -90,7 +91,8 @@ pub async fn put_object_acl(
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     let (who, bucket, key) = (object.who(), object.bucket(), object.key());
-    let acl = requested_acl(state, who, &parts.headers, bucket, payload).await?;
+    let context = object.bucket_context();
+    let acl = requested_acl(state, who, context, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl))?;
     state
@@ -120,7 +122,7 @@ pub async fn record_object_acl(
 ) -> Result<(), S3Error> {
     let acl = object_acl::requested(headers, &owner::canonical_id(&who.access_key))?;
     if let Some(acl) = &acl {
-        check_public_acls_allowed(state, bucket, acl).await?;
+        check_public_acls_allowed(state, None, bucket, acl).await?;
     }
     object_acl::record(meta, acl.as_ref())
 }
@@ -131,6 +133,7 @@ pub async fn record_object_acl(
 async fn requested_acl(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     headers: &HeaderMap,
     bucket: &str,
     payload: &mut Payload,
@@ -153,20 +156,26 @@ async fn requested_acl(
             "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
         )),
     }?;
-    check_public_acls_allowed(state, bucket, &acl).await?;
+    check_public_acls_allowed(state, context, bucket, &acl).await?;
     Ok(acl)
 }
 
-/// BlockPublicAcls: a public ACL is refused, whoever sets it.
+/// BlockPublicAcls: a public ACL is refused, whoever sets it. The block
+/// is the request's (`context`), loaded at most once, when there is one.
 async fn check_public_acls_allowed(
     state: &AppState,
+    context: Option<&BucketContext>,
     bucket: &str,
     acl: &Acl,
 ) -> Result<(), S3Error> {
     if !acl.is_public() {
         return Ok(());
     }
-    if public_access_block(state, bucket).await?.block_public_acls {
+    let block = match context {
+        Some(context) => context.public_access_block(state, bucket).await?,
+        None => public_access_block(state, bucket).await?,
+    };
+    if block.block_public_acls {
         return Err(S3Error::access_denied());
     }
     Ok(())

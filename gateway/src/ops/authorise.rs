@@ -22,6 +22,7 @@ use crate::access_control::acl::{Acl, Requester};
 use crate::access_control::actions::{self, On};
 use crate::access_control::decision::{self, BucketAccess, Decision, Need};
 use crate::access_control::policy::{Policy, Resource};
+use crate::access_control::public_access::PublicAccessBlock;
 use crate::access_control::{is_anonymous, object_acl, owner};
 use crate::error::S3Error;
 use crate::router::Endpoint;
@@ -34,9 +35,46 @@ pub(super) struct Authorised {
     /// The object version whose own ACL granted the request: the decision
     /// looked it up, and the operation acts on exactly this record.
     judged: Option<Box<KeyInfo>>,
-    /// For an operation decided per entry (DeleteObjects): the caller and
-    /// the bucket's rules, loaded once for every entry.
-    entries: Option<Entries>,
+    /// For an operation decided per entry (DeleteObjects): the caller,
+    /// whose entries are each decided on the bucket's rules.
+    caller: Option<Identity>,
+    /// The request's bucket as the decision loaded it, for the operation
+    /// to use rather than load again.
+    bucket: Option<BucketContext>,
+}
+
+/// What one request loaded of its bucket, once: its facts and parsed
+/// documents (see [`bucket_access`]).
+pub(super) struct BucketContext {
+    access: BucketAccess,
+    /// Whether the ACL and public access block were loaded too (they
+    /// are for every caller but the owner).
+    complete: bool,
+}
+
+impl BucketContext {
+    fn new(access: BucketAccess, who: &Identity) -> Self {
+        let complete = who.access_key != access.owner;
+        Self { access, complete }
+    }
+
+    /// The bucket's parsed policy.
+    pub(super) fn policy(&self) -> Option<&Policy> {
+        self.access.policy.as_deref()
+    }
+
+    /// The bucket's public access block: the one the decision loaded, or
+    /// (for the owner, whose decision needs none) loaded now.
+    pub(super) async fn public_access_block(
+        &self,
+        state: &AppState,
+        bucket: &str,
+    ) -> Result<PublicAccessBlock, S3Error> {
+        match self.complete {
+            true => Ok(self.access.block),
+            false => public_access_block(state, bucket).await,
+        }
+    }
 }
 
 impl Authorised {
@@ -44,8 +82,30 @@ impl Authorised {
         Self {
             acting,
             judged: None,
-            entries: None,
+            caller: None,
+            bucket: None,
         }
+    }
+
+    /// A decision on `access`, loaded for `who`.
+    fn with(
+        acting: Identity,
+        judged: Option<Box<KeyInfo>>,
+        access: BucketAccess,
+        who: &Identity,
+    ) -> Self {
+        Self {
+            acting,
+            judged,
+            caller: None,
+            bucket: Some(BucketContext::new(access, who)),
+        }
+    }
+
+    /// The request's bucket as the decision loaded it (`None` for
+    /// requests decided on no bucket).
+    pub(super) fn bucket(&self) -> Option<&BucketContext> {
+        self.bucket.as_ref()
     }
 
     /// The identity storage acts as.
@@ -68,12 +128,16 @@ impl Authorised {
             key,
             version_id,
             judged: self.judged.take(),
+            context: self.bucket.as_ref(),
         }
     }
 
     /// The per-entry decisions of a DeleteObjects.
-    pub(super) fn entries(&self) -> Option<&Entries> {
-        self.entries.as_ref()
+    pub(super) fn entries(&self) -> Option<Entries<'_>> {
+        Some(Entries {
+            who: self.caller.as_ref()?,
+            access: &self.bucket.as_ref()?.access,
+        })
     }
 }
 
@@ -84,6 +148,7 @@ pub(super) struct ObjectVersion<'a> {
     key: &'a str,
     version_id: Option<&'a str>,
     judged: Option<Box<KeyInfo>>,
+    context: Option<&'a BucketContext>,
 }
 
 impl<'a> ObjectVersion<'a> {
@@ -98,6 +163,11 @@ impl<'a> ObjectVersion<'a> {
 
     pub(super) fn key(&self) -> &'a str {
         self.key
+    }
+
+    /// The object's bucket as the decision loaded it.
+    pub(super) fn bucket_context(&self) -> Option<&'a BucketContext> {
+        self.context
     }
 
     /// The version to act on: the record the decision judged (no second
@@ -128,12 +198,12 @@ impl<'a> ObjectVersion<'a> {
 
 /// The caller and the bucket's rules, for deciding each entry of a
 /// DeleteObjects on its own key and version.
-pub(super) struct Entries {
-    who: Identity,
-    access: BucketAccess,
+pub(super) struct Entries<'a> {
+    who: &'a Identity,
+    access: &'a BucketAccess,
 }
 
-impl Entries {
+impl Entries<'_> {
     /// Whether the caller may delete `key` (the version `version_id`
     /// names, for good, or the latest): `AccessDenied` for that entry
     /// alone otherwise.
@@ -145,7 +215,7 @@ impl Entries {
     ) -> Result<(), S3Error> {
         match self
             .access
-            .decide(&self.who, decision::entry_need(bucket, key, version_id))
+            .decide(self.who, decision::entry_need(bucket, key, version_id))
         {
             Decision::Owner | Decision::Granted => Ok(()),
             Decision::Denied | Decision::NeedsObjectAcl(_) => Err(S3Error::access_denied()),
@@ -185,10 +255,8 @@ pub(super) async fn authorise_request(
         return Ok(Authorised {
             acting,
             judged: None,
-            entries: Some(Entries {
-                who: who.clone(),
-                access,
-            }),
+            caller: Some(who.clone()),
+            bucket: Some(BucketContext::new(access, who)),
         });
     }
     let Some(need) = decision::need(endpoint) else {
@@ -210,6 +278,7 @@ pub(super) async fn authorise_request(
         // One identity reads the source and writes the copy, so both
         // buckets must be acted on as the same owner.
         let expected = expected_owner(parts, SOURCE_EXPECTED_OWNER)?;
+        // (The source bucket's context is not the request's: dropped.)
         if decide(state, who, read, expected).await?.acting != authorised.acting {
             return Err(S3Error::access_denied());
         }
@@ -283,8 +352,11 @@ async fn decide(
     let access = bucket_access(state, bucket, who).await?;
     check_expected_owner(&access, expected_owner)?;
     let permission = match access.decide(who, need) {
-        Decision::Owner => return Ok(Authorised::acting(who.clone())),
-        Decision::Granted => return Ok(Authorised::acting(Identity::new(&access.owner))),
+        Decision::Owner => return Ok(Authorised::with(who.clone(), None, access, who)),
+        Decision::Granted => {
+            let acting = Identity::new(&access.owner);
+            return Ok(Authorised::with(acting, None, access, who));
+        }
         Decision::Denied => return Err(S3Error::access_denied()),
         Decision::NeedsObjectAcl(permission) => permission,
     };
@@ -304,11 +376,8 @@ async fn decide(
         Ok(info) => {
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
-                Ok(Authorised {
-                    acting: bucket_owner,
-                    judged: Some(Box::new(info)),
-                    entries: None,
-                })
+                let judged = Some(Box::new(info));
+                Ok(Authorised::with(bucket_owner, judged, access, who))
             } else {
                 Err(S3Error::access_denied())
             }

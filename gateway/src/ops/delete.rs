@@ -89,17 +89,11 @@ pub async fn delete_objects(
     // or s3:DeleteObjectVersion for a version's permanent delete) and
     // refused alone, as S3 answers a DeleteObjects.
     let (who, entries) = (authorised.who(), authorised.entries());
-    let Some(entries) = entries else {
+    let Some(entries) = &entries else {
         return Err(S3Error::access_denied());
     };
-    // One up-front check turns a missing or foreign bucket into one error
-    // for the request instead of a thousand per-key errors.
-    state
-        .storage
-        .bucket(who, bucket)
-        .await
-        .map_err(|err| S3Error::from(err).naming(bucket, None))?;
-
+    // The decision loaded the bucket's facts (a missing bucket is one
+    // error for the request, not a thousand per-key ones): no check here.
     let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
         futures::stream::iter(request.objects)
             .map(|object| async move {
@@ -132,7 +126,7 @@ pub async fn delete_objects(
 async fn delete_one(
     state: &AppState,
     who: &Identity,
-    entries: &Entries,
+    entries: &Entries<'_>,
     bucket: &str,
     object: &xml::ObjectIdentifier,
 ) -> Result<Deleted, S3Error> {

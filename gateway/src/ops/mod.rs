@@ -234,7 +234,8 @@ async fn run(
         }
         E::GetBucketAcl { bucket } => acl::get_bucket_acl(state, who, &bucket).await,
         E::PutBucketAcl { bucket } => {
-            acl::put_bucket_acl(state, who, parts, &bucket, payload).await
+            let context = authorised.bucket();
+            acl::put_bucket_acl(state, who, context, parts, &bucket, payload).await
         }
         E::GetObjectAcl {
             bucket,
@@ -254,11 +255,12 @@ async fn run(
         }
         E::GetBucketPolicy { bucket } => policy::get_bucket_policy(state, &bucket).await,
         E::PutBucketPolicy { bucket } => {
-            policy::put_bucket_policy(state, who, &bucket, payload).await
+            let context = authorised.bucket();
+            policy::put_bucket_policy(state, who, context, &bucket, payload).await
         }
         E::DeleteBucketPolicy { bucket } => policy::delete_bucket_policy(state, who, &bucket).await,
         E::GetBucketPolicyStatus { bucket } => {
-            policy::get_bucket_policy_status(state, &bucket).await
+            policy::get_bucket_policy_status(state, authorised.bucket(), &bucket).await
         }
         E::GetPublicAccessBlock { bucket } => policy::get_public_access_block(state, &bucket).await,
         E::PutPublicAccessBlock { bucket } => {

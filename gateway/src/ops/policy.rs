@@ -8,6 +8,7 @@ use http::StatusCode;
 use serde::Serialize;
 use storage_client::{BucketDocument, Identity};
 
+use super::authorise::BucketContext;
 use super::body::read_to_end;
 use super::bucket_documents::{self, document_response, load, load_parsed, store};
 use super::{empty_response, xml_response};
@@ -31,17 +32,20 @@ pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Respons
 pub async fn put_bucket_policy(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     let body = read_to_end(payload, MAX_POLICY_BYTES).await?;
     let policy = Policy::parse(&body, bucket)?;
-    if policy.is_public()
-        && public_access_block(state, bucket)
-            .await?
-            .block_public_policy
-    {
-        return Err(S3Error::access_denied());
+    if policy.is_public() {
+        let block = match context {
+            Some(context) => context.public_access_block(state, bucket).await?,
+            None => public_access_block(state, bucket).await?,
+        };
+        if block.block_public_policy {
+            return Err(S3Error::access_denied());
+        }
     }
     let text = String::from_utf8(body.to_vec()).map_err(|_| {
         S3Error::new(
@@ -70,17 +74,27 @@ struct PolicyStatus {
     is_public: bool,
 }
 
-pub async fn get_bucket_policy_status(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let policy = load_parsed(state, bucket, BucketDocument::Policy, |text| {
-        Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
-    })
-    .await?
-    .ok_or_else(|| no_such_policy(bucket))?;
+/// From the policy the request's decision loaded (`context`), when there
+/// is one.
+pub async fn get_bucket_policy_status(
+    state: &AppState,
+    context: Option<&BucketContext>,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let is_public = match context {
+        Some(context) => context.policy().map(Policy::is_public),
+        None => load_parsed(state, bucket, BucketDocument::Policy, |text| {
+            Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
+        })
+        .await?
+        .map(|policy| policy.is_public()),
+    };
+    let is_public = is_public.ok_or_else(|| no_such_policy(bucket))?;
     xml_response(
         "PolicyStatus",
         &PolicyStatus {
             xmlns: S3_NAMESPACE,
-            is_public: policy.is_public(),
+            is_public,
         },
     )
 }
