@@ -146,8 +146,15 @@ class Model:
         target = self.version(key, vid) if vid is not None else self.latest(key)
         if not self.allowed(who, [action], acl_read=target):
             plain = Expected(403, "AccessDenied")
+        elif target is None and vid is not None:
+            # A version id that names nothing: AWS documents the ListBucket
+            # rule for a missing object, not for a missing version of one, so
+            # a caller allowed to read versions may be told either way.
+            plain = self.missing(who, "NoSuchVersion")
+            if plain.status == 403:
+                plain.also.append((404, "NoSuchVersion"))
         elif target is None:
-            plain = self.missing(who, "NoSuchVersion" if vid is not None else "NoSuchKey")
+            plain = self.missing(who, "NoSuchKey")
         elif target.marker:
             # The latest is a delete marker: 404; a marker asked for by id: 405.
             plain = Expected(405, "MethodNotAllowed") if vid is not None else self.missing(who, "NoSuchKey")
@@ -172,7 +179,7 @@ class Model:
         action = "s3:GetObjectVersionAcl" if vid is not None else "s3:GetObjectAcl"
         if not self.allowed(who, [action]):
             return Expected(403, "AccessDenied")
-        return Expected(200, grants=self.grants_of(target), version_id=self.named(target) if vid else None)
+        return Expected(200, grants=self.grants_of(target))
 
     def expect_get_tagging(self, who: str, key: str, vid: str | None) -> Expected:
         target = self.object_target(key, vid)

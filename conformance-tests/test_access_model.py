@@ -16,7 +16,7 @@ per-key DeleteObjects results are compared.
 
 Environment:
   S3GW_MODEL_SEED     an integer, or `random` (a fresh seed, printed); default 19
-  S3GW_MODEL_STEPS    operations per run (default 500; with S3GW_MODEL_SECONDS, a cap)
+  S3GW_MODEL_STEPS    operations per run (default 1000; with S3GW_MODEL_SECONDS, a cap)
   S3GW_MODEL_SECONDS  run for this long instead (the 10-minute run: 600)
   S3GW_MODEL_KEEP_GOING=1  on a mismatch, record it, start a fresh bucket and
                       go on; the end lists every kind of mismatch found
@@ -43,7 +43,7 @@ from raw_client import RawClient
 pytestmark = pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
 
 DEFAULT_SEED = 19
-DEFAULT_STEPS = 500
+DEFAULT_STEPS = 1000
 KEYS = ["a", "b", "c/d"]
 NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"
@@ -229,6 +229,7 @@ class Run:
         self.check(n, who, f"PutObjectAcl {key} {acl}" + (f" versionId={vid}" if vid else ""), expected, response)
         if response.status_code == 200:
             self.model.apply_put_acl(key, vid, acl)
+            self.verify(n, key, "acl")
 
     def op_get_tagging(self, n, key, vid):
         who = self.pick_principal()
@@ -247,6 +248,7 @@ class Run:
                    expected, response)
         if response.status_code == 200:
             self.model.apply_put_tagging(key, vid, tags)
+            self.verify(n, key, "tagging")
 
     def op_delete_tagging(self, n, key, vid):
         who = self.pick_principal()
@@ -255,6 +257,24 @@ class Run:
         self.check(n, who, f"DeleteObjectTagging {key}" + (f" versionId={vid}" if vid else ""), expected, response)
         if response.status_code == 204:
             self.model.apply_delete_tagging(key, vid)
+            self.verify(n, key, "tagging")
+
+    def verify(self, n, key, what):
+        """After an ACL or tag change, the owner reads that of every version
+        of the key: a change made to another version than the one named
+        shows here, at the step that made it."""
+        versioned = self.model.versioning is not None
+        for version in [v for v in self.model.keys.get(key, []) if not v.marker][-4:]:
+            vid = version.vid if versioned else None
+            if what == "acl":
+                expected = self.model.expect_get_acl(OWNER, key, vid)
+                name = "GetObjectAcl"
+            else:
+                expected = self.model.expect_get_tagging(OWNER, key, vid)
+                name = "GetObjectTagging"
+            response = self.send(OWNER, "GET", key, query=[(what, "")] + version_query(vid))
+            self.check(n, OWNER, f"{name} {key}" + (f" versionId={vid}" if vid else "") + " (verify)",
+                       expected, response)
 
     def op_delete(self, n, key):
         who = self.pick_principal()
@@ -449,6 +469,5 @@ def mismatch_kind(log: list[str]) -> str:
     who, op = parts[1], parts[2]
     versioned = "versionId" in line or "@" in line
     detail = log[-1].split("MISMATCH: ", 1)[-1]
-    detail = "expected " + detail.split("expected ", 1)[1].split(",")[0] if detail.startswith("expected") else \
-        detail.split(" ")[0]
+    detail = detail.split(",")[0] if detail.startswith("expected") else detail.split(" ")[0].rstrip(":")
     return f"{op}{' by version' if versioned else ''} by {who}: {detail}"
