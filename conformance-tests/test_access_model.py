@@ -456,12 +456,13 @@ def test_access_decisions_match_the_model(target, second_key, bucket_names):
                     ) from None
                 kind = mismatch_kind(run.log)
                 found[kind] = found.get(kind, 0) + 1
-                first.setdefault(kind, f"step {n}: {mismatch}")
+                first.setdefault(kind, str(mismatch))
                 run.new_bucket()
     finally:
         run.cleanup()
     elapsed = time.monotonic() - started
-    print(f"access model: seed {seed}, {n} operations in {elapsed:.0f} s, {len(run.buckets)} buckets")
+    print(f"access model: seed {seed}, {n} operations in {elapsed:.0f} s, {len(run.buckets)} buckets"
+          + (" (replay one: S3GW_MODEL_KEEP_GOING=1 S3GW_MODEL_SEED=SEED S3GW_MODEL_STEPS=STEP)" if found else ""))
     for kind, count in sorted(found.items()):
         print(f"  {count:4d} x {kind}\n         first: {first[kind]}")
     assert not found, f"{sum(found.values())} mismatches of {len(found)} kinds (seed {seed}): {sorted(found)}"
