@@ -456,7 +456,14 @@ def test_access_decisions_match_the_model(target, second_key, bucket_names):
                     ) from None
                 kind = mismatch_kind(run.log)
                 found[kind] = found.get(kind, 0) + 1
-                first.setdefault(kind, str(mismatch))
+                if kind not in first:
+                    # The policy in force and the steps before, for the report.
+                    since = len(run.log) - 1 - next(i for i, line in enumerate(reversed(run.log))
+                                                    if line.startswith("-- new bucket"))
+                    policy = next((line for line in reversed(run.log[since:])
+                                   if "BucketPolicy" in line and line.endswith("-> 204")), "no policy")
+                    first[kind] = f"{mismatch}\n           policy: {policy.strip()}\n" + "\n".join(
+                        "           " + line for line in run.log[-6:-1])
                 run.new_bucket()
     finally:
         run.cleanup()
