@@ -66,6 +66,7 @@ pub async fn dispatch(
     } = auth;
     let acting = authorise::authorise(state, &endpoint, parts, &identity).await?;
     sse::refuse(parts)?;
+    headers::refuse_anonymous_overrides(&endpoint, parts, &identity)?;
     let result = run(state, endpoint, parts, &acting, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
