@@ -131,6 +131,7 @@ def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
         '[[keys]]\nname = "from-file"\naccess_key = "CTFILEKEY00000000001"\n'
         'secret_key = "file-secret-0123456789abcdefghijklmnopqrstu"\n'
     )
+    path.chmod(0o600)  # a file others may read is refused
     # A secure Ozone cluster must hold the same secret (the gateway refuses the key otherwise).
     ozone_cluster.give_s3_secret("CTFILEKEY00000000001", "file-secret-0123456789abcdefghijklmnopqrstu")
     server = start_server(tmp_path_factory, "credentials-file", extra_args=["--credentials", str(path)])
