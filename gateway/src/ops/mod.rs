@@ -31,6 +31,7 @@ mod policy;
 pub mod post_object;
 mod put;
 mod range;
+mod sse;
 mod tagging;
 mod versioning;
 
@@ -64,6 +65,8 @@ pub async fn dispatch(
         ..
     } = auth;
     let acting = authorise::authorise(state, &endpoint, parts, &identity).await?;
+    sse::refuse(parts)?;
+    headers::refuse_anonymous_overrides(&endpoint, parts, &identity)?;
     let result = run(state, endpoint, parts, &acting, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
