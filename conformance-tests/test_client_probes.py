@@ -37,6 +37,30 @@ def test_response_header_overrides_on_get(s3, bucket):
     assert head["CacheControl"] == "no-cache"
 
 
+OVERRIDES = ["response-content-type", "response-content-language", "response-expires",
+             "response-cache-control", "response-content-disposition", "response-content-encoding"]
+
+
+@pytest.mark.parametrize("param", OVERRIDES)
+def test_anonymous_requests_may_not_override_response_headers(root_s3, raw, bucket, param):
+    """S3 refuses response-* overrides on anonymous GETs (400 InvalidRequest): nobody
+    can make a public object answer as text/html through a link of their own."""
+    root_s3.put_object(Bucket=bucket, Key="avatar.png", Body=b"\x89PNG", ContentType="image/png",
+                       ACL="public-read")
+    for method in ("GET", "HEAD"):
+        got = raw.unsigned(method, bucket, "avatar.png", query=[(param, "text/html")])
+        assert got.status_code == 400, (method, got.status_code, got.headers)
+        assert got.headers.get("content-type") != "text/html"
+    error = assert_s3_error(raw.unsigned("GET", bucket, "avatar.png", query=[(param, "text/html")]),
+                            400, "InvalidRequest")
+    assert "anonymous" in error.message
+    # Without overrides the public object is served as stored; signed, the override applies.
+    plain = raw.unsigned("GET", bucket, "avatar.png")
+    assert (plain.status_code, plain.headers["content-type"]) == (200, "image/png")
+    signed = raw.request("GET", bucket, "avatar.png", query=[("response-content-type", "text/plain")])
+    assert (signed.status_code, signed.headers["content-type"]) == (200, "text/plain")
+
+
 def test_standard_storage_class_is_accepted(s3, bucket):
     s3.put_object(Bucket=bucket, Key="k", Body=b"x", StorageClass="STANDARD")
     assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x"

@@ -95,6 +95,7 @@ def the_example_config(tmp_path: Path) -> Path:
     shutil.copy(FIXTURES / "tls-key.pem", etc / "tls" / "key.pem")
     (etc / "keys.toml").write_text('[[keys]]\nname = "alice"\naccess_key = "S3GWEXAMPLEKEY000001"\n'
                                    'secret_key = "exampleexampleexampleexampleexample00001"\n')
+    (etc / "keys.toml").chmod(0o600)  # a keys file others may read is refused
     config = etc / "gateway.toml"
     config.write_text(example.replace("/var/lib/s3-gateway", str(tmp_path / "var-lib")))
     return config

@@ -8,9 +8,10 @@ import requests
 from botocore.exceptions import ClientError
 
 import ozone_cluster
+import sigv2
 from conftest import empty_and_delete_bucket, make_s3_client, start_server, unique_bucket_name
 from raw_client import RawClient, assert_s3_error, strip_ns
-from sigv4 import Credentials
+from sigv4 import Credentials, presign_query
 
 
 def new_key(target, hint: str) -> Credentials:
@@ -131,6 +132,7 @@ def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
         '[[keys]]\nname = "from-file"\naccess_key = "CTFILEKEY00000000001"\n'
         'secret_key = "file-secret-0123456789abcdefghijklmnopqrstu"\n'
     )
+    path.chmod(0o600)  # a file others may read is refused
     # A secure Ozone cluster must hold the same secret (the gateway refuses the key otherwise).
     ozone_cluster.give_s3_secret("CTFILEKEY00000000001", "file-secret-0123456789abcdefghijklmnopqrstu")
     server = start_server(tmp_path_factory, "credentials-file", extra_args=["--credentials", str(path)])
@@ -145,3 +147,22 @@ def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
         assert name not in [b["Name"] for b in root.list_buckets()["Buckets"]]
     finally:
         server.stop()
+
+
+def test_the_admin_api_refuses_presigned_urls(managed_target):
+    """A root key's presigned URL for the admin API (SigV4 or SigV2) is refused before
+    anything happens: a leaked link can neither list keys nor make one (issue 19, 11b)."""
+    raw = RawClient(managed_target.endpoint, managed_target.creds)
+    path = "/_s3gw/admin/keys"
+    name = f"ct-presigned-{uuid.uuid4().hex[:6]}"
+    listing = raw.url(path, presign_query(raw.creds, "GET", raw.host, path, 300))
+    creating = raw.url(path, presign_query(raw.creds, "POST", raw.host, path, 300, extra_query=[("name", name)]))
+    v2_listing = f"{raw.endpoint}{path}?{sigv2.presigned_query(raw.creds, 'GET', path)}"
+    for method, url in (("GET", listing), ("POST", creating), ("GET", v2_listing)):
+        response = raw.send(method, url, {})
+        error = assert_s3_error(response, 403, "AccessDenied")
+        assert "presigned" in error.message, error.message
+        assert raw.creds.access_key not in response.text
+    assert name not in managed_target.server.admin("keys", "list").stdout
+    # Signed in its header, the same root key still lists keys.
+    assert raw.request("GET", path=path).status_code == 200

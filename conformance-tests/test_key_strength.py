@@ -47,7 +47,22 @@ def test_a_weak_root_key_stops_the_start_with_one_line(tmp_path, access, secret)
 def test_a_weak_key_in_a_credentials_file_names_the_file(tmp_path):
     path = tmp_path / "keys.toml"
     path.write_text(f'[[keys]]\nname = "weak"\naccess_key = "WEAK.KEY"\nsecret_key = "{GOOD_SECRET}"\n')
+    path.chmod(0o600)
     result = start_fails(tmp_path, {}, ["--credentials", str(path)])
     assert result.returncode == 2, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "access_key" in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o604, 0o660], ids=["world-readable", "others-only", "group-writable"])
+def test_a_credentials_file_others_may_read_stops_the_start(tmp_path, mode):
+    """Refused like `ozone_system_secret_file` (issue 19, item 9): one line naming the
+    file and the chmod that fixes it, quoting no secret, exit 2."""
+    path = tmp_path / "keys.toml"
+    path.write_text(f'[[keys]]\nname = "open"\naccess_key = "{GOOD_ACCESS}"\nsecret_key = "{GOOD_SECRET}"\n')
+    path.chmod(mode)
+    result = start_fails(tmp_path, {}, ["--credentials", str(path)])
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "chmod 600" in lines[0], result.stderr
+    assert GOOD_SECRET not in result.stderr

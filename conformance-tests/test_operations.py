@@ -60,7 +60,7 @@ class Launched:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def wait_for_log(self, pattern: str, timeout: float = 10) -> str:
+    def wait_for_log(self, pattern: str, timeout: float = 60) -> str:  # a hang guard
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if re.search(pattern, self.log()):
@@ -186,11 +186,20 @@ PATHS = ["/logged-one/", "/logged-two/k", "/logged-three/", "/health"]
 S3_REQUESTS = 3
 
 
-def lines_for(server: Launched, send) -> list[str]:
-    """The log lines written while `send` ran (and the connection closed)."""
+def lines_for(server: Launched, send, wanted: list[str]) -> list[str]:
+    """The log lines written while `send` ran (and the connection closed),
+    once each of `wanted` is in one."""
     before = len(server.log().splitlines())
     send()
-    time.sleep(0.5)  # the last line is written when its response body ends
+    # A line is written when its response body ends: wait for them (60 s is a
+    # hang guard), then a moment more so that a line too many shows.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        written = "\n".join(server.log().splitlines()[before:])
+        if all(w in written for w in wanted):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
     return server.log().splitlines()[before:]
 
 
@@ -206,7 +215,7 @@ def test_debug_logs_one_line_per_request_on_every_protocol(launch):
     }
     for protocol, send in cases.items():
         server = tls if "TLS" in protocol else plain
-        lines = lines_for(server, send)
+        lines = lines_for(server, send, [f'bucket="{b}"' for b in ("logged-one", "logged-two", "logged-three")])
         # Probes are not logged; every other request is, once; the crates
         # below (h2, hyper, rustls) add nothing at the gateway's debug level.
         assert len(lines) == S3_REQUESTS, f"{protocol}: {len(lines)} lines:\n" + "\n".join(lines)
@@ -298,20 +307,26 @@ def test_sighup_reloads_the_certificate_without_dropping_connections(launch, tmp
 
 # ---- drain ----
 
+# Long enough that the checks made during the drain finish inside it however
+# loaded the machine is: a hang guard for the test itself, not a claim on speed.
+DRAIN_DELAY_SECONDS = 10
+
+
 def test_sigterm_drains_then_exits_0(launch):
-    server = launch("--drain-delay", "3s")
+    server = launch("--drain-delay", f"{DRAIN_DELAY_SECONDS}s")
     assert requests.get(f"{server.endpoint}/ready", timeout=10).status_code == 200
     server.process.send_signal(signal.SIGTERM)
     signalled = time.monotonic()
-    deadline = signalled + 2
+    # /ready fails as soon as the signal is handled; the gateway's claim is
+    # that it does so before the drain ends (it then stops listening).
     while requests.get(f"{server.endpoint}/ready", timeout=10).status_code != 503:
-        assert time.monotonic() < deadline, "/ready did not fail after SIGTERM"
         time.sleep(0.02)
     # Still accepting (the balancer has not noticed yet): new connections are served.
     assert requests.get(f"{server.endpoint}/health", timeout=10).status_code == 200
-    assert time.monotonic() - signalled < 3, "the checks above took the whole delay"
-    assert server.process.wait(timeout=30) == 0
-    assert time.monotonic() - signalled >= 3, "stopped before drain_delay"
+    assert time.monotonic() - signalled < DRAIN_DELAY_SECONDS, "the checks above took the whole delay"
+    assert server.process.wait(timeout=DRAIN_DELAY_SECONDS + 30) == 0
+    # A lower bound the gateway owns: a loaded machine only makes it longer.
+    assert time.monotonic() - signalled >= DRAIN_DELAY_SECONDS, "stopped before drain_delay"
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{server.endpoint}/health", timeout=2)
 

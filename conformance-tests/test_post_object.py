@@ -95,6 +95,22 @@ def test_content_length_range_is_enforced(root_s3, bucket):
     assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x" * 1000
 
 
+def test_every_content_length_range_is_enforced(root_s3, bucket):
+    # Every condition of a policy must hold, the second range as much as the first.
+    form = presigned_post(root_s3, bucket, "k", conditions=[["content-length-range", 0, 1000],
+                                                            ["content-length-range", 10, 100]])
+    assert_s3_error(post(form, b"y" * 101), 400, "EntityTooLarge")
+    assert_s3_error(post(form, b"z" * 9), 400, "EntityTooSmall")
+    assert root_s3.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+    assert post(form, b"x" * 100).status_code == 204
+    # Ranges that share no size admit no file.
+    disjoint = presigned_post(root_s3, bucket, "d", conditions=[["content-length-range", 0, 10],
+                                                                ["content-length-range", 20, 30]])
+    for size in (5, 25):
+        assert post(disjoint, b"d" * size).status_code == 400
+    assert [o["Key"] for o in root_s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["k"]
+
+
 def test_what_the_policy_does_not_allow_is_refused(root_s3, bucket):
     form = presigned_post(root_s3, bucket, "uploads/${filename}",
                           conditions=[["starts-with", "$key", "uploads/"]])

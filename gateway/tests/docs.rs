@@ -44,12 +44,16 @@ fn load_config_example(text: &str) -> Result<Config, String> {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("gateway.toml");
     std::fs::write(&config, text).expect("write");
-    std::fs::write(dir.path().join("keys.toml"), KEYS_FILE).expect("write");
-    // The Ozone example's system secret, readable by its owner only.
+    // The keys file and the Ozone example's system secret, readable by
+    // their owner only.
+    let keys_file = dir.path().join("keys.toml");
+    std::fs::write(&keys_file, KEYS_FILE).expect("write");
     let secret = dir.path().join("ozone-system-secret");
     std::fs::write(&secret, "example-secret\n").expect("write");
-    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
-        .expect("chmod");
+    for file in [&keys_file, &secret] {
+        std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("chmod");
+    }
     let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
     let absolute_credentials = table
         .get("credentials")

@@ -161,6 +161,7 @@ def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
     config = tmp_path / "gateway.toml"
     config.write_text(toml)
     (tmp_path / "keys.toml").write_text(keys)
+    (tmp_path / "keys.toml").chmod(0o600)  # a keys file others may read is refused
     env = {"S3GW_LISTEN": "127.0.0.1:0", "S3GW_DATA_DIR": str(tmp_path / "data"),
            "S3GW_CREDENTIALS": str(tmp_path / "keys.toml"),
            "S3GW_ROOT_ACCESS_KEY": "S3GWEXAMPLEROOT00001",

@@ -1,4 +1,5 @@
-//! The admin HTTP API, for SigV4-authenticated root keys only:
+//! The admin HTTP API, for root keys only, signed in the `Authorization`
+//! header (SigV4 or SigV2; never a presigned URL):
 //!
 //! - `POST /_s3gw/admin/keys?name=NAME` -> 200 `{"name", "access_key", "secret_key"}`
 //! - `GET /_s3gw/admin/keys` -> 200 `[{"name", "access_key", "is_root"}]` (no secrets)
@@ -65,8 +66,31 @@ pub fn is_admin_request(parts: &Parts, domain: Option<&str>) -> bool {
     }
 }
 
+/// Authenticates an admin request and answers it. Only a request signed
+/// in its `Authorization` header is taken: one signed in its query string
+/// (a presigned URL, SigV4 or SigV2) is refused before its signature is
+/// checked, so a URL that leaks (into a log, a browser history, a chat)
+/// can neither list keys nor make or delete one.
+pub async fn serve(state: &AppState, parts: &Parts, body: Body) -> Result<Response, S3Error> {
+    refuse_query_auth(parts)?;
+    let caller = state.verifier.authenticate(parts, body).await?;
+    handle(state, parts, caller).await
+}
+
+fn refuse_query_auth(parts: &Parts) -> Result<(), S3Error> {
+    if crate::auth::signed_in_query(parts.uri.query().unwrap_or("")) {
+        return Err(S3Error::new(
+            "AccessDenied",
+            StatusCode::FORBIDDEN,
+            "The admin API takes only requests signed in the Authorization header, \
+             never a presigned URL (query-string authentication).",
+        ));
+    }
+    Ok(())
+}
+
 /// Answers one admin request from an authenticated caller.
-pub async fn handle(
+async fn handle(
     state: &AppState,
     parts: &Parts,
     caller: Authenticated,
@@ -261,6 +285,21 @@ mod tests {
             ),
             Some("s3.example.com")
         ));
+    }
+
+    #[test]
+    fn presigned_admin_requests_are_refused() {
+        for query in [
+            "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=K%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=00",
+            "name=x&AWSAccessKeyId=K&Signature=abc&Expires=9999999999",
+        ] {
+            let request = parts(Method::GET, &format!("/_s3gw/admin/keys?{query}"), "h");
+            let err = refuse_query_auth(&request).unwrap_err();
+            assert_eq!((err.code, err.status.as_u16()), ("AccessDenied", 403));
+            assert!(err.message.contains("presigned URL"), "{}", err.message);
+        }
+        refuse_query_auth(&parts(Method::POST, "/_s3gw/admin/keys?name=alice", "h")).unwrap();
+        refuse_query_auth(&parts(Method::GET, "/_s3gw/admin/keys", "h")).unwrap();
     }
 
     #[test]

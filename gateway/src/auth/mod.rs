@@ -42,6 +42,12 @@ use storage_client::{Credential, Identity};
 
 use self::chunked::{ChunkedDecoder, SignatureChain};
 pub(crate) use self::errors::anonymous as anonymous_refused;
+
+/// Whether a request is signed in its query string (a presigned URL,
+/// SigV4 or SigV2), as [`Verifier::authenticate`] tells.
+pub(crate) fn signed_in_query(raw_query: &str) -> bool {
+    presigned::is_presigned(raw_query) || sigv2::is_presigned(raw_query)
+}
 use self::errors::{
     MismatchDetails, access_denied, anonymous, header_malformed, invalid_argument, invalid_request,
     missing_header, query_malformed, signature_mismatch, time_too_skewed, unknown_access_key,

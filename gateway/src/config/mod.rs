@@ -9,6 +9,7 @@
 
 mod flags;
 mod layer;
+mod private_file;
 pub mod settings;
 mod system_secret;
 
@@ -336,7 +337,11 @@ impl Layer {
             None => None,
         };
         let keys = match self.get("credentials") {
-            Some(s) => credentials_file::load(Path::new(&s.value))
+            Some(s) => private_file::check(Path::new(&s.value), "secret keys")
+                .map_err(|why| format!("credentials file {why}"))
+                .and_then(|()| {
+                    credentials_file::load(Path::new(&s.value)).map_err(|e| e.to_string())
+                })
                 .map_err(|e| ConfigError(format!("{}: {e}", s.origin)))?,
             None => Vec::new(),
         };
@@ -906,6 +911,38 @@ mod tests {
     }
 
     #[test]
+    fn a_credentials_file_others_may_read_is_refused_like_the_system_secret() {
+        use std::os::unix::fs::PermissionsExt;
+        let secret = "alice-secret-alice-secret-alice-secret";
+        let file = file_with(&format!(
+            "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY00000001\"\nsecret_key = \"{secret}\"\n"
+        ));
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let path = file.path().to_string_lossy().to_string();
+        let message = error_of(&ServeArgs::default().with("credentials", &path), &[]);
+        assert!(message.contains(": --credentials: "), "{message}");
+        assert!(message.contains(&path), "{message}");
+        assert!(message.contains("mode 644"), "{message}");
+        assert!(message.contains("chmod 600"), "{message}");
+        assert!(
+            !message.contains('\n') && !message.contains(secret),
+            "{message}"
+        );
+        let from_env = error_of(&ServeArgs::default(), &[("S3GW_CREDENTIALS", &path)]);
+        assert!(from_env.contains(": S3GW_CREDENTIALS: "), "{from_env}");
+
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let flags = ServeArgs::default().with("credentials", &path);
+        assert_eq!(
+            Config::load_from(&flags, env_of(&[]))
+                .expect("valid")
+                .keys
+                .len(),
+            1
+        );
+    }
+
+    #[test]
     fn a_weak_root_key_in_the_environment_is_refused() {
         for (access, secret) in [
             ("AKIAIOSFODNN7EXAMPLE", "short-secret"),
@@ -1213,7 +1250,7 @@ mod tests {
             "the secret in Debug"
         );
 
-        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
         let message = error_of(&ServeArgs::default(), &env);
         assert!(
             message.contains("S3GW_OZONE_SYSTEM_SECRET_FILE"),

@@ -1,32 +1,19 @@
 //! The file of `ozone_system_secret_file`: the S3 secret of the gateway's
 //! system identity in a security-on Ozone cluster's own store. It lets
 //! whoever holds it act as the gateway towards the OM, so it is refused
-//! unless only its owner may read it; no error ever quotes its content.
+//! when others may read it ([`super::private_file`]); no error ever quotes
+//! its content.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use storage_client::SystemSecret;
-
-/// Permission bits that let users other than the owner at the file.
-const OTHERS: u32 = 0o077;
 
 /// Reads the secret: the file's only line, or the `awsSecret=` line of
 /// what `ozone s3 getsecret -u .s3gw` prints. `Err` is a one-line reason
 /// naming the file.
 pub fn read(path: &Path) -> Result<SystemSecret, String> {
     let shown = path.display();
-    let mode = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?
-        .permissions()
-        .mode();
-    if mode & OTHERS != 0 {
-        return Err(format!(
-            "{shown} is open to other users (mode {:o}): it holds the gateway's Ozone secret, \
-             make it readable by the gateway only (chmod 600 {shown})",
-            mode & 0o777
-        ));
-    }
+    super::private_file::check(path, "the gateway's Ozone secret")?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let lines: Vec<&str> = text
         .lines()
@@ -53,6 +40,7 @@ pub fn read(path: &Path) -> Result<SystemSecret, String> {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
 
     use super::*;
 
@@ -77,7 +65,7 @@ mod tests {
 
     #[test]
     fn refuses_a_file_others_may_read_without_quoting_it() {
-        for mode in [0o640, 0o604, 0o660, 0o644] {
+        for mode in [0o604, 0o660, 0o644] {
             let file = file_with("hunter2-secret\n", mode);
             let message = read(file.path()).expect_err("open to others");
             assert!(message.contains(&format!("{mode:o}")), "{message}");

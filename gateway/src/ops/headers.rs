@@ -6,11 +6,13 @@ use std::time::SystemTime;
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
+use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use storage_client::{ChecksumType, KeyInfo, NULL_VERSION_ID, ObjectMeta};
+use storage_client::{ChecksumType, Identity, KeyInfo, NULL_VERSION_ID, ObjectMeta};
 
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::{DELETE_MARKER, S3Error, VERSION_ID};
+use crate::router::{Endpoint, Query};
 
 pub const USER_META_PREFIX: &str = "x-amz-meta-";
 
@@ -183,6 +185,37 @@ pub const RESPONSE_OVERRIDES: [(&str, HeaderName); 6] = [
     ("response-content-encoding", header::CONTENT_ENCODING),
 ];
 
+/// Refuses `response-*` overrides on an anonymous GET or HEAD, as S3 does
+/// (`400 InvalidRequest`): only a signed request (a presigned URL included)
+/// may change the headers an object is served with, so that no one can
+/// make a public object answer as, say, `text/html` through a link of
+/// their own making.
+pub fn refuse_anonymous_overrides(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    who: &Identity,
+) -> Result<(), S3Error> {
+    let reads = matches!(
+        endpoint,
+        Endpoint::GetObject { .. } | Endpoint::HeadObject { .. }
+    );
+    let Some(raw) = parts.uri.query() else {
+        return Ok(());
+    };
+    if !reads || !crate::access_control::is_anonymous(who) {
+        return Ok(());
+    }
+    // A query that does not parse is refused where the overrides are read.
+    let overrides = Query::parse(Some(raw))
+        .is_ok_and(|query| RESPONSE_OVERRIDES.iter().any(|(param, _)| query.has(param)));
+    if overrides {
+        return Err(S3Error::invalid_request(
+            "Request specific response headers cannot be used for anonymous GET requests.",
+        ));
+    }
+    Ok(())
+}
+
 /// Sets `x-amz-version-id` (when the bucket has versions) and, for a
 /// delete marker, `x-amz-delete-marker: true`.
 pub fn version_headers(out: &mut HeaderMap, version_id: Option<&str>, delete_marker: bool) {
@@ -296,6 +329,41 @@ mod tests {
         assert_eq!(out["x-amz-meta-color"], "blue");
         assert_eq!(out["x-amz-tagging-count"], "1");
         assert!(!out.contains_key("content-encoding"));
+    }
+
+    #[test]
+    fn anonymous_reads_may_not_override_response_headers() {
+        let parts = |uri: &str| {
+            http::Request::builder()
+                .uri(uri)
+                .body(())
+                .expect("request")
+                .into_parts()
+                .0
+        };
+        let get = Endpoint::GetObject {
+            bucket: "b".into(),
+            key: "avatar.png".into(),
+            part_number: None,
+            version_id: None,
+        };
+        let anonymous = crate::access_control::anonymous();
+        let signed = Identity::new("AKIAIOSFODNN7EXAMPLE");
+        for param in RESPONSE_OVERRIDES.map(|(param, _)| param) {
+            let overriding = parts(&format!("/b/avatar.png?{param}=text%2Fhtml"));
+            let err = refuse_anonymous_overrides(&get, &overriding, &anonymous).unwrap_err();
+            assert_eq!((err.code, err.status.as_u16()), ("InvalidRequest", 400));
+            refuse_anonymous_overrides(&get, &overriding, &signed).unwrap();
+        }
+        let plain = parts("/b/avatar.png?versionId=null");
+        refuse_anonymous_overrides(&get, &plain, &anonymous).unwrap();
+        let tagging = Endpoint::GetObjectTagging {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: None,
+        };
+        let other = parts("/b/k?tagging&response-content-type=x");
+        refuse_anonymous_overrides(&tagging, &other, &anonymous).unwrap();
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod policy;
 pub mod post_object;
 mod put;
 mod range;
+mod sse;
 mod tagging;
 mod versioning;
 
@@ -66,6 +67,8 @@ pub async fn dispatch(
         ..
     } = auth;
     let mut authorised = authorise::authorise_request(state, &endpoint, parts, &identity).await?;
+    sse::refuse(parts)?;
+    headers::refuse_anonymous_overrides(&endpoint, parts, &identity)?;
     let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;

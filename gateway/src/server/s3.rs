@@ -163,10 +163,7 @@ async fn serve(
     want_bucket: bool,
 ) -> (Served, Result<Response, S3Error>) {
     if admin::api::is_admin_request(parts, state.domain.as_deref()) {
-        let result = match state.verifier.authenticate(parts, body).await {
-            Ok(caller) => admin::api::handle(state, parts, caller).await,
-            Err(error) => Err(error),
-        };
+        let result = admin::api::serve(state, parts, body).await;
         let served = Served {
             operation: Operation::ADMIN,
             bucket: None,

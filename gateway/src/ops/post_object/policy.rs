@@ -110,14 +110,17 @@ impl PostPolicy {
         Ok(())
     }
 
-    /// The file sizes the policy allows, if it limits them.
+    /// The file sizes the policy allows, if it limits them: every
+    /// `content-length-range` must hold, so the sizes all of them allow (an
+    /// empty range when they share none, which no file satisfies).
     pub fn length_range(&self) -> Option<RangeInclusive<u64>> {
         self.conditions
             .iter()
-            .find_map(|condition| match condition {
+            .filter_map(|condition| match condition {
                 Condition::LengthRange(range) => Some(range.clone()),
                 _ => None,
             })
+            .reduce(|all, range| *all.start().max(range.start())..=*all.end().min(range.end()))
     }
 }
 
@@ -289,6 +292,35 @@ mod tests {
         assert_eq!(
             policy.check(&good_form(), late).unwrap_err().message,
             "Invalid according to Policy: Policy expired."
+        );
+    }
+
+    #[test]
+    fn every_content_length_range_limits_the_file() {
+        let policy = |ranges: &str| {
+            PostPolicy::parse(&encode(&format!(
+                r#"{{"expiration": "2030-01-01T12:00:00.000Z", "conditions": [{ranges}]}}"#
+            )))
+            .unwrap()
+        };
+        assert_eq!(policy(r#"{"key": "k"}"#).length_range(), None);
+        assert_eq!(
+            policy(r#"["content-length-range", 0, 1000], ["content-length-range", 10, 100]"#)
+                .length_range(),
+            Some(10..=100)
+        );
+        assert_eq!(
+            policy(r#"["content-length-range", 50, 1000], ["content-length-range", 0, 100]"#)
+                .length_range(),
+            Some(50..=100)
+        );
+        let disjoint =
+            policy(r#"["content-length-range", 0, 10], ["content-length-range", 20, 30]"#)
+                .length_range()
+                .unwrap();
+        assert!(
+            (0..=40).all(|size| !disjoint.contains(&size)),
+            "{disjoint:?}"
         );
     }
 

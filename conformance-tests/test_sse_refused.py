@@ -1,0 +1,120 @@
+"""Server-side encryption is not built yet: every request asking for it (SSE-S3, SSE-KMS,
+SSE-C, on any write or read path, and PostObject's form fields) is refused with
+501 NotImplemented naming the header, and nothing is stored (issue 19, item 2)."""
+
+import base64
+import hashlib
+
+import pytest
+from botocore.exceptions import ClientError
+
+from client_errors import error_code, status
+from raw_client import assert_s3_error
+from test_post_object import post, presigned_post
+
+CUSTOMER_KEY = b"0123456789abcdef0123456789abcdef"  # 32 bytes: an SSE-C AES-256 key
+SSE_C = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": CUSTOMER_KEY}
+COPY_SOURCE_SSE_C = {"CopySourceSSECustomerAlgorithm": "AES256", "CopySourceSSECustomerKey": CUSTOMER_KEY}
+MIB = 1024 * 1024
+
+# boto3 parameters -> the header S3 names in its answer.
+WRITE_CASES = {
+    "sse-s3": ({"ServerSideEncryption": "AES256"}, "x-amz-server-side-encryption"),
+    "sse-kms": ({"ServerSideEncryption": "aws:kms"}, "x-amz-server-side-encryption"),
+    "sse-kms-key-id": ({"SSEKMSKeyId": "alias/mine"}, "x-amz-server-side-encryption-aws-kms-key-id"),
+    "sse-kms-context": (
+        {"SSEKMSEncryptionContext": base64.b64encode(b'{"a":"b"}').decode()},
+        "x-amz-server-side-encryption-context",
+    ),
+    "bucket-key": ({"BucketKeyEnabled": True}, "x-amz-server-side-encryption-bucket-key-enabled"),
+    "sse-c": (SSE_C, "x-amz-server-side-encryption-customer-"),
+}
+
+
+def refused(call, header: str, **kwargs) -> ClientError:
+    with pytest.raises(ClientError) as err:
+        call(**kwargs)
+    assert (status(err.value), error_code(err.value)) == (501, "NotImplemented"), err.value.response
+    assert header in err.value.response["Error"]["Message"], err.value.response
+    return err.value
+
+
+def absent(client, bucket: str, key: str) -> None:
+    with pytest.raises(ClientError) as err:
+        client.head_object(Bucket=bucket, Key=key)
+    assert status(err.value) == 404
+
+
+@pytest.mark.parametrize("params, header", WRITE_CASES.values(), ids=WRITE_CASES.keys())
+def test_put_object_with_encryption_is_refused_and_stores_nothing(root_s3, bucket, params, header):
+    refused(root_s3.put_object, header, Bucket=bucket, Key="secret", Body=b"plaintext", **params)
+    absent(root_s3, bucket, "secret")
+
+
+@pytest.mark.parametrize("params, header", WRITE_CASES.values(), ids=WRITE_CASES.keys())
+def test_copy_and_multipart_with_encryption_are_refused(root_s3, bucket, params, header):
+    root_s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    source = {"Bucket": bucket, "Key": "src"}
+    refused(root_s3.copy_object, header, Bucket=bucket, Key="copy", CopySource=source, **params)
+    absent(root_s3, bucket, "copy")
+    refused(root_s3.create_multipart_upload, header, Bucket=bucket, Key="mpu", **params)
+    assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_upload_part_and_part_copy_with_encryption_are_refused(root_s3, bucket):
+    root_s3.put_object(Bucket=bucket, Key="src", Body=b"s" * MIB)
+    upload = root_s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
+    try:
+        refused(root_s3.upload_part, "x-amz-server-side-encryption-customer-",
+                Bucket=bucket, Key="mpu", UploadId=upload, PartNumber=1, Body=b"p" * MIB, **SSE_C)
+        refused(root_s3.upload_part_copy, "x-amz-copy-source-server-side-encryption-customer-",
+                Bucket=bucket, Key="mpu", UploadId=upload, PartNumber=2,
+                CopySource={"Bucket": bucket, "Key": "src"}, **COPY_SOURCE_SSE_C)
+        assert root_s3.list_parts(Bucket=bucket, Key="mpu", UploadId=upload).get("Parts", []) == []
+    finally:
+        root_s3.abort_multipart_upload(Bucket=bucket, Key="mpu", UploadId=upload)
+
+
+def test_copy_with_a_copy_source_customer_key_is_refused(root_s3, bucket):
+    root_s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    refused(root_s3.copy_object, "x-amz-copy-source-server-side-encryption-customer-",
+            Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "src"}, **COPY_SOURCE_SSE_C)
+    absent(root_s3, bucket, "copy")
+
+
+def test_reads_with_a_customer_key_are_refused(root_s3, raw, bucket):
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"stored as sent")
+    refused(root_s3.get_object, "x-amz-server-side-encryption-customer-", Bucket=bucket, Key="k", **SSE_C)
+    # A key the object was never written with: S3 would refuse it; here every key is refused.
+    other_key = b"fedcba9876543210fedcba9876543210"
+    sse_c = {
+        "x-amz-server-side-encryption-customer-algorithm": "AES256",
+        "x-amz-server-side-encryption-customer-key": base64.b64encode(other_key).decode(),
+        "x-amz-server-side-encryption-customer-key-md5": base64.b64encode(hashlib.md5(other_key).digest()).decode(),
+    }
+    assert_s3_error(raw.request("GET", bucket, "k", headers=sse_c), 501, "NotImplemented")
+    # HEAD answers carry no body: the status tells.
+    assert raw.request("HEAD", bucket, "k", headers=sse_c).status_code == 501
+    attributes = raw.request("GET", bucket, "k", query=[("attributes", "")],
+                             headers={**sse_c, "x-amz-object-attributes": "ETag"})
+    error = assert_s3_error(attributes, 501, "NotImplemented")
+    assert "x-amz-server-side-encryption-customer-" in error.message
+    # Without the headers the object reads as it always did.
+    assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"stored as sent"
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("x-amz-server-side-encryption", "AES256"),
+        ("x-amz-server-side-encryption", "aws:kms"),
+        ("x-amz-server-side-encryption-aws-kms-key-id", "alias/mine"),
+        ("x-amz-server-side-encryption-customer-algorithm", "AES256"),
+    ],
+)
+def test_post_object_with_an_encryption_field_is_refused(root_s3, bucket, field, value):
+    # The policy names the field, so only the encryption refusal can stop it.
+    form = presigned_post(root_s3, bucket, "posted", {field: value}, [{field: value}])
+    error = assert_s3_error(post(form, b"plaintext"), 501, "NotImplemented")
+    assert field in error.message
+    absent(root_s3, bucket, "posted")
