@@ -661,9 +661,12 @@ impl OmClient {
             sort_datanodes: Some(false),
             ..key_args(bucket, key)
         };
+        // With the S3 context the OM reads the key from s3v whatever
+        // volume it is named in (OmMetadataReader.getKeyInfo).
+        let in_s3_volume = volume_and_bucket(bucket).0 == S3_VOLUME;
         let command = Command::GetKeyInfo(ozone::GetKeyInfoRequest {
             key_args: args,
-            assume_s3_context: Some(true),
+            assume_s3_context: Some(in_s3_volume),
         });
         let response = self.submit(access_id, Type::GetKeyInfo, command).await?;
         let info = answer!(response, GetKeyInfo)
