@@ -50,6 +50,18 @@ fn load_config_example(text: &str) -> Result<Config, String> {
     std::fs::write(&secret, "example-secret\n").expect("write");
     std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .expect("chmod");
+    // And its records key.
+    let records_key = dir.path().join("records.key");
+    std::fs::write(
+        &records_key,
+        "an-example-records-key-of-32-characters-or-more\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(
+        &records_key,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
     let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
     let absolute_credentials = table
         .get("credentials")
