@@ -123,7 +123,7 @@ def test_server_examples_start(local, where, command):
         records_key = os.environ.get("S3GW_OZONE_RECORDS_KEY_FILE")
         if not records_key:
             records_key = str(local / "records.key")
-            Path(records_key).write_text("an example records key of 32+ characters\n")
+            Path(records_key).write_text("an-example-records-key-of-32-characters-or-more\n")
             Path(records_key).chmod(0o600)
         for example in ("~/.cache/s3gw-ozone/s3gw-records-key", "/etc/s3-gateway/records.key"):
             command = command.replace(example, records_key)
