@@ -623,7 +623,8 @@ impl OmClient {
     }
 
     /// Replaces every ACL of the volume or bucket `path` (`/volume`,
-    /// `/volume/bucket`) with `acls`.
+    /// `/volume/bucket`) with `acls`. The OM answers `success=false` with
+    /// status OK when they are what it has already (no change): done too.
     pub async fn set_acls(
         &self,
         access_id: &str,
@@ -639,8 +640,12 @@ impl OmClient {
             },
             acl: acls,
         });
-        self.submit(access_id, Type::SetAcl, command).await?;
-        Ok(())
+        let response = self.send(access_id, Type::SetAcl, command).await?;
+        if response.success() || response.status() == Status::Ok {
+            Ok(())
+        } else {
+            Err(failure(response))
+        }
     }
 
     // ---- keys ----
