@@ -347,6 +347,7 @@ start_ozone() {
   start s3gw-ozone "s3-gateway on Ozone" "$(git rev-parse --short HEAD)" \
     "Ratis: datanode commit before the 200" "$p" \
     env S3GW_ROOT_ACCESS_KEY="$access_key" S3GW_ROOT_SECRET_KEY="$secret_key" S3GW_LOG_LEVEL=warn \
+    S3GW_OZONE_RECORDS_KEY_FILE="$($dev env | sed -n 's/^S3GW_OZONE_RECORDS_KEY_FILE=//p')" \
     "$gateway_bin" --listen "127.0.0.1:$p" --backend ozone --om "${OZONE_OM:-127.0.0.1:8981}" \
     --data-dir "$work/s3gw-ozone"
 }

@@ -7,7 +7,9 @@ that server instead; tests that restart the server or manage keys are then
 skipped.
 
 With S3GW_OZONE_OM=HOST:PORT (a running cluster, see ozone/README.md) every
-gateway the suite starts uses the Ozone back end (`--backend ozone --om`).
+gateway the suite starts uses the Ozone back end (`--backend ozone --om`),
+with the cluster's records key (S3GW_OZONE_RECORDS_KEY_FILE, from `ozone-dev
+env` unless set).
 """
 
 import hashlib
@@ -37,6 +39,11 @@ STARTED_SERVERS: list[GatewayProcess] = []
 BINARY: list[Path] = []  # resolved once per session, at session start
 SDK_MATRIX_TABLE: list[str] = []  # the SDK runner's table, printed at the end
 OZONE_OM = os.environ.get("S3GW_OZONE_OM")  # OM gRPC address(es) when testing the Ozone back end
+if OZONE_OM and not os.environ.get("S3GW_OZONE_RECORDS_KEY_FILE"):
+    # Every gateway on the cluster shares one records key (ozone_records_key_file), as replicas
+    # must; `ozone-dev env` names it, and scripts/test.sh exports it.
+    import ozone_cluster
+    os.environ["S3GW_OZONE_RECORDS_KEY_FILE"] = ozone_cluster.records_key_file()
 
 
 @dataclass

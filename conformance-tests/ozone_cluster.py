@@ -4,6 +4,7 @@
 ozone/README.md); `S3GW_OZONE_OM` its OM gRPC address(es).
 """
 
+import base64
 import os
 import re
 import subprocess
@@ -49,6 +50,20 @@ def give_s3_secret(access_key: str, secret_key: str) -> None:
         pass  # the key has a secret already
     ozone_dev("s3", "setsecret", "-u", access_key, "-s", secret_key, timeout=120)
     SECRETS_GIVEN.add((access_key, secret_key))
+
+
+def records_key_file() -> str:
+    """The records key every gateway on this cluster seals its records with (ozone_records_key_file):
+    the one `ozone-dev start` made in the cluster's work dir, made here if that start predates it."""
+    path = Path(settings().get("S3GW_OZONE_RECORDS_KEY_FILE")
+                or Path(settings()["OZONE_DEV_WORK"]) / "s3gw-records-key")
+    if not path.exists():
+        old_umask = os.umask(0o077)
+        try:
+            path.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+        finally:
+            os.umask(old_umask)
+    return str(path)
 
 
 def om_addresses() -> list[str]:

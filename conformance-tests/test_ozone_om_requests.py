@@ -10,7 +10,7 @@ gateway sends the same three after looking up the volume and the bucket
 (READ_VOLUME, READ_BUCKET), measured on this cluster; before, this gateway
 sent five too, having looked up the upload (LIST_MULTIPART_UPLOADS) and its
 checksum record (READ_KEY). The upload's checksum settings, kept in
-`s3v/s3gw-checksums`, are read at most once per gateway. Runs on the
+`s3gw-records/s3gw-checksums`, are read at most once per gateway. Runs on the
 default profile, whose one OM audits every command (on the ha profile a
 read is audited only by the OM that served it).
 """

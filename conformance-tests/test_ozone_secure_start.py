@@ -25,7 +25,8 @@ def start_fails(tmp_path, env_changes: dict) -> subprocess.CompletedProcess:
     """Starts the gateway on the cluster with `env_changes` (None removes a variable); it must exit."""
     binary = BINARY[0] if BINARY else gateway_binary()
     env = {k: v for k, v in os.environ.items() if not k.startswith("S3GW_")}
-    env.update(S3GW_OZONE_SYSTEM_SECRET_FILE=SECRET_FILE)
+    env.update(S3GW_OZONE_SYSTEM_SECRET_FILE=SECRET_FILE,
+               S3GW_OZONE_RECORDS_KEY_FILE=os.environ["S3GW_OZONE_RECORDS_KEY_FILE"])
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)

@@ -49,6 +49,8 @@ fn an_unreachable_ozone_manager_exits_1_naming_it() {
         .args(["--backend", "ozone", "--om", &om, "--listen", "127.0.0.1:0"])
         .arg("--data-dir")
         .arg(dir.path())
+        .arg("--ozone-records-key-file")
+        .arg(records_key_file(dir.path()))
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -56,6 +58,40 @@ fn an_unreachable_ozone_manager_exits_1_naming_it() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains(&om), "{stderr}");
     assert!(stderr.contains("unavailable"), "{stderr}");
+}
+
+/// An owner-only records key file in `dir`.
+fn records_key_file(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("records.key");
+    std::fs::write(&path, "a-records-key-for-the-cli-tests-0123456789\n").expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path
+}
+
+/// On Ozone the gateway does not start without its records key, and says
+/// in one line how to make one, before it tries the cluster.
+#[test]
+fn ozone_without_a_records_key_exits_2_saying_how_to_make_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = gateway()
+        .args([
+            "--backend",
+            "ozone",
+            "--om",
+            "127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("ozone_records_key_file"), "{stderr}");
+    assert!(stderr.contains("openssl rand -base64 32"), "{stderr}");
 }
 
 #[test]

@@ -50,7 +50,15 @@ fn load_config_example(text: &str) -> Result<Config, String> {
     std::fs::write(&keys_file, KEYS_FILE).expect("write");
     let secret = dir.path().join("ozone-system-secret");
     std::fs::write(&secret, "example-secret\n").expect("write");
-    for file in [&keys_file, &secret] {
+    // And its records key.
+    let records_key = dir.path().join("records.key");
+    std::fs::write(
+        &records_key,
+        "an-example-records-key-of-32-characters-or-more
+",
+    )
+    .expect("write");
+    for file in [&keys_file, &secret, &records_key] {
         std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .expect("chmod");
     }

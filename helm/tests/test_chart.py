@@ -64,6 +64,7 @@ def test_profiles_render_what_they_promise():
     assert {"HorizontalPodAutoscaler", "PodDisruptionBudget", "ServiceMonitor", "NetworkPolicy"} \
         <= kinds["ozone-hpa-pdb-servicemonitor"]
     assert "Secret" not in kinds["existing-secret"]
+    assert "Secret" in kinds["ozone"], "the records key's Secret"
 
 
 def test_strict_validation_refuses_unknown_fields(tmp_path):
@@ -127,19 +128,31 @@ def test_refused_values(case):
 
 def config_and_keys(objects: list[dict]) -> tuple[str, str | None]:
     toml = find(objects, "ConfigMap")["data"]["gateway.toml"]
-    secrets = [o for o in objects if o["kind"] == "Secret"]
+    secrets = [o for o in objects if o["kind"] == "Secret" and "keys.toml" in o["data"]]
     keys = None
-    if secrets and "keys.toml" in secrets[0]["data"]:
+    if secrets:
         keys = base64.b64decode(secrets[0]["data"]["keys.toml"]).decode()
     return toml, keys
+
+
+def records_key(objects: list[dict]) -> str:
+    """The records key the chart's own Secret holds (backend ozone)."""
+    secret = next(o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"].endswith("-records-key"))
+    return base64.b64decode(secret["data"]["records-key"]).decode()
 
 
 def test_ozone_gateway_toml_is_what_the_gateway_reads(tmp_path):
     """The binary accepts the rendered file: on Ozone it gets as far as
     contacting the (absent) Ozone Managers and exits 1, not 2 (bad config)."""
-    toml, _ = config_and_keys(render(*PROFILES["ozone"]))
+    objects = render(*PROFILES["ozone"])
+    toml, _ = config_and_keys(objects)
     parsed = tomllib.loads(toml)
     assert parsed["listen"] == "0.0.0.0:9878"
+    assert parsed["ozone_records_key_file"] == "/etc/s3-gateway/records/records-key"
+    key_file = tmp_path / "records-key"
+    key_file.write_text(records_key(objects))
+    key_file.chmod(0o600)
+    toml = toml.replace("/etc/s3-gateway/records/records-key", str(key_file))
     assert parsed["om"] == ["om-0.om.ozone.svc:8981", "om-1.om.ozone.svc:8981", "om-2.om.ozone.svc:8981"]
     assert parsed["ozone_request_timeout"] == "30s"
     config = tmp_path / "gateway.toml"
@@ -192,7 +205,7 @@ def declared_settings() -> dict[str, dict]:
     return {setting["key"]: setting for setting in map(json.loads, lines)}
 
 
-CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key"}
+CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key", "ozone_records_key_file"}
 
 
 def test_gateway_settings_are_the_gateways():

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use storage_client::{Credential, OzoneStorageConfig, Storage, StorageConfig};
+use storage_client::{Credential, OzoneStorageConfig, RecordsKey, Storage, StorageConfig};
 
 const CREDENTIALS: usize = 1000;
 const TRIES: u32 = 50;
@@ -17,6 +17,9 @@ async fn open(ttl: Duration, dir: &std::path::Path, prefix: &str) -> Storage {
         Ok(om) => Storage::open_ozone(OzoneStorageConfig {
             bucket_prefix: prefix.to_owned(),
             unknown_key_cache_ttl: ttl,
+            records_key: Some(RecordsKey::new(
+                b"unknown_keys example: a records key of 32+ bytes".to_vec(),
+            )),
             ..OzoneStorageConfig::new(vec![om])
         })
         .await

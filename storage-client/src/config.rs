@@ -152,6 +152,32 @@ impl std::fmt::Debug for SystemSecret {
     }
 }
 
+/// The key the Ozone back end seals its own records with (wrapping stored
+/// secrets, a MAC on every credential, bucket document and checksum
+/// record): held outside Ozone, the same for every replica
+/// (`ozone_records_key_file`). Its `Debug` shows nothing of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RecordsKey(Vec<u8>);
+
+impl RecordsKey {
+    /// The fewest bytes a records key may have.
+    pub const MIN_BYTES: usize = 32;
+
+    pub fn new(key: Vec<u8>) -> Self {
+        Self(key)
+    }
+
+    pub(crate) fn expose(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for RecordsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordsKey(..)")
+    }
+}
+
 /// The `ozone` back end: a real Apache Ozone 2.x cluster. Build it with
 /// [`OzoneStorageConfig::new`] and adjust fields as needed.
 #[derive(Clone, Debug)]
@@ -186,6 +212,9 @@ pub struct OzoneStorageConfig {
     /// The S3 secret of the gateway's system identity in the OM's store;
     /// needed (and only read) when the cluster has security on.
     pub system_secret: Option<SystemSecret>,
+    /// The key the gateway's records in Ozone are sealed with; required
+    /// (the back end refuses to open without it).
+    pub records_key: Option<RecordsKey>,
     /// Secrets of the identities tests act as without a stored credential
     /// (on a security-on cluster every request is signed).
     #[cfg(feature = "test-support")]
@@ -211,6 +240,7 @@ impl OzoneStorageConfig {
             unknown_key_cache_ttl: defaults.unknown_key_cache_ttl,
             cache_capacity: defaults.cache_capacity,
             system_secret: None,
+            records_key: None,
             #[cfg(feature = "test-support")]
             test_secrets: Vec::new(),
         }

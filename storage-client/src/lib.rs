@@ -41,7 +41,7 @@ pub use backend::SmallBlockUsage;
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
-pub use config::{OzoneStorageConfig, StorageConfig, SystemSecret};
+pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{

@@ -63,6 +63,7 @@ async fn config(addresses: Vec<String>, prefix: String) -> OzoneStorageConfig {
     OzoneStorageConfig {
         bucket_prefix: prefix,
         system_secret,
+        records_key: Some(secure::records_key()),
         test_secrets,
         ..OzoneStorageConfig::new(addresses)
     }
@@ -91,31 +92,285 @@ conformance::suite!(
     #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 );
 
-/// A system bucket that someone else owns makes the back end refuse to
+/// The gateway's records volume (Ozone's ACLs are off on the dev
+/// cluster, so any Ozone user can write there; the seal is what counts).
+const RECORDS_VOLUME: &str = "s3gw-records";
+
+fn fresh_prefix() -> String {
+    format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10])
+}
+
+/// A records bucket that someone else owns makes the back end refuse to
 /// start: the gateway would keep its secrets in a bucket its owner reads.
-/// Here an S3 user of a gateway whose prefix ends in `s3gw-` takes the
-/// name the next gateway's credentials bucket would have.
+/// Here an Ozone user takes the name of the next gateway's credentials
+/// bucket in the records volume (where ACLs are off, anyone can).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn a_system_bucket_owned_by_someone_else_is_refused_at_open() {
-    let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-    let squatter = open_with_prefix(om_addresses(), format!("{prefix}s3gw-")).await;
-    squatter
-        .create_bucket(&conformance::alice(), "credentials", "")
-        .await
-        .unwrap();
+async fn a_records_bucket_owned_by_someone_else_is_refused_at_open() {
+    // The first open makes the records volume.
+    open(om_addresses()).await;
+    let prefix = fresh_prefix();
+    let alice = conformance::alice().access_key;
+    let om = secure::om_client(om_addresses(), &[]).await;
+    om.create_bucket(
+        &alice,
+        &format!("{RECORDS_VOLUME}/{prefix}s3gw-credentials"),
+        "",
+    )
+    .await
+    .unwrap();
     let config = config(om_addresses(), prefix.clone()).await;
     match Storage::open_ozone(config).await {
-        Err(storage_client::StorageError::InvalidArgument(message)) => {
+        Err(StorageError::InvalidArgument(message)) => {
             assert!(
-                message.contains(&format!("s3v/{prefix}s3gw-credentials"))
-                    && message.contains("AKIDALICE"),
+                message.contains(&format!("{RECORDS_VOLUME}/{prefix}s3gw-credentials"))
+                    && message.contains(&alice),
                 "{message}"
             );
         }
         Err(other) => panic!("expected InvalidArgument, got {other:?}"),
-        Ok(_) => panic!("opened with a credentials bucket owned by AKIDALICE"),
+        Ok(_) => panic!("opened with a credentials bucket owned by {alice}"),
     }
+}
+
+/// A records bucket whose ACLs grant anyone but the gateway anything makes
+/// the back end refuse to start, naming the grant and the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn a_records_bucket_open_to_others_is_refused_at_open() {
+    use storage_client::test_support::proto::hadoop::ozone::{
+        OzoneAclInfo, ozone_acl_info::OzoneAclScope, ozone_acl_info::OzoneAclType,
+        ozone_obj::ObjectType,
+    };
+    let prefix = fresh_prefix();
+    open_with_prefix(om_addresses(), prefix.clone()).await;
+    let bucket = format!("{RECORDS_VOLUME}/{prefix}s3gw-bucket-documents");
+    let (_, mut acls) = secure::om_client(om_addresses(), &[])
+        .await
+        .bucket_acls(".s3gw", &bucket)
+        .await
+        .unwrap();
+    acls.push(OzoneAclInfo {
+        r#type: OzoneAclType::World as i32,
+        name: String::new(),
+        rights: vec![0b1001], // READ, LIST
+        acl_scope: OzoneAclScope::Access as i32,
+    });
+    let om = secure::om_client(om_addresses(), &[]).await;
+    om.set_acls(".s3gw", ObjectType::Bucket, &format!("/{bucket}"), acls)
+        .await
+        .unwrap();
+    match Storage::open_ozone(config(om_addresses(), prefix).await).await {
+        Err(StorageError::InvalidArgument(message)) => {
+            assert!(message.contains("grants others access"), "{message}");
+            // The OM names a WORLD entry WORLD.
+            assert!(
+                message.contains("world:") && message.contains(":0x9"),
+                "{message}"
+            );
+            assert!(message.contains("ozone sh bucket setacl"), "{message}");
+        }
+        Err(other) => panic!("expected InvalidArgument, got {other:?}"),
+        Ok(_) => panic!("opened with a documents bucket anyone may read"),
+    }
+}
+
+/// The records volume is the gateway's, owner-only, and no credential
+/// record in it holds a secret in the clear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn records_live_owner_only_outside_s3v_with_no_clear_secret() {
+    let prefix = fresh_prefix();
+    let s = open_with_prefix(om_addresses(), prefix.clone()).await;
+    let cred = storage_client::Credential {
+        name: "root".into(),
+        access_key: "AKIDRECORDSROOT00001".into(),
+        secret_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+        is_root: true,
+    };
+    s.put_credential(cred.clone()).await.unwrap();
+    let om = secure::om_client(om_addresses(), &[]).await;
+    let (owner, acls) = om.volume_acls(".s3gw", RECORDS_VOLUME).await.unwrap();
+    assert_eq!(owner, ".s3gw");
+    assert!(acls.iter().all(|acl| acl.name == ".s3gw"), "{acls:?}");
+    let bucket = format!("{RECORDS_VOLUME}/{prefix}s3gw-credentials");
+    let record = om
+        .get_key_info(".s3gw", &bucket, &cred.access_key, true)
+        .await
+        .expect("the credential record");
+    assert!(
+        record
+            .metadata
+            .values()
+            .all(|v| !v.contains("wJalrXUtnFEMI")),
+        "{:?}",
+        record.metadata.keys()
+    );
+    assert!(
+        record
+            .metadata
+            .get("s3gw-root")
+            .is_some_and(|v| v == "true")
+    );
+    // Nothing of the gateway's in s3v.
+    assert!(matches!(
+        om.info_bucket(".s3gw", &format!("{prefix}s3gw-credentials"))
+            .await,
+        Err(StorageError::NoSuchBucket)
+    ));
+}
+
+/// Where Ozone's ACLs are off any Ozone user can write records; the
+/// gateway refuses every record it did not seal: a forged root credential
+/// (clear secret, `s3gw-root: true`, a made-up MAC), a real record copied
+/// to another access key, a record with one field changed, a forged bucket
+/// document and an altered checksum record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn forged_moved_or_altered_records_are_refused() {
+    use storage_client::test_support::KeyExpectation;
+    let prefix = fresh_prefix();
+    let s = open_with_prefix(om_addresses(), prefix.clone()).await;
+    let alice = conformance::alice();
+    let writer = alice.access_key.clone();
+    let om = secure::om_client(om_addresses(), &[]).await;
+    let bucket = |name: &str| format!("{RECORDS_VOLUME}/{prefix}{name}");
+    let forge = |bucket: String, key: String, fields: Vec<(String, String)>| {
+        let (om, writer) = (&om, &writer);
+        async move {
+            let open = om
+                .create_key(writer, &bucket, &key, 0, &[], &KeyExpectation::Anything)
+                .await
+                .expect("an Ozone user writes into the records bucket (ACLs off)");
+            om.commit_key(writer, &open, &[], "", &fields)
+                .await
+                .unwrap();
+        }
+    };
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let metadata_of = |bucket: String, key: String| {
+        let om = &om;
+        async move {
+            let found = om.get_key_info(".s3gw", &bucket, &key, true).await.unwrap();
+            found
+                .metadata
+                .into_iter()
+                .filter(|(n, _)| n.starts_with("s3gw-"))
+                .collect::<Vec<_>>()
+        }
+    };
+
+    // A forged root credential, in the old format and with a made-up MAC.
+    forge(
+        bucket("s3gw-credentials"),
+        "AKIDFORGEDROOT000001".into(),
+        pairs(&[
+            ("s3gw-name", "forged"),
+            ("s3gw-secret", "her-own-secret-000000000000000000000000"),
+            (
+                "s3gw-sealed-secret",
+                "her-own-secret-000000000000000000000000",
+            ),
+            ("s3gw-root", "true"),
+            ("s3gw-mac", &"00".repeat(32)),
+        ]),
+    )
+    .await;
+    assert_eq!(s.credential("AKIDFORGEDROOT000001").await.unwrap(), None);
+
+    // A real credential copied to another access key, and one made root.
+    let real = storage_client::Credential {
+        name: "user".into(),
+        access_key: "AKIDREALUSER00000001".into(),
+        secret_key: "a-real-secret-of-forty-characters-000000".into(),
+        is_root: false,
+    };
+    s.put_credential(real.clone()).await.unwrap();
+    let sealed = metadata_of(bucket("s3gw-credentials"), real.access_key.clone()).await;
+    forge(
+        bucket("s3gw-credentials"),
+        "AKIDMOVEDUSER0000001".into(),
+        sealed.clone(),
+    )
+    .await;
+    assert_eq!(s.credential("AKIDMOVEDUSER0000001").await.unwrap(), None);
+    let promoted = sealed
+        .iter()
+        .map(|(n, v)| {
+            let v = if n == "s3gw-root" { "true" } else { v.as_str() };
+            (n.clone(), v.to_owned())
+        })
+        .collect();
+    forge(
+        bucket("s3gw-credentials"),
+        real.access_key.clone(),
+        promoted,
+    )
+    .await;
+    // A fresh facade: nothing cached from the write above.
+    let fresh = open_with_prefix(om_addresses(), prefix.clone()).await;
+    assert_eq!(fresh.credential(&real.access_key).await.unwrap(), None);
+
+    // A forged CORS document for a bucket of alice's, dated right.
+    fresh.create_bucket(&alice, "b", "").await.unwrap();
+    let facts = fresh.bucket_facts("b").await.unwrap();
+    let created = facts
+        .created
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        .to_string();
+    forge(
+        bucket("s3gw-bucket-documents"),
+        "b/cors".into(),
+        pairs(&[
+            ("s3gw-document", "<CORSConfiguration/>"),
+            ("s3gw-bucket-created", &created),
+            ("s3gw-mac", &"00".repeat(32)),
+        ]),
+    )
+    .await;
+    let again = open_with_prefix(om_addresses(), prefix.clone()).await;
+    assert_eq!(
+        again
+            .bucket_document("b", BucketDocument::Cors)
+            .await
+            .unwrap(),
+        None
+    );
+
+    // An upload's checksum record altered: the upload has no algorithm.
+    let upload = NewUpload {
+        checksum_algorithm: Some(ChecksumAlgorithm::Sha256),
+        checksum_type: Some(ChecksumType::Composite),
+        ..NewUpload::default()
+    };
+    let id = again
+        .create_multipart_upload(&alice, "b", "k", upload)
+        .await
+        .unwrap()
+        .upload_id;
+    let record = format!("upload/{id}");
+    let altered = metadata_of(bucket("s3gw-checksums"), record.clone())
+        .await
+        .into_iter()
+        .map(|(n, v)| {
+            let v = if n == "s3gw-checksum-algorithm" {
+                "CRC32".to_owned()
+            } else {
+                v
+            };
+            (n, v)
+        })
+        .collect();
+    forge(bucket("s3gw-checksums"), record, altered).await;
+    let last = open_with_prefix(om_addresses(), prefix).await;
+    let info = last.multipart_upload(&alice, "b", "k", &id).await.unwrap();
+    assert_eq!(info.checksum_algorithm, None);
 }
 
 /// A completed multipart object's checksums live in a record of the
@@ -170,7 +425,7 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
 
     let om = secure::om_client(om_addresses(), &[]).await;
     let (records, record) = (
-        format!("{prefix}s3gw-checksums"),
+        format!("{RECORDS_VOLUME}/{prefix}s3gw-checksums"),
         format!("object/{prefix}b/k"),
     );
     om.get_key_info(".s3gw", &records, &record, true)

@@ -542,6 +542,7 @@ async fn storage() -> Storage {
     let config = OzoneStorageConfig {
         chunk_size: CHUNK as usize,
         system_secret,
+        records_key: Some(secure::records_key()),
         test_secrets,
         ..OzoneStorageConfig::new(om_addresses())
     };

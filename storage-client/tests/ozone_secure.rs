@@ -501,6 +501,7 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
     let config = OzoneStorageConfig {
         bucket_prefix: format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]),
         system_secret,
+        records_key: Some(secure::records_key()),
         test_secrets,
         ..OzoneStorageConfig::new(vec![address])
     };

@@ -10,6 +10,7 @@
 mod flags;
 mod layer;
 mod private_file;
+mod records_key;
 pub mod settings;
 mod system_secret;
 
@@ -17,7 +18,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use storage_client::{OzoneStorageConfig, StorageConfig, SystemSecret};
+use storage_client::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 
 use crate::credentials_file::{self, KeyEntry};
 use crate::lifecycle::worker::Schedule;
@@ -135,6 +136,9 @@ pub struct OzoneSettings {
     pub request_timeout: Option<Duration>,
     /// The system identity's secret on a security-on cluster.
     pub system_secret: Option<SystemSecret>,
+    /// The key the gateway's records in Ozone are sealed with; the back
+    /// end refuses to start without it.
+    pub records_key: Option<RecordsKey>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -228,6 +232,7 @@ impl Config {
             connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             system_secret: ozone.system_secret.clone(),
+            records_key: ozone.records_key.clone(),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -533,6 +538,13 @@ impl Layer {
                 .get("ozone_system_secret_file")
                 .map(|s| {
                     system_secret::read(Path::new(&s.value))
+                        .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
+                })
+                .transpose()?,
+            records_key: self
+                .get("ozone_records_key_file")
+                .map(|s| {
+                    records_key::read(Path::new(&s.value))
                         .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
                 })
                 .transpose()?,
@@ -1226,6 +1238,33 @@ mod tests {
         let ozone = ozone_settings_of(&config);
         assert_eq!(ozone.om, ["127.0.0.1:8981"], "env beats file");
         assert_eq!(ozone.connect_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn the_ozone_records_key_comes_from_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let key = "q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=";
+        let file = file_with(&format!("{key}\n"));
+        let path = file.path().to_string_lossy().to_string();
+        let env = [
+            ("S3GW_BACKEND", "ozone"),
+            ("S3GW_OM", "om1:8981"),
+            ("S3GW_OZONE_RECORDS_KEY_FILE", path.as_str()),
+        ];
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let message = Config::load_from(&ServeArgs::default(), env_of(&env))
+            .expect_err("open to others")
+            .to_string();
+        assert!(message.contains("chmod 600"), "{message}");
+        assert!(!message.contains(key), "{message}");
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect("valid");
+        let storage = config.ozone_storage_config(ozone_settings_of(&config));
+        assert_eq!(
+            storage.records_key,
+            Some(RecordsKey::new(key.as_bytes().to_vec()))
+        );
+        assert!(!format!("{config:?}").contains(key), "the key in Debug");
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The rule for files that hold secrets the gateway reads at start (the
-//! `credentials` file, `ozone_system_secret_file`): no one but their owner
-//! may read them, or the start stops with a one-line reason.
+//! `credentials` file, `ozone_system_secret_file`, `ozone_records_key_file`):
+//! no one but their owner may read them, or the start stops with a
+//! one-line reason.
 //!
-//! One exception, PostgreSQL's for its TLS key: a file owned by root may
-//! also be readable (not writable) by its group. That is how a Kubernetes
-//! Secret reaches a pod that does not run as root (owner root, group the
-//! pod's `fsGroup`, mode 0440), and how an administrator hands a root-owned
-//! file to a service's group. Others may never read or write such a file.
+//! One exception, close to PostgreSQL's for its TLS key: a file owned by
+//! root may also be readable (not writable) by its group when the gateway
+//! is a member of that group. That is how a Kubernetes Secret reaches a pod
+//! that does not run as root (owner root, group the pod's `fsGroup`, mode
+//! 0440), and how an administrator hands a root-owned file to a service's
+//! group. Others may never read or write such a file.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -26,7 +28,11 @@ pub fn check(path: &Path, what: &str) -> Result<(), String> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let mode = meta.mode() & 0o777;
-    let group_may = if meta.uid() == 0 { ROOT_FILE_GROUP } else { 0 };
+    let group_may = if meta.uid() == 0 && own_groups().contains(&meta.gid()) {
+        ROOT_FILE_GROUP
+    } else {
+        0
+    };
     if mode & OTHERS != 0 || mode & GROUP & !group_may != 0 {
         return Err(format!(
             "{shown} is open to other users (mode {mode:o}): it holds {what}, \
@@ -34,6 +40,27 @@ pub fn check(path: &Path, what: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The groups this process acts with: its effective group and its
+/// supplementary groups (Linux: `/proc/self/status`; none elsewhere, so
+/// only the owner-only rule applies there).
+fn own_groups() -> Vec<u32> {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return Vec::new();
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|id| id.parse().ok())
+            .collect::<Vec<u32>>()
+    };
+    let mut groups = field("Groups:");
+    groups.extend(field("Gid:").get(1));
+    groups
 }
 
 #[cfg(test)]

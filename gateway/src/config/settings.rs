@@ -148,6 +148,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "The S3 secret of the gateway's own identity `.s3gw` in the OM's store (`ozone s3 getsecret -u .s3gw`, or the bare secret), for a cluster with security on; refused unless readable by its owner only (see docs/security.md)",
     },
     Setting {
+        key: "ozone_records_key_file",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none; required with `ozone`"),
+        read_by: ReadBy::Ozone,
+        help: "File with the key that seals the gateway's records in Ozone (same on every replica)",
+        doc: "The key that seals the gateway's own records in Ozone (credentials, bucket documents, checksum records): one line of at least 32 characters, e.g. `(umask 077; openssl rand -base64 32 > FILE)`; the same file on every replica, refused if open to other users (see docs/security.md)",
+    },
+    Setting {
         key: "data_dir",
         kind: Kind::Path("DIR"),
         default: Default::Value("./data"),

@@ -74,6 +74,11 @@ true
 {{- define "s3-gateway.configDir" -}}/etc/s3-gateway/config{{- end -}}
 {{- define "s3-gateway.credentialsDir" -}}/etc/s3-gateway/credentials{{- end -}}
 {{- define "s3-gateway.tlsDir" -}}/etc/s3-gateway/tls{{- end -}}
+{{- define "s3-gateway.recordsKeyDir" -}}/etc/s3-gateway/records{{- end -}}
+
+{{- define "s3-gateway.recordsKeySecret" -}}
+{{- default (printf "%s-records-key" (include "s3-gateway.fullname" .)) .Values.ozone.recordsKey.existingSecret -}}
+{{- end -}}
 {{- define "s3-gateway.dataDir" -}}/data{{- end -}}
 
 {{/*
@@ -88,6 +93,7 @@ non-empty `config` value under its own TOML key.
 {{- $settings := dict "listen" (printf "%s:%d" $address (int .Values.containerPort)) "backend" .Values.backend "data_dir" (include "s3-gateway.dataDir" .) -}}
 {{- if eq .Values.backend "ozone" -}}
 {{- $_ := set $settings "om" .Values.ozone.om -}}
+{{- $_ := set $settings "ozone_records_key_file" (printf "%s/%s" (include "s3-gateway.recordsKeyDir" .) .Values.ozone.recordsKey.secretKey) -}}
 {{- end -}}
 {{- if include "s3-gateway.hasKeysFile" . -}}
 {{- $_ := set $settings "credentials" (printf "%s/%s" (include "s3-gateway.credentialsDir" .) .Values.credentials.secretKeys.keysFile) -}}

@@ -104,6 +104,11 @@ spec:
           mountPath: {{ include "s3-gateway.tlsDir" . }}
           readOnly: true
         {{- end }}
+        {{- if eq .Values.backend "ozone" }}
+        - name: records-key
+          mountPath: {{ include "s3-gateway.recordsKeyDir" . }}
+          readOnly: true
+        {{- end }}
         {{- with .Values.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -133,6 +138,15 @@ spec:
             path: tls.key
     {{- end }}
     {{- if eq .Values.backend "ozone" }}
+    - name: records-key
+      secret:
+        secretName: {{ include "s3-gateway.recordsKeySecret" . }}
+        # root:fsGroup 0440, which the gateway accepts for this file
+        # (owner-only otherwise; docs/security.md).
+        defaultMode: 0440
+        items:
+          - key: {{ .Values.ozone.recordsKey.secretKey }}
+            path: {{ .Values.ozone.recordsKey.secretKey }}
     # On Ozone nothing is stored here; a writable directory keeps the
     # root filesystem read-only.
     - name: data

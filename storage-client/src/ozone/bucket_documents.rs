@@ -6,6 +6,10 @@
 //! a bucket deleted and created again (by this gateway, another replica
 //! or any Ozone client) never shows its predecessor's documents, even if
 //! the sweep that follows a deletion did not finish.
+//!
+//! Records are sealed ([`Sealer`]): a document whose record fails its MAC
+//! (forged, altered, or copied from another bucket's or kind's record) is
+//! treated as absent.
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -13,7 +17,8 @@ use std::time::UNIX_EPOCH;
 use crate::{BucketDocument, BucketInfo, Result, StorageError};
 
 use super::model::KeyExpectation;
-use super::om_client::OmClient;
+use super::om_client::{OmClient, volume_and_bucket};
+use super::records::{RecordId, Sealer};
 
 const DOCUMENT_KEY: &str = "s3gw-document";
 const BUCKET_CREATED_KEY: &str = "s3gw-bucket-created";
@@ -22,8 +27,10 @@ const LIST_BATCH: usize = 1000;
 
 pub(super) struct BucketDocuments {
     om: Arc<OmClient>,
+    sealer: Arc<Sealer>,
     /// The access id the records are written as (the system bucket's owner).
     owner: &'static str,
+    /// A path in the records volume.
     bucket: String,
 }
 
@@ -42,8 +49,27 @@ fn generation(bucket: &BucketInfo) -> String {
 }
 
 impl BucketDocuments {
-    pub fn new(om: Arc<OmClient>, owner: &'static str, bucket: String) -> Self {
-        Self { om, owner, bucket }
+    pub fn new(
+        om: Arc<OmClient>,
+        sealer: Arc<Sealer>,
+        owner: &'static str,
+        bucket: String,
+    ) -> Self {
+        Self {
+            om,
+            sealer,
+            owner,
+            bucket,
+        }
+    }
+
+    fn id<'a>(&'a self, name: &'a str) -> RecordId<'a> {
+        let (volume, bucket) = volume_and_bucket(&self.bucket);
+        RecordId {
+            volume,
+            bucket,
+            key: name,
+        }
     }
 
     /// The system bucket the records live in.
@@ -63,10 +89,13 @@ impl BucketDocuments {
             Err(StorageError::NoSuchKey) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if record.metadata.get(BUCKET_CREATED_KEY) != Some(&generation(bucket)) {
+        let Some(fields) = self.sealer.verify(self.id(&name), &record.metadata) else {
+            return Ok(None);
+        };
+        if fields.get(BUCKET_CREATED_KEY) != Some(&generation(bucket)) {
             return Ok(None);
         }
-        Ok(record.metadata.get(DOCUMENT_KEY).cloned())
+        Ok(fields.get(DOCUMENT_KEY).cloned())
     }
 
     /// Writes (`Some`) or removes (`None`) the document of `kind`.
@@ -94,10 +123,13 @@ impl BucketDocuments {
                 &KeyExpectation::Anything,
             )
             .await?;
-        let fields = [
-            (DOCUMENT_KEY.to_owned(), text),
-            (BUCKET_CREATED_KEY.to_owned(), generation(bucket)),
-        ];
+        let fields = self.sealer.sign(
+            self.id(&name),
+            &[
+                (DOCUMENT_KEY.to_owned(), text),
+                (BUCKET_CREATED_KEY.to_owned(), generation(bucket)),
+            ],
+        )?;
         self.om
             .commit_key(self.owner, &open, &[], "", &fields)
             .await

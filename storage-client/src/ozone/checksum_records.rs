@@ -15,6 +15,9 @@
 //! An upload's settings never change while it lives and its id is unique,
 //! so they are kept once read: every UploadPart needs them, and the OM
 //! should see only the part's own commands.
+//!
+//! Records are sealed ([`Sealer`]): one that fails its MAC (forged,
+//! altered, or copied from another record) is treated as absent.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,7 +27,8 @@ use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, Result, StorageErro
 
 use super::model::KeyExpectation;
 use super::object_mapping::{checksum_text, parse_checksum};
-use super::om_client::OmClient;
+use super::om_client::{OmClient, volume_and_bucket};
+use super::records::{RecordId, Sealer};
 
 const ALGORITHM_KEY: &str = "s3gw-checksum-algorithm";
 const TYPE_KEY: &str = "s3gw-checksum-type";
@@ -59,6 +63,7 @@ impl ObjectChecksums {
 
 pub(super) struct ChecksumRecords {
     om: Arc<OmClient>,
+    sealer: Arc<Sealer>,
     /// The access id the records are written as (the bucket's owner).
     owner: &'static str,
     bucket: String,
@@ -68,9 +73,15 @@ pub(super) struct ChecksumRecords {
 }
 
 impl ChecksumRecords {
-    pub fn new(om: Arc<OmClient>, owner: &'static str, bucket: String) -> Self {
+    pub fn new(
+        om: Arc<OmClient>,
+        sealer: Arc<Sealer>,
+        owner: &'static str,
+        bucket: String,
+    ) -> Self {
         Self {
             om,
+            sealer,
             owner,
             bucket,
             uploads: moka::future::Cache::builder()
@@ -82,6 +93,15 @@ impl ChecksumRecords {
 
     pub fn bucket(&self) -> &str {
         &self.bucket
+    }
+
+    fn id<'a>(&'a self, name: &'a str) -> RecordId<'a> {
+        let (volume, bucket) = volume_and_bucket(&self.bucket);
+        RecordId {
+            volume,
+            bucket,
+            key: name,
+        }
     }
 
     /// The new upload's checksum algorithm and type: a record where it has
@@ -144,10 +164,10 @@ impl ChecksumRecords {
             let done = !truncated || page.is_empty();
             for record in page {
                 let number = record.key[prefix.len()..].parse::<u16>().ok();
-                let checksum = record
-                    .metadata
-                    .get(CHECKSUM_KEY)
-                    .and_then(|t| parse_checksum(t));
+                let checksum = self
+                    .sealer
+                    .verify(self.id(&record.key), &record.metadata)
+                    .and_then(|fields| parse_checksum(fields.get(CHECKSUM_KEY)?));
                 if let (Some(number), Some(checksum)) = (number, checksum) {
                     out.insert(number, checksum);
                 }
@@ -234,6 +254,7 @@ impl ChecksumRecords {
     }
 
     async fn put(&self, name: &str, fields: &[(String, String)]) -> Result<()> {
+        let fields = self.sealer.sign(self.id(name), fields)?;
         let open = self
             .om
             .create_key(
@@ -245,7 +266,9 @@ impl ChecksumRecords {
                 &KeyExpectation::Anything,
             )
             .await?;
-        self.om.commit_key(self.owner, &open, &[], "", fields).await
+        self.om
+            .commit_key(self.owner, &open, &[], "", &fields)
+            .await
     }
 
     async fn get(&self, name: &str) -> Result<Option<BTreeMap<String, String>>> {
@@ -254,7 +277,7 @@ impl ChecksumRecords {
             .get_key_info(self.owner, &self.bucket, name, true)
             .await
         {
-            Ok(record) => Ok(Some(record.metadata)),
+            Ok(record) => Ok(self.sealer.verify(self.id(name), &record.metadata)),
             Err(StorageError::NoSuchKey) => Ok(None),
             Err(e) => Err(e),
         }

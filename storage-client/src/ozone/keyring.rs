@@ -5,22 +5,85 @@
 //! gateway's credential store in Ozone, read as the system identity.
 //! The gateway keeps a secret only as long as it caches credentials.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::SystemSecret;
+use crate::{Credential, Result, SystemSecret};
+
+use super::records::{RecordId, Sealer};
+use super::system_volume::RECORDS_VOLUME;
 
 /// The gateway's own identity: the owner of its system buckets; not an
 /// access key any S3 client can sign with (access keys have no dot).
 pub(super) const SYSTEM_OWNER: &str = ".s3gw";
 
-/// Where the credential store keeps an access key's secret: the metadata
-/// entry `field` of the key named by the access key in `bucket`.
+/// A credential record's metadata entries.
+const NAME_FIELD: &str = "s3gw-name";
+/// The secret, wrapped under the records key ([`Sealer::seal`]).
+const SECRET_FIELD: &str = "s3gw-sealed-secret";
+const ROOT_FIELD: &str = "s3gw-root";
+
+/// The credential store: one empty key per access key in `bucket` (a path
+/// in the records volume), the credential in its metadata, the secret
+/// wrapped and the whole record MACed under the records key.
 #[derive(Clone, Debug)]
-pub(super) struct SecretPlace {
+pub(super) struct CredentialRecords {
     pub(super) bucket: String,
-    pub(super) field: &'static str,
+    pub(super) sealer: Arc<Sealer>,
+}
+
+impl CredentialRecords {
+    fn id<'a>(&'a self, access_key: &'a str) -> RecordId<'a> {
+        let name = self
+            .bucket
+            .split_once('/')
+            .map_or(&*self.bucket, |(_, b)| b);
+        RecordId {
+            volume: RECORDS_VOLUME,
+            bucket: name,
+            key: access_key,
+        }
+    }
+
+    /// The metadata of `cred`'s record.
+    pub(super) fn fields(&self, cred: &Credential) -> Result<Vec<(String, String)>> {
+        let id = self.id(&cred.access_key);
+        let fields = [
+            (NAME_FIELD.to_owned(), cred.name.clone()),
+            (
+                SECRET_FIELD.to_owned(),
+                self.sealer.seal(id, SECRET_FIELD, &cred.secret_key)?,
+            ),
+            (ROOT_FIELD.to_owned(), cred.is_root.to_string()),
+        ];
+        self.sealer.sign(id, &fields)
+    }
+
+    /// The credential the record of `access_key` holds; `None` (logged)
+    /// for a record the gateway did not write there as it is.
+    pub(super) fn read(
+        &self,
+        access_key: &str,
+        metadata: &BTreeMap<String, String>,
+    ) -> Option<Credential> {
+        let id = self.id(access_key);
+        let fields = self.sealer.verify(id, metadata)?;
+        let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
+        let Some(secret) = self.sealer.open(id, SECRET_FIELD, &field(SECRET_FIELD)) else {
+            tracing::warn!(
+                access_key,
+                "refused a credential record whose secret does not open under the records key"
+            );
+            return None;
+        };
+        Some(Credential {
+            name: field(NAME_FIELD),
+            access_key: access_key.to_owned(),
+            secret_key: secret,
+            is_root: field(ROOT_FIELD) == "true",
+        })
+    }
 }
 
 pub(super) struct Keyring {
@@ -28,7 +91,7 @@ pub(super) struct Keyring {
     /// The system identity's secret, and with the `test-support` feature
     /// those of the identities tests act as without a stored credential.
     fixed: HashMap<String, Arc<str>>,
-    place: SecretPlace,
+    place: CredentialRecords,
     users: moka::future::Cache<String, Arc<str>>,
 }
 
@@ -38,7 +101,7 @@ impl Keyring {
     pub(super) fn new(
         (system_id, system_secret): (&'static str, SystemSecret),
         fixed: Vec<(String, SystemSecret)>,
-        place: SecretPlace,
+        place: CredentialRecords,
         ttl: Duration,
         capacity: u64,
     ) -> Self {
@@ -62,7 +125,7 @@ impl Keyring {
         self.system_id
     }
 
-    pub(super) fn place(&self) -> &SecretPlace {
+    pub(super) fn place(&self) -> &CredentialRecords {
         &self.place
     }
 
@@ -91,11 +154,63 @@ impl Keyring {
 mod tests {
     use super::*;
 
+    fn records(key: &[u8]) -> CredentialRecords {
+        CredentialRecords {
+            bucket: format!("{RECORDS_VOLUME}/s3gw-credentials"),
+            sealer: Arc::new(Sealer::new(&crate::RecordsKey::new(key.to_vec()))),
+        }
+    }
+
+    fn credential(access_key: &str, is_root: bool) -> Credential {
+        Credential {
+            name: "n".into(),
+            access_key: access_key.into(),
+            secret_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+            is_root,
+        }
+    }
+
+    #[test]
+    fn a_credential_record_keeps_no_secret_in_the_clear_and_reads_back() {
+        let store = records(&[7; 32]);
+        let cred = credential("AKIAEXAMPLE000000001", true);
+        let fields = store.fields(&cred).unwrap();
+        assert!(fields.iter().all(|(_, v)| !v.contains("wJalrXUtnFEMI")));
+        let metadata: BTreeMap<_, _> = fields.into_iter().collect();
+        assert_eq!(store.read(&cred.access_key, &metadata), Some(cred));
+    }
+
+    #[test]
+    fn forged_moved_or_foreign_credential_records_are_refused() {
+        let store = records(&[7; 32]);
+        let root = credential("AKIAEXAMPLE000000001", true);
+        let good: BTreeMap<_, _> = store.fields(&root).unwrap().into_iter().collect();
+        // Moved to another access key.
+        assert_eq!(store.read("alice", &good), None);
+        // Made root, or given a clear secret.
+        let mut promoted: BTreeMap<_, _> = store
+            .fields(&credential("AKIAEXAMPLE000000002", false))
+            .unwrap()
+            .into_iter()
+            .collect();
+        promoted.insert(ROOT_FIELD.into(), "true".into());
+        assert_eq!(store.read("AKIAEXAMPLE000000002", &promoted), None);
+        // What earlier releases wrote (and an Ozone user can): a clear secret.
+        let old: BTreeMap<String, String> = [
+            ("s3gw-name", "alice"),
+            ("s3gw-secret", "her-own-secret"),
+            ("s3gw-root", "true"),
+        ]
+        .into_iter()
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .collect();
+        assert_eq!(store.read("alice", &old), None);
+        // Written under another records key.
+        assert_eq!(records(&[8; 32]).read(&root.access_key, &good), None);
+    }
+
     fn keyring(ttl: Duration) -> Keyring {
-        let place = SecretPlace {
-            bucket: "s3gw-credentials".into(),
-            field: "s3gw-secret",
-        };
+        let place = records(&[7; 32]);
         let system = (".s3gw", SystemSecret::new("sys".into()));
         let fixed = vec![("tester".into(), SystemSecret::new("t".into()))];
         Keyring::new(system, fixed, place, ttl, 10)

@@ -10,8 +10,12 @@
 //! Credentials: the OM hands out an S3 secret only in the answer that
 //! creates it, so it cannot serve the secrets SigV4 verification needs.
 //! Each credential is instead an empty key in a system bucket (named by
-//! its access key, the credential in its metadata), owned by an identity
-//! no S3 client signs as.
+//! its access key, the credential in its metadata, the secret wrapped
+//! under the records key), owned by an identity no S3 client signs as.
+//! The system buckets live in the gateway's own volume
+//! ([`system_volume`](super::system_volume)), not in `s3v`, and every
+//! record is sealed ([`records`](super::records)): one that fails its MAC
+//! is treated as absent.
 //!
 //! Write conditions and tags are given to the OM at CreateKey (the only
 //! place it takes them): it checks `If-None-Match: *` and `If-Match` there
@@ -42,13 +46,15 @@ use crate::{
 
 use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
-use super::keyring::{Keyring, SYSTEM_OWNER, SecretPlace};
+use super::keyring::{CredentialRecords, Keyring, SYSTEM_OWNER};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
     ozone_multipart_etag,
 };
 use super::om_client::OmClient;
+use super::records::Sealer;
+use super::system_volume::{self, records_bucket};
 
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
@@ -56,18 +62,27 @@ const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 const CHECKSUMS_BUCKET: &str = "s3gw-checksums";
 /// The system bucket holding bucket documents.
 const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
-/// A credential key's metadata entries.
-const NAME_KEY: &str = "s3gw-name";
-const SECRET_KEY: &str = "s3gw-secret";
-const ROOT_KEY: &str = "s3gw-root";
 /// Keys and uploads asked of the OM per listing command (its own cap).
 const LIST_BATCH: usize = 1000;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
 
+/// The records key, which the back end cannot do without.
+pub(super) fn records_key(config: &OzoneStorageConfig) -> Result<&crate::RecordsKey> {
+    config.records_key.as_ref().ok_or_else(|| {
+        StorageError::InvalidArgument(
+            "the Ozone back end needs a records key, which seals the gateway's credentials, \
+             bucket documents and checksum records in Ozone: make one with `(umask 077; \
+             openssl rand -base64 32 > /etc/s3-gateway/records.key)`, give every replica the \
+             same file, and name it with the setting ozone_records_key_file"
+                .into(),
+        )
+    })
+}
+
 /// The secrets to sign with on a security-on cluster: the system
 /// identity's from `config`, the others from the credentials bucket.
-pub(super) fn system_keyring(config: &OzoneStorageConfig) -> Result<Keyring> {
+pub(super) fn system_keyring(config: &OzoneStorageConfig, sealer: Arc<Sealer>) -> Result<Keyring> {
     let secret = config.system_secret.clone().ok_or_else(|| {
         StorageError::InvalidArgument(format!(
             "the Ozone cluster has security on, so its OM checks the S3 signature of every \
@@ -77,9 +92,9 @@ pub(super) fn system_keyring(config: &OzoneStorageConfig) -> Result<Keyring> {
              ozone_system_secret_file"
         ))
     })?;
-    let place = SecretPlace {
-        bucket: format!("{}{CREDENTIALS_BUCKET}", config.bucket_prefix),
-        field: SECRET_KEY,
+    let place = CredentialRecords {
+        bucket: records_bucket(&format!("{}{CREDENTIALS_BUCKET}", config.bucket_prefix)),
+        sealer,
     };
     #[cfg(feature = "test-support")]
     let fixed = config.test_secrets.clone();
@@ -113,6 +128,8 @@ pub(super) async fn check_system_secret(om: &OmClient, config: &OzoneStorageConf
 
 pub(crate) struct OzoneMetadata {
     om: Arc<OmClient>,
+    /// Credentials, sealed.
+    credentials: CredentialRecords,
     /// Multipart checksums, which Ozone does not keep.
     checksums: ChecksumRecords,
     /// Bucket configuration, which Ozone does not keep.
@@ -127,13 +144,33 @@ pub(crate) struct OzoneMetadata {
 
 impl OzoneMetadata {
     /// `abandon_after`: how long an open key is remembered without use.
-    pub(crate) fn new(om: OmClient, bucket_prefix: String, abandon_after: Duration) -> Self {
+    pub(crate) fn new(
+        om: OmClient,
+        sealer: Arc<Sealer>,
+        bucket_prefix: String,
+        abandon_after: Duration,
+    ) -> Self {
         let om = Arc::new(om);
-        let records_bucket = format!("{bucket_prefix}{CHECKSUMS_BUCKET}");
-        let documents_bucket = format!("{bucket_prefix}{DOCUMENTS_BUCKET}");
+        let system_bucket = |name: &str| records_bucket(&format!("{bucket_prefix}{name}"));
+        let checksums = ChecksumRecords::new(
+            Arc::clone(&om),
+            Arc::clone(&sealer),
+            SYSTEM_OWNER,
+            system_bucket(CHECKSUMS_BUCKET),
+        );
+        let documents = BucketDocuments::new(
+            Arc::clone(&om),
+            Arc::clone(&sealer),
+            SYSTEM_OWNER,
+            system_bucket(DOCUMENTS_BUCKET),
+        );
         Self {
-            checksums: ChecksumRecords::new(Arc::clone(&om), SYSTEM_OWNER, records_bucket),
-            documents: BucketDocuments::new(Arc::clone(&om), SYSTEM_OWNER, documents_bucket),
+            credentials: CredentialRecords {
+                bucket: system_bucket(CREDENTIALS_BUCKET),
+                sealer,
+            },
+            checksums,
+            documents,
             om,
             bucket_prefix,
             open_keys: moka::future::Cache::builder()
@@ -142,39 +179,30 @@ impl OzoneMetadata {
         }
     }
 
-    /// Checks that the OM answers and creates the system buckets if this
-    /// is the first gateway on the cluster. A system bucket someone else
-    /// owns (an S3 client took the name, or another program uses it) is
-    /// refused: the gateway would keep its secrets there.
+    /// Checks that the OM answers and creates the records volume and the
+    /// system buckets if this is the first gateway on the cluster, with
+    /// owner-only ACLs. A volume or bucket someone else owns or that
+    /// grants others access is refused (see [`system_volume::prepare`]).
     pub(crate) async fn prepare(&self) -> Result<()> {
-        for bucket in [
-            self.credentials_bucket(),
+        let buckets = [
+            self.credentials_bucket().to_owned(),
             self.checksums.bucket().to_owned(),
             self.documents.bucket().to_owned(),
-        ] {
-            match self.om.create_bucket(SYSTEM_OWNER, &bucket, "").await {
-                Ok(()) => {}
-                Err(StorageError::BucketAlreadyExists) => {
-                    let owner = self.om.info_bucket(SYSTEM_OWNER, &bucket).await?.owner;
-                    if owner != SYSTEM_OWNER {
-                        return Err(StorageError::InvalidArgument(format!(
-                            "the system bucket s3v/{bucket} is owned by {owner:?}, not by the \
-                             gateway ({SYSTEM_OWNER:?}): remove it or choose another bucket prefix"
-                        )));
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        ];
+        system_volume::prepare(&self.om, SYSTEM_OWNER, &buckets).await
     }
 
+    /// The Ozone name of the S3 bucket `bucket`, in `s3v`. S3 bucket
+    /// names have no `/` (the router splits there); one that did would
+    /// name another volume ([`super::om_client::volume_and_bucket`]), so a
+    /// `/` becomes a character no Ozone bucket name has.
     fn ozone_name(&self, bucket: &str) -> String {
-        format!("{}{bucket}", self.bucket_prefix)
+        format!("{}{}", self.bucket_prefix, bucket.replace('/', "%2F"))
     }
 
-    fn credentials_bucket(&self) -> String {
-        self.ozone_name(CREDENTIALS_BUCKET)
+    /// The credentials bucket's path in the records volume.
+    fn credentials_bucket(&self) -> &str {
+        &self.credentials.bucket
     }
 
     /// The bucket as the facade names it (prefix removed).
@@ -300,20 +328,18 @@ impl OzoneMetadata {
         }
     }
 
+    /// The credential of `access_key`; `None` where there is none, or
+    /// its record fails its seal (refused and logged).
     async fn credential_at(&self, access_key: &str) -> Result<Option<Credential>> {
         let bucket = self.credentials_bucket();
         match self
             .om
-            .get_key_info(SYSTEM_OWNER, &bucket, access_key, true)
+            .get_key_info(SYSTEM_OWNER, bucket, access_key, true)
             .await
         {
             Ok(key) => {
-                let field = |name: &str| key.metadata.get(name).cloned().unwrap_or_default();
-                let credential = Credential {
-                    name: field(NAME_KEY),
-                    access_key: access_key.to_owned(),
-                    secret_key: field(SECRET_KEY),
-                    is_root: field(ROOT_KEY) == "true",
+                let Some(credential) = self.credentials.read(access_key, &key.metadata) else {
+                    return Ok(None);
                 };
                 self.om
                     .remember_secret(access_key, &credential.secret_key)
@@ -466,13 +492,15 @@ impl CredentialStore for OzoneMetadata {
         self.credential_at(access_key).await
     }
 
+    /// Every record's name, those that fail their seal included (a
+    /// credential lookup refuses them).
     async fn access_keys(&self) -> Result<Vec<String>> {
         let bucket = self.credentials_bucket();
         let mut names: Vec<String> = Vec::new();
         loop {
             let start = names.last().cloned().unwrap_or_default();
             let (page, truncated) = self
-                .list_ozone_keys(SYSTEM_OWNER, &bucket, "", &start, LIST_BATCH)
+                .list_ozone_keys(SYSTEM_OWNER, bucket, "", &start, LIST_BATCH)
                 .await?;
             let done = !truncated || page.is_empty();
             names.extend(page.into_iter().map(|e| e.key));
@@ -491,12 +519,13 @@ impl CredentialStore for OzoneMetadata {
 
     async fn put_credential(&self, cred: Credential) -> Result<()> {
         validate_key(&cred.access_key)?;
+        let fields = self.credentials.fields(&cred)?;
         let bucket = self.credentials_bucket();
         let open = self
             .om
             .create_key(
                 SYSTEM_OWNER,
-                &bucket,
+                bucket,
                 &cred.access_key,
                 0,
                 &[],
@@ -506,11 +535,6 @@ impl CredentialStore for OzoneMetadata {
         self.om
             .remember_secret(&cred.access_key, &cred.secret_key)
             .await;
-        let fields = [
-            (NAME_KEY.to_owned(), cred.name),
-            (SECRET_KEY.to_owned(), cred.secret_key),
-            (ROOT_KEY.to_owned(), cred.is_root.to_string()),
-        ];
         self.om
             .commit_key(SYSTEM_OWNER, &open, &[], "", &fields)
             .await
@@ -554,7 +578,7 @@ impl CredentialStore for OzoneMetadata {
         }
         let deleted = match self
             .om
-            .delete_key(SYSTEM_OWNER, &self.credentials_bucket(), access_key)
+            .delete_key(SYSTEM_OWNER, self.credentials_bucket(), access_key)
             .await
         {
             Ok(()) => true,
@@ -568,7 +592,7 @@ impl CredentialStore for OzoneMetadata {
     /// any failover) answers and the gateway's credentials are there.
     async fn ready(&self) -> Result<()> {
         self.om
-            .info_bucket(SYSTEM_OWNER, &self.credentials_bucket())
+            .info_bucket(SYSTEM_OWNER, self.credentials_bucket())
             .await
             .map(drop)
     }

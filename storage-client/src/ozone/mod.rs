@@ -26,7 +26,9 @@ mod object_mapping;
 pub mod om_client;
 mod om_multipart;
 pub mod ratis_client;
+mod records;
 mod s3_signature;
+mod system_volume;
 mod versions;
 
 use std::sync::Arc;
@@ -46,13 +48,16 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/ozone_protos.rs"));
 }
 
-/// Connects to the cluster: fails (`Unavailable`) when no OM answers,
-/// signs every OM request if the cluster has security on (refusing to
-/// start without the system identity's secret, or with one the OM does
-/// not hold), creates the gateway's system buckets on first use and
-/// refuses a cluster where someone else owns them.
+/// Connects to the cluster: refuses to start without the records key,
+/// fails (`Unavailable`) when no OM answers, signs every OM request if the
+/// cluster has security on (refusing to start without the system
+/// identity's secret, or with one the OM does not hold), creates the
+/// gateway's records volume and buckets on first use, owner-only, and
+/// refuses a cluster where someone else owns them or they grant others
+/// access.
 pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     config.validate()?;
+    let sealer = Arc::new(records::Sealer::new(metadata_store::records_key(&config)?));
     let om_config = OmConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
@@ -60,11 +65,19 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     };
     let mut om = OmClient::new(&om_config)?;
     if om.security_enabled().await? {
-        om = om.sign_with(metadata_store::system_keyring(&config)?);
+        om = om.sign_with(metadata_store::system_keyring(
+            &config,
+            Arc::clone(&sealer),
+        )?);
         metadata_store::check_system_secret(&om, &config).await?;
     }
     let mut calls = vec![om.calls()];
-    let metadata = OzoneMetadata::new(om, config.bucket_prefix.clone(), config.open_key_expiry);
+    let metadata = OzoneMetadata::new(
+        om,
+        sealer,
+        config.bucket_prefix.clone(),
+        config.open_key_expiry,
+    );
     metadata.prepare().await?;
     let reader = DnClient::new(DnConfig {
         connect_timeout: config.connect_timeout,

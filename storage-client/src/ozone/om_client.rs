@@ -61,6 +61,14 @@ pub(super) use answer;
 /// The volume that holds every S3 bucket.
 pub const S3_VOLUME: &str = "s3v";
 
+/// The Ozone volume and bucket a bucket path names: `volume/bucket` for a
+/// bucket outside [`S3_VOLUME`] (the gateway's records), a bare name for
+/// one in it (S3 bucket names have no `/`, and the metadata role never
+/// passes one: see `OzoneMetadata::ozone_name`).
+pub(super) fn volume_and_bucket(path: &str) -> (&str, &str) {
+    path.split_once('/').unwrap_or((S3_VOLUME, path))
+}
+
 /// The client protocol version Ozone 2.x clients announce.
 const CLIENT_VERSION: u32 = 3;
 
@@ -191,9 +199,12 @@ impl OmClient {
         system: crate::SystemSecret,
         others: Vec<(String, crate::SystemSecret)>,
     ) -> Self {
-        let place = super::keyring::SecretPlace {
-            bucket: String::new(),
-            field: "",
+        // No credential store: a lookup finds nothing that opens.
+        let mut key = vec![0u8; crate::RecordsKey::MIN_BYTES];
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut key);
+        let place = super::keyring::CredentialRecords {
+            bucket: super::system_volume::records_bucket("s3gw-none"),
+            sealer: Arc::new(super::records::Sealer::new(&crate::RecordsKey::new(key))),
         };
         let system = (super::keyring::SYSTEM_OWNER, system);
         // Secrets this client issues are remembered for the test's length.
@@ -342,12 +353,13 @@ impl OmClient {
                     StorageError::NoSuchKey => StorageError::AccessDenied,
                     other => other,
                 })?;
-            let secret = key
-                .metadata
-                .get(place.field)
+            // A record that fails its seal is no credential.
+            let secret = place
+                .read(access_id, &key.metadata)
+                .map(|credential| credential.secret_key)
                 .filter(|secret| !secret.is_empty())
                 .ok_or(StorageError::AccessDenied)?;
-            keyring.remember(access_id, secret).await;
+            keyring.remember(access_id, &secret).await;
             Ok(Arc::from(secret.as_str()))
         })
     }
@@ -482,12 +494,14 @@ impl OmClient {
 
     // ---- buckets ----
 
-    /// Creates `s3v/<name>` with the OBJECT_STORE layout, owned by
-    /// `access_id`, remembering `region` (empty: the default).
+    /// Creates the bucket `name` (a [`volume_and_bucket`] path) with the
+    /// OBJECT_STORE layout, owned by `access_id`, remembering `region`
+    /// (empty: the default).
     pub async fn create_bucket(&self, access_id: &str, name: &str, region: &str) -> Result<()> {
+        let (volume, bucket) = volume_and_bucket(name);
         let info = ozone::BucketInfo {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: name.into(),
+            volume_name: volume.into(),
+            bucket_name: bucket.into(),
             is_version_enabled: false,
             storage_type: hdds::StorageType::Disk as i32,
             metadata: model::region_metadata(region),
@@ -502,22 +516,39 @@ impl OmClient {
     }
 
     pub async fn info_bucket(&self, access_id: &str, name: &str) -> Result<BucketInfo> {
+        Ok(model::bucket_from_proto(
+            self.info_bucket_proto(access_id, name).await?,
+        ))
+    }
+
+    /// The bucket's owner and ACLs as the OM keeps them.
+    pub async fn bucket_acls(
+        &self,
+        access_id: &str,
+        name: &str,
+    ) -> Result<(String, Vec<ozone::OzoneAclInfo>)> {
+        let info = self.info_bucket_proto(access_id, name).await?;
+        Ok((info.owner.unwrap_or_default(), info.acls))
+    }
+
+    async fn info_bucket_proto(&self, access_id: &str, name: &str) -> Result<ozone::BucketInfo> {
+        let (volume, bucket) = volume_and_bucket(name);
         let command = Command::InfoBucket(ozone::InfoBucketRequest {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: name.into(),
+            volume_name: volume.into(),
+            bucket_name: bucket.into(),
         });
         let response = self.submit(access_id, Type::InfoBucket, command).await?;
-        let info = answer!(response, InfoBucket)
+        answer!(response, InfoBucket)
             .and_then(|r| r.bucket_info)
-            .ok_or_else(|| missing("InfoBucket", "bucketInfo"))?;
-        Ok(model::bucket_from_proto(info))
+            .ok_or_else(|| missing("InfoBucket", "bucketInfo"))
     }
 
     /// `BucketNotEmpty` while the bucket holds keys.
     pub async fn delete_bucket(&self, access_id: &str, name: &str) -> Result<()> {
+        let (volume, bucket) = volume_and_bucket(name);
         let command = Command::DeleteBucket(ozone::DeleteBucketRequest {
-            volume_name: S3_VOLUME.into(),
-            bucket_name: name.into(),
+            volume_name: volume.into(),
+            bucket_name: bucket.into(),
         });
         self.submit(access_id, Type::DeleteBucket, command).await?;
         Ok(())
@@ -547,6 +578,76 @@ impl OmClient {
             .collect())
     }
 
+    // ---- volumes and ACLs ----
+
+    /// Creates `volume`, owned and administered by `owner`, with `acls`
+    /// (the OM adds its defaults for the owner). `BucketAlreadyExists`
+    /// if it exists.
+    pub async fn create_volume(
+        &self,
+        access_id: &str,
+        volume: &str,
+        owner: &str,
+        acls: Vec<ozone::OzoneAclInfo>,
+    ) -> Result<()> {
+        let command = Command::CreateVolume(ozone::CreateVolumeRequest {
+            volume_info: ozone::VolumeInfo {
+                admin_name: owner.into(),
+                owner_name: owner.into(),
+                volume: volume.into(),
+                volume_acls: acls,
+            },
+        });
+        let response = self.send(access_id, Type::CreateVolume, command).await?;
+        match response.status() {
+            _ if response.success() => Ok(()),
+            Status::VolumeAlreadyExists => Err(StorageError::BucketAlreadyExists),
+            _ => Err(failure(response)),
+        }
+    }
+
+    /// The volume's owner and ACLs. `NoSuchBucket` if there is no such volume.
+    pub async fn volume_acls(
+        &self,
+        access_id: &str,
+        volume: &str,
+    ) -> Result<(String, Vec<ozone::OzoneAclInfo>)> {
+        let command = Command::InfoVolume(ozone::InfoVolumeRequest {
+            volume_name: volume.into(),
+        });
+        let response = self.submit(access_id, Type::InfoVolume, command).await?;
+        let info = answer!(response, InfoVolume)
+            .and_then(|r| r.volume_info)
+            .ok_or_else(|| missing("InfoVolume", "volumeInfo"))?;
+        Ok((info.owner_name, info.volume_acls))
+    }
+
+    /// Replaces every ACL of the volume or bucket `path` (`/volume`,
+    /// `/volume/bucket`) with `acls`. The OM answers `success=false` with
+    /// status OK when they are what it has already (no change): done too.
+    pub async fn set_acls(
+        &self,
+        access_id: &str,
+        kind: ozone::ozone_obj::ObjectType,
+        path: &str,
+        acls: Vec<ozone::OzoneAclInfo>,
+    ) -> Result<()> {
+        let command = Command::SetAcl(ozone::SetAclRequest {
+            obj: ozone::OzoneObj {
+                res_type: kind as i32,
+                store_type: ozone::ozone_obj::StoreType::Ozone as i32,
+                path: path.into(),
+            },
+            acl: acls,
+        });
+        let response = self.send(access_id, Type::SetAcl, command).await?;
+        if response.success() || response.status() == Status::Ok {
+            Ok(())
+        } else {
+            Err(failure(response))
+        }
+    }
+
     // ---- keys ----
 
     /// The S3 read path in one round trip: the key with a READ token and
@@ -565,9 +666,12 @@ impl OmClient {
             sort_datanodes: Some(false),
             ..key_args(bucket, key)
         };
+        // With the S3 context the OM reads the key from s3v whatever
+        // volume it is named in (OmMetadataReader.getKeyInfo).
+        let in_s3_volume = volume_and_bucket(bucket).0 == S3_VOLUME;
         let command = Command::GetKeyInfo(ozone::GetKeyInfoRequest {
             key_args: args,
-            assume_s3_context: Some(true),
+            assume_s3_context: Some(in_s3_volume),
         });
         let response = self.submit(access_id, Type::GetKeyInfo, command).await?;
         let info = answer!(response, GetKeyInfo)
@@ -611,7 +715,11 @@ impl OmClient {
         args: KeyArgs,
         part: Option<OpenPart>,
     ) -> Result<OzoneOpenKey> {
-        let bucket = args.bucket_name.clone();
+        let bucket = if args.volume_name == S3_VOLUME {
+            args.bucket_name.clone()
+        } else {
+            format!("{}/{}", args.volume_name, args.bucket_name)
+        };
         let key = args.key_name.clone();
         let command = Command::CreateKey(ozone::CreateKeyRequest {
             key_args: args,
@@ -742,9 +850,10 @@ impl OmClient {
         bucket: &str,
         keys: &[String],
     ) -> Result<Vec<(String, String)>> {
+        let (volume, bucket) = volume_and_bucket(bucket);
         let command = Command::DeleteKeys(ozone::DeleteKeysRequest {
             delete_keys: Some(ozone::DeleteKeyArgs {
-                volume_name: S3_VOLUME.into(),
+                volume_name: volume.into(),
                 bucket_name: bucket.into(),
                 keys: keys.to_vec(),
             }),
@@ -953,8 +1062,9 @@ fn ascii_header(value: &str, fallback: &'static str) -> AsciiMetadataValue {
 
 /// The request of both ListKeys and ListKeysLight.
 fn list_keys_command(bucket: &str, prefix: &str, start_after: &str, count: usize) -> Command {
+    let (volume, bucket) = volume_and_bucket(bucket);
     Command::ListKeys(ozone::ListKeysRequest {
-        volume_name: S3_VOLUME.into(),
+        volume_name: volume.into(),
         bucket_name: bucket.into(),
         start_key: non_empty(start_after),
         prefix: non_empty(prefix),
@@ -962,9 +1072,11 @@ fn list_keys_command(bucket: &str, prefix: &str, start_after: &str, count: usize
     })
 }
 
+/// `bucket` is a [`volume_and_bucket`] path.
 pub(super) fn key_args(bucket: &str, key: &str) -> KeyArgs {
+    let (volume, bucket) = volume_and_bucket(bucket);
     KeyArgs {
-        volume_name: S3_VOLUME.into(),
+        volume_name: volume.into(),
         bucket_name: bucket.into(),
         key_name: key.into(),
         ..Default::default()
@@ -1252,9 +1364,11 @@ mod tests {
             None
         );
 
-        let place = super::super::keyring::SecretPlace {
-            bucket: "s3gw-credentials".into(),
-            field: "s3gw-secret",
+        let place = super::super::keyring::CredentialRecords {
+            bucket: "s3gw-records/s3gw-credentials".into(),
+            sealer: Arc::new(super::super::records::Sealer::new(&crate::RecordsKey::new(
+                vec![1; 32],
+            ))),
         };
         let keyring = Keyring::new(
             (".s3gw", crate::SystemSecret::new("system-secret".into())),

@@ -4,7 +4,6 @@
 //! system identity's secret from that file, and the identities the suite
 //! acts as get fresh secrets in the OM's own store, once per test process.
 
-use storage_client::SystemSecret;
 use storage_client::test_support::proto::hadoop::ozone::om_request::Command;
 use storage_client::test_support::proto::hadoop::ozone::om_response::Answer;
 use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_client::OzoneManagerServiceClient;
@@ -12,6 +11,7 @@ use storage_client::test_support::proto::hadoop::ozone::{
     GetS3SecretRequest, OmRequest, OmResponse, RevokeS3SecretRequest, Type,
 };
 use storage_client::test_support::{OmClient, OmConfig};
+use storage_client::{RecordsKey, SystemSecret};
 use tokio::sync::OnceCell;
 
 /// The system identity's secret, and each identity's.
@@ -49,6 +49,20 @@ pub async fn secrets(
             .collect();
         (Some(SystemSecret::new(system)), issued)
     })
+}
+
+/// The records key: the file `S3GW_OZONE_RECORDS_KEY_FILE` names (as
+/// `ozone-dev env` prints it), else a fixed one for tests.
+#[allow(dead_code, reason = "not every test binary asks")]
+pub fn records_key() -> RecordsKey {
+    let key = match std::env::var("S3GW_OZONE_RECORDS_KEY_FILE") {
+        Ok(file) => std::fs::read_to_string(&file)
+            .expect("the records key file")
+            .trim()
+            .to_owned(),
+        Err(_) => "storage-client tests: a records key of 32+ bytes".to_owned(),
+    };
+    RecordsKey::new(key.into_bytes())
 }
 
 /// The secret `secrets` made for `access_id` in this process, if any.
