@@ -147,13 +147,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Each runtime thread's stack. An unoptimised build gives every arm of
-/// the operation dispatch (`ops::run`) its own stack slot for that
-/// handler's future (its frame was 0.9 MB) and outgrew tokio's 2 MiB
-/// default; an optimised build overlaps them. The pages are only
-/// reserved: a thread touches what it uses.
-const WORKER_STACK_BYTES: usize = 8 << 20;
-
 fn serve(flags: &ServeArgs) -> ExitCode {
     let config = match Config::load(flags) {
         Ok(config) => config,
@@ -163,11 +156,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         }
     };
     logging::init(&config.log_level, config.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(WORKER_STACK_BYTES)
-        .build()
-    {
+    let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("s3-gateway: cannot start the async runtime: {e}");

@@ -276,6 +276,37 @@ def test_config_checksum_is_the_digest_of_gateway_toml():
     assert unchanged == checksum
 
 
+def test_pod_template_carries_no_digest_of_the_credentials():
+    """Anyone who may read pods must not get an offline oracle for guessed
+    secrets: the pod template holds no digest of the credentials values,
+    of any one of them or of the Secret's data. (That it still rolls when
+    the Secret changes needs the Secret in the cluster: the helm-unittest
+    suite credentials_roll_test.yaml fakes it.)"""
+    import hashlib
+
+    root = ["S3GWROOTKEY000000001", "guessable-secret"]
+    app = {"name": "app", "access_key": "S3GWAPP0000000000001", "secret_key": "another-guessable-one"}
+    objects = render(*PROFILES["ozone"], "--set", f"credentials.rootAccessKey={root[0]}",
+                     "--set", f"credentials.rootSecretKey={root[1]}",
+                     "--set-json", f"credentials.keys=[{json.dumps(app)}]")
+    values = yaml.safe_load((CHART / "values.yaml").read_text())["credentials"]
+    values.update(rootAccessKey=root[0], rootSecretKey=root[1], keys=[app])
+    secret_data = find(objects, "Secret")["data"]
+    secrets = [*root, *app.values(), json.dumps(values, sort_keys=True, separators=(",", ":")),
+               json.dumps(secret_data, sort_keys=True, separators=(",", ":")),
+               *secret_data.values(), *(base64.b64decode(v).decode() for v in secret_data.values())]
+    digests = {getattr(hashlib, name)(text.encode()).hexdigest()
+               for name in ("md5", "sha1", "sha256", "sha512") for text in secrets}
+    pod = find(objects, "Deployment")["spec"]["template"]
+    text = json.dumps(pod)
+    assert not [d for d in digests if d in text]
+    # Nor anything that looks like one, but the digest of the (public) gateway.toml.
+    annotations = dict(pod["metadata"]["annotations"])
+    del annotations["checksum/config"]
+    assert not [v for v in annotations.values() if re.fullmatch(r"[0-9a-fA-F]{32,}", v)], annotations
+    assert annotations["s3-gateway/credentials-revision"].isdigit()
+
+
 def test_operations_guide_shows_the_worked_example():
     """docs/operations.md quotes examples/ozone.yaml whole, as linted here."""
     guide = (REPO_ROOT / "docs" / "operations.md").read_text()

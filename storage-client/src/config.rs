@@ -57,9 +57,10 @@ pub struct StorageConfig {
     /// which refuse unknown keys without a lookup each (a key is refused
     /// only by a listing begun after its request arrived, so keys created
     /// through another replica work at once). Zero asks about every
-    /// unknown key.
+    /// unknown key, as does a set larger than `cache_capacity`.
     pub unknown_key_cache_ttl: Duration,
-    /// Entries per cache.
+    /// Entries per cache (and the most access keys listed to refuse
+    /// unknown ones).
     pub cache_capacity: u64,
 }
 

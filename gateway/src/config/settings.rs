@@ -280,8 +280,8 @@ pub const SETTINGS: &[Setting] = &[
         kind: Kind::Duration { min: ZERO },
         default: storage("1s"),
         read_by: ReadBy::Both,
-        help: "Least time between listings of the access keys that refuse unknown keys; 0 asks every time",
-        doc: "Unknown access keys are refused by a listing of the existing keys (names only) instead of a lookup each; a key is refused only by a listing begun after its request arrived, so a key made through any replica works at once. This is the least time between two listings: what a flood of unknown keys costs the back end (one listing per interval) and the most a request with a new or unknown key waits. `0` asks the back end about every unknown key",
+        help: "Least time between listings of the access keys that refuse unknown keys; 0 asks every time (as does a set of over 100,000 keys)",
+        doc: "Unknown access keys are refused by a listing of the existing keys (names only) instead of a lookup each; a key is refused only by a listing begun after its request arrived, so a key made through any replica works at once. This is the least time between two listings: what a flood of unknown keys costs the back end (one listing per interval) and the most a request with a new or unknown key waits. Past 100,000 keys (the cache capacity) the list is not kept: every key is asked for, as with `0`, and no request waits for a listing. `0` asks the back end about every unknown key",
     },
     Setting {
         key: "log_level",

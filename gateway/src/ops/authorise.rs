@@ -78,7 +78,9 @@ impl BucketContext {
 }
 
 impl Authorised {
-    fn acting(acting: Identity) -> Self {
+    /// No decision beyond the identity: for the operations that carry
+    /// their own proof (a CORS preflight, a form upload's policy).
+    pub(super) fn acting(acting: Identity) -> Self {
         Self {
             acting,
             judged: None,

@@ -1,5 +1,5 @@
 //! Every request that is not a probe: request ids and S3 headers on every
-//! response, then route -> authenticate -> dispatch (or the admin API), with
+//! response, then route -> dispatch (or the admin API), with
 //! errors rendered as S3 XML and a panic turned into a 500, never a dropped
 //! connection.
 
@@ -186,25 +186,16 @@ async fn serve(
             .flatten(),
     };
     // Only a request with Origin may get CORS headers: others pay nothing.
+    // A preflight's answer is all CORS headers already.
     let cors_bucket = parts
         .headers
         .contains_key(header::ORIGIN)
-        .then(|| endpoint.bucket().map(str::to_owned))
+        .then(|| match &endpoint {
+            router::Endpoint::PreflightRequest { .. } => None,
+            endpoint => endpoint.bucket().map(str::to_owned),
+        })
         .flatten();
-    let result = match endpoint {
-        // Browsers sign no preflight: it is answered from the CORS rules alone.
-        router::Endpoint::PreflightRequest { bucket, .. } => {
-            return (served, ops::cors::preflight(state, parts, &bucket).await);
-        }
-        // A form upload is signed in its form, by its POST policy.
-        router::Endpoint::PostObject { bucket } => {
-            ops::post_object::post_object(state, parts, body, &bucket).await
-        }
-        endpoint => match state.verifier.authenticate(parts, body).await {
-            Ok(caller) => ops::dispatch(state, endpoint, parts, caller).await,
-            Err(error) => Err(error),
-        },
-    };
+    let result = ops::dispatch(state, endpoint, parts, body).await;
     let result = match cors_bucket {
         Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
         None => result,

@@ -57,6 +57,55 @@ app.kubernetes.io/component: gateway
 {{- default (printf "%s-credentials" (include "s3-gateway.fullname" .)) .Values.credentials.existingSecret -}}
 {{- end -}}
 
+{{/*
+The data of the chart-made credentials Secret, as JSON (values base64).
+*/}}
+{{- define "s3-gateway.credentialsData" -}}
+{{- $keys := .Values.credentials.secretKeys }}
+{{- $accessKey := .Values.credentials.rootAccessKey }}
+{{- $secretKey := .Values.credentials.rootSecretKey }}
+{{- if not $accessKey }}
+{{- /* Generated once, then kept: an upgrade must not change the root key under running clients. */}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "s3-gateway.credentialsSecret" .) }}
+{{- if and $existing (hasKey $existing.data $keys.rootAccessKey) (hasKey $existing.data $keys.rootSecretKey) }}
+{{- $accessKey = index $existing.data $keys.rootAccessKey | b64dec }}
+{{- $secretKey = index $existing.data $keys.rootSecretKey | b64dec }}
+{{- else }}
+{{- $accessKey = printf "S3GW%s" (randAlphaNum 16 | upper) }}
+{{- $secretKey = randAlphaNum 40 }}
+{{- end }}
+{{- end }}
+{{- $data := dict $keys.rootAccessKey ($accessKey | b64enc) $keys.rootSecretKey ($secretKey | b64enc) }}
+{{- with .Values.credentials.keys }}
+{{- $_ := set $data $keys.keysFile (toToml (dict "keys" .) | b64enc) }}
+{{- end }}
+{{- toJson $data }}
+{{- end -}}
+
+{{/*
+The annotation, on the chart-made Secret and on the pods, that rolls the
+pods when the credentials change: the release revision at which the
+Secret's data last changed. It is carried over from the Secret in the
+cluster while its data stays the same, so an upgrade that changes nothing
+else rolls nothing. It is no function of the credentials, unlike a digest
+of them, which anyone who may read pods could test guessed secrets against
+offline.
+*/}}
+{{- define "s3-gateway.credentialsRevisionAnnotation" -}}s3-gateway/credentials-revision{{- end -}}
+
+{{- define "s3-gateway.credentialsRevision" -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "s3-gateway.credentialsSecret" .) }}
+{{- $kept := "" }}
+{{- if $existing }}
+{{- $kept = dig "metadata" "annotations" (include "s3-gateway.credentialsRevisionAnnotation" .) "" $existing }}
+{{- end }}
+{{- if and $kept (eq (toJson ($existing.data | default dict)) (include "s3-gateway.credentialsData" .)) }}
+{{- $kept }}
+{{- else }}
+{{- .Release.Revision }}
+{{- end }}
+{{- end -}}
+
 {{/* Whether a `[[keys]]` file is mounted and named in gateway.toml. */}}
 {{- define "s3-gateway.hasKeysFile" -}}
 {{- if .Values.credentials.existingSecret -}}

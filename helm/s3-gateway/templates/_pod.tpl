@@ -10,7 +10,7 @@ metadata:
     {{- if .Values.rollOnConfigChange }}
     checksum/config: {{ include "s3-gateway.gatewayToml" . | sha256sum }}
     {{- if not .Values.credentials.existingSecret }}
-    checksum/credentials: {{ toJson .Values.credentials | sha256sum }}
+    {{ include "s3-gateway.credentialsRevisionAnnotation" . }}: {{ include "s3-gateway.credentialsRevision" . | quote }}
     {{- end }}
     {{- end }}
     {{- with .Values.podAnnotations }}

@@ -10,6 +10,15 @@
 //! one before. Unknown keys thus cost their senders up to `ttl` each and
 //! the back end one listing per `ttl`. This replica's own writes update
 //! the set at once.
+//!
+//! When the set cannot answer, every key is asked for, as with a zero
+//! `ttl`, and no request waits for a listing: an unknown key then costs
+//! one per-key lookup, what a known key's first request costs anyway, and
+//! nothing is kept for it. That happens for good once the set outgrows
+//! `capacity` (listing it again would cost the back end more than the
+//! lookups it saves, and it would still not be kept), and until the next
+//! listing is due after a listing failed. Known keys never wait for a
+//! listing in either case.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -23,19 +32,40 @@ use super::CacheCounters;
 use super::layer::Counters;
 use crate::Result;
 
+/// What the last listing left.
+enum Set {
+    /// Every key that existed when the listing began.
+    Loaded(Loaded),
+    /// The set cannot answer: every key is asked for without waiting,
+    /// until this instant (a failed listing: the next one is due then) or
+    /// for good (with none: the set outgrew the capacity).
+    Unusable { until: Option<Instant> },
+}
+
 struct Loaded {
     keys: HashSet<String>,
     /// When the listing began: it holds every key created before then.
     began: Instant,
 }
 
+/// What the set says of a key without waiting for a listing.
+enum Answer {
+    Known(bool),
+    /// It cannot tell: ask the back end for this key.
+    AskForKey,
+    /// It cannot tell, and a listing is due: list unless one is running.
+    Retry,
+    /// The next listing may tell.
+    List,
+}
+
 pub(super) struct AccessKeys {
     /// The least time between two listings; zero: the set is never loaded
     /// and every key is asked for.
     ttl: Duration,
-    /// The most keys kept; a larger set is not kept (every key is asked for).
+    /// The most keys kept; past it the set is dropped for good.
     capacity: usize,
-    loaded: RwLock<Option<Loaded>>,
+    set: RwLock<Option<Set>>,
     /// Serialises loads, so a burst of unknown keys costs one; holds when
     /// the last listing began.
     loading: tokio::sync::Mutex<Option<Instant>>,
@@ -50,7 +80,7 @@ impl AccessKeys {
         Self {
             ttl,
             capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
-            loaded: RwLock::new(None),
+            set: RwLock::new(None),
             loading: tokio::sync::Mutex::new(None),
             writes: AtomicU64::new(0),
             counters: Counters::default(),
@@ -68,13 +98,21 @@ impl AccessKeys {
             return true;
         }
         let arrived = Instant::now();
-        if let Some(known) = self.answer_since(access_key, None) {
-            return self.answered(known);
-        }
-        let mut last_listing = self.loading.lock().await;
+        let mut last_listing = match self.answer_since(access_key, None) {
+            Answer::Known(known) => return self.answered(known),
+            Answer::AskForKey => return true,
+            // Whoever finds the loader free lists; the others ask for their key.
+            Answer::Retry => match self.loading.try_lock() {
+                Ok(last_listing) => last_listing,
+                Err(_) => return true,
+            },
+            Answer::List => self.loading.lock().await,
+        };
         // A listing that began while this call waited answers it.
-        if let Some(known) = self.answer_since(access_key, Some(arrived)) {
-            return self.answered(known);
+        match self.answer_since(access_key, Some(arrived)) {
+            Answer::Known(known) => return self.answered(known),
+            Answer::AskForKey => return true,
+            Answer::Retry | Answer::List => {}
         }
         if let Some(last) = *last_listing {
             tokio::time::sleep_until(last + self.ttl).await;
@@ -83,19 +121,29 @@ impl AccessKeys {
         let writes = self.writes.load(Ordering::Acquire);
         let began = Instant::now();
         *last_listing = Some(began);
-        let keys = match load().await {
-            Ok(keys) if keys.len() <= self.capacity => keys,
-            Ok(_) => return true,
+        let (set, known) = match load().await {
+            Ok(keys) if keys.len() <= self.capacity => {
+                let keys: HashSet<String> = keys.into_iter().collect();
+                let known = keys.contains(access_key);
+                (Set::Loaded(Loaded { keys, began }), known)
+            }
+            Ok(keys) => {
+                tracing::warn!(
+                    keys = keys.len(),
+                    capacity = self.capacity,
+                    "more access keys than the cache holds; asking for each key from now on"
+                );
+                (Set::Unusable { until: None }, true)
+            }
             Err(e) => {
-                tracing::warn!(error = %e, "cannot list the access keys; asking for each");
-                return true;
+                tracing::warn!(error = %e, "cannot list the access keys; asking for each until the next listing");
+                let until = Some(began + self.ttl);
+                (Set::Unusable { until }, true)
             }
         };
-        let keys: HashSet<String> = keys.into_iter().collect();
-        let known = keys.contains(access_key);
-        let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
+        let mut kept = self.set.write().unwrap_or_else(|e| e.into_inner());
         if self.writes.load(Ordering::Acquire) == writes {
-            *loaded = Some(Loaded { keys, began });
+            *kept = Some(set);
         }
         known
     }
@@ -107,30 +155,39 @@ impl AccessKeys {
         known
     }
 
-    /// What the set says of `access_key`, if it can say: that it exists,
-    /// from any listing; that it does not, only from one begun at or after
-    /// `since` (with no `since`, never).
-    fn answer_since(&self, access_key: &str, since: Option<Instant>) -> Option<bool> {
-        let loaded = self.loaded.read().unwrap_or_else(|e| e.into_inner());
-        let loaded = loaded.as_ref()?;
-        if loaded.keys.contains(access_key) {
-            return Some(true);
+    /// What the set says of `access_key`: that it exists, from any
+    /// listing; that it does not, only from one begun at or after `since`
+    /// (with no `since`, never).
+    fn answer_since(&self, access_key: &str, since: Option<Instant>) -> Answer {
+        let set = self.set.read().unwrap_or_else(|e| e.into_inner());
+        match &*set {
+            None => Answer::List,
+            Some(Set::Unusable { until }) => match until {
+                Some(until) if Instant::now() >= *until => Answer::Retry,
+                _ => Answer::AskForKey,
+            },
+            Some(Set::Loaded(loaded)) if loaded.keys.contains(access_key) => Answer::Known(true),
+            Some(Set::Loaded(loaded)) => match since {
+                Some(since) if loaded.began >= since => Answer::Known(false),
+                _ => Answer::List,
+            },
         }
-        since.filter(|since| loaded.began >= *since).map(|_| false)
     }
 
     /// Records a write of `access_key` by this replica: `exists` after it.
     pub(super) fn wrote(&self, access_key: &str, exists: bool) {
-        let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.set.write().unwrap_or_else(|e| e.into_inner());
         self.writes.fetch_add(1, Ordering::AcqRel);
-        let Some(set) = loaded.as_mut() else { return };
+        let Some(Set::Loaded(loaded)) = set.as_mut() else {
+            return;
+        };
         if !exists {
-            set.keys.remove(access_key);
-        } else if set.keys.len() < self.capacity || set.keys.contains(access_key) {
-            set.keys.insert(access_key.to_owned());
+            loaded.keys.remove(access_key);
+        } else if loaded.keys.len() < self.capacity || loaded.keys.contains(access_key) {
+            loaded.keys.insert(access_key.to_owned());
         } else {
-            // Past the capacity the set is not kept, as when loaded.
-            *loaded = None;
+            // Past the capacity, as when a listing finds too many.
+            *set = Some(Set::Unusable { until: None });
         }
     }
 

@@ -327,3 +327,87 @@ async fn a_key_created_through_another_replica_works_at_once() {
     assert!(keys.credential("LATER", &["LATER"]).await.is_some());
     assert_eq!(keys.counts(), (2, 1));
 }
+
+/// Runs `test`, failing if it waits for a listing: `LONG` is the
+/// unknown-key ttl of the tests below, so a second listing (or a wait for
+/// one) cannot finish within `FAR_LESS`.
+async fn without_waiting_for_a_listing<T>(test: impl Future<Output = T>) -> T {
+    const FAR_LESS: Duration = Duration::from_secs(5);
+    tokio::time::timeout(FAR_LESS, test)
+        .await
+        .expect("a request waited for a listing")
+}
+
+const LONG: Duration = Duration::from_secs(600);
+
+#[tokio::test(flavor = "current_thread")]
+async fn past_the_capacity_every_key_is_asked_for_without_waiting() {
+    let keys = Keys::new(cache(|c| {
+        c.capacity = 2;
+        c.unknown_key_ttl = LONG;
+    }));
+    let stored = ["ALICE", "BOB", "CAROL"];
+    without_waiting_for_a_listing(async {
+        assert!(keys.credential("ALICE", &stored).await.is_some());
+        // Known keys and unknown ones together, as a busy replica sees them.
+        let burst = (0..50).map(|i| {
+            let keys = &keys;
+            let key = if i % 2 == 0 {
+                "BOB".to_owned()
+            } else {
+                format!("RANDOM{i}")
+            };
+            async move { (i, keys.credential(&key, &stored).await) }
+        });
+        for (i, answer) in futures::future::join_all(burst).await {
+            assert_eq!(answer.is_some(), i % 2 == 0, "request {i}");
+        }
+    })
+    .await;
+    let (lists, loads) = keys.counts();
+    assert_eq!(lists, 1, "a set past the capacity is not listed again");
+    // ALICE and BOB once each (then cached), each unknown key once.
+    assert_eq!(loads, 2 + 25);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_key_written_past_the_capacity_drops_the_set_without_waiting() {
+    let keys = Keys::new(cache(|c| {
+        c.capacity = 2;
+        c.unknown_key_ttl = LONG;
+    }));
+    without_waiting_for_a_listing(async {
+        assert_eq!(keys.credential("NOBODY", &["ALICE", "BOB"]).await, None);
+        keys.cache.wrote_credential("CAROL", true);
+        let stored = ["ALICE", "BOB", "CAROL"];
+        assert!(keys.credential("CAROL", &stored).await.is_some());
+        assert_eq!(keys.credential("NOBODY", &stored).await, None);
+    })
+    .await;
+    assert_eq!(keys.counts(), (1, 2), "one listing, then a lookup per key");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn after_a_failed_listing_every_key_is_asked_for_until_the_next() {
+    let cache = cache(|c| c.unknown_key_ttl = LONG);
+    let lists = AtomicUsize::new(0);
+    let ask = |access_key: &'static str| {
+        let (cache, lists) = (&cache, &lists);
+        async move {
+            let load = async { Ok((access_key == "ALICE").then(|| credential(access_key))) };
+            let list = || async {
+                lists.fetch_add(1, Ordering::SeqCst);
+                Err(StorageError::Unavailable("no listing".into()))
+            };
+            cache.credential(access_key, load, list).await.unwrap()
+        }
+    };
+    without_waiting_for_a_listing(async {
+        for _ in 0..3 {
+            assert!(ask("ALICE").await.is_some());
+            assert_eq!(ask("NOBODY").await, None);
+        }
+    })
+    .await;
+    assert_eq!(lists.load(Ordering::SeqCst), 1);
+}

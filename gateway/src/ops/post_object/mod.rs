@@ -13,7 +13,6 @@ mod policy;
 use std::ops::RangeInclusive;
 use std::time::SystemTime;
 
-use axum::body::Body;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -29,7 +28,7 @@ use super::integrity::IntegrityPlan;
 use super::list::URL_ENCODE;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_object};
 use super::tagging::tags_from_xml;
-use super::{body, empty_response, xml_response};
+use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
@@ -57,24 +56,19 @@ const HEADER_FIELDS: [&str; 7] = [
 /// only make the upload fail, so the policy need not name it.
 const CHECKSUM_FIELD_PREFIX: &str = "x-amz-checksum-";
 
-/// Reads and stores a form upload; authenticated by the form's policy, not
-/// by the request's headers.
+/// Reads and stores a form upload from `payload`, the body as sent:
+/// authenticated by the form's policy, not by the request's headers. On an
+/// error the caller drains what is left of it.
 pub async fn post_object(
     state: &AppState,
     parts: &Parts,
-    body: Body,
+    payload: &mut Payload,
     bucket: &str,
 ) -> S3Result<Response> {
     let boundary = boundary(&parts.headers)?;
-    let mut payload = state.verifier.form_payload(parts, body)?;
-    let result = receive(state, parts, bucket, &mut payload, &boundary).await;
-    if result.is_ok() {
-        skip_epilogue(&mut payload).await;
-    } else {
-        // Read up to a limit, so the connection survives the refusal.
-        body::drain(&mut payload).await;
-    }
-    result
+    let response = receive(state, parts, bucket, payload, &boundary).await?;
+    skip_epilogue(payload).await;
+    Ok(response)
 }
 
 /// Reads what follows a stored file: the closing boundary and any fields
