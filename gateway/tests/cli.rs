@@ -37,6 +37,45 @@ fn invalid_configuration_exits_2_with_one_line() {
 }
 
 #[test]
+fn a_log_level_that_is_no_level_exits_2_naming_the_levels() {
+    // tracing would read these as target names and silence every other
+    // event, errors included.
+    for level in ["warning", "verbose", "inf", "s3_gateway=warning"] {
+        for (flag, env) in [(true, false), (false, true)] {
+            let mut command = gateway();
+            command.args(["--listen", "127.0.0.1:0"]);
+            if flag {
+                command.args(["--log-level", level]);
+            }
+            if env {
+                command.env("S3GW_LOG_LEVEL", level);
+            }
+            let output = command.output().expect("runs");
+            assert_eq!(output.status.code(), Some(2), "{level}: {output:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{level}: {stderr}");
+            let source = if flag { "--log-level" } else { "S3GW_LOG_LEVEL" };
+            assert!(stderr.contains(source), "{level}: {stderr}");
+            assert!(
+                stderr.contains("off, error, warn, info, debug or trace"),
+                "{level}: {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn levels_and_filter_directives_start() {
+    for level in ["warn", "s3_gateway=debug,info", "info,h2=trace"] {
+        let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--log-level", level]);
+        assert!(!log.contains("invalid configuration"), "{level}: {log}");
+    }
+    // A bare level is the gateway's: its serving line is logged at info.
+    let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--log-level", "info"]);
+    assert!(log.contains("serving"), "{log}");
+}
+
+#[test]
 fn an_unreachable_ozone_manager_exits_1_naming_it() {
     // A port that was just free: nothing answers there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -369,8 +369,7 @@ impl Layer {
         let backend = self.backend()?;
         let log_level = match self.text("log_level") {
             Some(s) => {
-                tracing_subscriber::EnvFilter::try_new(&s.value)
-                    .map_err(|e| s.invalid(&e.to_string()))?;
+                crate::logging::check(&s.value).map_err(|why| s.invalid(&why))?;
                 s.value
             }
             None => unreachable!("log_level has a default"),
