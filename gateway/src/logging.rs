@@ -115,7 +115,10 @@ mod tests {
             "s3_gateway=warning",
         ] {
             let refused = check(bad).expect_err(bad);
-            assert!(refused.contains("off, error, warn, info, debug or trace"), "{bad:?}: {refused}");
+            assert!(
+                refused.contains("off, error, warn, info, debug or trace"),
+                "{bad:?}: {refused}"
+            );
         }
         for good in [
             "error",
