@@ -374,8 +374,11 @@ def render(args):
     out.append(f"![ops/s against concurrency per server]({meta['svg_link']})")
     out.append("")
     out.append(
-        f"Raw results: `{meta['out']}/results.jsonl` (one line per run), the "
-        "servers' logs and every tool's own output beside it."
+        "The raw results (`results.jsonl`, one line per run, the servers' logs "
+        "and every tool's own output) stay on the machine that made the run and "
+        "are not committed. To regenerate them and this section, check out the "
+        "commit above and run the command above; it writes them to "
+        "`target/bench-results/<time>/` (or `OUT`)."
     )
     out.append("")
     out.append(END)

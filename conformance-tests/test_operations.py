@@ -105,6 +105,22 @@ def metric(text: str, name: str, **labels) -> float:
 
 # ---- /metrics ----
 
+def test_a_501_is_counted_as_not_implemented_not_as_a_server_error(launch):
+    """A client probing for a feature the gateway does not offer (here SSE-KMS)
+    must not fire the documented alert on class="5xx"."""
+    server = launch()
+    client = make_s3_client(server.endpoint, Credentials(server.access, server.secret))
+    bucket = unique_bucket_name("metrics501")
+    client.create_bucket(Bucket=bucket)
+    with pytest.raises(client.exceptions.ClientError) as err:
+        client.put_object(Bucket=bucket, Key="k", Body=b"x", ServerSideEncryption="aws:kms")
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501, err.value.response
+    text = requests.get(f"{server.endpoint}/metrics", timeout=10).text
+    assert metric(text, "s3gw_requests_total", operation="PutObject", **{"class": "not_implemented"}) == 1, text
+    assert metric(text, "s3gw_requests_total", operation="PutObject", **{"class": "5xx"}) == 0, text
+    assert 'class="5xx"' not in text, text
+
+
 def test_metrics_count_what_was_served(launch, tmp_path):
     server = launch()
     client = make_s3_client(server.endpoint, Credentials(server.access, server.secret))

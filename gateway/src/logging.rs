@@ -37,6 +37,39 @@ pub fn directives(log_level: &str) -> String {
     out.join(",")
 }
 
+/// The levels a bare directive may name, as the refusal lists them.
+const LEVELS: &str = "off, error, warn, info, debug or trace";
+
+/// Checks `log_level` at start. `tracing` reads a bare word that is not a
+/// level (`warning`, `verbose`) as a target name, which turns every other
+/// event off: a typo would silence the gateway, errors included. So a bare
+/// directive must be a level; anything else names its target
+/// (`TARGET=LEVEL`, `TARGET[span]=LEVEL`) and must parse as a `tracing`
+/// filter directive.
+pub fn check(log_level: &str) -> Result<(), String> {
+    let given: Vec<&str> = log_level
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect();
+    if given.is_empty() {
+        return Err(format!(
+            "expected a level ({LEVELS}) or tracing filter directives such as s3_gateway=debug"
+        ));
+    }
+    for directive in given {
+        let names_a_target = directive.contains('=') || directive.contains('[');
+        if !names_a_target && directive.parse::<LevelFilter>().is_err() {
+            return Err(format!(
+                "{directive:?} is not a level: expected {LEVELS}, or TARGET=LEVEL such as s3_gateway=debug"
+            ));
+        }
+    }
+    EnvFilter::try_new(directives(log_level))
+        .map(drop)
+        .map_err(|e| format!("{e}: levels are {LEVELS}"))
+}
+
 /// Installs the global subscriber; call once, before anything logs.
 pub fn init(log_level: &str, format: LogFormat) {
     let filter = EnvFilter::try_new(directives(log_level)).unwrap_or_else(|_| {
@@ -67,6 +100,41 @@ mod tests {
             directives("info,h2=trace"),
             "warn,s3_gateway=info,storage_client=info,h2=trace"
         );
+    }
+
+    #[test]
+    fn a_word_that_is_no_level_is_refused_not_read_as_a_target() {
+        for bad in [
+            "warning",
+            "verbose",
+            "inf",
+            "",
+            " , ",
+            "info,verbose",
+            "s3_gateway=verbose",
+            "s3_gateway=warning",
+        ] {
+            let refused = check(bad).expect_err(bad);
+            assert!(
+                refused.contains("off, error, warn, info, debug or trace"),
+                "{bad:?}: {refused}"
+            );
+        }
+        for good in [
+            "error",
+            "warn",
+            "INFO",
+            "debug",
+            "trace",
+            "off",
+            "s3_gateway=debug",
+            "s3_gateway=debug,info",
+            "info,h2=trace",
+            "s3_gateway::access=off,debug",
+            "s3_gateway[request]=trace",
+        ] {
+            assert_eq!(check(good), Ok(()), "{good:?}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use s3_gateway::admin::bootstrap::{Instance, ROOT_CREDENTIALS_FILE};
+use s3_gateway::admin::bootstrap::{Instance, ROOT_CREDENTIALS_FILE, RootSource};
 use s3_gateway::admin::check;
 use s3_gateway::admin::client::{AdminClient, Trust};
 use s3_gateway::config::{
@@ -201,6 +201,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
                 .default_value()
                 .is_none_or(|default| config.data_dir != Path::new(default))
                 .then(|| config.data_dir.clone()),
+            root_source: root_source(&config),
         };
         let backend = match &config.backend {
             Backend::Embedded => format!("embedded in {}", config.data_dir.display()),
@@ -218,6 +219,19 @@ fn serve(flags: &ServeArgs) -> ExitCode {
     })
 }
 
+/// Where `admin` on this machine finds a root key's secret: the one it
+/// looks at first of those this server was configured with.
+fn root_source(config: &Config) -> RootSource {
+    match &config.credentials {
+        Some(file) if config.keys.iter().any(|key| key.root) => {
+            RootSource::CredentialsFile(file.clone())
+        }
+        _ if config.data_dir.join(ROOT_CREDENTIALS_FILE).is_file() => RootSource::DataDir,
+        _ if config.root_key.is_some() => RootSource::Environment,
+        _ => RootSource::Unknown,
+    }
+}
+
 fn admin(args: AdminArgs) -> ExitCode {
     let config = match AdminConfig::load(&args.config) {
         Ok(config) => config,
@@ -226,7 +240,7 @@ fn admin(args: AdminArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (access_key, secret_key) = match admin_credentials(&args, &config.data_dir) {
+    let (access_key, secret_key) = match admin_credentials(&args, &config) {
         Ok(keys) => keys,
         Err(message) => {
             eprintln!("s3-gateway: {message}");
@@ -322,9 +336,10 @@ fn admin(args: AdminArgs) -> ExitCode {
     })
 }
 
-/// The root key from flags or environment, else the one a first start wrote
-/// into the data dir, so `admin` works out of the box on the same machine.
-fn admin_credentials(args: &AdminArgs, data_dir: &Path) -> Result<(String, String), String> {
+/// The root key from flags or environment, else a `root = true` key of the
+/// server's credentials file, else the one a first start wrote into the
+/// data dir, so `admin` works out of the box on the same machine.
+fn admin_credentials(args: &AdminArgs, config: &AdminConfig) -> Result<(String, String), String> {
     let access_key = args
         .access_key
         .clone()
@@ -336,10 +351,16 @@ fn admin_credentials(args: &AdminArgs, data_dir: &Path) -> Result<(String, Strin
     match (access_key, secret_key) {
         (Some(access_key), Some(secret_key)) => Ok((access_key, secret_key)),
         (None, None) => {
-            let file = data_dir.join(ROOT_CREDENTIALS_FILE);
+            if let Some(file) = &config.credentials {
+                let keys = credentials_file::load(file).map_err(|e| e.to_string())?;
+                if let Some(key) = keys.into_iter().find(|key| key.root) {
+                    return Ok((key.access_key, key.secret_key));
+                }
+            }
+            let file = config.data_dir.join(ROOT_CREDENTIALS_FILE);
             let keys = credentials_file::load(&file).map_err(|e| {
                 format!(
-                    "no root key: pass --access-key and --secret-key, set {ROOT_ACCESS_KEY_ENV} and {ROOT_SECRET_KEY_ENV}, or point --data-dir at the gateway's data ({e})"
+                    "no root key: pass --access-key and --secret-key, set {ROOT_ACCESS_KEY_ENV} and {ROOT_SECRET_KEY_ENV}, point --credentials at a file with a `root = true` key, or point --data-dir at the gateway's data ({e})"
                 )
             })?;
             keys.into_iter()

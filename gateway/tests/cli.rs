@@ -37,6 +37,49 @@ fn invalid_configuration_exits_2_with_one_line() {
 }
 
 #[test]
+fn a_log_level_that_is_no_level_exits_2_naming_the_levels() {
+    // tracing would read these as target names and silence every other
+    // event, errors included.
+    for level in ["warning", "verbose", "inf", "s3_gateway=warning"] {
+        for (flag, env) in [(true, false), (false, true)] {
+            let mut command = gateway();
+            command.args(["--listen", "127.0.0.1:0"]);
+            if flag {
+                command.args(["--log-level", level]);
+            }
+            if env {
+                command.env("S3GW_LOG_LEVEL", level);
+            }
+            let output = command.output().expect("runs");
+            assert_eq!(output.status.code(), Some(2), "{level}: {output:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{level}: {stderr}");
+            let source = if flag {
+                "--log-level"
+            } else {
+                "S3GW_LOG_LEVEL"
+            };
+            assert!(stderr.contains(source), "{level}: {stderr}");
+            assert!(
+                stderr.contains("off, error, warn, info, debug or trace"),
+                "{level}: {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn levels_and_filter_directives_start() {
+    for level in ["warn", "s3_gateway=debug,info", "info,h2=trace"] {
+        let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--log-level", level]);
+        assert!(!log.contains("invalid configuration"), "{level}: {log}");
+    }
+    // A bare level is the gateway's: its serving line is logged at info.
+    let (_, log) = start_and_stop(&["--listen", "127.0.0.1:0", "--log-level", "info"]);
+    assert!(log.contains("serving"), "{log}");
+}
+
+#[test]
 fn an_unreachable_ozone_manager_exits_1_naming_it() {
     // A port that was just free: nothing answers there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -242,6 +285,68 @@ fn admin_keys_create_list_delete() {
     assert!(String::from_utf8_lossy(&deleted.stdout).contains(&access_key));
     let again = server.admin(&["keys", "delete", &access_key]);
     assert_eq!(again.status.code(), Some(1), "{again:?}");
+}
+
+/// The admin command a started server prints, run as printed (with the
+/// test's binary), its environment holding no root key.
+fn run_printed_admin_command(mut server: Command) -> Output {
+    let mut child = server
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut command = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if let Some(rest) = line.strip_prefix("Manage keys with: ") {
+            let (printed, _) = rest.split_once(" (").expect("a note after the command");
+            command = Some(printed.to_string());
+        }
+        if line.starts_with("s3-gateway listening on ") {
+            break;
+        }
+    }
+    let command = command.expect("a Manage keys line before the endpoint");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(words[0], "s3-gateway", "{command}");
+    assert!(!command.contains('\''), "plain words only here: {command}");
+    let output = gateway().args(&words[1..]).output().expect("admin runs");
+    let _ = child.kill();
+    let _ = child.wait();
+    output
+}
+
+#[test]
+fn the_printed_admin_command_works_with_a_root_key_from_a_credentials_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = dir.path().join("keys.toml");
+    std::fs::write(
+        &keys,
+        format!(
+            "[[keys]]\nname = \"ops\"\naccess_key = \"{ROOT_ACCESS_KEY}\"\nsecret_key = \"{ROOT_SECRET_KEY}\"\nroot = true\n"
+        ),
+    )
+    .expect("write keys");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let data = dir.path().join("data");
+    let mut server = gateway();
+    server
+        .args(["--listen", "127.0.0.1:0", "--credentials"])
+        .arg(&keys)
+        .arg("--data-dir")
+        .arg(&data);
+    let listed = run_printed_admin_command(server);
+    assert!(listed.status.success(), "{listed:?}");
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains(ROOT_ACCESS_KEY), "{stdout}");
+    assert!(
+        !data.join("root-credentials.toml").exists(),
+        "the credentials file's root key is the root key"
+    );
 }
 
 #[test]

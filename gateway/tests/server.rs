@@ -31,6 +31,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         region: "us-east-1".into(),
         domain: None,
         keys: Vec::new(),
+        credentials: None,
         root_key: root,
         block_size: None,
         chunk_size: None,

@@ -95,22 +95,62 @@ pub struct Instance {
     pub region: String,
     /// Where `admin` finds a generated root key, when not at the default.
     pub data_dir: Option<PathBuf>,
+    /// Where `admin` finds a root key's secret when it is not in the data dir.
+    pub root_source: RootSource,
+}
+
+/// Where the secret of a root key this instance configures is kept, so that
+/// the admin command the banner prints can sign with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootSource {
+    /// A `root = true` key of this credentials file.
+    CredentialsFile(PathBuf),
+    /// `S3GW_ROOT_ACCESS_KEY` and `S3GW_ROOT_SECRET_KEY`.
+    Environment,
+    /// `root-credentials.toml` in the data dir, written on first start.
+    DataDir,
+    /// None of these: the root keys were configured by an earlier start.
+    Unknown,
 }
 
 impl Instance {
-    /// `s3-gateway admin` with the flags that reach this instance.
+    /// `s3-gateway admin` with the flags that reach this instance and find
+    /// a root key's secret.
     fn admin_command(&self) -> String {
         let mut command = format!(
             "s3-gateway admin --endpoint {} --region {}",
             self.endpoint, self.region
         );
-        if let Some(dir) = &self.data_dir {
-            command.push_str(&format!(
-                " --data-dir {}",
-                shell_word(&dir.display().to_string())
-            ));
+        match &self.root_source {
+            RootSource::CredentialsFile(file) => {
+                command.push_str(&format!(
+                    " --credentials {}",
+                    shell_word(&file.display().to_string())
+                ));
+            }
+            RootSource::Environment => {}
+            RootSource::Unknown => command.push_str(" --access-key ID --secret-key SECRET"),
+            RootSource::DataDir => {
+                if let Some(dir) = &self.data_dir {
+                    command.push_str(&format!(
+                        " --data-dir {}",
+                        shell_word(&dir.display().to_string())
+                    ));
+                }
+            }
         }
         command
+    }
+
+    /// What the admin command needs besides its flags, if anything.
+    fn admin_needs(&self) -> &'static str {
+        match self.root_source {
+            RootSource::Environment => {
+                "with S3GW_ROOT_ACCESS_KEY and S3GW_ROOT_SECRET_KEY set as for this server; "
+            }
+            RootSource::Unknown => "ID and SECRET of a root key; ",
+            RootSource::CredentialsFile(_) | RootSource::DataDir => "",
+        }
     }
 }
 
@@ -147,9 +187,10 @@ impl RootKeys {
             ),
             RootKeys::Existing { access_keys } => format!(
                 "Root access key id: {}\n\
-                 Manage keys with: {} keys list (also keys create --name NAME, keys delete ACCESS_KEY)\n",
+                 Manage keys with: {} keys list ({}also keys create --name NAME, keys delete ACCESS_KEY)\n",
                 shortened(access_keys),
-                instance.admin_command()
+                instance.admin_command(),
+                instance.admin_needs(),
             ),
         }
     }
@@ -230,6 +271,7 @@ mod tests {
             endpoint: "http://127.0.0.1:9000".into(),
             region: "eu-west-3".into(),
             data_dir: Some(PathBuf::from("/srv/s3 data")),
+            root_source: RootSource::DataDir,
         };
         let banner = RootKeys::Generated {
             credential: credential.clone(),
@@ -252,6 +294,42 @@ mod tests {
                 "s3-gateway admin --endpoint http://127.0.0.1:9000 --region eu-west-3 --data-dir '/srv/s3 data' keys list"
             ),
             "{later}"
+        );
+    }
+
+    #[test]
+    fn the_admin_command_finds_the_root_key_where_this_instance_keeps_it() {
+        let later = |root_source| {
+            RootKeys::Existing {
+                access_keys: vec!["ROOTKEY".into()],
+            }
+            .banner(&Instance {
+                endpoint: "http://127.0.0.1:9000".into(),
+                region: "us-east-1".into(),
+                data_dir: Some(PathBuf::from("/srv/data")),
+                root_source,
+            })
+        };
+        let from_file = later(RootSource::CredentialsFile(PathBuf::from(
+            "/etc/s3 gw/keys.toml",
+        )));
+        assert!(
+            from_file.contains(
+                "s3-gateway admin --endpoint http://127.0.0.1:9000 --region us-east-1 --credentials '/etc/s3 gw/keys.toml' keys list (also"
+            ),
+            "{from_file}"
+        );
+        let from_env = later(RootSource::Environment);
+        assert!(
+            from_env.contains(
+                "s3-gateway admin --endpoint http://127.0.0.1:9000 --region us-east-1 keys list (with S3GW_ROOT_ACCESS_KEY and S3GW_ROOT_SECRET_KEY set as for this server; also"
+            ),
+            "{from_env}"
+        );
+        let unknown = later(RootSource::Unknown);
+        assert!(
+            unknown.contains("--access-key ID --secret-key SECRET keys list (ID and SECRET"),
+            "{unknown}"
         );
     }
 

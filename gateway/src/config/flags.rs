@@ -12,8 +12,9 @@ use super::layer::{Given, Layer};
 use super::settings::{CONFIG_ENV, CONFIG_FLAG, SETTINGS, setting};
 
 /// The settings `admin` reads like the server: where the configuration is,
-/// the region to sign for, the data dir holding a generated root key.
-pub const ADMIN_SETTINGS: [&str; 2] = ["region", "data_dir"];
+/// the region to sign for, the data dir holding a generated root key, the
+/// credentials file that may hold a root key.
+pub const ADMIN_SETTINGS: [&str; 3] = ["region", "data_dir", "credentials"];
 
 /// Flags as given, by TOML key.
 #[derive(Clone, Debug, Default)]

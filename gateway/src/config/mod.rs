@@ -46,6 +46,8 @@ pub struct Config {
     pub domain: Option<String>,
     /// Keys loaded from the credentials file, upserted into storage at start.
     pub keys: Vec<KeyEntry>,
+    /// The credentials file `keys` came from.
+    pub credentials: Option<PathBuf>,
     /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
     pub root_key: Option<KeyEntry>,
     /// Storage tunables; `None` keeps the storage back end's default (see
@@ -246,12 +248,14 @@ impl Config {
 }
 
 /// What `admin` reads of the server's configuration, by the same rules:
-/// the region to sign for, the data dir with a generated root key, and
-/// where the server listens (with or without TLS), for a default endpoint.
+/// the region to sign for, the data dir with a generated root key, the
+/// credentials file (whose `root = true` key it may sign with), and where
+/// the server listens (with or without TLS), for a default endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdminConfig {
     pub region: String,
     pub data_dir: PathBuf,
+    pub credentials: Option<PathBuf>,
     /// `http(s)://HOST:PORT` of the server this configuration describes.
     pub endpoint: String,
 }
@@ -274,6 +278,7 @@ impl AdminConfig {
         Ok(Self {
             region: layer.region()?,
             data_dir: layer.data_dir()?,
+            credentials: layer.get("credentials").map(|s| PathBuf::from(&s.value)),
             endpoint: format!("{scheme}://{}", reachable(layer.listen()?[0])),
         })
     }
@@ -374,8 +379,7 @@ impl Layer {
         let backend = self.backend()?;
         let log_level = match self.text("log_level") {
             Some(s) => {
-                tracing_subscriber::EnvFilter::try_new(&s.value)
-                    .map_err(|e| s.invalid(&e.to_string()))?;
+                crate::logging::check(&s.value).map_err(|why| s.invalid(&why))?;
                 s.value
             }
             None => unreachable!("log_level has a default"),
@@ -417,6 +421,7 @@ impl Layer {
             region,
             domain,
             keys,
+            credentials: self.get("credentials").map(|s| PathBuf::from(&s.value)),
             root_key,
             block_size,
             chunk_size,

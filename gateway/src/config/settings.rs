@@ -288,8 +288,8 @@ pub const SETTINGS: &[Setting] = &[
         kind: Kind::Text("FILTER"),
         default: Default::Value("info"),
         read_by: ReadBy::Both,
-        help: "Log filter, e.g. info or s3_gateway=debug; other crates log at warn unless named",
-        doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`; a bare level applies to the gateway's own crates, dependencies (h2, hyper, rustls) stay at `warn` unless the filter names them",
+        help: "Log filter: off, error, warn, info, debug, trace, or directives such as s3_gateway=debug,info; other crates log at warn unless named",
+        doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`; a bare word must be a level (`off`, `error`, `warn`, `info`, `debug`, `trace`), so `warning` stops the start. A bare level applies to the gateway's own crates, dependencies (h2, hyper, rustls) stay at `warn` unless the filter names them",
     },
     Setting {
         key: "log_format",

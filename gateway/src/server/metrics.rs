@@ -51,8 +51,18 @@ impl Operation {
     }
 }
 
-/// Status classes counted: 1xx to 5xx.
-const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+/// Status classes counted: 1xx to 5xx, and 501 on its own: a feature the
+/// gateway does not offer, which a client may merely probe for, is no
+/// server error for an alert on `5xx` to page about.
+const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "not_implemented"];
+
+/// The index in [`CLASSES`] that `status` is counted under.
+fn class_of(status: u16) -> usize {
+    if status == 501 {
+        return CLASSES.len() - 1;
+    }
+    usize::from(status / 100).clamp(1, 5) - 1
+}
 
 #[derive(Default)]
 struct OperationStats {
@@ -135,7 +145,7 @@ impl Metrics {
 
     /// Counts a request that was refused before it was served.
     pub fn count(&self, operation: Operation, status: u16) {
-        let class = usize::from(status / 100).clamp(1, CLASSES.len()) - 1;
+        let class = class_of(status);
         if let Some(stats) = self.operations.get(operation.0) {
             stats.by_class[class].fetch_add(1, Ordering::Relaxed);
         }
@@ -380,8 +390,13 @@ mod tests {
             metrics.finish(get, status, Duration::from_millis(3));
         }
         metrics.count(Operation::UNROUTED, 400);
+        let put_acl = Operation::named("PutObjectAcl");
+        metrics.count(put_acl, 501);
+        metrics.count(put_acl, 503);
         let text = render(&metrics);
         for line in [
+            "s3gw_requests_total{operation=\"PutObjectAcl\",class=\"not_implemented\"} 1\n",
+            "s3gw_requests_total{operation=\"PutObjectAcl\",class=\"5xx\"} 1\n",
             "s3gw_requests_total{operation=\"GetObject\",class=\"2xx\"} 2\n",
             "s3gw_requests_total{operation=\"GetObject\",class=\"4xx\"} 1\n",
             "s3gw_requests_total{operation=\"Unrouted\",class=\"4xx\"} 1\n",
