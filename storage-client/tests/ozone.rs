@@ -473,6 +473,7 @@ async fn an_unreachable_om_is_unavailable_at_open() {
     let config = OzoneStorageConfig {
         connect_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(1),
+        records_key: Some(secure::records_key()),
         ..OzoneStorageConfig::new(vec!["127.0.0.1:9".into()])
     };
     match Storage::open_ozone(config).await {
