@@ -144,23 +144,26 @@ class Model:
                    override: str | None = None) -> Expected:
         action = "s3:GetObjectVersion" if vid is not None else "s3:GetObject"
         target = self.version(key, vid) if vid is not None else self.latest(key)
-        if not self.allowed(who, [action], acl_read=target):
+        if target is not None and not target.marker:
+            if self.allowed(who, [action], acl_read=target):
+                plain = Expected(200, body=b"" if head else target.body, version_id=self.named(target),
+                                 content_type=override)
+            else:
+                plain = Expected(403, "AccessDenied")
+        elif self.verdict(who, action) == "Deny":
             plain = Expected(403, "AccessDenied")
-        elif target is None and vid is not None:
-            # A version id that names nothing: AWS documents the ListBucket
-            # rule for a missing object, not for a missing version of one, so
-            # a caller allowed to read versions may be told either way.
-            plain = self.missing(who, "NoSuchVersion")
-            if plain.status == 403:
-                plain.also.append((404, "NoSuchVersion"))
-        elif target is None:
-            plain = self.missing(who, "NoSuchKey")
-        elif target.marker:
-            # The latest is a delete marker: 404; a marker asked for by id: 405.
-            plain = Expected(405, "MethodNotAllowed") if vid is not None else self.missing(who, "NoSuchKey")
+        elif target is not None and vid is not None:
+            # A delete marker asked for by id: 405 to a caller allowed to
+            # read versions, or (as for any absence) one that may list.
+            allowed = self.allowed(who, [action]) or self.may_list(who)
+            plain = Expected(405, "MethodNotAllowed") if allowed else Expected(403, "AccessDenied")
         else:
-            plain = Expected(200, body=b"" if head else target.body, version_id=self.named(target),
-                             content_type=override)
+            # Nothing there (no such key or version, or the latest is a
+            # delete marker), so no ACL grants anything: told apart (404)
+            # only to a caller that may list the bucket, whether or not it
+            # may read (docs/security.md rule 5; the GetObject reference's
+            # ListBucket rule).
+            plain = self.missing(who, "NoSuchVersion" if vid is not None else "NoSuchKey")
         if override is not None and who == ANONYMOUS:
             # GetObject API reference: the response-* overrides need a signed
             # request (or a presigned URL); an anonymous one is 400 InvalidRequest.

@@ -477,3 +477,48 @@ def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, 
     assert not failures, failures
     assert served, "no anonymous GET was served"
     assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"
+
+
+def test_a_caller_let_in_by_a_policy_learns_of_a_missing_key_only_if_it_may_list(
+        root_s3, alt_s3, second_key, bucket):
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObject"))
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="missing") == (403, "AccessDenied")
+    assert error_of(alt_s3.head_object, Bucket=bucket, Key="missing")[0] == 403
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObject",
+                                                               "s3:ListBucket"))
+    assert error_of(alt_s3.get_object, Bucket=bucket, Key="missing") == (404, "NoSuchKey")
+    # The owner denied s3:ListBucket by its own policy is no more told.
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=policy({
+        "Effect": "Deny", "Principal": "*", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{bucket}"}))
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="missing") == (403, "AccessDenied")
+    root_s3.delete_bucket_policy(Bucket=bucket)
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="missing") == (404, "NoSuchKey")
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_a_caller_with_no_grant_learns_nothing_of_versions_or_delete_markers(root_s3, raw, bucket):
+    root_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"x", ACL="public-read")
+    marker = root_s3.delete_object(Bucket=bucket, Key="k")["VersionId"]
+    # The latest is a delete marker, one is named by id, one id names nothing:
+    # to an anonymous caller that may not list, each is as forbidden as a private object.
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    assert raw.unsigned("HEAD", bucket, "k").status_code == 403
+    assert_s3_error(raw.unsigned("GET", bucket, "k", query=[("versionId", marker)]), 403, "AccessDenied")
+    assert raw.unsigned("HEAD", bucket, "k", query=[("versionId", marker)]).status_code == 403
+    assert_s3_error(raw.unsigned("GET", bucket, "k", query=[("versionId", "0" * 16)]), 403, "AccessDenied")
+    # The owner is told.
+    assert error_of(root_s3.get_object, Bucket=bucket, Key="k", VersionId=marker) == (405, "MethodNotAllowed")
+
+
+def test_put_object_setting_an_acl_needs_put_object_acl_too(root_s3, alt_s3, second_key, bucket):
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:PutObject"))
+    alt_s3.put_object(Bucket=bucket, Key="plain", Body=b"x")
+    assert error_of(alt_s3.put_object, Bucket=bucket, Key="public", Body=b"x", ACL="public-read") == (
+        403, "AccessDenied")
+    assert error_of(alt_s3.put_object, Bucket=bucket, Key="granted", Body=b"x",
+                    GrantRead='uri="http://acs.amazonaws.com/groups/global/AllUsers"') == (403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:PutObject",
+                                                               "s3:PutObjectAcl"))
+    alt_s3.put_object(Bucket=bucket, Key="public", Body=b"x", ACL="public-read")
+    root_s3.delete_bucket_policy(Bucket=bucket)

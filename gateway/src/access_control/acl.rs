@@ -151,6 +151,15 @@ impl Acl {
         })
     }
 
+    /// Whether a write's headers ask for an ACL at all (`x-amz-acl` or any
+    /// `x-amz-grant-*`), which the decision needs before they are parsed.
+    pub fn requested(headers: &HeaderMap) -> bool {
+        headers.contains_key("x-amz-acl")
+            || Permission::ALL
+                .into_iter()
+                .any(|permission| headers.contains_key(permission.header()))
+    }
+
     /// The ACL a write's headers ask for: `x-amz-acl`, or `x-amz-grant-*`
     /// (which replace the owner's implicit full control, as in S3), or
     /// `None` when the request names no ACL. Both at once is refused.

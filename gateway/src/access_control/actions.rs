@@ -58,6 +58,10 @@ pub struct Row {
     pub version: &'static [&'static str],
     pub on: On,
     pub grant: Grant,
+    /// The actions it needs instead when the request also sets the new
+    /// object's ACL (`x-amz-acl`, `x-amz-grant-*`); empty where those
+    /// headers ask for no more.
+    pub setting_acl: &'static [&'static str],
 }
 
 impl Row {
@@ -84,6 +88,7 @@ const fn row(
         version: actions,
         on,
         grant,
+        setting_acl: &[],
     }
 }
 
@@ -100,6 +105,7 @@ const fn versioned(
         version,
         on: On::Object,
         grant,
+        setting_acl: &[],
     }
 }
 
@@ -150,6 +156,7 @@ pub const TABLE: &[Row] = &[
         version: &["DeleteObjectVersion"],
         on: On::Entries,
         grant: Bucket(Write),
+        setting_acl: &[],
     },
     row("PostObject", &["PutObject"], On::Nothing, Bucket(Write)),
     config("GetBucketVersioning", &["GetBucketVersioning"]),
@@ -314,7 +321,12 @@ pub const TABLE: &[Row] = &[
         &["GetObjectVersion"],
         Object(Read),
     ),
-    row("PutObject", &["PutObject"], On::Object, Bucket(Write)),
+    // PutObject API reference, "Permissions": changing the object's ACL
+    // in the same request needs s3:PutObjectAcl as well.
+    Row {
+        setting_acl: &["PutObject", "PutObjectAcl"],
+        ..row("PutObject", &["PutObject"], On::Object, Bucket(Write))
+    },
     // The copy's source is read under `COPY_SOURCE`.
     row("CopyObject", &["PutObject"], On::Object, Bucket(Write)),
     versioned(
@@ -640,6 +652,19 @@ mod tests {
         }
         assert_eq!(COPY_SOURCE.actions(true), ["GetObjectVersion"]);
         assert_eq!(COPY_SOURCE.actions(false), ["GetObject"]);
+    }
+
+    #[test]
+    fn a_put_object_that_sets_an_acl_needs_put_object_acl_too() {
+        let asking_more: Vec<_> = TABLE
+            .iter()
+            .filter(|row| !row.setting_acl.is_empty())
+            .map(|row| (row.operation, row.setting_acl))
+            .collect();
+        assert_eq!(
+            asking_more,
+            [("PutObject", &["PutObject", "PutObjectAcl"][..])]
+        );
     }
 
     #[test]

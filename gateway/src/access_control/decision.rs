@@ -58,6 +58,15 @@ impl<'a> Need<'a> {
             version_id,
         }
     }
+
+    /// What `row` needs when the request also sets the new object's ACL
+    /// ([`Row::setting_acl`]); unchanged where the row asks no more.
+    pub fn setting_acl(self, row: &Row) -> Self {
+        match row.setting_acl {
+            [] => self,
+            actions => Self { actions, ..self },
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -41,6 +41,12 @@ pub(super) struct Authorised {
     /// The request's bucket as the decision loaded it, for the operation
     /// to use rather than load again.
     bucket: Option<BucketContext>,
+    /// Whether the caller may be told that an object or version is not
+    /// there (it may list the bucket); otherwise its absence is refused
+    /// as a private object would be. `None`: the caller is the acting
+    /// identity, asked only when something is missing (so the owner's
+    /// requests pay nothing for it).
+    may_list: Option<bool>,
 }
 
 /// What one request loaded of its bucket, once: its facts and parsed
@@ -86,6 +92,7 @@ impl Authorised {
             judged: None,
             caller: None,
             bucket: None,
+            may_list: Some(true),
         }
     }
 
@@ -95,12 +102,14 @@ impl Authorised {
         judged: Option<Box<KeyInfo>>,
         access: BucketAccess,
         who: &Identity,
+        may_list: Option<bool>,
     ) -> Self {
         Self {
             acting,
             judged,
             caller: None,
             bucket: Some(BucketContext::new(access, who)),
+            may_list,
         }
     }
 
@@ -131,6 +140,7 @@ impl Authorised {
             version_id,
             judged: self.judged.take(),
             context: self.bucket.as_ref(),
+            may_list: self.may_list,
         }
     }
 
@@ -151,6 +161,7 @@ pub(super) struct ObjectVersion<'a> {
     version_id: Option<&'a str>,
     judged: Option<Box<KeyInfo>>,
     context: Option<&'a BucketContext>,
+    may_list: Option<bool>,
 }
 
 impl<'a> ObjectVersion<'a> {
@@ -176,6 +187,9 @@ impl<'a> ObjectVersion<'a> {
     /// lookup, so nothing written since can take its place), or, when the
     /// decision did not depend on the version (the owner, a policy or
     /// bucket ACL grant), the version the request names, looked up now.
+    /// A caller let in by a policy or bucket ACL but not allowed to list
+    /// the bucket learns nothing of what is not there: `403`, as S3
+    /// answers it (a delete marker the request names by id stays `405`).
     pub(super) async fn resolve(self, state: &AppState) -> Result<KeyInfo, S3Error> {
         if let Some(info) = self.judged {
             return Ok(*info);
@@ -184,7 +198,17 @@ impl<'a> ObjectVersion<'a> {
             .storage
             .lookup_version(self.acting, self.bucket, self.key, self.version_id)
             .await
-            .map_err(|err| S3Error::from(err).naming(self.bucket, Some(self.key)))
+            .map_err(|err| {
+                let may_list = || match (self.may_list, self.context) {
+                    (Some(may), _) => may,
+                    (None, Some(context)) => may_list(&context.access, self.acting, self.bucket),
+                    (None, None) => true,
+                };
+                match is_absence(&err, false) && !may_list() {
+                    true => S3Error::access_denied(),
+                    false => S3Error::from(err).naming(self.bucket, Some(self.key)),
+                }
+            })
     }
 
     /// The version a write to this object's record is to change: the one
@@ -259,6 +283,7 @@ pub(super) async fn authorise_request(
             judged: None,
             caller: Some(who.clone()),
             bucket: Some(BucketContext::new(access, who)),
+            may_list: Some(true),
         });
     }
     let Some(need) = decision::need(endpoint) else {
@@ -268,6 +293,10 @@ pub(super) async fn authorise_request(
             }
             _ => Ok(Authorised::acting(who.clone())),
         };
+    };
+    let need = match Acl::requested(&parts.headers) {
+        true => need.setting_acl(row),
+        false => need,
     };
     let authorised = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
@@ -354,10 +383,11 @@ async fn decide(
     let access = bucket_access(state, bucket, who).await?;
     check_expected_owner(&access, expected_owner)?;
     let permission = match access.decide(who, need) {
-        Decision::Owner => return Ok(Authorised::with(who.clone(), None, access, who)),
+        Decision::Owner => return Ok(Authorised::with(who.clone(), None, access, who, None)),
         Decision::Granted => {
             let acting = Identity::new(&access.owner);
-            return Ok(Authorised::with(acting, None, access, who));
+            let may_list = Some(may_list(&access, who, bucket));
+            return Ok(Authorised::with(acting, None, access, who, may_list));
         }
         Decision::Denied => return Err(S3Error::access_denied()),
         Decision::NeedsObjectAcl(permission) => permission,
@@ -379,22 +409,47 @@ async fn decide(
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
                 let judged = Some(Box::new(info));
-                Ok(Authorised::with(bucket_owner, judged, access, who))
+                Ok(Authorised::with(
+                    bucket_owner,
+                    judged,
+                    access,
+                    who,
+                    Some(false),
+                ))
             } else {
                 Err(S3Error::access_denied())
             }
         }
-        // S3 tells a missing key apart from a forbidden one only to a
-        // caller that may list the bucket.
-        Err(StorageError::NoSuchKey) => {
-            let list = Need::of(&actions::LIST_BUCKET, Resource::Bucket(bucket), None);
-            match access.decide(who, list) {
-                Decision::Owner | Decision::Granted => {
-                    Err(S3Error::from(StorageError::NoSuchKey).naming(bucket, Some(key)))
-                }
-                _ => Err(S3Error::access_denied()),
-            }
-        }
+        // Nothing there, so no ACL that could grant anything: S3 tells
+        // that apart from a forbidden object only to a caller that may
+        // list the bucket.
+        Err(err) if is_absence(&err, true) => match may_list(&access, who, bucket) {
+            true => Err(S3Error::from(err).naming(bucket, Some(key))),
+            false => Err(S3Error::access_denied()),
+        },
         Err(err) => Err(S3Error::from(err).naming(bucket, Some(key))),
+    }
+}
+
+/// Whether `who` may list `bucket` (a policy or bucket ACL decision, no
+/// lookup).
+fn may_list(access: &BucketAccess, who: &Identity, bucket: &str) -> bool {
+    let list = Need::of(&actions::LIST_BUCKET, Resource::Bucket(bucket), None);
+    matches!(
+        access.decide(who, list),
+        Decision::Owner | Decision::Granted
+    )
+}
+
+/// Whether a lookup found nothing to act on: no such key or version, or a
+/// delete marker where the latest version should be (or, with
+/// `addressed`, also one the request named by its id).
+fn is_absence(err: &StorageError, addressed: bool) -> bool {
+    match err {
+        StorageError::NoSuchKey | StorageError::NoSuchVersion => true,
+        StorageError::DeleteMarker {
+            addressed: named, ..
+        } => addressed || !named,
+        _ => false,
     }
 }
