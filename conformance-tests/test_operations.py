@@ -347,11 +347,14 @@ def test_sigterm_drains_then_exits_0(launch):
         requests.get(f"{server.endpoint}/health", timeout=2)
 
 
-def test_sigterm_while_storage_opens_stops_cleanly(launch):
+def test_sigterm_while_storage_opens_stops_cleanly(launch, tmp_path):
     # No Ozone Manager answers this port: opening storage retries for seconds.
     silent = free_port()
+    records_key = tmp_path / "records.key"
+    records_key.write_text("an-example-records-key-of-32-characters-or-more\n")
+    records_key.chmod(0o600)
     server = launch("--backend", "ozone", "--om", f"127.0.0.1:{silent}", "--ozone-connect-timeout", "5s",
-                    wait=False)
+                    "--ozone-records-key-file", str(records_key), wait=False)
     time.sleep(1)
     assert server.process.poll() is None, server.log()
     server.process.send_signal(signal.SIGTERM)
