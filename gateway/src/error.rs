@@ -7,10 +7,108 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use storage_client::StorageError;
 
+/// Declares [`Code`]: every S3 error code the gateway answers, each with
+/// the HTTP status AWS answers it with (one exception is made where it is
+/// made: a presigned URL's out-of-range lifetime, 403 where the same code
+/// is otherwise 400, as S3 answers).
+macro_rules! codes {
+    ($($code:ident => $status:ident,)*) => {
+        /// An S3 error code, as AWS spells it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Code {
+            $($code,)*
+        }
+
+        impl Code {
+            /// The code as it appears in the XML body's `Code`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$code => stringify!($code),)*
+                }
+            }
+
+            /// The HTTP status AWS answers the code with.
+            pub fn status(self) -> StatusCode {
+                match self {
+                    $(Self::$code => StatusCode::$status,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    AuthorizationHeaderMalformed => BAD_REQUEST,
+    AuthorizationQueryParametersError => BAD_REQUEST,
+    BadDigest => BAD_REQUEST,
+    BadRequest => BAD_REQUEST,
+    EntityTooLarge => BAD_REQUEST,
+    EntityTooSmall => BAD_REQUEST,
+    IllegalVersioningConfigurationException => BAD_REQUEST,
+    IncompleteBody => BAD_REQUEST,
+    InvalidArgument => BAD_REQUEST,
+    InvalidBucketName => BAD_REQUEST,
+    InvalidDigest => BAD_REQUEST,
+    InvalidPart => BAD_REQUEST,
+    InvalidPartOrder => BAD_REQUEST,
+    InvalidPolicyDocument => BAD_REQUEST,
+    InvalidRequest => BAD_REQUEST,
+    InvalidStorageClass => BAD_REQUEST,
+    InvalidTag => BAD_REQUEST,
+    InvalidURI => BAD_REQUEST,
+    KeyTooLongError => BAD_REQUEST,
+    MalformedACLError => BAD_REQUEST,
+    MalformedPOSTRequest => BAD_REQUEST,
+    MalformedPolicy => BAD_REQUEST,
+    MalformedXML => BAD_REQUEST,
+    MaxMessageLengthExceeded => BAD_REQUEST,
+    MetadataTooLarge => BAD_REQUEST,
+    MissingSecurityHeader => BAD_REQUEST,
+    RequestHeaderSectionTooLarge => BAD_REQUEST,
+    RequestTimeout => BAD_REQUEST,
+    UnexpectedContent => BAD_REQUEST,
+    UnresolvableGrantByEmailAddress => BAD_REQUEST,
+    UserKeyMustBeSpecified => BAD_REQUEST,
+    XAmzContentSHA256Mismatch => BAD_REQUEST,
+    AccessDenied => FORBIDDEN,
+    AccessForbidden => FORBIDDEN,
+    InvalidAccessKeyId => FORBIDDEN,
+    RequestTimeTooSkewed => FORBIDDEN,
+    SignatureDoesNotMatch => FORBIDDEN,
+    NoSuchAdminResource => NOT_FOUND,
+    NoSuchBucket => NOT_FOUND,
+    NoSuchBucketPolicy => NOT_FOUND,
+    NoSuchCORSConfiguration => NOT_FOUND,
+    NoSuchEntity => NOT_FOUND,
+    NoSuchKey => NOT_FOUND,
+    NoSuchLifecycleConfiguration => NOT_FOUND,
+    NoSuchPublicAccessBlockConfiguration => NOT_FOUND,
+    NoSuchTagSet => NOT_FOUND,
+    NoSuchUpload => NOT_FOUND,
+    NoSuchVersion => NOT_FOUND,
+    ObjectLockConfigurationNotFoundError => NOT_FOUND,
+    MethodNotAllowed => METHOD_NOT_ALLOWED,
+    BucketAlreadyExists => CONFLICT,
+    BucketAlreadyOwnedByYou => CONFLICT,
+    BucketNotEmpty => CONFLICT,
+    DeleteConflict => CONFLICT,
+    KeyNameInUse => CONFLICT,
+    PreconditionFailed => PRECONDITION_FAILED,
+    RequestURITooLong => URI_TOO_LONG,
+    InvalidPartNumber => RANGE_NOT_SATISFIABLE,
+    InvalidRange => RANGE_NOT_SATISFIABLE,
+    InternalError => INTERNAL_SERVER_ERROR,
+    NotImplemented => NOT_IMPLEMENTED,
+    ServiceUnavailable => SERVICE_UNAVAILABLE,
+    SlowDown => SERVICE_UNAVAILABLE,
+    InsufficientStorage => INSUFFICIENT_STORAGE,
+}
+
 /// An S3 error response. `resource` and `request_id` are filled in by the
 /// server just before rendering, so handlers only say what went wrong.
 #[derive(Debug, Clone)]
 pub struct S3Error {
+    /// The [`Code`]'s text, and below its status: set together from it.
     pub code: &'static str,
     pub status: StatusCode,
     pub message: String,
@@ -23,10 +121,10 @@ pub struct S3Error {
 pub type S3Result<T> = Result<T, S3Error>;
 
 impl S3Error {
-    pub fn new(code: &'static str, status: StatusCode, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
-            code,
-            status,
+            code: code.as_str(),
+            status: code.status(),
             message: message.into(),
             extra: Vec::new(),
             headers: Vec::new(),
@@ -46,94 +144,76 @@ impl S3Error {
     // ---- 400 ----
 
     pub fn invalid_argument(message: impl Into<String>) -> Self {
-        Self::new("InvalidArgument", StatusCode::BAD_REQUEST, message)
+        Self::new(Code::InvalidArgument, message)
     }
 
     pub fn invalid_request(message: impl Into<String>) -> Self {
-        Self::new("InvalidRequest", StatusCode::BAD_REQUEST, message)
+        Self::new(Code::InvalidRequest, message)
     }
 
     pub fn invalid_bucket_name(bucket: &str) -> Self {
         Self::new(
-            "InvalidBucketName",
-            StatusCode::BAD_REQUEST,
+            Code::InvalidBucketName,
             "The specified bucket is not valid.",
         )
         .with("BucketName", bucket)
     }
 
     pub fn invalid_uri() -> Self {
-        Self::new(
-            "InvalidURI",
-            StatusCode::BAD_REQUEST,
-            "Couldn't parse the specified URI.",
-        )
+        Self::new(Code::InvalidURI, "Couldn't parse the specified URI.")
     }
 
     pub fn key_too_long() -> Self {
-        Self::new(
-            "KeyTooLongError",
-            StatusCode::BAD_REQUEST,
-            "Your key is too long",
-        )
+        Self::new(Code::KeyTooLongError, "Your key is too long")
     }
 
     pub fn malformed_xml() -> Self {
         Self::new(
-            "MalformedXML",
-            StatusCode::BAD_REQUEST,
+            Code::MalformedXML,
             "The XML you provided was not well-formed or did not validate against our published schema",
         )
     }
 
     pub fn entity_too_large(max: u64) -> Self {
         Self::new(
-            "EntityTooLarge",
-            StatusCode::BAD_REQUEST,
+            Code::EntityTooLarge,
             "Your proposed upload exceeds the maximum allowed size",
         )
         .with("MaxSizeAllowed", max.to_string())
     }
 
     pub fn max_message_length_exceeded() -> Self {
-        Self::new(
-            "MaxMessageLengthExceeded",
-            StatusCode::BAD_REQUEST,
-            "Your request was too big.",
-        )
+        Self::new(Code::MaxMessageLengthExceeded, "Your request was too big.")
     }
 
     pub fn bad_digest(message: impl Into<String>) -> Self {
-        Self::new("BadDigest", StatusCode::BAD_REQUEST, message)
+        Self::new(Code::BadDigest, message)
     }
 
     pub fn invalid_digest() -> Self {
         Self::new(
-            "InvalidDigest",
-            StatusCode::BAD_REQUEST,
+            Code::InvalidDigest,
             "The Content-MD5 you specified is not valid.",
         )
     }
 
     pub fn invalid_storage_class() -> Self {
         Self::new(
-            "InvalidStorageClass",
-            StatusCode::BAD_REQUEST,
+            Code::InvalidStorageClass,
             "The storage class you specified is not valid",
         )
     }
 
     pub fn metadata_too_large(max: usize) -> Self {
         Self::new(
-            "MetadataTooLarge",
-            StatusCode::BAD_REQUEST,
+            Code::MetadataTooLarge,
             "Your metadata headers exceed the maximum allowed metadata size.",
         )
         .with("MaxSizeAllowed", max.to_string())
     }
 
     pub fn invalid_tag(message: impl Into<String>) -> Self {
-        Self::new("InvalidTag", StatusCode::BAD_REQUEST, message)
+        Self::new(Code::InvalidTag, message)
     }
 
     pub fn invalid_version_id() -> Self {
@@ -143,13 +223,12 @@ impl S3Error {
     // ---- 403 / 404 / 409 ----
 
     pub fn access_denied() -> Self {
-        Self::new("AccessDenied", StatusCode::FORBIDDEN, "Access Denied")
+        Self::new(Code::AccessDenied, "Access Denied")
     }
 
     pub fn object_lock_configuration_not_found(bucket: &str) -> Self {
         Self::new(
-            "ObjectLockConfigurationNotFoundError",
-            StatusCode::NOT_FOUND,
+            Code::ObjectLockConfigurationNotFoundError,
             "Object Lock configuration does not exist for this bucket",
         )
         .with("BucketName", bucket)
@@ -157,8 +236,7 @@ impl S3Error {
 
     pub fn no_such_lifecycle_configuration(bucket: &str) -> Self {
         Self::new(
-            "NoSuchLifecycleConfiguration",
-            StatusCode::NOT_FOUND,
+            Code::NoSuchLifecycleConfiguration,
             "The lifecycle configuration does not exist",
         )
         .with("BucketName", bucket)
@@ -166,8 +244,7 @@ impl S3Error {
 
     pub fn method_not_allowed() -> Self {
         Self::new(
-            "MethodNotAllowed",
-            StatusCode::METHOD_NOT_ALLOWED,
+            Code::MethodNotAllowed,
             "The specified method is not allowed against this resource.",
         )
     }
@@ -176,20 +253,15 @@ impl S3Error {
 
     pub fn precondition_failed() -> Self {
         Self::new(
-            "PreconditionFailed",
-            StatusCode::PRECONDITION_FAILED,
+            Code::PreconditionFailed,
             "At least one of the pre-conditions you specified did not hold",
         )
     }
 
     /// 416, with the `Content-Range: bytes */<size>` RFC 9110 asks for.
     pub fn invalid_range(object_size: u64) -> Self {
-        let err = Self::new(
-            "InvalidRange",
-            StatusCode::RANGE_NOT_SATISFIABLE,
-            "The requested range is not satisfiable",
-        )
-        .with("ActualObjectSize", object_size.to_string());
+        let err = Self::new(Code::InvalidRange, "The requested range is not satisfiable")
+            .with("ActualObjectSize", object_size.to_string());
         match HeaderValue::try_from(format!("bytes */{object_size}")) {
             Ok(value) => err.with_header(header::CONTENT_RANGE, value),
             Err(_) => err,
@@ -198,8 +270,7 @@ impl S3Error {
 
     pub fn invalid_part_number(parts_count: u64) -> Self {
         Self::new(
-            "InvalidPartNumber",
-            StatusCode::RANGE_NOT_SATISFIABLE,
+            Code::InvalidPartNumber,
             "The requested partnumber is not satisfiable",
         )
         .with("PartsCount", parts_count.to_string())
@@ -208,16 +279,14 @@ impl S3Error {
     /// A request body that stopped arriving, in AWS's words.
     pub fn request_timeout() -> Self {
         Self::new(
-            "RequestTimeout",
-            StatusCode::BAD_REQUEST,
+            Code::RequestTimeout,
             "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.",
         )
     }
 
     pub fn header_section_too_large(what: &str, max: usize) -> Self {
         Self::new(
-            "RequestHeaderSectionTooLarge",
-            StatusCode::BAD_REQUEST,
+            Code::RequestHeaderSectionTooLarge,
             format!("Your request header section exceeds the maximum allowed size: {what}."),
         )
         .with("MaxSizeAllowed", max.to_string())
@@ -227,8 +296,7 @@ impl S3Error {
     /// here it gets an S3 body like every other error.
     pub fn uri_too_long(max: usize) -> Self {
         Self::new(
-            "RequestURITooLong",
-            StatusCode::URI_TOO_LONG,
+            Code::RequestURITooLong,
             "Your request URI exceeds the maximum allowed length.",
         )
         .with("MaxSizeAllowed", max.to_string())
@@ -237,31 +305,22 @@ impl S3Error {
     // ---- 5xx ----
 
     pub fn slow_down() -> Self {
-        Self::new(
-            "SlowDown",
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Please reduce your request rate.",
-        )
+        Self::new(Code::SlowDown, "Please reduce your request rate.")
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new("InternalError", StatusCode::INTERNAL_SERVER_ERROR, message)
+        Self::new(Code::InternalError, message)
     }
 
     pub fn not_implemented(operation: &str) -> Self {
         Self::new(
-            "NotImplemented",
-            StatusCode::NOT_IMPLEMENTED,
+            Code::NotImplemented,
             format!("{operation} is not implemented"),
         )
     }
 
     pub fn service_unavailable(message: impl Into<String>) -> Self {
-        Self::new(
-            "ServiceUnavailable",
-            StatusCode::SERVICE_UNAVAILABLE,
-            message,
-        )
+        Self::new(Code::ServiceUnavailable, message)
     }
 
     /// Adds the bucket or key name AWS includes in NoSuchBucket / NoSuchKey
@@ -327,29 +386,22 @@ pub static DELETE_MARKER: HeaderName = HeaderName::from_static("x-amz-delete-mar
 impl From<StorageError> for S3Error {
     fn from(err: StorageError) -> Self {
         match err {
-            StorageError::NoSuchBucket => Self::new(
-                "NoSuchBucket",
-                StatusCode::NOT_FOUND,
-                "The specified bucket does not exist",
-            ),
-            StorageError::NoSuchKey => Self::new(
-                "NoSuchKey",
-                StatusCode::NOT_FOUND,
-                "The specified key does not exist.",
-            ),
+            StorageError::NoSuchBucket => {
+                Self::new(Code::NoSuchBucket, "The specified bucket does not exist")
+            }
+            StorageError::NoSuchKey => {
+                Self::new(Code::NoSuchKey, "The specified key does not exist.")
+            }
             StorageError::BucketAlreadyExists => Self::new(
-                "BucketAlreadyExists",
-                StatusCode::CONFLICT,
+                Code::BucketAlreadyExists,
                 "The requested bucket name is not available.",
             ),
             StorageError::BucketAlreadyOwnedByYou => Self::new(
-                "BucketAlreadyOwnedByYou",
-                StatusCode::CONFLICT,
+                Code::BucketAlreadyOwnedByYou,
                 "Your previous request to create the named bucket succeeded and you already own it.",
             ),
             StorageError::BucketNotEmpty => Self::new(
-                "BucketNotEmpty",
-                StatusCode::CONFLICT,
+                Code::BucketNotEmpty,
                 "The bucket you tried to delete is not empty",
             ),
             StorageError::AccessDenied | StorageError::TokenRefused(_) => Self::access_denied(),
@@ -370,24 +422,18 @@ impl From<StorageError> for S3Error {
             {
                 tracing::error!(error = %e, "storage full");
                 Self::new(
-                    "InsufficientStorage",
-                    StatusCode::INSUFFICIENT_STORAGE,
+                    Code::InsufficientStorage,
                     "There is not enough free space to store this object. Please try again later.",
                 )
             }
             StorageError::NoSuchUpload => Self::new(
-                "NoSuchUpload",
-                StatusCode::NOT_FOUND,
+                Code::NoSuchUpload,
                 "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
             ),
-            StorageError::InvalidPart(message) => {
-                Self::new("InvalidPart", StatusCode::BAD_REQUEST, message)
+            StorageError::InvalidPart(message) => Self::new(Code::InvalidPart, message),
+            StorageError::NoSuchVersion => {
+                Self::new(Code::NoSuchVersion, "The specified version does not exist.")
             }
-            StorageError::NoSuchVersion => Self::new(
-                "NoSuchVersion",
-                StatusCode::NOT_FOUND,
-                "The specified version does not exist.",
-            ),
             // AWS answers a marker addressed by id 405, the latest being
             // one 404, both saying which marker it was.
             StorageError::DeleteMarker {
@@ -406,9 +452,7 @@ impl From<StorageError> for S3Error {
                     Err(_) => err,
                 }
             }
-            StorageError::NotImplemented(message) => {
-                Self::new("NotImplemented", StatusCode::NOT_IMPLEMENTED, message)
-            }
+            StorageError::NotImplemented(message) => Self::new(Code::NotImplemented, message),
             // Corrupt data, I/O and internal faults are ours, not the client's;
             // the detail goes to the log, never to the caller.
             other => {

@@ -12,7 +12,7 @@ use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 use super::owner;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::xml::{self, S3_NAMESPACE};
 
 pub const ALL_USERS: &str = "http://acs.amazonaws.com/groups/global/AllUsers";
@@ -361,16 +361,14 @@ fn checked_group(uri: &str) -> Result<String, S3Error> {
 
 fn malformed_acl() -> S3Error {
     S3Error::new(
-        "MalformedACLError",
-        http::StatusCode::BAD_REQUEST,
+        Code::MalformedACLError,
         "The XML you provided was not well-formed or did not validate against our published schema",
     )
 }
 
 fn email_refused() -> S3Error {
     S3Error::new(
-        "UnresolvableGrantByEmailAddress",
-        http::StatusCode::BAD_REQUEST,
+        Code::UnresolvableGrantByEmailAddress,
         "The e-mail address you provided does not match any account on record: \
          this gateway grants by canonical user id or group URI only",
     )

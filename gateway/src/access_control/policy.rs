@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use serde_json::Value;
 
 use super::owner;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 
 /// AWS's cap on a bucket policy.
 pub const MAX_POLICY_BYTES: usize = 20 * 1024;
@@ -305,7 +305,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 }
 
 fn malformed(message: impl Into<String>) -> S3Error {
-    S3Error::new("MalformedPolicy", http::StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::MalformedPolicy, message)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 use crate::auth::Authenticated;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::host;
 use crate::state::AppState;
 
@@ -80,8 +80,7 @@ pub async fn serve(state: &AppState, parts: &Parts, body: Body) -> Result<Respon
 fn refuse_query_auth(parts: &Parts) -> Result<(), S3Error> {
     if crate::auth::signed_in_query(parts.uri.query().unwrap_or("")) {
         return Err(S3Error::new(
-            "AccessDenied",
-            StatusCode::FORBIDDEN,
+            Code::AccessDenied,
             "The admin API takes only requests signed in the Authorization header, \
              never a presigned URL (query-string authentication).",
         ));
@@ -100,8 +99,7 @@ async fn handle(
     }
     if !caller.is_root {
         return Err(S3Error::new(
-            "AccessDenied",
-            StatusCode::FORBIDDEN,
+            Code::AccessDenied,
             "Only root keys may use the admin API.",
         ));
     }
@@ -127,8 +125,7 @@ async fn handle(
         return delete_key(state, &access_key).await;
     }
     Err(S3Error::new(
-        "NoSuchAdminResource",
-        StatusCode::NOT_FOUND,
+        Code::NoSuchAdminResource,
         "The admin API has no such resource.",
     ))
 }
@@ -149,8 +146,7 @@ async fn create_key(state: &AppState, parts: &Parts) -> Result<Response, S3Error
         .any(|c| c.name == name);
     if taken {
         return Err(S3Error::new(
-            "KeyNameInUse",
-            StatusCode::CONFLICT,
+            Code::KeyNameInUse,
             format!("A key named {name:?} already exists."),
         ));
     }
@@ -191,8 +187,7 @@ async fn delete_key(state: &AppState, access_key: &str) -> Result<Response, S3Er
     };
     if target.is_root && credentials.iter().filter(|c| c.is_root).count() == 1 {
         return Err(S3Error::new(
-            "DeleteConflict",
-            StatusCode::CONFLICT,
+            Code::DeleteConflict,
             "Refusing to delete the last root key.",
         ));
     }
@@ -209,8 +204,7 @@ async fn delete_key(state: &AppState, access_key: &str) -> Result<Response, S3Er
 
 fn no_such_key(access_key: &str) -> S3Error {
     S3Error::new(
-        "NoSuchEntity",
-        StatusCode::NOT_FOUND,
+        Code::NoSuchEntity,
         format!("No key with access key id {access_key}."),
     )
 }

@@ -3,22 +3,15 @@
 
 use std::time::SystemTime;
 
-use axum::http::StatusCode;
-
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 
 pub(crate) fn anonymous() -> S3Error {
-    S3Error::new(
-        "AccessDenied",
-        StatusCode::FORBIDDEN,
-        "Anonymous access is not allowed",
-    )
+    S3Error::new(Code::AccessDenied, "Anonymous access is not allowed")
 }
 
 pub(crate) fn unknown_access_key(access_key: &str) -> S3Error {
     S3Error::new(
-        "InvalidAccessKeyId",
-        StatusCode::FORBIDDEN,
+        Code::InvalidAccessKeyId,
         "The AWS Access Key Id you provided does not exist in our records.",
     )
     .with("AWSAccessKeyId", access_key)
@@ -28,8 +21,7 @@ pub(crate) fn unknown_access_key(access_key: &str) -> S3Error {
 /// help a client author find the difference (never anything secret).
 pub(crate) fn signature_mismatch(details: Option<MismatchDetails>) -> S3Error {
     let error = S3Error::new(
-        "SignatureDoesNotMatch",
-        StatusCode::FORBIDDEN,
+        Code::SignatureDoesNotMatch,
         "The request signature we calculated does not match the signature you provided. \
          Check your key and signing method.",
     );
@@ -60,8 +52,7 @@ pub(crate) fn chunk_signature_mismatch() -> S3Error {
 
 pub(crate) fn time_too_skewed(request_time: &str, server_time: SystemTime) -> S3Error {
     S3Error::new(
-        "RequestTimeTooSkewed",
-        StatusCode::FORBIDDEN,
+        Code::RequestTimeTooSkewed,
         "The difference between the request time and the current time is too large.",
     )
     .with("RequestTime", request_time)
@@ -70,7 +61,7 @@ pub(crate) fn time_too_skewed(request_time: &str, server_time: SystemTime) -> S3
 }
 
 pub(crate) fn access_denied(message: impl Into<String>) -> S3Error {
-    S3Error::new("AccessDenied", StatusCode::FORBIDDEN, message)
+    S3Error::new(Code::AccessDenied, message)
 }
 
 pub(crate) fn unsigned_headers() -> S3Error {
@@ -79,41 +70,35 @@ pub(crate) fn unsigned_headers() -> S3Error {
 
 pub(crate) fn header_malformed(reason: &str) -> S3Error {
     S3Error::new(
-        "AuthorizationHeaderMalformed",
-        StatusCode::BAD_REQUEST,
+        Code::AuthorizationHeaderMalformed,
         format!("The authorization header is malformed; {reason}"),
     )
 }
 
 pub(crate) fn query_malformed(message: impl Into<String>) -> S3Error {
-    S3Error::new(
-        "AuthorizationQueryParametersError",
-        StatusCode::BAD_REQUEST,
-        message,
-    )
+    S3Error::new(Code::AuthorizationQueryParametersError, message)
 }
 
 pub(crate) fn invalid_request(message: impl Into<String>) -> S3Error {
-    S3Error::new("InvalidRequest", StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::InvalidRequest, message)
 }
 
 pub(crate) fn invalid_argument(message: impl Into<String>, name: &str, value: &str) -> S3Error {
-    S3Error::new("InvalidArgument", StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::InvalidArgument, message)
         .with("ArgumentName", name)
         .with("ArgumentValue", value)
 }
 
 pub(crate) fn missing_header(name: &str) -> S3Error {
     S3Error::new(
-        "MissingSecurityHeader",
-        StatusCode::BAD_REQUEST,
+        Code::MissingSecurityHeader,
         "Your request was missing a required header",
     )
     .with("MissingHeaderName", name)
 }
 
 pub(crate) fn incomplete_body(message: impl Into<String>) -> S3Error {
-    S3Error::new("IncompleteBody", StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::IncompleteBody, message)
 }
 
 pub(crate) fn body_too_short() -> S3Error {
@@ -128,8 +113,7 @@ pub(crate) fn malformed_chunk(reason: &str) -> S3Error {
 
 pub(crate) fn sha256_mismatch(client: &str, computed: &str) -> S3Error {
     S3Error::new(
-        "XAmzContentSHA256Mismatch",
-        StatusCode::BAD_REQUEST,
+        Code::XAmzContentSHA256Mismatch,
         "The provided 'x-amz-content-sha256' header does not match what was computed.",
     )
     .with("ClientComputedContentSHA256", client)

@@ -15,7 +15,7 @@ use super::policy::public_access_block;
 use crate::access_control::acl::Acl;
 use crate::access_control::{object_acl, owner};
 use crate::auth::Payload;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::state::AppState;
 
 /// An AccessControlPolicy with a hundred grants is a few tens of KiB.
@@ -144,15 +144,13 @@ async fn requested_acl(
     let has_body = !body.iter().all(u8::is_ascii_whitespace);
     let acl = match (from_headers, has_body) {
         (Some(_), true) => Err(S3Error::new(
-            "UnexpectedContent",
-            StatusCode::BAD_REQUEST,
+            Code::UnexpectedContent,
             "This request does not support content when an ACL is set by headers",
         )),
         (Some(acl), false) => Ok(acl),
         (None, true) => Acl::from_xml(&body, &owner_id),
         (None, false) => Err(S3Error::new(
-            "MissingSecurityHeader",
-            StatusCode::BAD_REQUEST,
+            Code::MissingSecurityHeader,
             "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
         )),
     }?;

@@ -11,7 +11,7 @@ use super::bucket_documents;
 use super::empty_response;
 use super::tagging::{Tags, parse_tagging, sorted_tag_set, validate_each};
 use crate::auth::Payload;
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE, Tagging};
 
@@ -75,12 +75,7 @@ fn tagging_document(tags: Tags) -> S3Result<String> {
 }
 
 fn no_such_tag_set(bucket: &str) -> S3Error {
-    S3Error::new(
-        "NoSuchTagSet",
-        StatusCode::NOT_FOUND,
-        "The TagSet does not exist",
-    )
-    .with("BucketName", bucket)
+    S3Error::new(Code::NoSuchTagSet, "The TagSet does not exist").with("BucketName", bucket)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use super::headers::version_headers;
 use super::integrity::IntegrityPlan;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
@@ -132,8 +132,7 @@ async fn delete_one(
 ) -> Result<Deleted, S3Error> {
     if object.key.is_empty() {
         return Err(S3Error::new(
-            "UserKeyMustBeSpecified",
-            StatusCode::BAD_REQUEST,
+            Code::UserKeyMustBeSpecified,
             "The request was missing a required key.",
         ));
     }

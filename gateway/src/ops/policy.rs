@@ -15,7 +15,7 @@ use super::{empty_response, xml_response};
 use crate::access_control::policy::{MAX_POLICY_BYTES, Policy};
 use crate::access_control::public_access::PublicAccessBlock;
 use crate::auth::Payload;
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::state::AppState;
 use crate::xml::S3_NAMESPACE;
 
@@ -47,13 +47,8 @@ pub async fn put_bucket_policy(
             return Err(S3Error::access_denied());
         }
     }
-    let text = String::from_utf8(body.to_vec()).map_err(|_| {
-        S3Error::new(
-            "MalformedPolicy",
-            StatusCode::BAD_REQUEST,
-            "Policies must be UTF-8",
-        )
-    })?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| S3Error::new(Code::MalformedPolicy, "Policies must be UTF-8"))?;
     store(state, who, bucket, BucketDocument::Policy, Some(text)).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
@@ -104,8 +99,7 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
         .await?
         .ok_or_else(|| {
             S3Error::new(
-                "NoSuchPublicAccessBlockConfiguration",
-                StatusCode::NOT_FOUND,
+                Code::NoSuchPublicAccessBlockConfiguration,
                 "The public access block configuration was not found",
             )
             .with("BucketName", bucket)
@@ -164,10 +158,6 @@ pub(super) fn corrupt(err: S3Error) -> S3Error {
 }
 
 fn no_such_policy(bucket: &str) -> S3Error {
-    S3Error::new(
-        "NoSuchBucketPolicy",
-        StatusCode::NOT_FOUND,
-        "The bucket policy does not exist",
-    )
-    .with("BucketName", bucket)
+    S3Error::new(Code::NoSuchBucketPolicy, "The bucket policy does not exist")
+        .with("BucketName", bucket)
 }

@@ -14,7 +14,7 @@
 
 use http::request::Parts;
 
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::router::Query;
 
 /// Every server-side encryption header starts with one of these:
@@ -66,8 +66,7 @@ fn is_sse(name: &str) -> bool {
 fn refused(name: &str) -> S3Error {
     let name = name.to_ascii_lowercase();
     S3Error::new(
-        "NotImplemented",
-        http::StatusCode::NOT_IMPLEMENTED,
+        Code::NotImplemented,
         format!(
             "Server-side encryption is not implemented: the gateway stores objects unencrypted \
              and refuses {name}"

@@ -12,7 +12,7 @@ use super::list::Encoder;
 use super::put::STORAGE_CLASS;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 use crate::router::ListParams;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
@@ -66,8 +66,7 @@ fn requested_versioning(request: &xml::VersioningRequest) -> S3Result<Versioning
         None | Some("Disabled") => {}
         Some("Enabled") => {
             return Err(S3Error::new(
-                "NotImplemented",
-                StatusCode::NOT_IMPLEMENTED,
+                Code::NotImplemented,
                 "MFA Delete is not supported",
             ));
         }
@@ -82,8 +81,7 @@ fn requested_versioning(request: &xml::VersioningRequest) -> S3Result<Versioning
 
 fn illegal_versioning_configuration() -> S3Error {
     S3Error::new(
-        "IllegalVersioningConfigurationException",
-        StatusCode::BAD_REQUEST,
+        Code::IllegalVersioningConfigurationException,
         "The versioning configuration specified in the request is invalid: Status must be Enabled or Suspended.",
     )
 }

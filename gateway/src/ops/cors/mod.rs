@@ -20,7 +20,7 @@ pub use self::rules::{CorsConfiguration, CorsRequest, CorsRule};
 use super::bucket_documents;
 use super::empty_response;
 use crate::auth::Payload;
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 use crate::state::AppState;
 
 /// AWS caps a CORS configuration at 64 KB.
@@ -46,8 +46,7 @@ pub async fn put_bucket_cors(
 pub async fn get_bucket_cors(state: &AppState, bucket: &str) -> S3Result<Response> {
     bucket_documents::get(state, bucket, BucketDocument::Cors, || {
         S3Error::new(
-            "NoSuchCORSConfiguration",
-            StatusCode::NOT_FOUND,
+            Code::NoSuchCORSConfiguration,
             "The CORS configuration does not exist",
         )
         .with("BucketName", bucket)
@@ -205,11 +204,11 @@ fn put(out: &mut HeaderMap, name: HeaderName, value: &str) {
 }
 
 fn bad_request(message: &str) -> S3Error {
-    S3Error::new("BadRequest", StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::BadRequest, message)
 }
 
 fn forbidden(message: &str) -> S3Error {
-    S3Error::new("AccessForbidden", StatusCode::FORBIDDEN, message)
+    S3Error::new(Code::AccessForbidden, message)
 }
 
 #[cfg(test)]

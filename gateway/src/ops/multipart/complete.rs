@@ -6,7 +6,7 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use http::{HeaderMap, HeaderName, StatusCode, header};
+use http::{HeaderMap, HeaderName, header};
 use md5::{Digest, Md5};
 use storage_client::{
     CompleteUpload, Identity, KeyInfo, ObjectChecksum, PartInfo, StorageError, UploadInfo,
@@ -16,7 +16,7 @@ use super::UploadRef;
 use super::checksum::{combine, default_type};
 use crate::auth::Payload;
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
-use crate::error::S3Error;
+use crate::error::{Code, S3Error};
 use crate::ops::body::read_to_end;
 use crate::ops::headers::written_version_header;
 use crate::ops::headers::{insert, quoted_etag};
@@ -146,10 +146,7 @@ struct Plan {
 }
 
 fn invalid_part(number: u32, etag: &str) -> S3Error {
-    S3Error::new(
-        "InvalidPart",
-        StatusCode::BAD_REQUEST,
-        "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
+    S3Error::new(Code::InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
     )
     .with("PartNumber", number.to_string())
     .with("ETag", etag)
@@ -171,8 +168,7 @@ fn plan(
         .any(|pair| pair[0].part_number >= pair[1].part_number)
     {
         return Err(S3Error::new(
-            "InvalidPartOrder",
-            StatusCode::BAD_REQUEST,
+            Code::InvalidPartOrder,
             "The list of parts was not in ascending order. Parts must be ordered by part number.",
         ));
     }
@@ -197,8 +193,7 @@ fn plan(
     let all_but_last = &chosen[..chosen.len().saturating_sub(1)];
     if let Some(part) = all_but_last.iter().find(|part| part.size < MIN_PART_SIZE) {
         return Err(S3Error::new(
-            "EntityTooSmall",
-            StatusCode::BAD_REQUEST,
+            Code::EntityTooSmall,
             "Your proposed upload is smaller than the minimum allowed object size.",
         )
         .with("ProposedSize", part.size.to_string())

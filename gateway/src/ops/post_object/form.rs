@@ -6,10 +6,9 @@
 //! delimiter's length, so no client can make it buffer more.
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::StatusCode;
 
 use crate::auth::Payload;
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 
 /// The longest header block of one part (its Content-Disposition and
 /// Content-Type); browsers send a few hundred bytes.
@@ -107,8 +106,7 @@ impl<'a> FormReader<'a> {
         while let Some(piece) = self.next_chunk().await? {
             if piece.len() > *budget {
                 return Err(S3Error::new(
-                    "MaxMessageLengthExceeded",
-                    StatusCode::BAD_REQUEST,
+                    Code::MaxMessageLengthExceeded,
                     "The form fields before the file are larger than allowed.",
                 ));
             }
@@ -215,8 +213,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Every malformed form is answered the same way, saying what was wrong.
 pub fn malformed(what: &str) -> S3Error {
     S3Error::new(
-        "MalformedPOSTRequest",
-        StatusCode::BAD_REQUEST,
+        Code::MalformedPOSTRequest,
         format!("The body of your POST request is not well-formed multipart/form-data: {what}"),
     )
 }

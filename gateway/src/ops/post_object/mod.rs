@@ -31,7 +31,7 @@ use super::tagging::tags_from_xml;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 use crate::router::Endpoint;
 use crate::state::AppState;
 
@@ -234,8 +234,7 @@ async fn stream_file(
     }
     if received < *sizes.start() {
         return Err(S3Error::new(
-            "EntityTooSmall",
-            StatusCode::BAD_REQUEST,
+            Code::EntityTooSmall,
             "Your proposed upload is smaller than the minimum allowed size",
         )
         .with("MinSizeAllowed", sizes.start().to_string()));
@@ -352,8 +351,7 @@ fn encode(text: &str) -> String {
 fn boundary(headers: &HeaderMap) -> S3Result<String> {
     let wrong = || {
         S3Error::new(
-            "PreconditionFailed",
-            StatusCode::PRECONDITION_FAILED,
+            Code::PreconditionFailed,
             "At least one of the pre-conditions you specified did not hold",
         )
         .with(

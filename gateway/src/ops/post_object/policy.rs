@@ -9,12 +9,11 @@ use std::time::SystemTime;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::StatusCode;
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::error::{S3Error, S3Result};
+use crate::error::{Code, S3Error, S3Result};
 
 /// Form fields that need no condition: the signature and what carries it,
 /// and the file itself (AWS's list).
@@ -199,13 +198,12 @@ impl Condition {
 }
 
 fn invalid_policy(message: impl Into<String>) -> S3Error {
-    S3Error::new("InvalidPolicyDocument", StatusCode::BAD_REQUEST, message)
+    S3Error::new(Code::InvalidPolicyDocument, message)
 }
 
 fn refused(reason: &str) -> S3Error {
     S3Error::new(
-        "AccessDenied",
-        StatusCode::FORBIDDEN,
+        Code::AccessDenied,
         format!("Invalid according to Policy: {reason}"),
     )
 }
