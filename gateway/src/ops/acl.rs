@@ -9,9 +9,9 @@ use storage_client::{BucketDocument, Identity, ObjectMeta};
 
 use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
+use super::bucket_documents::public_access_block;
 use super::bucket_documents::{self, document_response};
 use super::empty_response;
-use super::policy::public_access_block;
 use crate::access_control::acl::Acl;
 use crate::access_control::{object_acl, owner};
 use crate::auth::Payload;

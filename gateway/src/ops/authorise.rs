@@ -15,9 +15,8 @@
 use http::request::Parts;
 use storage_client::{BucketDocument, Identity, KeyInfo, StorageError};
 
-use super::bucket_documents::load_parsed;
+use super::bucket_documents::{corrupt, load_parsed, public_access_block};
 use super::copy_source::parse_copy_source;
-use super::policy::{corrupt, public_access_block};
 use crate::access_control::acl::{Acl, Requester};
 use crate::access_control::actions::{self, On};
 use crate::access_control::decision::{self, BucketAccess, Decision, Need};

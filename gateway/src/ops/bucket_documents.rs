@@ -15,6 +15,7 @@ use storage_client::{BucketDocument, Identity};
 use super::body::read_to_end;
 use super::empty_response;
 use super::integrity::IntegrityPlan;
+use crate::access_control::public_access::PublicAccessBlock;
 use crate::auth::Payload;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -109,4 +110,25 @@ pub fn document_response(body: String, content_type: &'static str) -> Response {
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
+}
+
+/// The bucket's public access block (every switch off without one).
+pub(super) async fn public_access_block(
+    state: &AppState,
+    bucket: &str,
+) -> Result<PublicAccessBlock, S3Error> {
+    let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
+        PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
+    })
+    .await?;
+    Ok(block.map(|block| *block).unwrap_or_default())
+}
+
+/// A stored document this gateway wrote no longer parses: a fault, not
+/// the caller's mistake.
+pub(super) fn corrupt(err: S3Error) -> S3Error {
+    S3Error::internal(format!(
+        "a stored bucket document does not parse: {}",
+        err.message
+    ))
 }

@@ -10,7 +10,9 @@ use storage_client::{BucketDocument, Identity};
 
 use super::authorise::BucketContext;
 use super::body::read_to_end;
-use super::bucket_documents::{self, document_response, load, load_parsed, store};
+use super::bucket_documents::{
+    self, corrupt, document_response, load, load_parsed, public_access_block, store,
+};
 use super::{empty_response, xml_response};
 use crate::access_control::policy::{MAX_POLICY_BYTES, Policy};
 use crate::access_control::public_access::PublicAccessBlock;
@@ -134,27 +136,6 @@ pub async fn delete_public_access_block(
     bucket: &str,
 ) -> Result<Response, S3Error> {
     bucket_documents::delete(state, who, bucket, BucketDocument::PublicAccessBlock).await
-}
-
-/// The bucket's public access block (every switch off without one).
-pub(super) async fn public_access_block(
-    state: &AppState,
-    bucket: &str,
-) -> Result<PublicAccessBlock, S3Error> {
-    let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
-        PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
-    })
-    .await?;
-    Ok(block.map(|block| *block).unwrap_or_default())
-}
-
-/// A stored document this gateway wrote no longer parses: a fault, not
-/// the caller's mistake.
-pub(super) fn corrupt(err: S3Error) -> S3Error {
-    S3Error::internal(format!(
-        "a stored bucket document does not parse: {}",
-        err.message
-    ))
 }
 
 fn no_such_policy(bucket: &str) -> S3Error {

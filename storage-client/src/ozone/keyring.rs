@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::{Credential, Result, SystemSecret};
 
+use super::records::RECORDS_VOLUME;
 use super::records::{RecordId, Sealer};
-use super::system_volume::RECORDS_VOLUME;
 
 /// The gateway's own identity: the owner of its system buckets; not an
 /// access key any S3 client can sign with (access keys have no dot).

@@ -54,7 +54,8 @@ use super::object_mapping::{
 };
 use super::om_client::OmClient;
 use super::records::Sealer;
-use super::system_volume::{self, records_bucket};
+use super::records::records_bucket;
+use super::system_volume;
 
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";

@@ -203,7 +203,7 @@ impl OmClient {
         let mut key = vec![0u8; crate::RecordsKey::MIN_BYTES];
         rand::RngCore::fill_bytes(&mut rand::rng(), &mut key);
         let place = super::keyring::CredentialRecords {
-            bucket: super::system_volume::records_bucket("s3gw-none"),
+            bucket: super::records::records_bucket("s3gw-none"),
             sealer: Arc::new(super::records::Sealer::new(&crate::RecordsKey::new(key))),
         };
         let system = (super::keyring::SYSTEM_OWNER, system);

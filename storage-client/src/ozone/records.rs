@@ -33,6 +33,14 @@ use sha2::Sha256;
 
 use crate::{RecordsKey, Result, StorageError};
 
+/// The volume the gateway keeps its records in (see `system_volume.rs`).
+pub(super) const RECORDS_VOLUME: &str = "s3gw-records";
+
+/// A records bucket's path (`volume/bucket`) in [`RECORDS_VOLUME`].
+pub(super) fn records_bucket(name: &str) -> String {
+    format!("{RECORDS_VOLUME}/{name}")
+}
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Metadata entries the gateway writes and reads all start with this; the

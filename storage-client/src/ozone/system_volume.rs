@@ -17,18 +17,11 @@ use super::proto::hadoop::ozone::{
     OzoneAclInfo, ozone_acl_info::OzoneAclScope, ozone_acl_info::OzoneAclType,
     ozone_obj::ObjectType,
 };
-
-/// The gateway's records volume.
-pub(super) const RECORDS_VOLUME: &str = "s3gw-records";
+use super::records::RECORDS_VOLUME;
 
 /// Ozone's ACLType bit of ALL, and of NONE (which grants nothing).
 const ALL: u32 = 1 << 7;
 const NONE: u32 = 1 << 8;
-
-/// A system bucket's path ([`volume_and_bucket`]) in the records volume.
-pub(super) fn records_bucket(name: &str) -> String {
-    format!("{RECORDS_VOLUME}/{name}")
-}
 
 /// The one ACL a records volume or bucket has: `owner` may do anything.
 fn owner_only(owner: &str) -> Vec<OzoneAclInfo> {
