@@ -479,6 +479,59 @@ def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, 
     assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"
 
 
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end cannot change an object's ACL")
+def test_an_acl_change_lands_only_on_the_record_whose_acl_granted_it(root_s3, alt_s3, target, bucket):
+    # The owner alternates a PUT whose ACL lets the second key change the
+    # ACL and a private PUT, while the second key makes the object public
+    # and anonymous callers read it: a change decided on the granting
+    # record must never make the private one public (409 or 403 instead).
+    grant = {"GrantWriteACP": f'id="{owner_id(alt_s3)}"', "GrantFullControl": f'id="{owner_id(root_s3)}"'}
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"granted", **grant)
+    stop = threading.Event()
+    leaked, served, changed, failures = [], [], [], []
+
+    def write():
+        try:
+            while not stop.is_set():
+                root_s3.put_object(Bucket=bucket, Key="k", Body=b"private")
+                time.sleep(0.005)  # a leak would stay readable a while
+                root_s3.put_object(Bucket=bucket, Key="k", Body=b"granted", **grant)
+        except Exception as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    def make_public():
+        while not stop.is_set():
+            try:
+                alt_s3.put_object_acl(Bucket=bucket, Key="k", ACL="public-read")
+                changed.append(1)
+            except ClientError as err:
+                status = err.response["ResponseMetadata"]["HTTPStatusCode"]
+                if (status, err.response["Error"]["Code"]) not in ((403, "AccessDenied"), (409, "OperationAborted")):
+                    failures.append(err)
+
+    def read():
+        client = RawClient(target.endpoint, target.creds)
+        while not stop.is_set():
+            answer = client.unsigned("GET", bucket, "k")
+            if answer.status_code == 200:
+                served.append(1)
+                if answer.content != b"granted":
+                    leaked.append(answer.content)
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    threads += [threading.Thread(target=make_public) for _ in range(3)]
+    threads += [threading.Thread(target=read) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(6)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    assert changed, "the second key never changed the ACL"
+    assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"
+
+
 def test_a_caller_let_in_by_a_policy_learns_of_a_missing_key_only_if_it_may_list(
         root_s3, alt_s3, second_key, bucket):
     root_s3.put_bucket_policy(Bucket=bucket, Policy=allow_alt(bucket, second_key, "s3:GetObject"))

@@ -93,6 +93,7 @@ codes! {
     BucketNotEmpty => CONFLICT,
     DeleteConflict => CONFLICT,
     KeyNameInUse => CONFLICT,
+    OperationAborted => CONFLICT,
     PreconditionFailed => PRECONDITION_FAILED,
     RequestURITooLong => URI_TOO_LONG,
     InvalidPartNumber => RANGE_NOT_SATISFIABLE,

@@ -19,9 +19,10 @@ use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
     BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity,
-    KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, NewUpload, ObjectWriter,
-    OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, SmallBlockUsage,
-    StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
+    KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
+    ObjectWriter, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result,
+    SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery,
+    WriteIntent,
 };
 
 pub struct Storage {
@@ -385,23 +386,19 @@ impl Storage {
         result
     }
 
-    /// Sets (`Some`) or removes (`None`) the user metadata entry `name` of
-    /// the object, leaving its data, ETag and Last-Modified. `NoSuchKey`
-    /// if there is no object.
+    /// Changes one user metadata entry of the object (see
+    /// [`MetaEntryChange`]), leaving its data, ETag and Last-Modified.
+    /// `NoSuchKey` if there is no object.
     pub async fn put_meta_entry(
         &self,
         who: &Identity,
         bucket: &str,
         key: &str,
-        name: &str,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
-        let result = self
-            .om
-            .put_meta_entry(who, object.clone(), name.to_owned(), value)
-            .await;
+        let result = self.om.put_meta_entry(who, object.clone(), change).await;
         self.cache.wrote_object(&object);
         result
     }

@@ -266,6 +266,46 @@ pub enum WriteCondition {
     IfExists,
 }
 
+/// A change to one entry of an object's user metadata (the ACL of
+/// PutObjectAcl): set it (`value` is `Some`) or remove it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetaEntryChange {
+    pub name: String,
+    pub value: Option<String>,
+    /// `Some(v)`: only while the entry still holds `v` (`Some(None)`: while
+    /// it is absent), checked atomically with the write, else
+    /// `PreconditionFailed`: a change decided on what the entry said (a
+    /// grant in the ACL being replaced) never lands on an entry rewritten
+    /// since.
+    pub expected: Option<Option<String>>,
+}
+
+impl MetaEntryChange {
+    /// Sets (`Some`) or removes (`None`) the entry, whatever it holds.
+    pub fn new(name: &str, value: Option<String>) -> Self {
+        Self {
+            name: name.to_owned(),
+            value,
+            expected: None,
+        }
+    }
+
+    /// Applies the change to `user`, the record's user metadata, unless
+    /// the entry no longer holds what was expected.
+    pub(crate) fn apply(self, user: &mut BTreeMap<String, String>) -> crate::Result<()> {
+        if let Some(expected) = &self.expected
+            && user.get(&self.name) != expected.as_ref()
+        {
+            return Err(crate::StorageError::PreconditionFailed);
+        }
+        match self.value {
+            Some(value) => user.insert(self.name, value),
+            None => user.remove(&self.name),
+        };
+        Ok(())
+    }
+}
+
 /// What a write states before its first byte (`Storage::create_object`).
 /// Given up front because some back ends act on it when the key is
 /// opened: Ozone checks the condition and records the tags at CreateKey.

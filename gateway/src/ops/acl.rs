@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, Identity, ObjectMeta};
+use storage_client::{BucketDocument, Identity, MetaEntryChange, ObjectMeta, StorageError};
 
 use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
@@ -83,7 +83,12 @@ pub async fn get_object_acl(
 }
 
 /// Replaces the ACL of the version the request names (the latest without
-/// one), or of the very version whose ACL granted the request.
+/// one), or of the very version whose ACL granted the request, and then
+/// only while that ACL is still the one judged: a record written or an ACL
+/// changed in between (in a bucket that keeps no versions, an overwrite
+/// replaces the record judged) is not changed under a grant it never
+/// made, `409 OperationAborted`, as S3 answers a conflicting concurrent
+/// change; a retry is decided afresh.
 pub async fn put_object_acl(
     state: &AppState,
     object: ObjectVersion<'_>,
@@ -95,18 +100,22 @@ pub async fn put_object_acl(
     let acl = requested_acl(state, who, context, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl))?;
+    let change = MetaEntryChange {
+        expected: object.judged_entry(object_acl::ENTRY),
+        ..MetaEntryChange::new(object_acl::ENTRY, meta.user.remove(object_acl::ENTRY))
+    };
     state
         .storage
-        .put_version_meta_entry(
-            who,
-            bucket,
-            key,
-            object.version_to_write(),
-            object_acl::ENTRY,
-            meta.user.remove(object_acl::ENTRY),
-        )
+        .put_version_meta_entry(who, bucket, key, object.version_to_write(), change)
         .await
-        .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+        .map_err(|err| match err {
+            StorageError::PreconditionFailed => S3Error::new(
+                Code::OperationAborted,
+                "the object's ACL changed while this request was decided; try again",
+            ),
+            err => S3Error::from(err),
+        })
+        .map_err(|err| err.naming(bucket, Some(key)))?;
     Ok(empty_response(StatusCode::OK))
 }
 

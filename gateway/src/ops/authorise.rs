@@ -210,6 +210,14 @@ impl<'a> ObjectVersion<'a> {
             })
     }
 
+    /// What user metadata entry `name` held in the record the decision
+    /// judged (`Some(None)`: nothing), for a write to require it still
+    /// does; `None` when the decision did not depend on the record.
+    pub(super) fn judged_entry(&self, name: &str) -> Option<Option<String>> {
+        let info = self.judged.as_ref()?;
+        Some(info.meta.user.get(name).cloned())
+    }
+
     /// The version a write to this object's record is to change: the one
     /// judged (by its id; `None` when its bucket keeps no versions), else
     /// the one the request names (`None`: the latest).

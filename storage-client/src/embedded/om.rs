@@ -39,8 +39,8 @@ use crate::om::{
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
     BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted,
-    Identity, KeyInfo, ListEntry, NewObject, Result, StorageError, VersionEntry, Versioning,
-    WriteCondition, WriteIntent,
+    Identity, KeyInfo, ListEntry, MetaEntryChange, NewObject, Result, StorageError, VersionEntry,
+    Versioning, WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -761,7 +761,10 @@ impl Inner {
         object: &ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.rewrite_record(who, object, |record| record.tags = tags)
+        self.rewrite_record(who, object, |record| {
+            record.tags = tags;
+            Ok(())
+        })
     }
 
     /// Rewrites one user metadata entry of the key's record.
@@ -769,25 +772,20 @@ impl Inner {
         &self,
         who: &Identity,
         object: &ObjectRef,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
-        self.rewrite_record(who, object, |record| {
-            match value {
-                Some(value) => record.meta.user.insert(name, value),
-                None => record.meta.user.remove(&name),
-            };
-        })
+        self.rewrite_record(who, object, |record| change.apply(&mut record.meta.user))
     }
 
     /// Changes the key's record in place, in one transaction, so a
     /// concurrent overwrite is either before (and gets the change) or
-    /// after. `NoSuchKey` if there is no object.
+    /// after; a change that fails writes nothing. `NoSuchKey` if there is
+    /// no object.
     fn rewrite_record(
         &self,
         who: &Identity,
         object: &ObjectRef,
-        change: impl FnOnce(&mut KeyRecord),
+        change: impl FnOnce(&mut KeyRecord) -> Result<()>,
     ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
@@ -800,7 +798,7 @@ impl Inner {
                 Some(bytes) => decode(bytes.value())?,
                 None => return Err(StorageError::NoSuchKey),
             };
-            change(&mut record);
+            change(&mut record)?;
             keys.insert(row.as_slice(), encode(&record)?.as_slice())
                 .db()?;
         }
@@ -1168,11 +1166,10 @@ impl ObjectStore for EmbeddedOm {
         &self,
         who: &Identity,
         object: ObjectRef,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         let who = who.clone();
-        self.run(move |om| om.put_meta_entry(&who, &object, name, value))
+        self.run(move |om| om.put_meta_entry(&who, &object, change))
             .await
     }
 
@@ -1237,11 +1234,10 @@ impl VersionStore for EmbeddedOm {
         who: &Identity,
         object: ObjectRef,
         version_id: String,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         let who = who.clone();
-        self.run(move |om| om.put_version_meta_entry(&who, &object, &version_id, name, value))
+        self.run(move |om| om.put_version_meta_entry(&who, &object, &version_id, change))
             .await
     }
 

@@ -3,7 +3,10 @@
 
 use async_trait::async_trait;
 
-use crate::{BlockLocation, Deleted, Identity, KeyInfo, ListEntry, NewObject, Result, WriteIntent};
+use crate::{
+    BlockLocation, Deleted, Identity, KeyInfo, ListEntry, MetaEntryChange, NewObject, Result,
+    WriteIntent,
+};
 
 /// One object's name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -92,15 +95,14 @@ pub(crate) trait ObjectStore: Send + Sync {
         object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
-    /// Sets (`Some`) or removes (`None`) one entry of the committed
-    /// object's user metadata, atomically and without changing its data,
+    /// Changes one entry of the committed object's user metadata (see
+    /// [`MetaEntryChange`]), atomically and without changing its data,
     /// ETag or Last-Modified. `NoSuchKey` if there is no object.
     async fn put_meta_entry(
         &self,
         who: &Identity,
         object: ObjectRef,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()>;
     /// One step of a listing (see [`ScanRange`]).
     async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>>;

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use super::{ObjectRef, ScanRange};
-use crate::{Deleted, Identity, KeyInfo, Result, VersionEntry, Versioning};
+use crate::{Deleted, Identity, KeyInfo, MetaEntryChange, Result, VersionEntry, Versioning};
 
 #[async_trait]
 pub(crate) trait VersionStore: Send + Sync {
@@ -39,16 +39,15 @@ pub(crate) trait VersionStore: Send + Sync {
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
-    /// Sets (`Some`) or removes (`None`) one user metadata entry of
-    /// version `version_id` (the ACL of PutObjectAcl with a versionId);
+    /// Changes one user metadata entry of version `version_id` (the ACL
+    /// of PutObjectAcl with a versionId; see [`MetaEntryChange`]);
     /// `NoSuchVersion` if there is none.
     async fn put_version_meta_entry(
         &self,
         who: &Identity,
         object: ObjectRef,
         version_id: String,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()>;
     /// One step of ListObjectVersions: up to `scan.limit` versions of keys
     /// with `scan.prefix`, by key and newest first within a key, strictly

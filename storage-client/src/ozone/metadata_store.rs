@@ -40,8 +40,8 @@ use crate::om::{
 };
 use crate::{
     BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity,
-    KeyInfo, ListEntry, NewObject, ObjectChecksum, OzoneStorageConfig, Result, StorageError,
-    WriteCondition, WriteIntent,
+    KeyInfo, ListEntry, MetaEntryChange, NewObject, ObjectChecksum, OzoneStorageConfig, Result,
+    StorageError, WriteCondition, WriteIntent,
 };
 
 use super::bucket_documents::BucketDocuments;
@@ -821,8 +821,7 @@ impl ObjectStore for OzoneMetadata {
         &self,
         _who: &Identity,
         _object: ObjectRef,
-        _name: String,
-        _value: Option<String>,
+        _change: MetaEntryChange,
     ) -> Result<()> {
         Err(StorageError::NotImplemented(
             "changing an existing object's metadata on the Ozone back end".into(),

@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use super::metadata_store::OzoneMetadata;
 use crate::om::{ObjectRef, ObjectStore, ScanRange, VersionStore};
 use crate::{
-    Deleted, Identity, KeyInfo, NULL_VERSION_ID, Result, StorageError, VersionEntry, Versioning,
+    Deleted, Identity, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Result, StorageError,
+    VersionEntry, Versioning,
 };
 
 /// The only version an Ozone bucket has is `null`; any other id is not one
@@ -87,11 +88,10 @@ impl VersionStore for OzoneMetadata {
         who: &Identity,
         object: ObjectRef,
         version_id: String,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         only_null(&version_id)?;
-        self.put_meta_entry(who, object, name, value).await
+        self.put_meta_entry(who, object, change).await
     }
 
     /// Each object once, as its `null` version; the `null` version is the

@@ -5,8 +5,8 @@
 use super::{Storage, scan_range};
 use crate::om::ObjectRef;
 use crate::{
-    Deleted, Identity, KeyInfo, Result, VersionListPage, VersionListQuery, Versioning,
-    version_listing,
+    Deleted, Identity, KeyInfo, MetaEntryChange, Result, VersionListPage, VersionListQuery,
+    Versioning, version_listing,
 };
 
 impl Storage {
@@ -85,8 +85,8 @@ impl Storage {
         result
     }
 
-    /// Sets (`Some`) or removes (`None`) the user metadata entry `name` of
-    /// version `version_id`, or of the latest, leaving its data, ETag and
+    /// Changes one user metadata entry of version `version_id`, or of the
+    /// latest (see [`MetaEntryChange`]), leaving its data, ETag and
     /// Last-Modified. `NoSuchKey` / `NoSuchVersion` if there is none.
     pub async fn put_version_meta_entry(
         &self,
@@ -94,23 +94,16 @@ impl Storage {
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
-        name: &str,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         let Some(version_id) = version_id else {
-            return self.put_meta_entry(who, bucket, key, name, value).await;
+            return self.put_meta_entry(who, bucket, key, change).await;
         };
         self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self
             .om
-            .put_version_meta_entry(
-                who,
-                object.clone(),
-                version_id.to_owned(),
-                name.to_owned(),
-                value,
-            )
+            .put_version_meta_entry(who, object.clone(), version_id.to_owned(), change)
             .await;
         self.cache.wrote_object(&object);
         result

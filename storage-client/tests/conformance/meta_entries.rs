@@ -3,7 +3,7 @@
 //! without touching the data. A back end that cannot change a committed
 //! key's metadata (Ozone) says so with `NotImplemented`.
 
-use storage_client::{Storage, StorageError};
+use storage_client::{MetaEntryChange, Storage, StorageError};
 
 use super::{Capabilities, alice, assert_err, bob, get, put};
 
@@ -12,7 +12,8 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     s.create_bucket(&a, "b", "").await.unwrap();
     let before = put(s, &a, "b", "k", b"data").await;
     let entry = || Some("<AccessControlPolicy/>".to_owned());
-    let set = s.put_meta_entry(&a, "b", "k", "s3gw acl", entry()).await;
+    let change = |value| MetaEntryChange::new("s3gw acl", value);
+    let set = s.put_meta_entry(&a, "b", "k", change(entry())).await;
     if !caps.meta_entries {
         assert!(
             matches!(set, Err(StorageError::NotImplemented(_))),
@@ -30,18 +31,44 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"data");
 
     assert_err(
-        s.put_meta_entry(&b, "b", "k", "s3gw acl", None).await,
+        s.put_meta_entry(&b, "b", "k", change(None)).await,
         |e| matches!(e, StorageError::AccessDenied),
         "a stranger's change",
     );
     assert_err(
-        s.put_meta_entry(&a, "b", "missing", "s3gw acl", entry())
-            .await,
+        s.put_meta_entry(&a, "b", "missing", change(entry())).await,
         |e| matches!(e, StorageError::NoSuchKey),
         "a missing key",
     );
-    s.put_meta_entry(&a, "b", "k", "s3gw acl", None)
-        .await
-        .unwrap();
+
+    // A change expecting what the entry no longer holds writes nothing.
+    let stale = MetaEntryChange {
+        expected: Some(None),
+        ..change(Some("<stale/>".to_owned()))
+    };
+    assert_err(
+        s.put_meta_entry(&a, "b", "k", stale).await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "a change expecting an absent entry",
+    );
+    let current = MetaEntryChange {
+        expected: Some(entry()),
+        ..change(None)
+    };
+    s.put_meta_entry(&a, "b", "k", current).await.unwrap();
     assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
+    let absent = MetaEntryChange {
+        expected: Some(None),
+        ..change(entry())
+    };
+    s.put_meta_entry(&a, "b", "k", absent).await.unwrap();
+    assert_eq!(
+        s.lookup(&a, "b", "k")
+            .await
+            .unwrap()
+            .meta
+            .user
+            .get("s3gw acl"),
+        entry().as_ref()
+    );
 }

@@ -5,7 +5,8 @@
 //! and still serve every object as its `null` version.
 
 use storage_client::{
-    Deleted, NULL_VERSION_ID, Storage, StorageError, VersionEntry, VersionListQuery, Versioning,
+    Deleted, MetaEntryChange, NULL_VERSION_ID, Storage, StorageError, VersionEntry,
+    VersionListQuery, Versioning,
 };
 
 use super::{Capabilities, alice, assert_err, bob, data, get, put, read_range};
@@ -220,7 +221,8 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
     // So does a metadata entry (an object ACL): set on one version, the
     // latest keeps its own.
     let acl = Some("<AccessControlPolicy/>".to_owned());
-    s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), "s3gw acl", acl.clone())
+    let change = |value| MetaEntryChange::new("s3gw acl", value);
+    s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), change(acl.clone()))
         .await
         .unwrap();
     let null = s
@@ -230,10 +232,20 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
     assert_eq!(null.meta.user.get("s3gw acl"), acl.as_ref());
     assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
     assert_err(
-        s.put_version_meta_entry(&bob(), "b", "k", Some(NULL_VERSION_ID), "s3gw acl", None)
+        s.put_version_meta_entry(&bob(), "b", "k", Some(NULL_VERSION_ID), change(None))
             .await,
         |e| matches!(e, StorageError::AccessDenied),
         "a stranger's change of a version's entry",
+    );
+    let stale = MetaEntryChange {
+        expected: Some(None),
+        ..change(None)
+    };
+    assert_err(
+        s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), stale)
+            .await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "a version's entry changed since",
     );
 
     // Suspended: writes replace the `null` version, others stay.

@@ -21,7 +21,10 @@ use crate::embedded::schema::{
     VersionRecord, bucket_end, decode, encode, object_key, split_version_key, version_key,
 };
 use crate::om::{ObjectRef, ScanRange, validate_key};
-use crate::{Deleted, Identity, NULL_VERSION_ID, Result, StorageError, VersionEntry, Versioning};
+use crate::{
+    Deleted, Identity, MetaEntryChange, NULL_VERSION_ID, Result, StorageError, VersionEntry,
+    Versioning,
+};
 
 /// A table of byte-string rows, from a read or a write transaction.
 trait Rows: ReadableTable<&'static [u8], &'static [u8]> {}
@@ -537,35 +540,34 @@ impl Inner {
         id: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.rewrite_version(who, object, id, |record| record.tags = tags)
+        self.rewrite_version(who, object, id, |record| {
+            record.tags = tags;
+            Ok(())
+        })
     }
 
-    /// Sets (`Some`) or removes (`None`) one user metadata entry of one
-    /// object version.
+    /// Changes one user metadata entry of one object version.
     pub(super) fn put_version_meta_entry(
         &self,
         who: &Identity,
         object: &ObjectRef,
         id: &str,
-        name: String,
-        value: Option<String>,
+        change: MetaEntryChange,
     ) -> Result<()> {
         self.rewrite_version(who, object, id, |record| {
-            match value {
-                Some(value) => record.meta.user.insert(name, value),
-                None => record.meta.user.remove(&name),
-            };
+            change.apply(&mut record.meta.user)
         })
     }
 
     /// Changes one version's record in place, in one transaction; in an
     /// unversioned bucket only `null` names a version, the key's record.
+    /// A change that fails writes nothing.
     fn rewrite_version(
         &self,
         who: &Identity,
         object: &ObjectRef,
         id: &str,
-        change: impl FnOnce(&mut KeyRecord),
+        change: impl FnOnce(&mut KeyRecord) -> Result<()>,
     ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
@@ -587,7 +589,7 @@ impl Inner {
         )?;
         match found {
             Some(Found::Current(mut record)) => {
-                change(&mut record);
+                change(&mut record)?;
                 let row = object_key(bucket, key.as_bytes());
                 txn.open_table(KEYS)
                     .db()?
@@ -601,7 +603,7 @@ impl Inner {
                         addressed: true,
                     });
                 };
-                change(record);
+                change(record)?;
                 txn.open_table(VERSIONS)
                     .db()?
                     .insert(row.as_slice(), encode(&version)?.as_slice())
