@@ -249,6 +249,10 @@ def test_public_access_block_switches(root_s3, raw, bucket):
     assert error_of(root_s3.put_object, Bucket=bucket, Key="k2", Body=b"", ACL="public-read") == (
         403, "AccessDenied")
     assert error_of(root_s3.put_bucket_acl, Bucket=bucket, ACL="public-read") == (403, "AccessDenied")
+    assert error_of(root_s3.copy_object, Bucket=bucket, Key="k2", CopySource={"Bucket": bucket, "Key": "k"},
+                    ACL="public-read") == (403, "AccessDenied")
+    assert error_of(root_s3.create_multipart_upload, Bucket=bucket, Key="k2", ACL="public-read") == (
+        403, "AccessDenied")
     root_s3.put_object(Bucket=bucket, Key="k3", Body=b"", ACL="private")
 
     public = policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",

@@ -121,17 +121,19 @@ pub async fn put_object_acl(
 
 /// Records in `meta` the ACL an object write (PutObject, CopyObject,
 /// CreateMultipartUpload) asks for, in place of any it carried; a public
-/// one is refused under BlockPublicAcls.
+/// one is refused under BlockPublicAcls (read from `context`, the
+/// bucket as the request's decision loaded it, when there is one).
 pub async fn record_object_acl(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     headers: &HeaderMap,
     bucket: &str,
     meta: &mut ObjectMeta,
 ) -> Result<(), S3Error> {
     let acl = object_acl::requested(headers, &owner::canonical_id(&who.access_key))?;
     if let Some(acl) = &acl {
-        check_public_acls_allowed(state, None, bucket, acl).await?;
+        check_public_acls_allowed(state, context, bucket, acl).await?;
     }
     object_acl::record(meta, acl.as_ref())
 }

@@ -13,6 +13,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue};
 use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
 
+use super::authorise::BucketContext;
 use super::copy_source::CopySource;
 use super::headers::written_version_header;
 use super::headers::{object_meta_from_request, quoted_etag};
@@ -44,6 +45,7 @@ const IN_PLACE_CHANGES: [&str; 4] = [
 pub async fn copy_object(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
     key: &str,
@@ -72,7 +74,7 @@ pub async fn copy_object(
         Directive::Copy => source.info.meta.clone(),
         Directive::Replace => object_meta_from_request(headers)?,
     };
-    super::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
+    super::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
     let tags = match tagging_directive {
         Directive::Copy => source.info.tags.clone(),
         Directive::Replace => tags_from_header(headers)?,

@@ -148,7 +148,8 @@ async fn run(
         }
 
         E::PutObject { bucket, key } => {
-            boxed(|| put::put_object(state, who, parts, &bucket, &key, payload)).await
+            let context = authorised.bucket();
+            boxed(|| put::put_object(state, who, context, parts, &bucket, &key, payload)).await
         }
         E::GetObject {
             bucket,
@@ -181,7 +182,8 @@ async fn run(
             boxed(|| delete::delete_objects(state, authorised, parts, &bucket, payload)).await
         }
         E::CopyObject { bucket, key } => {
-            boxed(|| copy::copy_object(state, who, parts, &bucket, &key)).await
+            let context = authorised.bucket();
+            boxed(|| copy::copy_object(state, who, context, parts, &bucket, &key)).await
         }
         E::GetObjectAttributes {
             bucket,
@@ -218,7 +220,10 @@ async fn run(
         }
 
         E::CreateMultipartUpload { bucket, key } => {
-            boxed(|| multipart::create_multipart_upload(state, who, parts, &bucket, &key)).await
+            let context = authorised.bucket();
+            let create =
+                || multipart::create_multipart_upload(state, who, context, parts, &bucket, &key);
+            boxed(create).await
         }
         E::UploadPart {
             bucket,

@@ -10,6 +10,7 @@ use storage_client::{
     WriteIntent,
 };
 
+use super::authorise::BucketContext;
 use super::empty_response;
 use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
@@ -26,6 +27,7 @@ pub const MAX_OBJECT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
 pub async fn put_object(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
     key: &str,
@@ -35,7 +37,7 @@ pub async fn put_object(
     check_storage_class(headers)?;
     let plan = IntegrityPlan::from_headers(headers)?;
     let mut meta = object_meta_from_request(headers)?;
-    super::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
+    super::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
     if payload

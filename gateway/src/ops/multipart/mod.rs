@@ -18,6 +18,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode};
 use storage_client::{Identity, NewUpload, StorageError};
 
+use super::authorise::BucketContext;
 use super::headers::{insert, object_meta_from_request};
 use super::integrity::requested_algorithm;
 use super::put::check_storage_class;
@@ -63,6 +64,7 @@ impl<'a> UploadRef<'a> {
 pub async fn create_multipart_upload(
     state: &AppState,
     who: &Identity,
+    context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
     key: &str,
@@ -71,7 +73,7 @@ pub async fn create_multipart_upload(
     check_storage_class(headers)?;
     let (algorithm, kind) = requested_checksum(headers)?;
     let mut meta = object_meta_from_request(headers)?;
-    crate::ops::acl::record_object_acl(state, who, headers, bucket, &mut meta).await?;
+    crate::ops::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,
