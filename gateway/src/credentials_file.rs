@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::config::settings::{Chars, Word};
 use crate::toml_error::toml_error;
+use crate::word::{Chars, Word};
 
 /// One `[[keys]]` table of a credentials file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
