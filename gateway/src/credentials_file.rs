@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::toml_error::toml_error;
+use crate::word::{Chars, Word};
 
 /// One `[[keys]]` table of a credentials file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -89,55 +90,96 @@ pub fn render(key: &KeyEntry) -> String {
     out
 }
 
+const DIGITS_UPPER: Chars = Chars(&[(b'0', b'9'), (b'A', b'Z')]);
 /// Access keys as AWS issues them (`AKIA` + 16): 16 to 128 upper-case
 /// letters and digits. That also keeps out `/` (the SigV4 credential scope's
 /// separator) and `.` (the Ozone back end's system buckets belong to a
 /// dotted owner no key may be).
-pub const ACCESS_KEY_LENGTH: std::ops::RangeInclusive<usize> = 16..=128;
+pub const ACCESS_KEY: Word = Word {
+    min: 16,
+    max: Some(128),
+    first: DIGITS_UPPER,
+    chars: DIGITS_UPPER,
+};
+/// Printable ASCII but space.
+const GRAPHIC: Chars = Chars(&[(b'!', b'~')]);
 /// Secrets at least as long as AWS's 40-character ones less a margin: a
 /// short secret can be guessed offline from one signed request.
-pub const SECRET_KEY_LENGTH: std::ops::RangeInclusive<usize> = 30..=128;
+pub const SECRET_KEY: Word = Word {
+    min: 30,
+    max: Some(128),
+    first: GRAPHIC,
+    chars: GRAPHIC,
+};
+const ALPHANUMERIC: Chars = Chars(&[(b'0', b'9'), (b'A', b'Z'), (b'a', b'z')]);
 /// Key names: what a shell, a URL query and a log line carry unquoted.
+pub const NAME: Word = Word {
+    min: 1,
+    max: Some(64),
+    first: ALPHANUMERIC,
+    chars: Chars(&[
+        (b'-', b'.'),
+        (b'0', b'9'),
+        (b'@', b'@'),
+        (b'A', b'Z'),
+        (b'_', b'_'),
+        (b'a', b'z'),
+    ]),
+};
+/// [`NAME`] in words, for messages and `--help`.
 pub const NAME_PATTERN: &str =
     "1 to 64 characters of A-Z, a-z, 0-9 and . _ @ -, starting with a letter or digit";
 
-/// Checks a key name against [`NAME_PATTERN`].
+/// Checks a key name against [`NAME`].
 pub fn validate_name(name: &str) -> Result<(), String> {
-    let valid = (1..=64).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b'-'));
-    if valid {
+    if NAME.accepts(name) {
         Ok(())
     } else {
         Err(format!("name must be {NAME_PATTERN}"))
     }
 }
 
+/// The JSON Schema of one `[[keys]]` table: the rules [`validate_key`]
+/// checks, for tools that write keys (the Helm chart's values schema).
+/// Names and access keys unique within a file are beyond it.
+pub fn key_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name", "access_key", "secret_key"],
+        "properties": {
+            "name": {"type": "string", "pattern": NAME.pattern()},
+            "access_key": {"type": "string", "pattern": ACCESS_KEY.pattern()},
+            "secret_key": {"type": "string", "pattern": SECRET_KEY.pattern()},
+            "root": {"type": "boolean"},
+        },
+    })
+}
+
+/// The JSON Schema of a credentials file.
+pub fn schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {"keys": {"type": "array", "items": key_schema()}},
+    })
+}
+
 /// Checks the shape of a key loaded from a file or the environment; the
 /// keys the gateway generates (`S3GW` + 16, 40-character secrets) comply.
 pub fn validate_key(key: &KeyEntry) -> Result<(), String> {
     validate_name(&key.name)?;
-    let access_ok = ACCESS_KEY_LENGTH.contains(&key.access_key.len())
-        && key
-            .access_key
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if !access_ok {
+    let length = |word: Word| format!("{} to {}", word.min, word.max.unwrap_or(usize::MAX));
+    if !ACCESS_KEY.accepts(&key.access_key) {
         return Err(format!(
-            "access_key must be {} to {} characters of A-Z and 0-9 (as AWS issues them)",
-            ACCESS_KEY_LENGTH.start(),
-            ACCESS_KEY_LENGTH.end()
+            "access_key must be {} characters of A-Z and 0-9 (as AWS issues them)",
+            length(ACCESS_KEY)
         ));
     }
-    let secret_ok = SECRET_KEY_LENGTH.contains(&key.secret_key.len())
-        && key.secret_key.bytes().all(|b| b.is_ascii_graphic());
-    if !secret_ok {
+    if !SECRET_KEY.accepts(&key.secret_key) {
         return Err(format!(
-            "secret_key must be {} to {} printable ASCII characters without spaces",
-            SECRET_KEY_LENGTH.start(),
-            SECRET_KEY_LENGTH.end()
+            "secret_key must be {} printable ASCII characters without spaces",
+            length(SECRET_KEY)
         ));
     }
     Ok(())

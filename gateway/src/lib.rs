@@ -20,4 +20,5 @@ pub mod router;
 pub mod server;
 pub mod state;
 pub mod toml_error;
+pub mod word;
 pub mod xml;

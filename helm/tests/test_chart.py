@@ -7,6 +7,7 @@ the chart's unit tests (helm-unittest)."""
 
 import base64
 import json
+import os
 import re
 import signal
 import subprocess
@@ -19,6 +20,8 @@ import yaml
 
 from conftest import (CHART, KUBE_VERSIONS, REPO_ROOT, VALUES_FILES, find, gateway_binary, helm_template,
                       render, run, tool)
+import values_schema
+from values_schema import CHART_OWNED
 
 PROFILES = {
     "embedded": [],
@@ -84,6 +87,13 @@ def test_crd_check_refuses_unknown_fields(tmp_path):
     assert result.returncode != 0 and "scrapeTimout" in result.stderr
 
 
+def credentials_keys(*names_and_access_keys: tuple[str, str]) -> list[str]:
+    """`credentials.keys` of these names and access keys."""
+    listed = [{"name": name, "access_key": access_key, "secret_key": "s" * 40}
+              for name, access_key in names_and_access_keys]
+    return ["--set-json", f"credentials.keys={json.dumps(listed)}"]
+
+
 REFUSED = {
     "embedded with two replicas": (["--set", "replicaCount=2"],
                                    "backend embedded keeps its store on one volume and runs exactly one replica"),
@@ -105,10 +115,14 @@ REFUSED = {
     "an Ozone Manager without a port": (["--set", "backend=ozone", "--set", "ozone.om[0]=om"], "ozone/om/0"),
     "a service port of the wrong type": (["--set-string", "service.port=http"], "got string, want integer"),
     "keys in values beside an existing Secret": (["--set", "credentials.existingSecret=mine",
-                                                  "--set", "credentials.rootAccessKey=S3GWROOT",
-                                                  "--set", "credentials.rootSecretKey=secretsecret"],
+                                                  "--set", "credentials.rootAccessKey=S3GWROOTKEY000000001",
+                                                  "--set", f"credentials.rootSecretKey={'s' * 40}"],
                                                  "keys, rootAccessKey and rootSecretKey then belong in that Secret"),
-    "half a root key": (["--set", "credentials.rootAccessKey=S3GWROOT"], "must be set together"),
+    "two keys of one name": (credentials_keys(("app", "S3GWAPP0000000000001"), ("app", "S3GWAPP0000000000002")),
+                             "two keys have the name app"),
+    "two keys of one access key": (credentials_keys(("app", "S3GWAPP0000000000001"), ("ops", "S3GWAPP0000000000001")),
+                                   "two keys have the access_key S3GWAPP0000000000001"),
+    "half a root key": (["--set", "credentials.rootAccessKey=S3GWROOTKEY000000001"], "must be set together"),
     "TLS without a Secret": (["--set", "tls.enabled=true"], "tls.enabled needs tls.secretName"),
     "both disruption budget bounds": ([*OZONE, "--set", "podDisruptionBudget.enabled=true",
                                        "--set", "podDisruptionBudget.minAvailable=1"],
@@ -201,11 +215,7 @@ def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
 
 def declared_settings() -> dict[str, dict]:
     """The gateway's settings as it declares them (`s3-gateway settings --json`)."""
-    lines = run([str(gateway_binary()), "settings", "--json"]).stdout.splitlines()
-    return {setting["key"]: setting for setting in map(json.loads, lines)}
-
-
-CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key", "ozone_records_key_file"}
+    return values_schema.declared_settings(gateway_binary())
 
 
 def test_gateway_settings_are_the_gateways():
@@ -230,21 +240,13 @@ def test_values_refused_on_a_back_end_are_those_the_gateway_refuses():
         assert refused[backend] == declared - CHART_OWNED, backend
 
 
-def test_config_value_schemas_fit_the_settings_kinds():
-    """Each size and duration value has the pattern of its kind, and every
-    declared default passes its value's pattern."""
-    schema = json.loads((CHART / "values.schema.json").read_text())["properties"]["config"]["properties"]
-    patterns = {}
-    for key, setting in declared_settings().items():
-        if key in CHART_OWNED:
-            continue
-        pattern = schema[key].get("pattern")
-        if setting["kind"] in ("size", "duration"):
-            assert pattern, f"{key} has no pattern"
-            patterns.setdefault(setting["kind"], set()).add(pattern)
-        for default in setting["defaults"] if pattern else []:
-            assert re.fullmatch(pattern, default), f"{key}: default {default!r} fails {pattern}"
-    assert all(len(kind_patterns) == 1 for kind_patterns in patterns.values()), patterns
+def test_values_schema_holds_the_gateways_rules():
+    """The rules of `config` and the credentials in values.schema.json are
+    those the gateway declares (values_schema.py; test_values_rules.py
+    tries each one)."""
+    result = run([sys.executable, str(REPO_ROOT / "helm" / "tests" / "values_schema.py"), "--check"], check=False,
+                 env={**os.environ, "S3GW_BIN": str(gateway_binary())})
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_helm_unittest():
@@ -284,8 +286,8 @@ def test_pod_template_carries_no_digest_of_the_credentials():
     suite credentials_roll_test.yaml fakes it.)"""
     import hashlib
 
-    root = ["S3GWROOTKEY000000001", "guessable-secret"]
-    app = {"name": "app", "access_key": "S3GWAPP0000000000001", "secret_key": "another-guessable-one"}
+    root = ["S3GWROOTKEY000000001", "guessable-secret-guessable-secret"]
+    app = {"name": "app", "access_key": "S3GWAPP0000000000001", "secret_key": "another-guessable-one-another-one"}
     objects = render(*PROFILES["ozone"], "--set", f"credentials.rootAccessKey={root[0]}",
                      "--set", f"credentials.rootSecretKey={root[1]}",
                      "--set-json", f"credentials.keys=[{json.dumps(app)}]")

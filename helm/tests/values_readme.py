@@ -47,6 +47,13 @@ def table() -> str:
         kind = " or ".join(kind) if isinstance(kind, list) else kind
         if "enum" in node:
             kind += ": " + ", ".join(f"`{v}`" if v else '`""`' for v in node["enum"])
+        low, high = node.get("minimum"), node.get("maximum")
+        if low is not None and high is not None:
+            kind += f"; {low} to {high}"
+        elif low is not None:
+            kind += f"; at least {low}"
+        elif high is not None:
+            kind += f"; at most {high}"
         shown = json.dumps(default, separators=(", ", ": "))
         rows.append(f"| `{path}` | {cell(kind)} | `{cell(shown)}` | {cell(node['description'])} |")
     return "\n".join(rows)

@@ -8,12 +8,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::ConfigError;
-use super::settings::{Default, Kind, SETTINGS, Setting, setting};
+use super::settings::{
+    DURATION_UNITS, Default, Kind, MAX_DURATION, SETTINGS, SIZE_UNITS, Setting, setting,
+};
 use crate::toml_error::toml_error;
-
-/// Longer durations are refused: nobody means them, and the caches panic
-/// on a time-to-live beyond a thousand years.
-const MAX_DURATION: Duration = Duration::from_secs(3650 * 24 * 60 * 60);
 
 /// A raw setting and where it came from, for error messages.
 #[derive(Clone, Debug)]
@@ -63,6 +61,33 @@ impl Layer {
     /// A text setting, given or its default.
     pub(crate) fn text(&self, key: &str) -> Option<Given> {
         self.given_or_default(key)
+    }
+
+    /// A word setting its declared [`Word`](super::settings::Word) accepts.
+    pub(crate) fn word(&self, key: &str) -> Result<Option<Given>, ConfigError> {
+        let Kind::Word { word, expected, .. } = setting(key).kind else {
+            panic!("{key} is not a word");
+        };
+        match self.given_or_default(key) {
+            Some(given) if !word.accepts(&given.value) => {
+                Err(given.invalid(&format!("expected {expected}")))
+            }
+            given => Ok(given),
+        }
+    }
+
+    /// A choice setting: one of its declared values.
+    pub(crate) fn choice(&self, key: &str) -> Result<Option<&'static str>, ConfigError> {
+        let Kind::Choice { values, .. } = setting(key).kind else {
+            panic!("{key} is not a choice");
+        };
+        let Some(given) = self.given_or_default(key) else {
+            return Ok(None);
+        };
+        match values.iter().find(|v| **v == given.value) {
+            Some(value) => Ok(Some(value)),
+            None => Err(given.invalid(&format!("expected {}", values.join(" or ")))),
+        }
     }
 
     /// A size setting within its declared bounds.
@@ -162,7 +187,7 @@ pub(crate) fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
 fn file_value(declared: &Setting, value: toml::Value, base: &Path) -> Result<String, String> {
     use toml::Value;
     match (declared.kind, value) {
-        (Kind::Text(_), Value::String(text)) => Ok(text),
+        (Kind::Text(_) | Kind::Word { .. } | Kind::Choice { .. }, Value::String(text)) => Ok(text),
         (Kind::Path(_), Value::String(text)) => Ok(base.join(text).to_string_lossy().into()),
         (
             Kind::Size { .. } | Kind::SizeOrOff { .. } | Kind::Duration { .. } | Kind::Count { .. },
@@ -189,7 +214,9 @@ fn file_value(declared: &Setting, value: toml::Value, base: &Path) -> Result<Str
             .collect::<Result<Vec<_>, _>>()
             .map(|items| items.join(",")),
         (Kind::List(_), _) => Err("expected a string or an array of strings".into()),
-        (Kind::Text(_) | Kind::Path(_), _) => Err("expected a string".into()),
+        (Kind::Text(_) | Kind::Word { .. } | Kind::Choice { .. } | Kind::Path(_), _) => {
+            Err("expected a string".into())
+        }
     }
 }
 
@@ -209,12 +236,9 @@ pub(crate) fn parse_size(s: &Given) -> Result<u64, ConfigError> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
-    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(s.invalid(expected)),
+    let unit = unit.trim().to_ascii_lowercase();
+    let Some(&(_, multiplier)) = SIZE_UNITS.iter().find(|(name, _)| *name == unit) else {
+        return Err(s.invalid(expected));
     };
     let size = number
         .parse::<u64>()
@@ -244,13 +268,9 @@ pub(crate) fn parse_duration(s: &Given) -> Result<Duration, ConfigError> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
-    // Lower case only: `15M` could as well mean months.
-    let seconds_per_unit: u64 = match unit.trim() {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 60 * 60,
-        "d" => 24 * 60 * 60,
-        _ => return Err(s.invalid(expected)),
+    let Some(&(_, seconds_per_unit)) = DURATION_UNITS.iter().find(|(name, _)| *name == unit.trim())
+    else {
+        return Err(s.invalid(expected));
     };
     let seconds = number
         .parse::<u64>()
@@ -282,6 +302,8 @@ mod tests {
                 Kind::Duration { .. } => drop(defaults.duration(s.key).expect(s.key)),
                 Kind::Count { .. } => drop(defaults.count(s.key).expect(s.key)),
                 Kind::Flag => drop(defaults.flag(s.key).expect(s.key)),
+                Kind::Word { .. } => drop(defaults.word(s.key).expect(s.key)),
+                Kind::Choice { .. } => drop(defaults.choice(s.key).expect(s.key)),
                 Kind::Text(_) | Kind::Path(_) | Kind::List(_) => {}
             }
         }

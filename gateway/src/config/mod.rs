@@ -316,16 +316,9 @@ impl Layer {
     }
 
     fn region(&self) -> Result<String, ConfigError> {
-        let Some(s) = self.text("region") else {
+        let Some(s) = self.word("region")? else {
             unreachable!("region has a default");
         };
-        let valid = !s.value.is_empty()
-            && s.value
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !valid {
-            return Err(s.invalid("expected a region name such as us-east-1"));
-        }
         Ok(s.value)
     }
 
@@ -333,19 +326,7 @@ impl Layer {
         let listen = self.listen()?;
         let data_dir = self.data_dir()?;
         let region = self.region()?;
-        let domain = match self.get("domain") {
-            Some(s) => {
-                let valid = !s.value.is_empty()
-                    && s.value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b':');
-                if !valid {
-                    return Err(s.invalid("expected a host name such as s3.example.com"));
-                }
-                Some(s.value.to_ascii_lowercase())
-            }
-            None => None,
-        };
+        let domain = self.word("domain")?.map(|s| s.value.to_ascii_lowercase());
         let keys = match self.get("credentials") {
             Some(s) => private_file::check(Path::new(&s.value), "secret keys")
                 .map_err(|why| format!("credentials file {why}"))
@@ -394,12 +375,9 @@ impl Layer {
                 return Err(s.invalid("TLS needs both a certificate and a key"));
             }
         };
-        let log_format = match self.text("log_format") {
-            Some(s) => match s.value.as_str() {
-                "text" => LogFormat::Text,
-                "json" => LogFormat::Json,
-                _ => return Err(s.invalid("expected text or json")),
-            },
+        let log_format = match self.choice("log_format")? {
+            Some("json") => LogFormat::Json,
+            Some(_) => LogFormat::Text,
             None => unreachable!("log_format has a default"),
         };
         let access_log = self.flag("access_log")?.unwrap_or(true);
@@ -497,14 +475,7 @@ impl Layer {
     /// The back end, refusing settings that only the other one reads: a
     /// setting that silently does nothing hides a mistake.
     fn backend(&self) -> Result<Backend, ConfigError> {
-        let ozone = match self.text("backend") {
-            None => false,
-            Some(s) => match s.value.as_str() {
-                "embedded" => false,
-                "ozone" => true,
-                _ => return Err(s.invalid("expected embedded or ozone")),
-            },
-        };
+        let ozone = self.choice("backend")? == Some("ozone");
         let (not_read_here, reader) = if ozone {
             (ReadBy::Ozone, "the embedded back end")
         } else {

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::word::{Chars, Word};
+
 /// One setting.
 #[derive(Debug)]
 pub struct Setting {
@@ -25,17 +27,31 @@ pub struct Setting {
 /// What a setting's value looks like, with the bounds checked at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Text, named in `--help` by its placeholder (`ADDR`, `NAME`).
+    /// Text, named in `--help` by its placeholder (`ADDR`, `FILTER`),
+    /// checked by its own code at start.
     Text(&'static str),
+    /// Text that `word` accepts; `expected` says what is, when it does not.
+    Word {
+        name: &'static str,
+        word: Word,
+        expected: &'static str,
+    },
+    /// One of `values`.
+    Choice {
+        name: &'static str,
+        values: &'static [&'static str],
+    },
     /// A file or directory; in a TOML file relative to the file.
     Path(&'static str),
     /// Comma-separated text, or a TOML array of strings.
     List(&'static str),
-    /// `4194304`, `64KiB`, `4MiB`: greater than zero, at most `max`.
+    /// `4194304`, `64KiB`, `4MiB` ([`SIZE_UNITS`]): greater than zero, at
+    /// most `max`.
     Size { max: u64 },
     /// A size as above, or `0` for off.
     SizeOrOff { max: u64 },
-    /// `90s`, `15m`, `2h`, `7d`: at least `min`.
+    /// `90s`, `15m`, `2h`, `7d` ([`DURATION_UNITS`]), or a number of
+    /// seconds: at least `min`, at most [`MAX_DURATION`].
     Duration { min: Duration },
     /// A whole number greater than zero, at most `max`.
     Count { max: u64 },
@@ -66,6 +82,61 @@ pub enum ReadBy {
     Embedded,
     Ozone,
 }
+
+const DIGITS_LOWER_DASH: Chars = Chars(&[(b'-', b'-'), (b'0', b'9'), (b'a', b'z')]);
+/// Region names: lower-case letters, digits and `-`.
+const REGION: Word = Word {
+    min: 1,
+    max: None,
+    first: DIGITS_LOWER_DASH,
+    chars: DIGITS_LOWER_DASH,
+};
+const HOST_CHARS: Chars = Chars(&[
+    (b'-', b'.'),
+    (b'0', b'9'),
+    (b':', b':'),
+    (b'A', b'Z'),
+    (b'a', b'z'),
+]);
+/// Host names (and `HOST:PORT`), without scheme or path.
+const HOST: Word = Word {
+    min: 1,
+    max: None,
+    first: HOST_CHARS,
+    chars: HOST_CHARS,
+};
+
+/// Size units, any case; all binary.
+pub const SIZE_UNITS: &[(&str, u64)] = &[
+    ("", 1),
+    ("b", 1),
+    ("k", 1 << 10),
+    ("kb", 1 << 10),
+    ("kib", 1 << 10),
+    ("m", 1 << 20),
+    ("mb", 1 << 20),
+    ("mib", 1 << 20),
+    ("g", 1 << 30),
+    ("gb", 1 << 30),
+    ("gib", 1 << 30),
+];
+
+/// Duration units in seconds, lower case only: `15M` could as well mean months.
+pub const DURATION_UNITS: &[(&str, u64)] = &[
+    ("", 1),
+    ("s", 1),
+    ("m", 60),
+    ("h", 60 * 60),
+    ("d", 24 * 60 * 60),
+];
+
+/// Longer durations are refused: nobody means them, and the caches panic
+/// on a time-to-live beyond a thousand years.
+pub const MAX_DURATION: Duration = Duration::from_secs(3650 * 24 * 60 * 60);
+
+/// A whole number greater than zero, as the patterns of sizes, durations
+/// and counts write it.
+const POSITIVE: &str = "0*[1-9][0-9]*";
 
 /// Bounds: the semaphore and the HTTP/2 settings take 32 bits.
 const U32: u64 = u32::MAX as u64;
@@ -109,7 +180,10 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "backend",
-        kind: Kind::Text("NAME"),
+        kind: Kind::Choice {
+            name: "NAME",
+            values: &["embedded", "ozone"],
+        },
         default: Default::Value("embedded"),
         read_by: ReadBy::Both,
         help: "Storage back end: embedded or ozone",
@@ -165,7 +239,11 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "region",
-        kind: Kind::Text("NAME"),
+        kind: Kind::Word {
+            name: "NAME",
+            word: REGION,
+            expected: "a region name such as us-east-1",
+        },
         default: Default::Value("us-east-1"),
         read_by: ReadBy::Both,
         help: "Region this gateway answers for",
@@ -173,7 +251,11 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "domain",
-        kind: Kind::Text("HOST"),
+        kind: Kind::Word {
+            name: "HOST",
+            word: HOST,
+            expected: "a host name such as s3.example.com",
+        },
         default: Default::Unset("none (path style only)"),
         read_by: ReadBy::Both,
         help: "Base domain for virtual-host style requests",
@@ -293,7 +375,10 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "log_format",
-        kind: Kind::Text("FORMAT"),
+        kind: Kind::Choice {
+            name: "FORMAT",
+            values: &["text", "json"],
+        },
         default: Default::Value("text"),
         read_by: ReadBy::Both,
         help: "Log line format: text or json",
@@ -504,7 +589,11 @@ impl Setting {
     /// The placeholder after the flag: `SIZE`, `DURATION`, `ADDR`.
     pub fn value_name(&self) -> &'static str {
         match self.kind {
-            Kind::Text(name) | Kind::Path(name) | Kind::List(name) => name,
+            Kind::Text(name)
+            | Kind::Path(name)
+            | Kind::List(name)
+            | Kind::Word { name, .. }
+            | Kind::Choice { name, .. } => name,
             Kind::Size { .. } | Kind::SizeOrOff { .. } => "SIZE",
             Kind::Duration { .. } => "DURATION",
             Kind::Count { .. } => "COUNT",
@@ -536,6 +625,72 @@ impl Setting {
                 ozone: Some(value), ..
             } => Some(value.to_owned()),
             Default::Storage { .. } | Default::Unset(_) => None,
+        }
+    }
+
+    /// A JSON Schema of the values a TOML file may give: the bounds
+    /// declared here, which the parsers check too. Text the gateway checks
+    /// with code of its own (`listen`, `log_level`) is only a string here,
+    /// and a size or duration with a unit is bounded by its syntax and by
+    /// "not zero" (where zero is refused), not by its maximum.
+    pub fn schema(&self) -> serde_json::Value {
+        use serde_json::json;
+        // TOML integers are 64-bit and signed: a larger bound is no bound.
+        let at_most = |max: u64, schema: &mut serde_json::Value| {
+            if i64::try_from(max).is_ok() {
+                schema["maximum"] = json!(max);
+            }
+        };
+        match self.kind {
+            Kind::Text(_) | Kind::Path(_) => json!({"type": "string"}),
+            Kind::List(_) => json!({"type": ["string", "array"], "items": {"type": "string"}}),
+            Kind::Word { word, .. } => json!({"type": "string", "pattern": word.pattern()}),
+            Kind::Choice { values, .. } => json!({"type": "string", "enum": values}),
+            Kind::Size { max } | Kind::SizeOrOff { max } => {
+                let off = matches!(self.kind, Kind::SizeOrOff { .. });
+                let units: Vec<String> = SIZE_UNITS
+                    .iter()
+                    .map(|(unit, _)| {
+                        unit.chars()
+                            .map(|c| format!("[{c}{}]", c.to_ascii_uppercase()))
+                            .collect()
+                    })
+                    .collect();
+                let size = format!("{POSITIVE} *(?:{})", units.join("|"));
+                let pattern = if off {
+                    format!("^(?:0|{size})$")
+                } else {
+                    format!("^{size}$")
+                };
+                let mut schema = json!({
+                    "type": ["integer", "string"],
+                    "minimum": u64::from(!off),
+                    "pattern": pattern,
+                });
+                at_most(max, &mut schema);
+                schema
+            }
+            Kind::Duration { min } => {
+                let units: Vec<&str> = DURATION_UNITS.iter().map(|(unit, _)| *unit).collect();
+                let number = if min.is_zero() { "[0-9]+" } else { POSITIVE };
+                let mut schema = json!({
+                    "type": ["integer", "string"],
+                    "minimum": min.as_secs(),
+                    "pattern": format!("^{number} *(?:{})$", units.join("|")),
+                });
+                at_most(MAX_DURATION.as_secs(), &mut schema);
+                schema
+            }
+            Kind::Count { max } => {
+                let mut schema = json!({
+                    "type": ["integer", "string"],
+                    "minimum": 1,
+                    "pattern": format!("^{POSITIVE}$"),
+                });
+                at_most(max, &mut schema);
+                schema
+            }
+            Kind::Flag => json!({"type": ["boolean", "string"], "pattern": "^(?:true|false)$"}),
         }
     }
 
@@ -599,12 +754,15 @@ pub fn markdown_table() -> String {
 }
 
 /// The settings as JSON lines, for tools that check themselves against
-/// them (the Helm chart's tests): key, kind, defaults, which back end reads it.
+/// them (the Helm chart's tests and its values schema): key, kind,
+/// defaults, which back end reads it, the JSON Schema of its TOML value
+/// and, for `credentials`, of the file it names.
 pub fn json_lines() -> String {
     let mut out = String::new();
     for setting in SETTINGS {
         let kind = match setting.kind {
-            Kind::Text(_) => "text",
+            Kind::Text(_) | Kind::Word { .. } => "text",
+            Kind::Choice { .. } => "choice",
             Kind::Path(_) => "path",
             Kind::List(_) => "list",
             Kind::Size { .. } | Kind::SizeOrOff { .. } => "size",
@@ -627,16 +785,92 @@ pub fn json_lines() -> String {
             }
             Default::Unset(_) => Vec::new(),
         };
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "key": setting.key,
             "flag": setting.flag(),
             "env": setting.env(),
             "kind": kind,
             "defaults": defaults,
             "read_by": read_by,
+            "schema": setting.schema(),
         });
+        if setting.key == "credentials" {
+            line["file_schema"] = crate::credentials_file::schema();
+        }
         out.push_str(&line.to_string());
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::credentials_file::{ACCESS_KEY, NAME, SECRET_KEY};
+
+    #[test]
+    fn a_word_pattern_is_its_characters_and_lengths() {
+        assert_eq!(ACCESS_KEY.pattern(), "^[0-9A-Z][0-9A-Z]{15,127}$");
+        assert_eq!(SECRET_KEY.pattern(), r"^[\x21-\x7e][\x21-\x7e]{29,127}$");
+        assert_eq!(
+            NAME.pattern(),
+            r"^[0-9A-Za-z][\x2d-\x2e0-9\x40A-Z\x5fa-z]{0,63}$"
+        );
+        assert_eq!(REGION.pattern(), r"^[\x2d0-9a-z][\x2d0-9a-z]{0,}$");
+    }
+
+    #[test]
+    fn words_accept_exactly_their_lengths_and_characters() {
+        for (word, good, bad) in [
+            (ACCESS_KEY, 'A', 'a'),
+            (SECRET_KEY, '~', ' '),
+            (NAME, 'a', '/'),
+        ] {
+            let max = word.max.expect("bounded");
+            for length in [word.min, max] {
+                assert!(word.accepts(&good.to_string().repeat(length)), "{length}");
+            }
+            for length in [word.min - 1, max + 1] {
+                assert!(!word.accepts(&good.to_string().repeat(length)), "{length}");
+            }
+            let one_bad = format!("{}{bad}", good.to_string().repeat(word.min - 1));
+            assert!(!word.accepts(&one_bad), "{one_bad:?}");
+        }
+        assert!(!NAME.accepts("-dash") && NAME.accepts("a-dash"));
+        assert!(REGION.accepts("eu-west-1") && !REGION.accepts("EU") && !REGION.accepts(""));
+    }
+
+    #[test]
+    fn schemas_carry_the_declared_bounds() {
+        let schema = |key| setting(key).schema();
+        assert_eq!(schema("max_connections")["maximum"], u64::from(u32::MAX));
+        assert_eq!(schema("max_connections")["minimum"], 1);
+        assert!(
+            schema("max_header_count").get("maximum").is_none(),
+            "u64::MAX is no TOML integer"
+        );
+        assert_eq!(schema("small_block_max")["minimum"], 0);
+        assert_eq!(schema("small_block_max")["maximum"], 1 << 20);
+        assert_eq!(schema("reclaim_interval")["minimum"], 1);
+        assert_eq!(schema("reclaim_grace")["minimum"], 0);
+        assert_eq!(schema("reclaim_grace")["maximum"], MAX_DURATION.as_secs());
+        assert_eq!(
+            schema("reclaim_interval")["pattern"],
+            "^0*[1-9][0-9]* *(?:|s|m|h|d)$"
+        );
+        assert_eq!(
+            schema("small_block_max")["pattern"],
+            "^(?:0|0*[1-9][0-9]* *(?:|[bB]|[kK]|[kK][bB]|[kK][iI][bB]|[mM]|[mM][bB]|[mM][iI][bB]|[gG]|[gG][bB]|[gG][iI][bB]))$"
+        );
+        assert_eq!(
+            schema("log_format")["enum"],
+            serde_json::json!(["text", "json"])
+        );
+        // Only 0 and 1 s minimums exist; a larger one the pattern would not hold.
+        for s in SETTINGS {
+            if let Kind::Duration { min } = s.kind {
+                assert!(min <= SECOND, "{}", s.key);
+            }
+        }
+    }
 }

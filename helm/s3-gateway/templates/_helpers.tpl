@@ -153,6 +153,11 @@ non-empty `config` value under its own TOML key.
 {{- end -}}
 {{- range $key, $value := .Values.config -}}
 {{- if ne (toString $value) "" -}}
+{{- /* A number from a values file arrives as a float (8192 would render 8192.0, which
+       the gateway refuses); the schema allows only whole numbers. */ -}}
+{{- if kindIs "float64" $value -}}
+{{- $value = int64 $value -}}
+{{- end -}}
 {{- $_ := set $settings $key $value -}}
 {{- end -}}
 {{- end -}}
@@ -199,6 +204,16 @@ non-empty `config` value under its own TOML key.
 {{- end -}}
 {{- if ne (empty .rootAccessKey) (empty .rootSecretKey) -}}
 {{- fail "credentials.rootAccessKey and credentials.rootSecretKey must be set together (or both left empty to generate a root key)" -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $key := .keys -}}
+{{- range $field := list "name" "access_key" -}}
+{{- $value := printf "%s=%s" $field (index $key $field) -}}
+{{- if hasKey $seen $value -}}
+{{- fail (printf "credentials.keys: two keys have the %s %s, which the gateway refuses" $field (index $key $field)) -}}
+{{- end -}}
+{{- $_ := set $seen $value true -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) -}}
