@@ -125,6 +125,28 @@ def test_admin_with_wrong_root_secret_fails(managed_target):
     assert result.returncode != 0
 
 
+def test_a_file_of_new_keys_does_not_hold_the_start(tmp_path_factory, managed_target):
+    # Each new key of the file used to wait for the next listing of the
+    # unknown-key set (unknown_key_cache_ttl, here 15 minutes) before the
+    # gateway listened; start_server's 60 s wait for /health is the guard.
+    directory = tmp_path_factory.mktemp("many-keys")
+    path = directory / "keys.toml"
+    keys = [(f"CTMANYKEYS0000000{i:03d}", f"many-keys-secret-{i:03d}-0123456789abcdefghij") for i in range(4)]
+    path.write_text("".join(f'[[keys]]\nname = "many-{i}"\naccess_key = "{access}"\nsecret_key = "{secret}"\n\n'
+                            for i, (access, secret) in enumerate(keys)))
+    path.chmod(0o600)
+    for access, secret in keys:
+        ozone_cluster.give_s3_secret(access, secret)
+    server = start_server(tmp_path_factory, "many-keys",
+                          extra_args=["--credentials", str(path), "--unknown-key-cache-ttl", "15m"])
+    try:
+        for access, secret in keys:
+            client = make_s3_client(server.endpoint, Credentials(access, secret))
+            assert client.list_buckets()["Buckets"] == []
+    finally:
+        server.stop()
+
+
 def test_credentials_file_keys_are_loaded(tmp_path_factory, managed_target):
     directory = tmp_path_factory.mktemp("credentials")
     path = directory / "keys.toml"

@@ -1,6 +1,7 @@
 //! The keys set up at start: the root key from the environment, the keys of
 //! the credentials file, and a generated root key on first start.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -40,13 +41,23 @@ pub enum BootstrapError {
 /// Upserts the configured keys, then makes sure at least one root key exists.
 pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys, BootstrapError> {
     let configured = config.root_key.iter().chain(config.keys.iter());
+    // One listing of the keyring, not a lookup per key: a lookup goes through
+    // the unknown-key set, where every key absent from its last listing waits
+    // for the next (up to `unknown_key_cache_ttl` each), so a file of new
+    // keys held the start for that long per key.
+    let stored: HashMap<String, Credential> = storage
+        .list_credentials()
+        .await?
+        .into_iter()
+        .map(|credential| (credential.access_key.clone(), credential))
+        .collect();
     for entry in configured {
         // Refused at start where the back end's own secret store must agree
         // (Ozone with security on), rather than on every request later.
         storage
             .check_secret(&entry.access_key, &entry.secret_key)
             .await?;
-        let existing = storage.credential(&entry.access_key).await?;
+        let existing = stored.get(&entry.access_key).cloned();
         // A credentials file never demotes a root key: that would lock the
         // operator out of the admin API with no way back but a new data dir.
         let is_root = entry.root || existing.as_ref().is_some_and(|c| c.is_root);
