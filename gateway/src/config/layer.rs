@@ -105,7 +105,7 @@ impl Layer {
         }
         let size = parse_size(&given)?;
         if size > max {
-            return Err(given.invalid("is too large"));
+            return Err(given.invalid(&format!("is too large (at most {})", size_text(max))));
         }
         Ok(Some(size))
     }
@@ -135,7 +135,7 @@ impl Layer {
         };
         let count = parse_count(&given)?;
         if count > max {
-            return Err(given.invalid("is too large"));
+            return Err(given.invalid(&format!("is too large (at most {max})")));
         }
         Ok(Some(count))
     }
@@ -287,9 +287,30 @@ pub(crate) fn parse_duration(s: &Given) -> Result<Duration, ConfigError> {
     Ok(duration)
 }
 
+/// `bytes` in the largest binary unit that divides it exactly (`2MiB`),
+/// as a size setting is written.
+fn size_text(bytes: u64) -> String {
+    let units = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    match units
+        .iter()
+        .find(|(_, unit)| bytes >= *unit && bytes.is_multiple_of(*unit))
+    {
+        Some((name, unit)) => format!("{}{name}", bytes / unit),
+        None => bytes.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_too_large_names_the_limit() {
+        assert_eq!(size_text(64 << 10), "64KiB");
+        assert_eq!(size_text(1 << 20), "1MiB");
+        assert_eq!(size_text(3 << 30), "3GiB");
+        assert_eq!(size_text(1000), "1000");
+    }
 
     #[test]
     fn every_declared_default_parses_within_its_bounds() {

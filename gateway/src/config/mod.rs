@@ -1417,7 +1417,7 @@ mod tests {
             ("S3GW_IDLE_TIMEOUT", "0", "at least 1s"),
             ("S3GW_BODY_IDLE_TIMEOUT", "0s", "at least 1s"),
             ("S3GW_SIGV2", "yes", "true or false"),
-            ("S3GW_MAX_HEADER_BYTES", "8GiB", "too large"),
+            ("S3GW_MAX_HEADER_BYTES", "8GiB", "too large (at most "),
         ] {
             let message = error_of(&ServeArgs::default(), &[(var, value)]);
             assert!(message.contains(var), "{var}={value}: {message}");

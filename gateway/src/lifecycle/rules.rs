@@ -290,7 +290,7 @@ impl RuleXml {
         }
         if !self.transitions.is_empty() || !self.noncurrent_transitions.is_empty() {
             return Err(S3Error::not_implemented(
-                "Lifecycle transitions (this gateway has one storage class)",
+                "A lifecycle rule with a transition (this gateway has one storage class)",
             ));
         }
         let filter = match (&self.filter, &self.prefix) {
