@@ -478,6 +478,33 @@ fn admin_trusts_a_private_ca_from_ca_cert_or_ssl_cert_file_and_names_the_certifi
 }
 
 #[test]
+fn admin_trusts_a_plain_self_signed_certificate_given_as_its_ca_cert() {
+    // `openssl req -x509` marks the certificate a CA; webpki alone refuses
+    // one served as a server's own (CaUsedAsEndEntity), aws and curl take it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = gateway();
+    command
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--tls-cert")
+        .arg(fixture("self-signed-cert.pem"))
+        .arg("--tls-key")
+        .arg(fixture("self-signed-key.pem"))
+        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
+        .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY);
+    let server = Served::spawn(command);
+    let untrusted = server.admin(&["keys", "list"]);
+    assert_eq!(untrusted.status.code(), Some(1), "{untrusted:?}");
+    let certificate = fixture("self-signed-cert.pem");
+    let trusted = server.admin(&["--ca-cert", &certificate.to_string_lossy(), "keys", "list"]);
+    assert!(trusted.status.success(), "{trusted:?}");
+    // Another file's certificate is no licence for this one.
+    let other = fixture("test-ca.pem");
+    let refused = server.admin(&["--ca-cert", &other.to_string_lossy(), "keys", "list"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+}
+
+#[test]
 fn help_shows_defaults_and_no_placeholders_or_empty_env_values() {
     let serve = gateway().arg("--help").output().expect("runs");
     // Lines joined: clap wraps help at the terminal's width when a crate in

@@ -14,6 +14,8 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode, Url};
+use tokio_rustls::rustls::pki_types::CertificateDer;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
 
 use super::api::{CreatedKey, KeySummary};
 
@@ -99,14 +101,15 @@ impl AdminClient {
                     why,
                 };
                 let pem = std::fs::read(file).map_err(|e| refused(e.to_string()))?;
-                let certificates =
-                    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| refused(causes(&e)))?;
+                let certificates = CertificateDer::pem_slice_iter(&pem)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| refused(e.to_string()))?;
                 if certificates.is_empty() {
                     return Err(refused("no PEM certificate in it".into()));
                 }
-                for certificate in certificates {
-                    http = http.add_root_certificate(certificate);
-                }
+                http = http.use_preconfigured_tls(
+                    super::trust::client_config(certificates).map_err(refused)?,
+                );
             }
             Trust::AnyCertificate => http = http.danger_accept_invalid_certs(true),
         }

@@ -8,3 +8,4 @@ pub mod bootstrap;
 pub mod check;
 pub mod client;
 pub mod keygen;
+mod trust;
