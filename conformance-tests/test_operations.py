@@ -153,7 +153,7 @@ def test_metrics_count_what_was_served(launch, tmp_path):
     assert metric(text, "s3gw_connections_open") >= 2, "the held connection and the scrape's"
     assert metric(text, "s3gw_requests_in_flight") == 0
     assert metric(text, "s3gw_multipart_uploads_in_progress") == 1
-    assert re.search(r'^s3gw_build_info\{version="[^"]+"\} 1$', text, re.MULTILINE), text
+    assert re.search(r'^s3gw_build_info\{version="[^"]+",commit="(?:[0-9a-f]{12}|unknown)"\} 1$', text, re.MULTILINE), text
     assert metric(text, "s3gw_cache_misses_total", cache="credentials") >= 1
     for family in ("s3gw_backend_call_duration_seconds", "s3gw_backend_call_errors_total"):
         assert f"# TYPE {family} " in text

@@ -4,6 +4,17 @@
 //! (SigV4, yielding the caller's identity and a verified body) -> `ops` (one
 //! file per operation family) -> `storage_client::Storage`.
 
+/// The version, the commit it was built from and that commit's date
+/// (`0.1.0 (a6a0971c2d3e 2026-12-04)`; see build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("S3GW_COMMIT"),
+    " ",
+    env!("S3GW_COMMIT_DATE"),
+    ")"
+);
+
 pub mod access_control;
 pub mod admin;
 pub mod auth;

@@ -24,7 +24,7 @@ use s3_gateway::server::{self, Gateway};
 #[derive(Parser)]
 #[command(
     name = "s3-gateway",
-    version,
+    version = s3_gateway::VERSION,
     about = "An S3-compatible gateway over an Ozone-style object store",
     args_conflicts_with_subcommands = true
 )]
@@ -132,7 +132,7 @@ fn main() -> ExitCode {
     match cli.command {
         None => serve(&cli.serve),
         Some(Command::Version) => {
-            println!("s3-gateway {}", env!("CARGO_PKG_VERSION"));
+            println!("s3-gateway {}", s3_gateway::VERSION);
             ExitCode::SUCCESS
         }
         Some(Command::Settings { json }) => {

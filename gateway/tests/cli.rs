@@ -148,16 +148,6 @@ fn unknown_config_keys_exit_2() {
 }
 
 #[test]
-fn version_prints_the_package_version() {
-    let output = gateway().arg("version").output().expect("runs");
-    assert!(output.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        format!("s3-gateway {}", env!("CARGO_PKG_VERSION"))
-    );
-}
-
-#[test]
 fn admin_without_credentials_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let output = gateway()
@@ -502,6 +492,24 @@ fn admin_trusts_a_plain_self_signed_certificate_given_as_its_ca_cert() {
     let other = fixture("test-ca.pem");
     let refused = server.admin(&["--ca-cert", &other.to_string_lossy(), "keys", "list"]);
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+}
+
+#[test]
+fn version_names_the_commit_and_its_date() {
+    let flag = gateway().arg("--version").output().expect("runs");
+    let command = gateway().arg("version").output().expect("runs");
+    assert!(flag.status.success() && command.status.success());
+    let text = String::from_utf8_lossy(&flag.stdout).trim().to_owned();
+    assert_eq!(text, String::from_utf8_lossy(&command.stdout).trim());
+    let build = text
+        .strip_prefix(concat!("s3-gateway ", env!("CARGO_PKG_VERSION"), " ("))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (commit, date) = build.split_once(' ').unwrap_or_else(|| panic!("{text}"));
+    let hex = commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    assert!(hex || commit == "unknown", "{text}");
+    let iso = date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-';
+    assert!(iso || date == "unknown", "{text}");
 }
 
 #[test]

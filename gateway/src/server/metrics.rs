@@ -172,8 +172,9 @@ impl Metrics {
         );
         let _ = writeln!(
             out,
-            "s3gw_build_info{{version=\"{}\"}} 1",
-            env!("CARGO_PKG_VERSION")
+            "s3gw_build_info{{version=\"{}\",commit=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION"),
+            env!("S3GW_COMMIT")
         );
         self.render_requests(&mut out);
         for (name, kind, help, value) in [
