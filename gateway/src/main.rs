@@ -118,7 +118,11 @@ enum KeysCommand {
         name: String,
     },
     /// List keys (without secrets)
-    List,
+    List {
+        /// One JSON object per key and line ({"name", "access_key", "is_root"}), for scripts
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a key; exits 1 if there is no such key
     Delete {
         /// The access key id to delete, as `keys list` shows it
@@ -308,7 +312,13 @@ fn admin(args: AdminArgs) -> ExitCode {
                 );
                 ExitCode::SUCCESS
             }),
-            KeysCommand::List => client.list_keys().await.map(|keys| {
+            KeysCommand::List { json: true } => client.list_keys().await.map(|keys| {
+                for key in keys {
+                    println!("{}", serde_json::to_string(&key).expect("a key serialises"));
+                }
+                ExitCode::SUCCESS
+            }),
+            KeysCommand::List { json: false } => client.list_keys().await.map(|keys| {
                 let width = keys.iter().map(|k| k.name.len()).max().unwrap_or(0).max(4);
                 println!("{:<width$}  {:<20}  ROOT", "NAME", "ACCESS_KEY");
                 for key in keys {

@@ -253,6 +253,19 @@ fn admin_keys_create_list_delete() {
         rows.contains(&vec!["root", ROOT_ACCESS_KEY, "yes"]),
         "{listing}"
     );
+    let json = server.admin(&["keys", "list", "--json"]);
+    assert!(json.status.success(), "{json:?}");
+    let objects: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(objects.len(), rows.len() - 1, "one line per key, no header");
+    assert!(
+        objects.contains(
+            &serde_json::json!({"name": "alice", "access_key": access_key, "is_root": false})
+        ),
+        "{objects:?}"
+    );
 
     let again = server.admin(&["keys", "create", "--name", "alice"]);
     assert_eq!(again.status.code(), Some(1), "a second alice: {again:?}");
