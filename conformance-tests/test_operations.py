@@ -256,7 +256,16 @@ def test_json_access_log_names_everything_about_a_request(launch):
     assert fields["operation"] == "PutObject" and fields["bucket"] == bucket, fields
     assert fields["method"] == "PUT" and fields["status"] == 200, fields
     assert fields["bytes_in"] >= 5 and isinstance(fields["duration_us"], int), fields
+    assert fields["access_key"] == server.access and fields["client"] == "127.0.0.1", fields
     assert entries[0]["level"] == "INFO" and "timestamp" in entries[0], entries[0]
+    # Anonymous (and refused) requests name no key.
+    anonymous = requests.get(f"{server.endpoint}/{bucket}/k", timeout=10)
+    assert anonymous.status_code == 403
+    server.wait_for_log(anonymous.headers["x-amz-request-id"])
+    entries = [json.loads(line) for line in server.log().splitlines() if line.strip()]
+    refused = [entry["fields"] for entry in entries if entry.get("target") == "s3_gateway::access"
+               and entry["fields"]["request_id"] == anonymous.headers["x-amz-request-id"]]
+    assert [fields["access_key"] for fields in refused] == ["-"], refused
 
 
 def test_the_access_log_can_be_turned_off(launch):

@@ -63,12 +63,15 @@ use crate::xml;
 /// body as sent. An operation's error drains the unread body (up to a
 /// limit) so the client's keep-alive connection survives it; a request
 /// refused access is answered at once, as a refused signature is, so a
-/// client waiting on `Expect: 100-continue` never sends its body.
+/// client waiting on `Expect: 100-continue` never sends its body. The
+/// access key id a signature proved is left in `caller` (for the access
+/// log), whatever the outcome after it.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
     parts: &Parts,
     body: Body,
+    caller: &mut Option<String>,
 ) -> Result<Response, S3Error> {
     let (mut authorised, mut payload) = match endpoint {
         Endpoint::PreflightRequest { .. } => (
@@ -83,6 +86,9 @@ pub async fn dispatch(
             let Authenticated {
                 identity, payload, ..
             } = state.verifier.authenticate(parts, body).await?;
+            if !crate::access_control::is_anonymous(&identity) {
+                *caller = Some(identity.access_key.clone());
+            }
             let authorised =
                 authorise::authorise_request(state, &endpoint, parts, &identity).await?;
             headers::refuse_anonymous_overrides(&endpoint, parts, &identity)?;
@@ -392,7 +398,7 @@ mod tests {
 
     /// The size of the future `dispatch` returns, without running it.
     fn dispatch_future_size<'a, F: Future>(
-        _: fn(&'a AppState, Endpoint, &'a Parts, Body) -> F,
+        _: fn(&'a AppState, Endpoint, &'a Parts, Body, &'a mut Option<String>) -> F,
     ) -> usize {
         std::mem::size_of::<F>()
     }

@@ -21,6 +21,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -71,6 +72,11 @@ pub(super) struct ConnectionLimits {
 /// it with `/health` or `503 SlowDown` only.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Overflow;
+
+/// The address of the client a request came from: the connection's peer
+/// (behind a load balancer, the balancer's).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ClientAddr(pub SocketAddr);
 
 /// Serves connections from `listeners` until `shutdown` resolves, then
 /// closes them gracefully and returns once every one has ended.
@@ -248,6 +254,7 @@ impl Server {
 
     async fn run(self: Arc<Self>, stream: TcpStream, place: OwnedSemaphorePermit, lane: Lane) {
         let _open = self.metrics.open_connection();
+        let client = stream.peer_addr().ok().map(ClientAddr);
         let activity = Arc::new(Activity::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if lane == Lane::Regular {
@@ -263,11 +270,11 @@ impl Server {
             },
         };
         match &self.tls {
-            None => self.watch(stream, &activity, limits, lane).await,
+            None => self.watch(stream, &activity, limits, lane, client).await,
             Some(certificates) => {
                 let acceptor = certificates.acceptor();
                 match timeout(limits.request_header_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(stream)) => self.watch(stream, &activity, limits, lane).await,
+                    Ok(Ok(stream)) => self.watch(stream, &activity, limits, lane, client).await,
                     Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                     Err(_elapsed) => tracing::debug!("TLS handshake timed out"),
                 }
@@ -293,6 +300,7 @@ impl Server {
         activity: &Arc<Activity>,
         limits: ConnectionLimits,
         lane: Lane,
+        client: Option<ClientAddr>,
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -302,6 +310,9 @@ impl Server {
             let in_flight = tracked.begin();
             if lane == Lane::Overflow {
                 request.extensions_mut().insert(Overflow);
+            }
+            if let Some(client) = client {
+                request.extensions_mut().insert(client);
             }
             let response = app.clone().oneshot(request);
             async move {

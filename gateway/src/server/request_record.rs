@@ -4,6 +4,7 @@
 //! metrics and, unless turned off, written as the request's one access log
 //! line (target `s3_gateway::access`).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,6 +36,11 @@ pub struct AccessEntry {
     pub request_id: String,
     pub method: Method,
     pub bucket: Option<String>,
+    /// The access key id the request's signature proved; none when
+    /// anonymous or refused before that.
+    pub access_key: Option<String>,
+    /// The connection's peer (a load balancer's address behind one).
+    pub client: Option<SocketAddr>,
 }
 
 impl RequestRecord {
@@ -77,6 +83,8 @@ impl Drop for RequestRecord {
                 method = %access.method,
                 operation = self.operation.name(),
                 bucket = access.bucket.as_deref().unwrap_or("-"),
+                access_key = access.access_key.as_deref().unwrap_or("-"),
+                client = %access.client.map_or_else(|| "-".to_owned(), |c| c.ip().to_string()),
                 status = self.status,
                 bytes_in = self.body.as_ref().map_or(0, ReadTracker::bytes),
                 bytes_out = self.bytes_out,

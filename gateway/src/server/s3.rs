@@ -20,7 +20,7 @@ use crate::error::S3Error;
 use crate::state::AppState;
 use crate::{ops, router};
 
-use super::connections::Overflow;
+use super::connections::{ClientAddr, Overflow};
 use super::metrics::Operation;
 use super::probes::Probe;
 use super::request_record::{AccessEntry, RequestRecord};
@@ -60,6 +60,8 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         request_id: request_id.id.clone(),
         method: request.method().clone(),
         bucket: None,
+        access_key: None,
+        client: request.extensions().get::<ClientAddr>().map(|c| c.0),
     });
     let mut record = RequestRecord::start(&shared.metrics, access);
     if let Some(error) = refusal {
@@ -89,6 +91,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     record.status = status.as_u16();
     if let Some(access) = &mut record.access {
         access.bucket = served.bucket;
+        access.access_key = served.caller;
     }
 
     stamp(&mut response, &request_id.id, &request_id.extended);
@@ -110,17 +113,20 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     Response::from_parts(response_parts, record.into_body(body))
 }
 
-/// What a request was, once routed: its operation (for metrics) and the
-/// bucket it named (for the access log, when that is on).
+/// What a request was, once routed: its operation (for metrics), the
+/// bucket it named (for the access log, when that is on) and the access
+/// key id its signature proved (none: anonymous or refused).
 struct Served {
     operation: Operation,
     bucket: Option<String>,
+    caller: Option<String>,
 }
 
 impl Served {
     const UNROUTED: Self = Self {
         operation: Operation::UNROUTED,
         bucket: None,
+        caller: None,
     };
 }
 
@@ -167,6 +173,7 @@ async fn serve(
         let served = Served {
             operation: Operation::ADMIN,
             bucket: None,
+            caller: None,
         };
         return (served, result);
     }
@@ -179,11 +186,12 @@ async fn serve(
         Ok(endpoint) => endpoint,
         Err(error) => return (Served::UNROUTED, Err(error)),
     };
-    let served = Served {
+    let mut served = Served {
         operation: Operation::of(&endpoint),
         bucket: want_bucket
             .then(|| endpoint.bucket().map(str::to_owned))
             .flatten(),
+        caller: None,
     };
     // Only a request with Origin may get CORS headers: others pay nothing.
     // A preflight's answer is all CORS headers already.
@@ -195,7 +203,7 @@ async fn serve(
             endpoint => endpoint.bucket().map(str::to_owned),
         })
         .flatten();
-    let result = ops::dispatch(state, endpoint, parts, body).await;
+    let result = ops::dispatch(state, endpoint, parts, body, &mut served.caller).await;
     let result = match cors_bucket {
         Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
         None => result,
