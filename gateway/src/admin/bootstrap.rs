@@ -44,8 +44,9 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
     // One listing of the keyring, not a lookup per key: a lookup goes through
     // the unknown-key set, where every key absent from its last listing waits
     // for the next (up to `unknown_key_cache_ttl` each), so a file of new
-    // keys held the start for that long per key.
-    let stored: HashMap<String, Credential> = storage
+    // keys held the start for that long per key. The same listing, kept up
+    // to date with the writes below, names the root keys.
+    let mut stored: HashMap<String, Credential> = storage
         .list_credentials()
         .await?
         .into_iter()
@@ -68,14 +69,13 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
             is_root,
         };
         if existing.as_ref() != Some(&credential) {
-            storage.put_credential(credential).await?;
+            storage.put_credential(credential.clone()).await?;
+            stored.insert(credential.access_key.clone(), credential);
         }
     }
 
-    let mut roots: Vec<String> = storage
-        .list_credentials()
-        .await?
-        .into_iter()
+    let mut roots: Vec<String> = stored
+        .into_values()
         .filter(|c| c.is_root)
         .map(|c| c.access_key)
         .collect();
