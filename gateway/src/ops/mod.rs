@@ -64,14 +64,15 @@ use crate::xml;
 /// limit) so the client's keep-alive connection survives it; a request
 /// refused access is answered at once, as a refused signature is, so a
 /// client waiting on `Expect: 100-continue` never sends its body. The
-/// access key id a signature proved is left in `caller` (for the access
-/// log), whatever the outcome after it.
+/// access key id a signature proved is left in `caller`, when given (for
+/// the access log: a request logged by none copies no key), whatever the
+/// outcome after it.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
     parts: &Parts,
     body: Body,
-    caller: &mut Option<String>,
+    caller: Option<&mut Option<String>>,
 ) -> Result<Response, S3Error> {
     let (mut authorised, mut payload) = match endpoint {
         Endpoint::PreflightRequest { .. } => (
@@ -86,7 +87,9 @@ pub async fn dispatch(
             let Authenticated {
                 identity, payload, ..
             } = state.verifier.authenticate(parts, body).await?;
-            if !crate::access_control::is_anonymous(&identity) {
+            if let Some(caller) = caller
+                && !crate::access_control::is_anonymous(&identity)
+            {
                 *caller = Some(identity.access_key.clone());
             }
             let authorised =
@@ -398,7 +401,7 @@ mod tests {
 
     /// The size of the future `dispatch` returns, without running it.
     fn dispatch_future_size<'a, F: Future>(
-        _: fn(&'a AppState, Endpoint, &'a Parts, Body, &'a mut Option<String>) -> F,
+        _: fn(&'a AppState, Endpoint, &'a Parts, Body, Option<&'a mut Option<String>>) -> F,
     ) -> usize {
         std::mem::size_of::<F>()
     }

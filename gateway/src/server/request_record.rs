@@ -72,6 +72,19 @@ impl RequestRecord {
     }
 }
 
+/// A client's address as the access log writes it: its IP, `-` if unknown
+/// (written straight into the line, no string of its own).
+struct Client(Option<SocketAddr>);
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(address) => address.ip().fmt(f),
+            None => f.write_str("-"),
+        }
+    }
+}
+
 impl Drop for RequestRecord {
     fn drop(&mut self) {
         let elapsed = self.started.elapsed();
@@ -84,7 +97,7 @@ impl Drop for RequestRecord {
                 operation = self.operation.name(),
                 bucket = access.bucket.as_deref().unwrap_or("-"),
                 access_key = access.access_key.as_deref().unwrap_or("-"),
-                client = %access.client.map_or_else(|| "-".to_owned(), |c| c.ip().to_string()),
+                client = %Client(access.client),
                 status = self.status,
                 bytes_in = self.body.as_ref().map_or(0, ReadTracker::bytes),
                 bytes_out = self.bytes_out,

@@ -161,12 +161,12 @@ async fn render(
 }
 
 /// The admin API or the S3 service; says what the request was, with its
-/// bucket if `want_bucket`.
+/// bucket and its caller if it is `logged`.
 async fn serve(
     state: &AppState,
     parts: &Parts,
     body: Body,
-    want_bucket: bool,
+    logged: bool,
 ) -> (Served, Result<Response, S3Error>) {
     if admin::api::is_admin_request(parts, state.domain.as_deref()) {
         let result = admin::api::serve(state, parts, body).await;
@@ -188,7 +188,7 @@ async fn serve(
     };
     let mut served = Served {
         operation: Operation::of(&endpoint),
-        bucket: want_bucket
+        bucket: logged
             .then(|| endpoint.bucket().map(str::to_owned))
             .flatten(),
         caller: None,
@@ -203,7 +203,8 @@ async fn serve(
             endpoint => endpoint.bucket().map(str::to_owned),
         })
         .flatten();
-    let result = ops::dispatch(state, endpoint, parts, body, &mut served.caller).await;
+    let caller = logged.then_some(&mut served.caller);
+    let result = ops::dispatch(state, endpoint, parts, body, caller).await;
     let result = match cors_bucket {
         Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
         None => result,
