@@ -445,6 +445,32 @@ def test_object_attributes_need_the_attributes_action_and_the_read(root_s3, alt_
     assert alt_s3.get_object_attributes(**read)["ObjectSize"] == 3
 
 
+def anonymous_reader(target, bucket: str, public: bytes, stop, served: list, leaked: list):
+    """A loop of anonymous GETs of `k` until `stop`: each one served counts
+    in `served`, and one whose body is not `public` in `leaked`."""
+    def read():
+        client = RawClient(target.endpoint, target.creds)
+        while not stop.is_set():
+            answer = client.unsigned("GET", bucket, "k")
+            if answer.status_code == 200:
+                served.append(1)
+                if answer.content != public:
+                    leaked.append(answer.content)
+    return read
+
+
+def race(stop, workers, seconds: float = 6):
+    """Runs each worker in a thread of its own for `seconds` (how long the
+    race is tried, not a bound on anything), then stops and joins them."""
+    threads = [threading.Thread(target=worker) for worker in workers]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+
+
 def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, target, bucket):
     # The owner alternates a private and a public-read PUT of one key while
     # anonymous callers GET it: each GET is judged on one version's ACL and
@@ -461,23 +487,8 @@ def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, 
         except Exception as err:  # noqa: BLE001 - reported below
             failures.append(err)
 
-    def read():
-        client = RawClient(target.endpoint, target.creds)
-        while not stop.is_set():
-            answer = client.unsigned("GET", bucket, "k")
-            if answer.status_code == 200:
-                served.append(1)
-                if answer.content != b"public":
-                    leaked.append(answer.content)
-
-    threads = [threading.Thread(target=write) for _ in range(2)]
-    threads += [threading.Thread(target=read) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    time.sleep(6)
-    stop.set()
-    for thread in threads:
-        thread.join()
+    read = anonymous_reader(target, bucket, b"public", stop, served, leaked)
+    race(stop, [write] * 2 + [read] * 6)
     assert not failures, failures
     assert served, "no anonymous GET was served"
     assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"
@@ -513,24 +524,8 @@ def test_an_acl_change_lands_only_on_the_record_whose_acl_granted_it(root_s3, al
                 if (status, err.response["Error"]["Code"]) not in ((403, "AccessDenied"), (409, "OperationAborted")):
                     failures.append(err)
 
-    def read():
-        client = RawClient(target.endpoint, target.creds)
-        while not stop.is_set():
-            answer = client.unsigned("GET", bucket, "k")
-            if answer.status_code == 200:
-                served.append(1)
-                if answer.content != b"granted":
-                    leaked.append(answer.content)
-
-    threads = [threading.Thread(target=write) for _ in range(2)]
-    threads += [threading.Thread(target=make_public) for _ in range(3)]
-    threads += [threading.Thread(target=read) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    time.sleep(6)
-    stop.set()
-    for thread in threads:
-        thread.join()
+    read = anonymous_reader(target, bucket, b"granted", stop, served, leaked)
+    race(stop, [write] * 2 + [make_public] * 3 + [read] * 3)
     assert not failures, failures
     assert changed, "the second key never changed the ACL"
     assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"

@@ -432,20 +432,26 @@ fn admin_reads_the_servers_configuration_file() {
     );
 }
 
-#[test]
-fn admin_trusts_a_private_ca_from_ca_cert_or_ssl_cert_file_and_names_the_certificate_error() {
+/// A gateway serving HTTPS with the fixtures `cert` and `key`, and its data
+/// dir (kept while the server runs).
+fn https_server(cert: &str, key: &str) -> (tempfile::TempDir, Served) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut command = gateway();
     command
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path())
         .arg("--tls-cert")
-        .arg(fixture("tls-cert.pem"))
+        .arg(fixture(cert))
         .arg("--tls-key")
-        .arg(fixture("tls-key.pem"))
+        .arg(fixture(key))
         .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
         .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY);
-    let server = Served::spawn(command);
+    (dir, Served::spawn(command))
+}
+
+#[test]
+fn admin_trusts_a_private_ca_from_ca_cert_or_ssl_cert_file_and_names_the_certificate_error() {
+    let (_dir, server) = https_server("tls-cert.pem", "tls-key.pem");
     assert!(
         server.endpoint.starts_with("https://"),
         "{}",
@@ -484,18 +490,7 @@ fn admin_trusts_a_private_ca_from_ca_cert_or_ssl_cert_file_and_names_the_certifi
 fn admin_trusts_a_plain_self_signed_certificate_given_as_its_ca_cert() {
     // `openssl req -x509` marks the certificate a CA; webpki alone refuses
     // one served as a server's own (CaUsedAsEndEntity), aws and curl take it.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut command = gateway();
-    command
-        .args(["--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .arg("--tls-cert")
-        .arg(fixture("self-signed-cert.pem"))
-        .arg("--tls-key")
-        .arg(fixture("self-signed-key.pem"))
-        .env("S3GW_ROOT_ACCESS_KEY", ROOT_ACCESS_KEY)
-        .env("S3GW_ROOT_SECRET_KEY", ROOT_SECRET_KEY);
-    let server = Served::spawn(command);
+    let (_dir, server) = https_server("self-signed-cert.pem", "self-signed-key.pem");
     let untrusted = server.admin(&["keys", "list"]);
     assert_eq!(untrusted.status.code(), Some(1), "{untrusted:?}");
     let certificate = fixture("self-signed-cert.pem");
