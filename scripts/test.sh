@@ -24,6 +24,9 @@ cd "$(dirname "$0")/.."
 echo "==> no import circles between modules (scripts/check-module-cycles)"
 python3 scripts/check-module-cycles storage-client/src gateway/src bench/src
 
+echo "==> a storage Owner is named only by the decision (scripts/check-owner-names)"
+python3 scripts/check-owner-names gateway/src
+
 echo "==> cargo build"
 cargo build --workspace --all-targets
 

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use futures::StreamExt;
 use storage_client::fuzzing::{self as token, Access, AccessMode, KeyRing, SecretKey};
-use storage_client::{BlockId, Identity, KeyInfo, NewObject, Storage, StorageConfig, WriteIntent};
+use storage_client::{BlockId, KeyInfo, NewObject, Owner, Storage, StorageConfig, WriteIntent};
 
 fn main() {
     divan::main();
@@ -70,7 +70,7 @@ struct Embedded {
     _dir: tempfile::TempDir,
     runtime: tokio::runtime::Runtime,
     storage: Storage,
-    who: Identity,
+    owner: Owner,
 }
 
 impl Embedded {
@@ -81,13 +81,13 @@ impl Embedded {
             .enable_all()
             .build()
             .expect("runtime");
-        let who = Identity::new("bench");
+        let owner = Owner::new("bench");
         let storage = runtime.block_on(async {
             let storage = Storage::open_embedded(StorageConfig::new(dir.path()))
                 .await
                 .expect("opens");
             storage
-                .create_bucket(&who, BUCKET, "us-east-1")
+                .create_bucket(&owner, BUCKET, "us-east-1")
                 .await
                 .expect("bucket");
             storage
@@ -96,7 +96,7 @@ impl Embedded {
             _dir: dir,
             runtime,
             storage,
-            who,
+            owner,
         };
         embedded.put(KEY);
         embedded
@@ -106,7 +106,7 @@ impl Embedded {
         self.runtime.block_on(async {
             let mut writer = self
                 .storage
-                .create_object(&self.who, BUCKET, key, WriteIntent::default())
+                .create_object(&self.owner, BUCKET, key, WriteIntent::default())
                 .await
                 .expect("opens the key");
             writer
@@ -130,7 +130,7 @@ fn embedded_lookup(bencher: divan::Bencher) {
     bencher.bench(|| {
         store
             .runtime
-            .block_on(store.storage.lookup(&store.who, BUCKET, KEY))
+            .block_on(store.storage.lookup(&store.owner, BUCKET, KEY))
             .expect("found")
     });
 }
@@ -141,13 +141,13 @@ fn embedded_read_1kib(bencher: divan::Bencher) {
     let store = Embedded::new();
     let info = store
         .runtime
-        .block_on(store.storage.lookup(&store.who, BUCKET, KEY))
+        .block_on(store.storage.lookup(&store.owner, BUCKET, KEY))
         .expect("found");
     bencher.bench(|| {
         store.runtime.block_on(async {
             let mut stream = store
                 .storage
-                .read(&store.who, &info, 0..info.size)
+                .read(&store.owner, &info, 0..info.size)
                 .await
                 .expect("opens");
             let mut read = 0;

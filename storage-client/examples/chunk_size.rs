@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use storage_client::{Identity, NewObject, Storage, StorageConfig, WriteIntent};
+use storage_client::{NewObject, Owner, Storage, StorageConfig, WriteIntent};
 
 const OBJECT: usize = 64 * 1024 * 1024;
 /// Size of the pieces the gateway hands to `write` (a typical HTTP body frame).
@@ -31,7 +31,7 @@ async fn main() -> storage_client::Result<()> {
     let payload: Vec<Bytes> = (0..OBJECT / PIECE)
         .map(|i| Bytes::from(vec![(i % 251) as u8; PIECE]))
         .collect();
-    let who = Identity::new("bench");
+    let owner = Owner::new("bench");
     println!("| chunk | read buffer | write MiB/s | read MiB/s |");
     println!("|---|---|---|---|");
     for chunk in [64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024] {
@@ -49,11 +49,11 @@ async fn main() -> storage_client::Result<()> {
                     ..StorageConfig::new(dir.path())
                 })
                 .await?;
-                storage.create_bucket(&who, "bench", "").await?;
+                storage.create_bucket(&owner, "bench", "").await?;
 
                 let started = Instant::now();
                 let mut writer = storage
-                    .create_object(&who, "bench", "object", WriteIntent::default())
+                    .create_object(&owner, "bench", "object", WriteIntent::default())
                     .await?;
                 for piece in &payload {
                     writer.write(piece.clone()).await?;
@@ -62,8 +62,8 @@ async fn main() -> storage_client::Result<()> {
                 let write = started.elapsed().as_secs_f64();
 
                 let started = Instant::now();
-                let info = storage.lookup(&who, "bench", "object").await?;
-                let mut stream = storage.read(&who, &info, 0..info.size).await?;
+                let info = storage.lookup(&owner, "bench", "object").await?;
+                let mut stream = storage.read(&owner, &info, 0..info.size).await?;
                 let mut total = 0;
                 while let Some(piece) = stream.try_next().await? {
                     total += piece.len();

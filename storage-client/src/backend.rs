@@ -20,10 +20,6 @@ pub(crate) struct Backend {
     /// Bytes the writer buffers per upload before they go to the block role.
     pub chunk_size: usize,
     pub cache: CacheConfig,
-    /// True where every bucket-scoped call refuses a caller that does not
-    /// own the bucket inside the call, atomically with it (the embedded
-    /// OM's transactions); otherwise the facade authorises first.
-    pub authorises_itself: bool,
     /// `None` where the back end reclaims on its own (Ozone).
     pub reclaimer: Option<Arc<dyn Reclaim>>,
     /// Work the back end runs while the facade lives.

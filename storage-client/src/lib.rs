@@ -12,10 +12,10 @@
 //! of the data directory, which the gateway's admin bootstrap writes into
 //! too) are public.
 //!
-//! Every call carries the caller's [`Identity`]. The facade authorises it
-//! for the bucket (as Ozone's OM enforces ACLs), and every cache whose
-//! answer depends on the identity is keyed by it, so nothing looked up for
-//! one access key ever serves another.
+//! Nothing here decides who may ask: the gateway decides, then every
+//! bucket-scoped call names the bucket's [`Owner`] the decision judged
+//! (a precondition the back end checks where it can, see [`om`]), and
+//! every cache whose answer depends on it is keyed by it.
 
 mod backend;
 mod bucket_document;

@@ -1,7 +1,8 @@
 //! The facade: one struct the gateway holds, whatever the back end. It
-//! authorises every bucket-scoped call on cached bucket facts (where the
-//! back end does not do so itself inside the call), puts the cache in
-//! front of the calls that benefit and tells it of every write.
+//! puts the cache in front of the calls that benefit and tells it of
+//! every write. It decides nothing about who may ask: the gateway has
+//! decided before it calls, and names the bucket's [`Owner`] it judged;
+//! see [`crate::om`] for what the back ends still check.
 
 mod versions;
 
@@ -18,11 +19,10 @@ use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
-    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, Identity,
-    KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
-    ObjectWriter, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result,
-    SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery,
-    WriteIntent,
+    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, KeyInfo,
+    ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload, ObjectWriter,
+    Owner, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, SmallBlockUsage,
+    StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -32,9 +32,6 @@ pub struct Storage {
     block_size: u64,
     chunk_size: usize,
     reclaimer: Option<Arc<dyn Reclaim>>,
-    /// Whether the back end refuses a non-owner itself in every
-    /// bucket-scoped call, so the facade need not ask first.
-    authorises_itself: bool,
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
     calls: Vec<Arc<CallTable>>,
@@ -61,7 +58,6 @@ impl Storage {
             block_size: backend.block_size,
             chunk_size: backend.chunk_size,
             reclaimer: backend.reclaimer,
-            authorises_itself: backend.authorises_itself,
             _background: backend.background,
             calls: backend.calls,
             small_blocks: backend.small_blocks,
@@ -147,25 +143,19 @@ impl Storage {
 
     // ---- buckets ----
 
-    pub async fn create_bucket(&self, who: &Identity, name: &str, region: &str) -> Result<()> {
+    pub async fn create_bucket(&self, owner: &Owner, name: &str, region: &str) -> Result<()> {
         let bucket = NewBucket {
             name: name.to_owned(),
             region: region.to_owned(),
         };
-        let result = self.om.create_bucket(who, bucket).await;
+        let result = self.om.create_bucket(owner, bucket).await;
         self.cache.wrote_bucket(name);
         result
     }
 
-    /// The bucket, `AccessDenied` unless `who` owns it.
-    pub async fn bucket(&self, who: &Identity, name: &str) -> Result<BucketInfo> {
-        let load = async { self.om.bucket(name).await };
-        self.cache.bucket(who, name, load).await
-    }
-
     /// The bucket's facts, whoever asks: for the gateway's authorisation,
     /// which decides per request on identity-free facts (its owner, ACL
-    /// and policy) and then calls as the owner for a caller it let in.
+    /// and policy), then calls naming the owner it judged.
     pub async fn bucket_facts(&self, name: &str) -> Result<BucketInfo> {
         Ok(BucketInfo::clone(&*self.cached_facts(name).await?))
     }
@@ -175,25 +165,13 @@ impl Storage {
         self.cache.bucket_facts(name, load).await
     }
 
-    /// Refuses `who` unless it owns `bucket`, before a call on the bucket
-    /// (unless the back end checks inside the call, atomically with it).
-    async fn authorise(&self, who: &Identity, bucket: &str) -> Result<()> {
-        if self.authorises_itself {
-            return Ok(());
-        }
-        self.cache
-            .authorise(who, bucket, async { self.om.bucket(bucket).await })
-            .await
+    /// Buckets owned by `owner`, sorted by name.
+    pub async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
+        self.om.list_buckets(owner).await
     }
 
-    /// Buckets owned by `who`, sorted by name.
-    pub async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
-        self.om.list_buckets(who).await
-    }
-
-    pub async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        self.authorise(who, name).await?;
-        let result = self.om.delete_bucket(who, name).await;
+    pub async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
+        let result = self.om.delete_bucket(owner, name).await;
         self.cache.wrote_bucket(name);
         result
     }
@@ -201,7 +179,7 @@ impl Storage {
     // ---- bucket documents (see `BucketDocument`) ----
 
     /// The bucket's document of `kind`, whoever asks (cached like the
-    /// bucket's facts): the caller decides who may see it.
+    /// bucket's facts): the caller decides owner may see it.
     /// `NoSuchBucket` if there is no bucket.
     pub async fn bucket_document(
         &self,
@@ -215,11 +193,10 @@ impl Storage {
         self.cache.bucket_document(bucket, kind, load).await
     }
 
-    /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`;
-    /// `AccessDenied` unless `who` owns the bucket.
+    /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`.
     pub async fn put_bucket_document(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         kind: BucketDocument,
         document: Option<String>,
@@ -233,11 +210,10 @@ impl Storage {
                 text.len()
             )));
         }
-        self.authorise(who, bucket).await?;
         let facts = self.cached_facts(bucket).await?;
         let result = self
             .om
-            .put_bucket_document(who, &facts, kind, document)
+            .put_bucket_document(owner, &facts, kind, document)
             .await;
         self.cache.wrote_bucket_document(bucket);
         result
@@ -245,11 +221,12 @@ impl Storage {
 
     // ---- objects ----
 
-    pub async fn lookup(&self, who: &Identity, bucket: &str, key: &str) -> Result<KeyInfo> {
-        self.authorise(who, bucket).await?;
+    pub async fn lookup(&self, owner: &Owner, bucket: &str, key: &str) -> Result<KeyInfo> {
         let object = ObjectRef::new(bucket, key);
         self.cache
-            .lookup(who, &object, async { self.om.lookup(who, &object).await })
+            .lookup(owner, &object, async {
+                self.om.lookup(owner, &object).await
+            })
             .await
     }
 
@@ -258,20 +235,20 @@ impl Storage {
     /// CompleteMultipartUpload as S3 does.
     pub async fn completed_by(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         parts: &[(u16, String)],
     ) -> Option<KeyInfo> {
-        let object = self.lookup(who, bucket, key).await.ok()?;
+        let object = self.lookup(owner, bucket, key).await.ok()?;
         self.om.completed_by(&object, parts).then_some(object)
     }
 
     /// Streams `range` of a looked-up object. The caller's authority is the
-    /// block tokens inside `info`, so `_who` is not consulted again.
+    /// block tokens inside `info`, so `_owner` is not consulted again.
     pub async fn read(
         &self,
-        _who: &Identity,
+        _owner: &Owner,
         info: &KeyInfo,
         range: Range<u64>,
     ) -> Result<ByteStream> {
@@ -313,17 +290,16 @@ impl Storage {
     /// refused here already, before any byte is sent.
     pub async fn create_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         intent: WriteIntent,
     ) -> Result<ObjectWriter> {
-        self.authorise(who, bucket).await?;
         let open = self
             .om
-            .create_object(who, ObjectRef::new(bucket, key), intent)
+            .create_object(owner, ObjectRef::new(bucket, key), intent)
             .await?;
-        Ok(self.writer(who, open))
+        Ok(self.writer(owner, open))
     }
 
     /// Starts writing part `number` of multipart upload `upload_id`; commit
@@ -332,28 +308,27 @@ impl Storage {
     /// `size_hint` is the part's declared size, as in [`WriteIntent`].
     pub async fn create_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
         number: u16,
         size_hint: Option<u64>,
     ) -> Result<ObjectWriter> {
-        self.authorise(who, bucket).await?;
         let part = PartRef {
             upload: upload_ref(bucket, key, upload_id),
             number,
         };
-        let open = self.om.create_part(who, &part, size_hint).await?;
-        Ok(self.writer(who, open))
+        let open = self.om.create_part(owner, &part, size_hint).await?;
+        Ok(self.writer(owner, open))
     }
 
-    fn writer(&self, who: &Identity, open: crate::om::OpenKey) -> ObjectWriter {
+    fn writer(&self, owner: &Owner, open: crate::om::OpenKey) -> ObjectWriter {
         ObjectWriter::new(
             Arc::clone(&self.om),
             Arc::clone(&self.blocks),
             Arc::clone(&self.cache),
-            who.clone(),
+            owner.clone(),
             open,
             self.block_size,
             self.chunk_size,
@@ -362,10 +337,9 @@ impl Storage {
 
     /// Idempotent: deleting a missing key succeeds. In a versioned bucket
     /// it adds a delete marker (see [`Deleted`]).
-    pub async fn delete_object(&self, who: &Identity, bucket: &str, key: &str) -> Result<Deleted> {
-        self.authorise(who, bucket).await?;
+    pub async fn delete_object(&self, owner: &Owner, bucket: &str, key: &str) -> Result<Deleted> {
         let object = ObjectRef::new(bucket, key);
-        let result = self.om.delete_object(who, object.clone()).await;
+        let result = self.om.delete_object(owner, object.clone()).await;
         self.cache.wrote_object(&object);
         result
     }
@@ -374,14 +348,13 @@ impl Storage {
     /// `NoSuchKey` if there is no object.
     pub async fn put_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
-        let result = self.om.put_tags(who, object.clone(), tags).await;
+        let result = self.om.put_tags(owner, object.clone(), tags).await;
         self.cache.wrote_object(&object);
         result
     }
@@ -391,33 +364,31 @@ impl Storage {
     /// `NoSuchKey` if there is no object.
     pub async fn put_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         change: MetaEntryChange,
     ) -> Result<()> {
-        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
-        let result = self.om.put_meta_entry(who, object.clone(), change).await;
+        let result = self.om.put_meta_entry(owner, object.clone(), change).await;
         self.cache.wrote_object(&object);
         result
     }
 
     /// Removes every tag of the object. `NoSuchKey` if there is no object.
-    pub async fn delete_tags(&self, who: &Identity, bucket: &str, key: &str) -> Result<()> {
-        self.put_tags(who, bucket, key, Vec::new()).await
+    pub async fn delete_tags(&self, owner: &Owner, bucket: &str, key: &str) -> Result<()> {
+        self.put_tags(owner, bucket, key, Vec::new()).await
     }
 
     pub async fn list_objects(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         query: &ListQuery,
     ) -> Result<ListPage> {
-        self.authorise(who, bucket).await?;
         let scan = |after: Vec<u8>, limit| {
             self.om
-                .scan_objects(who, scan_range(bucket, &query.prefix, after, limit))
+                .scan_objects(owner, scan_range(bucket, &query.prefix, after, limit))
         };
         listing::list_page(scan, query).await
     }
@@ -428,28 +399,26 @@ impl Storage {
     /// and [`ObjectWriter::commit_part`].
     pub async fn create_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        self.authorise(who, bucket).await?;
         self.om
-            .create_multipart_upload(who, ObjectRef::new(bucket, key), upload)
+            .create_multipart_upload(owner, ObjectRef::new(bucket, key), upload)
             .await
     }
 
     /// `NoSuchUpload` unless the upload is in progress for this key.
     pub async fn multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
     ) -> Result<UploadInfo> {
-        self.authorise(who, bucket).await?;
         self.om
-            .multipart_upload(who, &upload_ref(bucket, key, upload_id))
+            .multipart_upload(owner, &upload_ref(bucket, key, upload_id))
             .await
     }
 
@@ -459,32 +428,30 @@ impl Storage {
     /// checks it there anyway (Ozone), from [`Storage::create_part`].
     pub async fn part_checksum_algorithm(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
     ) -> Result<Option<ChecksumAlgorithm>> {
-        self.authorise(who, bucket).await?;
         self.om
-            .part_checksum_algorithm(who, &upload_ref(bucket, key, upload_id))
+            .part_checksum_algorithm(owner, &upload_ref(bucket, key, upload_id))
             .await
     }
 
     /// Up to `max_parts` parts numbered above `after`.
     pub async fn list_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
         after: u16,
         max_parts: usize,
     ) -> Result<PartListPage> {
-        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         let mut parts = self
             .om
-            .list_parts(who, &upload, after, max_parts + 1)
+            .list_parts(owner, &upload, after, max_parts + 1)
             .await?;
         let is_truncated = parts.len() > max_parts;
         parts.truncate(max_parts);
@@ -498,15 +465,14 @@ impl Storage {
     /// Every stored part of the upload, in number order.
     pub async fn all_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
     ) -> Result<Vec<PartInfo>> {
-        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         self.om
-            .list_parts(who, &upload, 0, usize::from(MAX_PART_NUMBER))
+            .list_parts(owner, &upload, 0, usize::from(MAX_PART_NUMBER))
             .await
     }
 
@@ -514,18 +480,17 @@ impl Storage {
     /// data: the upload's parts are checked inside the swap.
     pub async fn complete_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        self.authorise(who, bucket).await?;
         let upload = upload_ref(bucket, key, upload_id);
         let object = upload.object.clone();
         let result = self
             .om
-            .complete_multipart_upload(who, upload, complete)
+            .complete_multipart_upload(owner, upload, complete)
             .await;
         self.cache.wrote_object(&object);
         result
@@ -533,27 +498,25 @@ impl Storage {
 
     pub async fn abort_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         upload_id: &str,
     ) -> Result<()> {
-        self.authorise(who, bucket).await?;
         self.om
-            .abort_multipart_upload(who, upload_ref(bucket, key, upload_id))
+            .abort_multipart_upload(owner, upload_ref(bucket, key, upload_id))
             .await
     }
 
     pub async fn list_multipart_uploads(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         query: &UploadListQuery,
     ) -> Result<UploadListPage> {
-        self.authorise(who, bucket).await?;
         let scan = |after: Vec<u8>, limit| {
             self.om
-                .scan_multipart_uploads(who, scan_range(bucket, &query.prefix, after, limit))
+                .scan_multipart_uploads(owner, scan_range(bucket, &query.prefix, after, limit))
         };
         multipart::list_uploads(scan, query).await
     }

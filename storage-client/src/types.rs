@@ -5,15 +5,19 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-/// Who is asking. Passed on every call so that the OM can enforce ownership
-/// and caches can be keyed by it.
+/// The access key that owns the buckets a call acts on: the owner of
+/// the bucket the gateway's decision judged (for `create_bucket`, the key
+/// the new bucket will belong to). Not who asks: storage never decides
+/// that. The back end acts under this name (it owns what the call
+/// writes; on Ozone it is the OM user the call is signed as) and, where
+/// it has transactions, requires the bucket to still have this owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Identity {
-    /// The S3 access key id the request was signed with.
+pub struct Owner {
+    /// The owning S3 access key id.
     pub access_key: String,
 }
 
-impl Identity {
+impl Owner {
     pub fn new(access_key: impl Into<String>) -> Self {
         Self {
             access_key: access_key.into(),

@@ -14,7 +14,7 @@ use bytes::{Bytes, BytesMut};
 use crate::cache::MetadataCache;
 use crate::dn::BlockStore;
 use crate::om::{Metadata, OpenKey, PartRef, UploadRef};
-use crate::{BlockLocation, Identity, KeyInfo, NewObject, PartCommit, PartInfo, Result};
+use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
@@ -23,7 +23,7 @@ pub struct ObjectWriter {
     dn: Arc<dyn BlockStore>,
     /// Told of the commit, so lookups after it see the new object.
     cache: Arc<MetadataCache>,
-    who: Identity,
+    owner: Owner,
     open: OpenKey,
     block_size: u64,
     chunk_size: usize,
@@ -58,7 +58,7 @@ impl ObjectWriter {
         om: Arc<dyn Metadata>,
         dn: Arc<dyn BlockStore>,
         cache: Arc<MetadataCache>,
-        who: Identity,
+        owner: Owner,
         mut open: OpenKey,
         block_size: u64,
         chunk_size: usize,
@@ -68,7 +68,7 @@ impl ObjectWriter {
             om,
             dn,
             cache,
-            who,
+            owner,
             open,
             block_size,
             chunk_size,
@@ -114,7 +114,7 @@ impl ObjectWriter {
         let object = self.open.object.clone();
         let result = self
             .om
-            .commit_object(&self.who, self.open, blocks, obj)
+            .commit_object(&self.owner, self.open, blocks, obj)
             .await;
         self.cache.wrote_object(&object);
         result
@@ -138,7 +138,7 @@ impl ObjectWriter {
             number,
         };
         self.om
-            .commit_part(&self.who, self.open, part_ref, blocks, part)
+            .commit_part(&self.owner, self.open, part_ref, blocks, part)
             .await
     }
 
@@ -148,7 +148,7 @@ impl ObjectWriter {
     }
 
     async fn abort_quietly(&self) {
-        if let Err(e) = self.om.abort_object(&self.who, &self.open).await {
+        if let Err(e) = self.om.abort_object(&self.owner, &self.open).await {
             // The open key expires on its own; nothing is visible either way.
             tracing::warn!(error = %e, upload = self.open.id, "abort failed");
         }
@@ -231,7 +231,7 @@ impl ObjectWriter {
     async fn next_block(&mut self) -> Result<BlockLocation> {
         let mut block = match self.spare.pop_front() {
             Some(block) => block,
-            None => self.om.allocate_block(&self.who, &self.open).await?,
+            None => self.om.allocate_block(&self.owner, &self.open).await?,
         };
         // An allocation states the block's capacity in `length`.
         self.capacity = match block.length {

@@ -34,6 +34,7 @@ const EMBEDDED: Capabilities = Capabilities {
     multipart: MultipartRules::NONE,
     versioning: true,
     meta_entries: true,
+    checks_owner: true,
 };
 
 async fn open() -> (TempDir, Storage) {

@@ -57,7 +57,7 @@ async fn open_with_prefix(addresses: Vec<String>, prefix: String) -> Storage {
 /// The back end's defaults with `prefix`, and on a security-on cluster
 /// the secrets to sign with (`secure`).
 async fn config(addresses: Vec<String>, prefix: String) -> OzoneStorageConfig {
-    let identities = [conformance::alice(), conformance::bob()].map(|who| who.access_key);
+    let identities = [conformance::alice(), conformance::bob()].map(|owner| owner.access_key);
     let identities = identities.each_ref().map(String::as_str);
     let (system_secret, test_secrets) = secure::secrets(&addresses[0], &identities).await;
     OzoneStorageConfig {
@@ -84,6 +84,7 @@ const OZONE: Capabilities = Capabilities {
     },
     versioning: false,
     meta_entries: false,
+    checks_owner: false,
 };
 
 conformance::suite!(

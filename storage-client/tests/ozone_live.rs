@@ -28,7 +28,7 @@ use storage_client::test_support::{
     RatisConfig, Replicated,
 };
 use storage_client::{
-    CompleteUpload, Identity, NewObject, NewUpload, ObjectMeta, ObjectWriter, OzoneStorageConfig,
+    CompleteUpload, NewObject, NewUpload, ObjectMeta, ObjectWriter, Owner, OzoneStorageConfig,
     PartCommit, Storage, StorageError, WriteIntent,
 };
 
@@ -663,12 +663,12 @@ async fn check_object(om: &OmClient, bucket: &str, key: &str, data: &[u8], etag:
 async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
     let om = om().await;
     let storage = storage().await;
-    let who = Identity::new(ACCESS_ID);
+    let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("replicas");
-    storage.create_bucket(&who, &bucket, "").await.unwrap();
+    storage.create_bucket(&owner, &bucket, "").await.unwrap();
     let data = pattern(3_500_000);
     let mut writer = storage
-        .create_object(&who, &bucket, "spread", WriteIntent::default())
+        .create_object(&owner, &bucket, "spread", WriteIntent::default())
         .await
         .unwrap();
     write_all(&mut writer, &data).await;
@@ -710,10 +710,10 @@ async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
         }
     }
     storage
-        .delete_object(&who, &bucket, "spread")
+        .delete_object(&owner, &bucket, "spread")
         .await
         .unwrap();
-    storage.delete_bucket(&who, &bucket).await.unwrap();
+    storage.delete_bucket(&owner, &bucket).await.unwrap();
 }
 
 #[tokio::test]
@@ -721,9 +721,9 @@ async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
 async fn writes_keys_that_ozone_reads() {
     let om = om().await;
     let storage = storage().await;
-    let who = Identity::new(ACCESS_ID);
+    let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("ratis");
-    storage.create_bucket(&who, &bucket, "").await.unwrap();
+    storage.create_bucket(&owner, &bucket, "").await.unwrap();
     // Ozone stores user metadata without the `x-amz-meta-` prefix; its S3
     // gateway adds the prefix back on every name but `ETag`.
     let mut meta = ObjectMeta::default();
@@ -746,7 +746,7 @@ async fn writes_keys_that_ozone_reads() {
             ..WriteIntent::default()
         };
         let mut writer = storage
-            .create_object(&who, &bucket, key, intent)
+            .create_object(&owner, &bucket, key, intent)
             .await
             .unwrap();
         write_all(&mut writer, &data).await;
@@ -774,9 +774,9 @@ async fn writes_keys_that_ozone_reads() {
     );
 
     for (key, ..) in cases {
-        storage.delete_object(&who, &bucket, key).await.unwrap();
+        storage.delete_object(&owner, &bucket, key).await.unwrap();
     }
-    storage.delete_bucket(&who, &bucket).await.unwrap();
+    storage.delete_bucket(&owner, &bucket).await.unwrap();
 }
 
 #[tokio::test]
@@ -784,11 +784,11 @@ async fn writes_keys_that_ozone_reads() {
 async fn writes_a_multipart_upload_that_ozone_reads() {
     let om = om().await;
     let storage = storage().await;
-    let who = Identity::new(ACCESS_ID);
+    let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("ratis-mpu");
-    storage.create_bucket(&who, &bucket, "").await.unwrap();
+    storage.create_bucket(&owner, &bucket, "").await.unwrap();
     let upload = storage
-        .create_multipart_upload(&who, &bucket, "joined", NewUpload::default())
+        .create_multipart_upload(&owner, &bucket, "joined", NewUpload::default())
         .await
         .unwrap()
         .upload_id;
@@ -798,7 +798,7 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     let mut parts = Vec::new();
     for (number, data) in [(1, &first), (2, &second)] {
         let mut writer = storage
-            .create_part(&who, &bucket, "joined", &upload, number, None)
+            .create_part(&owner, &bucket, "joined", &upload, number, None)
             .await
             .unwrap();
         write_all(&mut writer, data).await;
@@ -822,7 +822,7 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
         ..CompleteUpload::default()
     };
     let info = storage
-        .complete_multipart_upload(&who, &bucket, "joined", &upload, complete)
+        .complete_multipart_upload(&owner, &bucket, "joined", &upload, complete)
         .await
         .unwrap();
     assert!(info.etag.ends_with("-2"), "{}", info.etag);
@@ -830,10 +830,10 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     check_object(&om, &bucket, "joined", &whole, &info.etag).await;
 
     storage
-        .delete_object(&who, &bucket, "joined")
+        .delete_object(&owner, &bucket, "joined")
         .await
         .unwrap();
-    storage.delete_bucket(&who, &bucket).await.unwrap();
+    storage.delete_bucket(&owner, &bucket).await.unwrap();
 }
 
 #[tokio::test]

@@ -39,8 +39,8 @@ use storage_client::test_support::{
     Datanode, DnClient, DnConfig, OzoneBlock, RatisClient, RatisConfig, RatisPipeline,
 };
 use storage_client::{
-    BlockId, BlockToken, Identity, NewObject, ObjectMeta, OzoneStorageConfig, Storage,
-    StorageError, WriteIntent,
+    BlockId, BlockToken, NewObject, ObjectMeta, Owner, OzoneStorageConfig, Storage, StorageError,
+    WriteIntent,
 };
 
 const S3_VOLUME: &str = "s3v";
@@ -506,11 +506,11 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         ..OzoneStorageConfig::new(vec![address])
     };
     let storage = Storage::open_ozone(config).await.expect("open, signing");
-    let who = Identity::new(READER);
-    storage.create_bucket(&who, "b", "").await.unwrap();
+    let owner = Owner::new(READER);
+    storage.create_bucket(&owner, "b", "").await.unwrap();
     let data = Bytes::from(vec![7u8; 100_000]);
     let mut writer = storage
-        .create_object(&who, "b", "k", WriteIntent::default())
+        .create_object(&owner, "b", "k", WriteIntent::default())
         .await
         .unwrap();
     writer.write(data.clone()).await.unwrap();
@@ -524,15 +524,15 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         .await
         .expect("a write with the OM's token");
 
-    let info = storage.lookup(&who, "b", "k").await.unwrap();
-    let stream = storage.read(&who, &info, 0..info.size).await.unwrap();
+    let info = storage.lookup(&owner, "b", "k").await.unwrap();
+    let stream = storage.read(&owner, &info, 0..info.size).await.unwrap();
     let pieces: Vec<Bytes> = stream.try_collect().await.unwrap();
     assert!(pieces.concat() == data, "read back other bytes");
 
     let mut forged = info.clone();
     let token = forged.locations[0].token.as_mut().expect("a READ token");
     token.password[0] ^= 1;
-    match storage.read(&who, &forged, 0..forged.size).await {
+    match storage.read(&owner, &forged, 0..forged.size).await {
         Err(StorageError::TokenRefused(reason)) => {
             assert!(
                 reason.contains("BLOCK_TOKEN_VERIFICATION_FAILED"),
@@ -542,6 +542,6 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         Err(other) => panic!("another error: {other:?}"),
         Ok(_) => panic!("a stream began with a forged token"),
     }
-    storage.delete_object(&who, "b", "k").await.unwrap();
-    storage.delete_bucket(&who, "b").await.unwrap();
+    storage.delete_object(&owner, "b", "k").await.unwrap();
+    storage.delete_bucket(&owner, "b").await.unwrap();
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use storage_client::Identity;
+use crate::access_control::Identity;
 
 use super::acl::{Acl, Permission, Requester};
 pub use super::actions::Grant;

@@ -11,11 +11,24 @@ pub mod owner;
 pub mod policy;
 pub mod public_access;
 
-use storage_client::Identity;
+/// Who is asking: the access key a request's signature proved. Only the
+/// decision reads it; storage is never handed one, only the bucket owner
+/// the decision judged ([`storage_client::Owner`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Identity {
+    pub access_key: String,
+}
+
+impl Identity {
+    pub fn new(access_key: impl Into<String>) -> Self {
+        Self {
+            access_key: access_key.into(),
+        }
+    }
+}
 
 /// The access key of the anonymous identity: empty, which no credential
-/// can have (access keys are at least 16 characters), so storage's owner
-/// checks refuse it everywhere.
+/// can have (access keys are at least 16 characters), so it owns nothing.
 const ANONYMOUS_KEY: &str = "";
 
 /// The identity of a request that carries no signature.

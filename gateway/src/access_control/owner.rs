@@ -3,8 +3,8 @@
 //! the access key, so it is stable, needs no storage and reveals nothing
 //! of the key that a signature does not already name.
 
+use crate::access_control::Identity;
 use sha2::{Digest, Sha256};
-use storage_client::Identity;
 
 /// The canonical id of the key `access_key`.
 pub fn canonical_id(access_key: &str) -> String {

@@ -38,7 +38,9 @@ use std::time::{Duration, SystemTime};
 use axum::body::Body;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, DATE, HOST};
 use http::request::Parts;
-use storage_client::{Credential, Identity};
+use storage_client::Credential;
+
+use crate::access_control::Identity;
 
 use self::chunked::{ChunkedDecoder, SignatureChain};
 pub(crate) use self::errors::anonymous as anonymous_refused;

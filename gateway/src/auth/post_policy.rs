@@ -4,10 +4,10 @@
 //! SigV2: `AWSAccessKeyId`, `signature`). Nothing else of the request is
 //! signed, so the operation must act only on what the policy allows.
 
+use crate::access_control::Identity;
 use axum::body::Body;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
-use storage_client::Identity;
 
 use super::errors::{access_denied, invalid_argument, signature_mismatch, unknown_access_key};
 use super::sigv4::{self, sign, signatures_match};

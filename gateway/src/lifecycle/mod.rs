@@ -8,12 +8,12 @@ pub mod worker;
 
 use std::time::SystemTime;
 
-use storage_client::Identity;
+use storage_client::Owner;
 
 /// One rule applied to one bucket at one moment.
 #[derive(Clone, Copy)]
 pub struct Target<'a> {
-    pub owner: &'a Identity,
+    pub owner: &'a Owner,
     pub bucket: &'a str,
     pub rule: &'a rules::Rule,
     pub now: SystemTime,

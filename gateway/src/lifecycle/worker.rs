@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use storage_client::{
-    BucketDocument, BucketInfo, Identity, ListQuery, Storage, StorageError, UploadListQuery,
+    BucketDocument, BucketInfo, ListQuery, Owner, Storage, StorageError, UploadListQuery,
 };
 use tokio::task::JoinHandle;
 
@@ -143,7 +143,7 @@ impl Pass<'_> {
     async fn buckets(&self) -> Result<Vec<BucketInfo>, StorageError> {
         let mut buckets = Vec::new();
         for credential in self.storage.list_credentials().await? {
-            let owner = Identity::new(credential.access_key);
+            let owner = Owner::new(credential.access_key);
             buckets.extend(self.storage.list_buckets(&owner).await?);
         }
         Ok(buckets)
@@ -163,7 +163,7 @@ impl Pass<'_> {
                 err.message
             ))
         })?;
-        let owner = Identity::new(bucket.owner.clone());
+        let owner = Owner::new(bucket.owner.clone());
         for rule in config.rules.iter().filter(|rule| rule.enabled) {
             let target = Target {
                 owner: &owner,
@@ -310,7 +310,7 @@ mod tests {
         dir: &std::path::Path,
         bucket: &str,
         rules: &str,
-    ) -> (Storage, Identity) {
+    ) -> (Storage, Owner) {
         let storage = Storage::open_embedded(StorageConfig::new(dir))
             .await
             .expect("open");
@@ -323,7 +323,7 @@ mod tests {
             })
             .await
             .expect("key");
-        let owner = Identity::new(OWNER);
+        let owner = Owner::new(OWNER);
         storage
             .create_bucket(&owner, bucket, "")
             .await
@@ -342,7 +342,7 @@ mod tests {
         (storage, owner)
     }
 
-    async fn put(storage: &Storage, owner: &Identity, bucket: &str, key: &str) {
+    async fn put(storage: &Storage, owner: &Owner, bucket: &str, key: &str) {
         let mut writer = storage
             .create_object(owner, bucket, key, WriteIntent::default())
             .await
@@ -357,7 +357,7 @@ mod tests {
             .expect("commit");
     }
 
-    async fn keys(storage: &Storage, owner: &Identity, bucket: &str) -> Vec<String> {
+    async fn keys(storage: &Storage, owner: &Owner, bucket: &str) -> Vec<String> {
         let query = ListQuery {
             max_keys: PAGE,
             ..ListQuery::default()

@@ -1,11 +1,11 @@
 //! GetBucketAcl, PutBucketAcl, GetObjectAcl, PutObjectAcl, and the ACL a
 //! CreateBucket names. The caller was authorised before (see
-//! [`super::authorise`]); `who` is the identity acting, the bucket owner.
+//! [`super::authorise`]); `owner` is the owner of the bucket it judged.
 
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, Identity, MetaEntryChange, ObjectMeta, StorageError};
+use storage_client::{BucketDocument, MetaEntryChange, ObjectMeta, Owner, StorageError};
 
 use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
@@ -23,10 +23,10 @@ const MAX_ACL_BYTES: usize = 64 * 1024;
 
 pub async fn get_bucket_acl(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    let owner_id = owner::canonical_id(&who.access_key);
+    let owner_id = owner::canonical_id(&owner.access_key);
     let acl = match bucket_documents::load(state, bucket, BucketDocument::Acl).await? {
         Some(text) => Acl::from_stored(text.as_bytes())?,
         None => Acl::private(&owner_id),
@@ -36,27 +36,27 @@ pub async fn get_bucket_acl(
 
 pub async fn put_bucket_acl(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let acl = requested_acl(state, who, context, &parts.headers, bucket, payload).await?;
-    store_bucket_acl(state, who, bucket, Some(acl)).await?;
+    let acl = requested_acl(state, owner, context, &parts.headers, bucket, payload).await?;
+    store_bucket_acl(state, owner, bucket, Some(acl)).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
 /// The ACL a CreateBucket asks for, checked before the bucket exists.
-pub fn bucket_acl_at_creation(who: &Identity, headers: &HeaderMap) -> Result<Option<Acl>, S3Error> {
-    let owner_id = owner::canonical_id(&who.access_key);
+pub fn bucket_acl_at_creation(owner: &Owner, headers: &HeaderMap) -> Result<Option<Acl>, S3Error> {
+    let owner_id = owner::canonical_id(&owner.access_key);
     Acl::from_headers(headers, &owner_id, &owner_id)
 }
 
 /// Stores the bucket's ACL; `private` (or `None`) removes the document.
 pub async fn store_bucket_acl(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     acl: Option<Acl>,
 ) -> Result<(), S3Error> {
@@ -64,7 +64,7 @@ pub async fn store_bucket_acl(
         Some(acl) if acl != Acl::private(&acl.owner) => Some(acl.to_xml()?),
         _ => None,
     };
-    bucket_documents::store(state, who, bucket, BucketDocument::Acl, document).await
+    bucket_documents::store(state, owner, bucket, BucketDocument::Acl, document).await
 }
 
 /// The ACL of the version the request names (the latest without one):
@@ -73,11 +73,11 @@ pub async fn get_object_acl(
     state: &AppState,
     object: ObjectVersion<'_>,
 ) -> Result<Response, S3Error> {
-    let who = object.who();
+    let owner = object.owner();
     let info = object.resolve(state).await?;
     let acl = match object_acl::stored(&info.meta)? {
         Some(acl) => acl,
-        None => Acl::private(&owner::canonical_id(&who.access_key)),
+        None => Acl::private(&owner::canonical_id(&owner.access_key)),
     };
     acl_response(&acl)
 }
@@ -95,9 +95,9 @@ pub async fn put_object_acl(
     parts: &Parts,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let (who, bucket, key) = (object.who(), object.bucket(), object.key());
+    let (owner, bucket, key) = (object.owner(), object.bucket(), object.key());
     let context = object.bucket_context();
-    let acl = requested_acl(state, who, context, &parts.headers, bucket, payload).await?;
+    let acl = requested_acl(state, owner, context, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl))?;
     let change = MetaEntryChange {
@@ -106,7 +106,7 @@ pub async fn put_object_acl(
     };
     state
         .storage
-        .put_version_meta_entry(who, bucket, key, object.version_to_write(), change)
+        .put_version_meta_entry(owner, bucket, key, object.version_to_write(), change)
         .await
         .map_err(|err| match err {
             StorageError::PreconditionFailed => S3Error::new(
@@ -125,13 +125,13 @@ pub async fn put_object_acl(
 /// bucket as the request's decision loaded it, when there is one).
 pub async fn record_object_acl(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     headers: &HeaderMap,
     bucket: &str,
     meta: &mut ObjectMeta,
 ) -> Result<(), S3Error> {
-    let acl = object_acl::requested(headers, &owner::canonical_id(&who.access_key))?;
+    let acl = object_acl::requested(headers, &owner::canonical_id(&owner.access_key))?;
     if let Some(acl) = &acl {
         check_public_acls_allowed(state, context, bucket, acl).await?;
     }
@@ -139,17 +139,17 @@ pub async fn record_object_acl(
 }
 
 /// The ACL of a PutBucketAcl/PutObjectAcl: from its headers, else from its
-/// AccessControlPolicy body (one of the two is required), owned by `who`;
+/// AccessControlPolicy body (one of the two is required), owned by `owner`;
 /// a public one is refused under BlockPublicAcls.
 async fn requested_acl(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     headers: &HeaderMap,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Acl, S3Error> {
-    let owner_id = owner::canonical_id(&who.access_key);
+    let owner_id = owner::canonical_id(&owner.access_key);
     let body = read_to_end(payload, MAX_ACL_BYTES).await?;
     let from_headers = Acl::from_headers(headers, &owner_id, &owner_id)?;
     let has_body = !body.iter().all(u8::is_ascii_whitespace);

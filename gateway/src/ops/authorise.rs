@@ -2,18 +2,19 @@
 //! access rules (identity-free, cached by storage), decides for this
 //! caller (see [`crate::access_control::decision`], and
 //! [`crate::access_control::actions`] for what each operation needs) and
-//! returns the decision as a value, [`Authorised`]: the identity the back
-//! end is to act as (the caller itself when it owns the bucket, the
-//! bucket's owner when an ACL or policy let a stranger in; a caller let in
-//! by nothing keeps its own identity and so also meets storage's owner
-//! check, unweakened), and what the decision judged. An object operation
+//! returns the decision as a value, [`Authorised`]: the owner of the
+//! bucket it judged, which is all storage is told (the name it acts
+//! under, and a precondition it checks, never who asked), and what the
+//! decision judged. An object operation
 //! takes its [`ObjectVersion`] from it: when the decision had to look the
 //! version up to read its ACL, the operation acts on exactly that record
 //! and never looks the key up again, so the version served is the version
 //! judged.
 
 use http::request::Parts;
-use storage_client::{BucketDocument, Identity, KeyInfo, StorageError};
+use storage_client::{BucketDocument, KeyInfo, Owner, StorageError};
+
+use crate::access_control::Identity;
 
 use super::bucket_documents::{corrupt, load_parsed, public_access_block};
 use super::copy_source::parse_copy_source;
@@ -29,8 +30,9 @@ use crate::state::AppState;
 
 /// What [`authorise_request`] decided, for the operation to act on.
 pub(super) struct Authorised {
-    /// The identity storage acts as.
-    acting: Identity,
+    /// The owner of the bucket the decision judged: the only name
+    /// storage is given (see [`Owner`]).
+    owner: Owner,
     /// The object version whose own ACL granted the request: the decision
     /// looked it up, and the operation acts on exactly this record.
     judged: Option<Box<KeyInfo>>,
@@ -42,9 +44,9 @@ pub(super) struct Authorised {
     bucket: Option<BucketContext>,
     /// Whether the caller may be told that an object or version is not
     /// there (it may list the bucket); otherwise its absence is refused
-    /// as a private object would be. `None`: the caller is the acting
-    /// identity, asked only when something is missing (so the owner's
-    /// requests pay nothing for it).
+    /// as a private object would be. `None`: the caller is the owner,
+    /// asked only when something is missing (so the owner's requests pay
+    /// nothing for it).
     may_list: Option<bool>,
 }
 
@@ -83,11 +85,13 @@ impl BucketContext {
 }
 
 impl Authorised {
-    /// No decision beyond the identity: for the operations that carry
-    /// their own proof (a CORS preflight, a form upload's policy).
-    pub(super) fn acting(acting: Identity) -> Self {
+    /// No decision on any bucket: the caller acts on its own buckets only
+    /// (ListBuckets, CreateBucket), or is the anonymous caller of an
+    /// operation that carries its own proof (a CORS preflight, a form
+    /// upload's policy), which owns nothing.
+    pub(super) fn own(who: &Identity) -> Self {
         Self {
-            acting,
+            owner: Owner::new(&who.access_key),
             judged: None,
             caller: None,
             bucket: None,
@@ -95,16 +99,16 @@ impl Authorised {
         }
     }
 
-    /// A decision on `access`, loaded for `who`.
+    /// A decision for `who` on `access`: it names the bucket's owner,
+    /// whoever was let in.
     fn with(
-        acting: Identity,
         judged: Option<Box<KeyInfo>>,
         access: BucketAccess,
         who: &Identity,
         may_list: Option<bool>,
     ) -> Self {
         Self {
-            acting,
+            owner: Owner::new(&access.owner),
             judged,
             caller: None,
             bucket: Some(BucketContext::new(access, who)),
@@ -118,9 +122,9 @@ impl Authorised {
         self.bucket.as_ref()
     }
 
-    /// The identity storage acts as.
-    pub(super) fn who(&self) -> &Identity {
-        &self.acting
+    /// The owner of the bucket judged, for storage.
+    pub(super) fn owner(&self) -> &Owner {
+        &self.owner
     }
 
     /// The capability on the object version the request names (`None`:
@@ -133,7 +137,7 @@ impl Authorised {
         version_id: Option<&'a str>,
     ) -> ObjectVersion<'a> {
         ObjectVersion {
-            acting: &self.acting,
+            owner: &self.owner,
             bucket,
             key,
             version_id,
@@ -154,7 +158,7 @@ impl Authorised {
 
 /// The right to act on one object version, as authorised.
 pub(super) struct ObjectVersion<'a> {
-    acting: &'a Identity,
+    owner: &'a Owner,
     bucket: &'a str,
     key: &'a str,
     version_id: Option<&'a str>,
@@ -164,9 +168,9 @@ pub(super) struct ObjectVersion<'a> {
 }
 
 impl<'a> ObjectVersion<'a> {
-    /// The identity storage acts as.
-    pub(super) fn who(&self) -> &'a Identity {
-        self.acting
+    /// The owner of the object's bucket, for storage.
+    pub(super) fn owner(&self) -> &'a Owner {
+        self.owner
     }
 
     pub(super) fn bucket(&self) -> &'a str {
@@ -195,12 +199,16 @@ impl<'a> ObjectVersion<'a> {
         }
         state
             .storage
-            .lookup_version(self.acting, self.bucket, self.key, self.version_id)
+            .lookup_version(self.owner, self.bucket, self.key, self.version_id)
             .await
             .map_err(|err| {
                 let may_list = || match (self.may_list, self.context) {
                     (Some(may), _) => may,
-                    (None, Some(context)) => may_list(&context.access, self.acting, self.bucket),
+                    // `None` is the owner's decision: ask as the owner.
+                    (None, Some(context)) => {
+                        let owner = Identity::new(&context.access.owner);
+                        may_list(&context.access, &owner, self.bucket)
+                    }
                     (None, None) => true,
                 };
                 match is_absence(&err, false) && !may_list() {
@@ -256,15 +264,16 @@ impl Entries<'_> {
     }
 }
 
-/// The identity to run `endpoint` as, or the caller's refusal (for the
-/// callers that need no more of the decision: a browser form upload).
+/// The owner storage is to act under for `endpoint`, or the caller's
+/// refusal (for the callers that need no more of the decision: a
+/// browser form upload).
 pub(super) async fn authorise(
     state: &AppState,
     endpoint: &Endpoint,
     parts: &Parts,
     who: &Identity,
-) -> Result<Identity, S3Error> {
-    Ok(authorise_request(state, endpoint, parts, who).await?.acting)
+) -> Result<Owner, S3Error> {
+    Ok(authorise_request(state, endpoint, parts, who).await?.owner)
 }
 
 /// The decision for `endpoint` by `who`, or the caller's refusal.
@@ -281,12 +290,8 @@ pub(super) async fn authorise_request(
         let access = bucket_access(state, bucket, who).await?;
         check_expected_owner(&access, expected_owner(parts, EXPECTED_OWNER)?)?;
         // Each entry is decided before it is acted on (`Entries::decide`).
-        let acting = match who.access_key == access.owner && !is_anonymous(who) {
-            true => who.clone(),
-            false => Identity::new(&access.owner),
-        };
         return Ok(Authorised {
-            acting,
+            owner: Owner::new(&access.owner),
             judged: None,
             caller: Some(who.clone()),
             bucket: Some(BucketContext::new(access, who)),
@@ -298,7 +303,7 @@ pub(super) async fn authorise_request(
             Endpoint::ListBuckets { .. } | Endpoint::CreateBucket { .. } if is_anonymous(who) => {
                 Err(S3Error::access_denied())
             }
-            _ => Ok(Authorised::acting(who.clone())),
+            _ => Ok(Authorised::own(who)),
         };
     };
     let need = match Acl::requested(&parts.headers) {
@@ -313,11 +318,11 @@ pub(super) async fn authorise_request(
             Resource::Object(&bucket, &key),
             version.as_deref(),
         );
-        // One identity reads the source and writes the copy, so both
-        // buckets must be acted on as the same owner.
+        // Storage reads the source and writes the copy under one name,
+        // so both buckets must have the same owner.
         let expected = expected_owner(parts, SOURCE_EXPECTED_OWNER)?;
         // (The source bucket's context is not the request's: dropped.)
-        if decide(state, who, read, expected).await?.acting != authorised.acting {
+        if decide(state, who, read, expected).await?.owner != authorised.owner {
             return Err(S3Error::access_denied());
         }
     }
@@ -390,11 +395,10 @@ async fn decide(
     let access = bucket_access(state, bucket, who).await?;
     check_expected_owner(&access, expected_owner)?;
     let permission = match access.decide(who, need) {
-        Decision::Owner => return Ok(Authorised::with(who.clone(), None, access, who, None)),
+        Decision::Owner => return Ok(Authorised::with(None, access, who, None)),
         Decision::Granted => {
-            let acting = Identity::new(&access.owner);
             let may_list = Some(may_list(&access, who, bucket));
-            return Ok(Authorised::with(acting, None, access, who, may_list));
+            return Ok(Authorised::with(None, access, who, may_list));
         }
         Decision::Denied => return Err(S3Error::access_denied()),
         Decision::NeedsObjectAcl(permission) => permission,
@@ -402,7 +406,7 @@ async fn decide(
     let Resource::Object(bucket, key) = need.resource else {
         return Err(S3Error::access_denied());
     };
-    let bucket_owner = Identity::new(&access.owner);
+    let bucket_owner = Owner::new(&access.owner);
     let canonical = owner::of(who);
     let requester = Requester {
         canonical_id: canonical.as_deref(),
@@ -416,13 +420,7 @@ async fn decide(
             let acl = object_acl::stored(&info.meta)?;
             if access.object_acl_allows(acl.as_ref(), requester, permission) {
                 let judged = Some(Box::new(info));
-                Ok(Authorised::with(
-                    bucket_owner,
-                    judged,
-                    access,
-                    who,
-                    Some(false),
-                ))
+                Ok(Authorised::with(judged, access, who, Some(false)))
             } else {
                 Err(S3Error::access_denied())
             }

@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 
 use axum::response::Response;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::{BucketInfo, Identity};
+use storage_client::{BucketInfo, Owner};
 
 use super::body::read_to_end;
 use super::list::{decode_token, encode_token};
@@ -25,15 +25,15 @@ const DEFAULT_REGION: &str = "us-east-1";
 
 pub async fn list_buckets(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     query: ListBucketsParams,
 ) -> Result<Response, S3Error> {
-    let mut buckets = state.storage.list_buckets(who).await?;
+    let mut buckets = state.storage.list_buckets(owner).await?;
     buckets.sort_by(|a, b| a.name.cmp(&b.name));
     let (page, next) = bucket_page(&buckets, &query)?;
     let document = xml::ListAllMyBucketsResult {
         xmlns: S3_NAMESPACE,
-        owner: xml::Owner::from_access_key(&who.access_key),
+        owner: xml::Owner::from_access_key(&owner.access_key),
         continuation_token: next.map(|last| encode_token(&last.name)),
         prefix: query.prefix,
         buckets: xml::Buckets {
@@ -77,7 +77,7 @@ fn bucket_page<'a>(
 
 pub async fn create_bucket(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     headers: &HeaderMap,
     bucket: &str,
     payload: &mut Payload,
@@ -90,7 +90,7 @@ pub async fn create_bucket(
     {
         return Err(S3Error::not_implemented("CreateBucket with object lock"));
     }
-    let acl = super::acl::bucket_acl_at_creation(who, headers)?;
+    let acl = super::acl::bucket_acl_at_creation(owner, headers)?;
     let body = read_to_end(payload, MAX_CONFIGURATION_BYTES).await?;
     let constraint = if body.iter().all(u8::is_ascii_whitespace) {
         None
@@ -106,10 +106,10 @@ pub async fn create_bucket(
     };
     state
         .storage
-        .create_bucket(who, bucket, region)
+        .create_bucket(owner, bucket, region)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
-    super::acl::store_bucket_acl(state, who, bucket, acl).await?;
+    super::acl::store_bucket_acl(state, owner, bucket, acl).await?;
     let mut response = empty_response(StatusCode::OK);
     if let Ok(location) = HeaderValue::from_str(&format!("/{bucket}")) {
         response.headers_mut().insert(header::LOCATION, location);
@@ -117,12 +117,8 @@ pub async fn create_bucket(
     Ok(response)
 }
 
-pub async fn head_bucket(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-) -> Result<Response, S3Error> {
-    let info = bucket_info(state, who, bucket).await?;
+pub async fn head_bucket(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
+    let info = bucket_info(state, bucket).await?;
     let mut response = empty_response(StatusCode::OK);
     if let Ok(region) = HeaderValue::from_str(region_of(&info)) {
         response
@@ -134,23 +130,19 @@ pub async fn head_bucket(
 
 pub async fn delete_bucket(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> Result<Response, S3Error> {
     state
         .storage
-        .delete_bucket(who, bucket)
+        .delete_bucket(owner, bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
-pub async fn get_bucket_location(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-) -> Result<Response, S3Error> {
-    let info = bucket_info(state, who, bucket).await?;
+pub async fn get_bucket_location(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
+    let info = bucket_info(state, bucket).await?;
     let document = xml::LocationConstraint {
         xmlns: S3_NAMESPACE,
         region: info.region,
@@ -160,21 +152,16 @@ pub async fn get_bucket_location(
 
 pub async fn get_object_lock_configuration(
     state: &AppState,
-    who: &Identity,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    bucket_info(state, who, bucket).await?;
+    bucket_info(state, bucket).await?;
     Err(S3Error::object_lock_configuration_not_found(bucket))
 }
 
-async fn bucket_info(
-    state: &AppState,
-    who: &Identity,
-    bucket: &str,
-) -> Result<BucketInfo, S3Error> {
+async fn bucket_info(state: &AppState, bucket: &str) -> Result<BucketInfo, S3Error> {
     state
         .storage
-        .bucket(who, bucket)
+        .bucket_facts(bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }

@@ -10,7 +10,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use storage_client::{BucketDocument, Identity};
+use storage_client::{BucketDocument, Owner};
 
 use super::body::read_to_end;
 use super::empty_response;
@@ -45,7 +45,7 @@ pub async fn get(
 }
 
 /// The bucket's document of `kind`, loaded without an identity: the caller
-/// decides who may see it. `NoSuchBucket` when the bucket does not exist.
+/// decides owner may see it. `NoSuchBucket` when the bucket does not exist.
 pub async fn load(
     state: &AppState,
     bucket: &str,
@@ -75,18 +75,18 @@ pub async fn load_parsed<T: Any + Send + Sync>(
     }
 }
 
-/// Replaces (or with `None` removes) the document; refused unless `who`
+/// Replaces (or with `None` removes) the document; refused unless `owner`
 /// may configure the bucket.
 pub async fn store(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     kind: BucketDocument,
     document: Option<String>,
 ) -> S3Result<()> {
     state
         .storage
-        .put_bucket_document(who, bucket, kind, document)
+        .put_bucket_document(owner, bucket, kind, document)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
@@ -95,11 +95,11 @@ pub async fn store(
 /// one or not, as S3 answers.
 pub async fn delete(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     kind: BucketDocument,
 ) -> S3Result<Response> {
-    store(state, who, bucket, kind, None).await?;
+    store(state, owner, bucket, kind, None).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 

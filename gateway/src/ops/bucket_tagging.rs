@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{BucketDocument, Identity};
+use storage_client::{BucketDocument, Owner};
 
 use super::bucket_documents;
 use super::empty_response;
@@ -22,7 +22,7 @@ const MAX_BUCKET_TAGGING_BODY: usize = 64 * 1024;
 
 pub async fn put_bucket_tagging(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
@@ -35,7 +35,7 @@ pub async fn put_bucket_tagging(
     } else {
         Some(tagging_document(tags)?)
     };
-    bucket_documents::store(state, who, bucket, BucketDocument::Tagging, document).await?;
+    bucket_documents::store(state, owner, bucket, BucketDocument::Tagging, document).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
@@ -48,10 +48,10 @@ pub async fn get_bucket_tagging(state: &AppState, bucket: &str) -> S3Result<Resp
 
 pub async fn delete_bucket_tagging(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::delete(state, who, bucket, BucketDocument::Tagging).await
+    bucket_documents::delete(state, owner, bucket, BucketDocument::Tagging).await
 }
 
 /// A PutBucketTagging body's tags, checked as object tags are but up to 50.

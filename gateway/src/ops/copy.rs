@@ -11,7 +11,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue};
-use storage_client::{ChecksumType, Identity, NewObject, ObjectChecksum, WriteIntent};
+use storage_client::{ChecksumType, NewObject, ObjectChecksum, Owner, WriteIntent};
 
 use super::authorise::BucketContext;
 use super::copy_source::CopySource;
@@ -44,7 +44,7 @@ const IN_PLACE_CHANGES: [&str; 4] = [
 
 pub async fn copy_object(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
@@ -56,7 +56,7 @@ pub async fn copy_object(
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
-    let source = CopySource::from_request(state, parts, who).await?;
+    let source = CopySource::from_request(state, parts, owner).await?;
 
     if source.bucket == bucket
         && source.key == key
@@ -74,7 +74,7 @@ pub async fn copy_object(
         Directive::Copy => source.info.meta.clone(),
         Directive::Replace => object_meta_from_request(headers)?,
     };
-    super::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
+    super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let tags = match tagging_directive {
         Directive::Copy => source.info.tags.clone(),
         Directive::Replace => tags_from_header(headers)?,
@@ -88,11 +88,11 @@ pub async fn copy_object(
     };
     let mut writer = state
         .storage
-        .create_object(who, bucket, key, intent)
+        .create_object(owner, bucket, key, intent)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let digests = match source
-        .copy_into(state, who, 0..source.info.size, &mut writer, summer)
+        .copy_into(state, owner, 0..source.info.size, &mut writer, summer)
         .await
     {
         Ok(digests) => digests,

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use percent_encoding::percent_decode_str;
-use storage_client::{Identity, KeyInfo, ObjectWriter};
+use storage_client::{KeyInfo, ObjectWriter, Owner};
 
 use super::conditional::{Conditions, Outcome};
 use crate::checksum::{Checksummer, Digests};
@@ -44,18 +44,18 @@ pub(crate) struct CopySource {
 }
 
 impl CopySource {
-    /// Parses `x-amz-copy-source`, looks the object up as `who` (whose
+    /// Parses `x-amz-copy-source`, looks the object up as `owner` (whose
     /// access to the source bucket the OM checks) and evaluates the
     /// `x-amz-copy-source-if-*` headers against it.
     pub(crate) async fn from_request(
         state: &AppState,
         parts: &Parts,
-        who: &Identity,
+        owner: &Owner,
     ) -> S3Result<Self> {
         let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
         let info = state
             .storage
-            .lookup_version(who, &bucket, &key, version_id.as_deref())
+            .lookup_version(owner, &bucket, &key, version_id.as_deref())
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
@@ -76,7 +76,7 @@ impl CopySource {
     pub(crate) async fn copy_into(
         &self,
         state: &AppState,
-        who: &Identity,
+        owner: &Owner,
         range: Range<u64>,
         writer: &mut ObjectWriter,
         mut summer: Checksummer,
@@ -86,7 +86,7 @@ impl CopySource {
         };
         let mut stream = state
             .storage
-            .read(who, &self.info, range)
+            .read(owner, &self.info, range)
             .await
             .map_err(naming)?;
         while let Some(piece) = stream.next().await {

@@ -5,7 +5,7 @@ use axum::response::Response;
 use futures::StreamExt;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{Deleted, Identity, MAX_KEY_BYTES, StorageError};
+use storage_client::{Deleted, MAX_KEY_BYTES, Owner, StorageError};
 
 use super::authorise::{Authorised, Entries};
 use super::body::read_to_end;
@@ -28,12 +28,12 @@ const DELETE_CONCURRENCY: usize = 16;
 
 pub async fn delete_object(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     key: &str,
     version_id: Option<&str>,
 ) -> Result<Response, S3Error> {
-    let deleted = delete(state, who, bucket, key, version_id)
+    let deleted = delete(state, owner, bucket, key, version_id)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut response = empty_response(StatusCode::NO_CONTENT);
@@ -49,7 +49,7 @@ pub async fn delete_object(
 /// versioned bucket adds a delete marker.
 async fn delete(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     key: &str,
     version_id: Option<&str>,
@@ -58,10 +58,10 @@ async fn delete(
         Some(version_id) => {
             state
                 .storage
-                .delete_version(who, bucket, key, version_id)
+                .delete_version(owner, bucket, key, version_id)
                 .await
         }
-        None => state.storage.delete_object(who, bucket, key).await,
+        None => state.storage.delete_object(owner, bucket, key).await,
     }
 }
 
@@ -88,7 +88,7 @@ pub async fn delete_objects(
     // Each entry is decided on its own key and version (s3:DeleteObject,
     // or s3:DeleteObjectVersion for a version's permanent delete) and
     // refused alone, as S3 answers a DeleteObjects.
-    let (who, entries) = (authorised.who(), authorised.entries());
+    let (owner, entries) = (authorised.owner(), authorised.entries());
     let Some(entries) = &entries else {
         return Err(S3Error::access_denied());
     };
@@ -97,7 +97,7 @@ pub async fn delete_objects(
     let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
         futures::stream::iter(request.objects)
             .map(|object| async move {
-                let outcome = delete_one(state, who, entries, bucket, &object).await;
+                let outcome = delete_one(state, owner, entries, bucket, &object).await;
                 (object, outcome)
             })
             .buffered(DELETE_CONCURRENCY)
@@ -125,7 +125,7 @@ pub async fn delete_objects(
 
 async fn delete_one(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     entries: &Entries<'_>,
     bucket: &str,
     object: &xml::ObjectIdentifier,
@@ -142,7 +142,7 @@ async fn delete_one(
     entries.decide(bucket, &object.key, object.version_id.as_deref())?;
     Ok(delete(
         state,
-        who,
+        owner,
         bucket,
         &object.key,
         object.version_id.as_deref(),

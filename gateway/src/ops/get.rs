@@ -62,7 +62,7 @@ pub async fn get_object(
     let conditions = Conditions::from_headers(headers);
 
     // Exactly the version that was authorised (see `ObjectVersion`).
-    let who = object.who();
+    let owner = object.owner();
     let info = object.resolve(state).await?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
@@ -117,7 +117,7 @@ pub async fn get_object(
     if mode == Mode::Body && !range.is_empty() {
         let stream = state
             .storage
-            .read(who, &info, range)
+            .read(owner, &info, range)
             .await
             .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
         // An error after the headers are sent can only cut the connection;

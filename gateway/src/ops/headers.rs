@@ -8,7 +8,9 @@ use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use storage_client::{ChecksumType, Identity, KeyInfo, NULL_VERSION_ID, ObjectMeta};
+use storage_client::{ChecksumType, KeyInfo, NULL_VERSION_ID, ObjectMeta};
+
+use crate::access_control::Identity;
 
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::{DELETE_MARKER, S3Error, VERSION_ID};

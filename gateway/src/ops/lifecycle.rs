@@ -4,7 +4,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{BucketDocument, Identity, MAX_BUCKET_DOCUMENT_BYTES};
+use storage_client::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES, Owner};
 
 use super::body::read_to_end;
 use super::bucket_documents;
@@ -28,7 +28,7 @@ pub async fn get_bucket_lifecycle(state: &AppState, bucket: &str) -> S3Result<Re
 
 pub async fn put_bucket_lifecycle(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
@@ -36,7 +36,7 @@ pub async fn put_bucket_lifecycle(
     // The bucket first: a stranger learns nothing from how the body is judged.
     state
         .storage
-        .bucket(who, bucket)
+        .bucket_facts(bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     let plan = IntegrityPlan::from_headers(&parts.headers)?;
@@ -49,14 +49,14 @@ pub async fn put_bucket_lifecycle(
     plan.verify_body(&body, payload.trailers())?;
     let config = Configuration::from_request(&body)?;
     let document = Some(config.document);
-    bucket_documents::store(state, who, bucket, BucketDocument::Lifecycle, document).await?;
+    bucket_documents::store(state, owner, bucket, BucketDocument::Lifecycle, document).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
 pub async fn delete_bucket_lifecycle(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::delete(state, who, bucket, BucketDocument::Lifecycle).await
+    bucket_documents::delete(state, owner, bucket, BucketDocument::Lifecycle).await
 }

@@ -5,7 +5,7 @@ use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use storage_client::{Identity, ListEntry, ListPage, ListQuery};
+use storage_client::{ListEntry, ListPage, ListQuery, Owner};
 
 use super::headers::quoted_etag;
 use super::put::STORAGE_CLASS;
@@ -26,7 +26,7 @@ pub(super) const URL_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
 
 pub async fn list_objects_v2(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     params: ListParams,
 ) -> Result<Response, S3Error> {
@@ -35,7 +35,7 @@ pub async fn list_objects_v2(
         Some(token) if !token.is_empty() => Some(decode_token(token)?),
         _ => params.start_after.clone(),
     };
-    let page = scan(state, who, bucket, &params, start_after).await?;
+    let page = scan(state, owner, bucket, &params, start_after).await?;
     let encode = Encoder(params.url_encoding);
     let next_continuation_token = page
         .next_marker
@@ -63,11 +63,11 @@ pub async fn list_objects_v2(
 
 pub async fn list_objects_v1(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     params: ListParams,
 ) -> Result<Response, S3Error> {
-    let page = scan(state, who, bucket, &params, params.start_after.clone()).await?;
+    let page = scan(state, owner, bucket, &params, params.start_after.clone()).await?;
     let encode = Encoder(params.url_encoding);
     // AWS sends NextMarker only with a delimiter; without one clients
     // continue from the last key.
@@ -95,7 +95,7 @@ pub async fn list_objects_v1(
 
 async fn scan(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     params: &ListParams,
     start_after: Option<String>,
@@ -108,7 +108,7 @@ async fn scan(
     };
     let page = state
         .storage
-        .list_objects(who, bucket, &query)
+        .list_objects(owner, bucket, &query)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     // `max-keys=0` asks for nothing; S3 then reports no truncation.

@@ -75,12 +75,11 @@ pub async fn dispatch(
     caller: Option<&mut Option<String>>,
 ) -> Result<Response, S3Error> {
     let (mut authorised, mut payload) = match endpoint {
-        Endpoint::PreflightRequest { .. } => (
-            Authorised::acting(anonymous()),
-            Payload::unsigned(body, None),
-        ),
+        Endpoint::PreflightRequest { .. } => {
+            (Authorised::own(&anonymous()), Payload::unsigned(body, None))
+        }
         Endpoint::PostObject { .. } => (
-            Authorised::acting(anonymous()),
+            Authorised::own(&anonymous()),
             state.verifier.form_payload(parts, body)?,
         ),
         _ => {
@@ -125,40 +124,40 @@ async fn run(
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     use Endpoint as E;
-    let who = authorised.who();
+    let owner = authorised.owner();
     match endpoint {
-        E::ListBuckets { query } => boxed(|| bucket::list_buckets(state, who, query)).await,
+        E::ListBuckets { query } => boxed(|| bucket::list_buckets(state, owner, query)).await,
         E::CreateBucket { bucket } => {
-            boxed(|| bucket::create_bucket(state, who, &parts.headers, &bucket, payload)).await
+            boxed(|| bucket::create_bucket(state, owner, &parts.headers, &bucket, payload)).await
         }
-        E::HeadBucket { bucket } => boxed(|| bucket::head_bucket(state, who, &bucket)).await,
-        E::DeleteBucket { bucket } => boxed(|| bucket::delete_bucket(state, who, &bucket)).await,
+        E::HeadBucket { bucket } => boxed(|| bucket::head_bucket(state, &bucket)).await,
+        E::DeleteBucket { bucket } => boxed(|| bucket::delete_bucket(state, owner, &bucket)).await,
         E::GetBucketLocation { bucket } => {
-            boxed(|| bucket::get_bucket_location(state, who, &bucket)).await
+            boxed(|| bucket::get_bucket_location(state, &bucket)).await
         }
         E::GetBucketVersioning { bucket } => {
-            boxed(|| versioning::get_bucket_versioning(state, who, &bucket)).await
+            boxed(|| versioning::get_bucket_versioning(state, owner, &bucket)).await
         }
         E::PutBucketVersioning { bucket } => {
-            boxed(|| versioning::put_bucket_versioning(state, who, parts, &bucket, payload)).await
+            boxed(|| versioning::put_bucket_versioning(state, owner, parts, &bucket, payload)).await
         }
         E::GetObjectLockConfiguration { bucket } => {
-            boxed(|| bucket::get_object_lock_configuration(state, who, &bucket)).await
+            boxed(|| bucket::get_object_lock_configuration(state, &bucket)).await
         }
 
         E::ListObjects { bucket, query } => {
-            boxed(|| list::list_objects_v1(state, who, &bucket, query)).await
+            boxed(|| list::list_objects_v1(state, owner, &bucket, query)).await
         }
         E::ListObjectsV2 { bucket, query } => {
-            boxed(|| list::list_objects_v2(state, who, &bucket, query)).await
+            boxed(|| list::list_objects_v2(state, owner, &bucket, query)).await
         }
         E::ListObjectVersions { bucket, query } => {
-            boxed(|| versioning::list_object_versions(state, who, &bucket, query)).await
+            boxed(|| versioning::list_object_versions(state, owner, &bucket, query)).await
         }
 
         E::PutObject { bucket, key } => {
             let context = authorised.bucket();
-            boxed(|| put::put_object(state, who, context, parts, &bucket, &key, payload)).await
+            boxed(|| put::put_object(state, owner, context, parts, &bucket, &key, payload)).await
         }
         E::GetObject {
             bucket,
@@ -185,14 +184,15 @@ async fn run(
             key,
             version_id,
         } => {
-            boxed(|| delete::delete_object(state, who, &bucket, &key, version_id.as_deref())).await
+            boxed(|| delete::delete_object(state, owner, &bucket, &key, version_id.as_deref()))
+                .await
         }
         E::DeleteObjects { bucket } => {
             boxed(|| delete::delete_objects(state, authorised, parts, &bucket, payload)).await
         }
         E::CopyObject { bucket, key } => {
             let context = authorised.bucket();
-            boxed(|| copy::copy_object(state, who, context, parts, &bucket, &key)).await
+            boxed(|| copy::copy_object(state, owner, context, parts, &bucket, &key)).await
         }
         E::GetObjectAttributes {
             bucket,
@@ -209,7 +209,7 @@ async fn run(
             version_id,
         } => {
             let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
-            boxed(|| tagging::put_object_tagging(state, who, parts, object, payload)).await
+            boxed(|| tagging::put_object_tagging(state, owner, parts, object, payload)).await
         }
         E::GetObjectTagging {
             bucket,
@@ -217,7 +217,7 @@ async fn run(
             version_id,
         } => {
             let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
-            boxed(|| tagging::get_object_tagging(state, who, object)).await
+            boxed(|| tagging::get_object_tagging(state, owner, object)).await
         }
         E::DeleteObjectTagging {
             bucket,
@@ -225,13 +225,13 @@ async fn run(
             version_id,
         } => {
             let object = tagging::Version::new(&bucket, &key, version_id.as_deref());
-            boxed(|| tagging::delete_object_tagging(state, who, object)).await
+            boxed(|| tagging::delete_object_tagging(state, owner, object)).await
         }
 
         E::CreateMultipartUpload { bucket, key } => {
             let context = authorised.bucket();
             let create =
-                || multipart::create_multipart_upload(state, who, context, parts, &bucket, &key);
+                || multipart::create_multipart_upload(state, owner, context, parts, &bucket, &key);
             boxed(create).await
         }
         E::UploadPart {
@@ -241,7 +241,8 @@ async fn run(
             upload_id,
         } => {
             let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::upload_part(state, who, parts, upload, part_number, payload)).await
+            boxed(|| multipart::upload_part(state, owner, parts, upload, part_number, payload))
+                .await
         }
         E::UploadPartCopy {
             bucket,
@@ -250,7 +251,7 @@ async fn run(
             upload_id,
         } => {
             let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::upload_part_copy(state, who, parts, upload, part_number)).await
+            boxed(|| multipart::upload_part_copy(state, owner, parts, upload, part_number)).await
         }
         E::CompleteMultipartUpload {
             bucket,
@@ -258,7 +259,8 @@ async fn run(
             upload_id,
         } => {
             let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::complete_multipart_upload(state, who, parts, upload, payload)).await
+            boxed(|| multipart::complete_multipart_upload(state, owner, parts, upload, payload))
+                .await
         }
         E::AbortMultipartUpload {
             bucket,
@@ -266,7 +268,7 @@ async fn run(
             upload_id,
         } => {
             let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::abort_multipart_upload(state, who, upload)).await
+            boxed(|| multipart::abort_multipart_upload(state, owner, upload)).await
         }
         E::ListParts {
             bucket,
@@ -274,25 +276,25 @@ async fn run(
             upload_id,
         } => {
             let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::list_parts(state, who, parts, upload)).await
+            boxed(|| multipart::list_parts(state, owner, parts, upload)).await
         }
         E::ListMultipartUploads { bucket } => {
-            boxed(|| multipart::list_multipart_uploads(state, who, parts, &bucket)).await
+            boxed(|| multipart::list_multipart_uploads(state, owner, parts, &bucket)).await
         }
 
         E::GetBucketLifecycleConfiguration { bucket } => {
             boxed(|| lifecycle::get_bucket_lifecycle(state, &bucket)).await
         }
         E::PutBucketLifecycleConfiguration { bucket } => {
-            boxed(|| lifecycle::put_bucket_lifecycle(state, who, parts, &bucket, payload)).await
+            boxed(|| lifecycle::put_bucket_lifecycle(state, owner, parts, &bucket, payload)).await
         }
         E::DeleteBucketLifecycle { bucket } => {
-            boxed(|| lifecycle::delete_bucket_lifecycle(state, who, &bucket)).await
+            boxed(|| lifecycle::delete_bucket_lifecycle(state, owner, &bucket)).await
         }
-        E::GetBucketAcl { bucket } => boxed(|| acl::get_bucket_acl(state, who, &bucket)).await,
+        E::GetBucketAcl { bucket } => boxed(|| acl::get_bucket_acl(state, owner, &bucket)).await,
         E::PutBucketAcl { bucket } => {
             let context = authorised.bucket();
-            boxed(|| acl::put_bucket_acl(state, who, context, parts, &bucket, payload)).await
+            boxed(|| acl::put_bucket_acl(state, owner, context, parts, &bucket, payload)).await
         }
         E::GetObjectAcl {
             bucket,
@@ -313,10 +315,10 @@ async fn run(
         E::GetBucketPolicy { bucket } => boxed(|| policy::get_bucket_policy(state, &bucket)).await,
         E::PutBucketPolicy { bucket } => {
             let context = authorised.bucket();
-            boxed(|| policy::put_bucket_policy(state, who, context, &bucket, payload)).await
+            boxed(|| policy::put_bucket_policy(state, owner, context, &bucket, payload)).await
         }
         E::DeleteBucketPolicy { bucket } => {
-            boxed(|| policy::delete_bucket_policy(state, who, &bucket)).await
+            boxed(|| policy::delete_bucket_policy(state, owner, &bucket)).await
         }
         E::GetBucketPolicyStatus { bucket } => {
             boxed(|| policy::get_bucket_policy_status(state, authorised.bucket(), &bucket)).await
@@ -325,26 +327,27 @@ async fn run(
             boxed(|| policy::get_public_access_block(state, &bucket)).await
         }
         E::PutPublicAccessBlock { bucket } => {
-            boxed(|| policy::put_public_access_block(state, who, &bucket, payload)).await
+            boxed(|| policy::put_public_access_block(state, owner, &bucket, payload)).await
         }
         E::DeletePublicAccessBlock { bucket } => {
-            boxed(|| policy::delete_public_access_block(state, who, &bucket)).await
+            boxed(|| policy::delete_public_access_block(state, owner, &bucket)).await
         }
         E::PutBucketTagging { bucket } => {
-            boxed(|| bucket_tagging::put_bucket_tagging(state, who, parts, &bucket, payload)).await
+            boxed(|| bucket_tagging::put_bucket_tagging(state, owner, parts, &bucket, payload))
+                .await
         }
         E::GetBucketTagging { bucket } => {
             boxed(|| bucket_tagging::get_bucket_tagging(state, &bucket)).await
         }
         E::DeleteBucketTagging { bucket } => {
-            boxed(|| bucket_tagging::delete_bucket_tagging(state, who, &bucket)).await
+            boxed(|| bucket_tagging::delete_bucket_tagging(state, owner, &bucket)).await
         }
         E::PutBucketCors { bucket } => {
-            boxed(|| cors::put_bucket_cors(state, who, parts, &bucket, payload)).await
+            boxed(|| cors::put_bucket_cors(state, owner, parts, &bucket, payload)).await
         }
         E::GetBucketCors { bucket } => boxed(|| cors::get_bucket_cors(state, &bucket)).await,
         E::DeleteBucketCors { bucket } => {
-            boxed(|| cors::delete_bucket_cors(state, who, &bucket)).await
+            boxed(|| cors::delete_bucket_cors(state, owner, &bucket)).await
         }
         E::PreflightRequest { bucket, .. } => {
             boxed(|| cors::preflight(state, parts, &bucket)).await

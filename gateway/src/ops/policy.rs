@@ -6,7 +6,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use serde::Serialize;
-use storage_client::{BucketDocument, Identity};
+use storage_client::{BucketDocument, Owner};
 
 use super::authorise::BucketContext;
 use super::body::read_to_end;
@@ -33,7 +33,7 @@ pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Respons
 
 pub async fn put_bucket_policy(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     bucket: &str,
     payload: &mut Payload,
@@ -51,16 +51,16 @@ pub async fn put_bucket_policy(
     }
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| S3Error::new(Code::MalformedPolicy, "Policies must be UTF-8"))?;
-    store(state, who, bucket, BucketDocument::Policy, Some(text)).await?;
+    store(state, owner, bucket, BucketDocument::Policy, Some(text)).await?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
 pub async fn delete_bucket_policy(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    bucket_documents::delete(state, who, bucket, BucketDocument::Policy).await
+    bucket_documents::delete(state, owner, bucket, BucketDocument::Policy).await
 }
 
 #[derive(Serialize)]
@@ -112,7 +112,7 @@ pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<R
 
 pub async fn put_public_access_block(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
@@ -121,7 +121,7 @@ pub async fn put_public_access_block(
     let document = Some(block.to_xml()?);
     store(
         state,
-        who,
+        owner,
         bucket,
         BucketDocument::PublicAccessBlock,
         document,
@@ -132,10 +132,10 @@ pub async fn put_public_access_block(
 
 pub async fn delete_public_access_block(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> Result<Response, S3Error> {
-    bucket_documents::delete(state, who, bucket, BucketDocument::PublicAccessBlock).await
+    bucket_documents::delete(state, owner, bucket, BucketDocument::PublicAccessBlock).await
 }
 
 fn no_such_policy(bucket: &str) -> S3Error {

@@ -6,7 +6,7 @@ use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
 use storage_client::{
-    Identity, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, ObjectWriter, WriteCondition,
+    KeyInfo, NewObject, ObjectChecksum, ObjectMeta, ObjectWriter, Owner, WriteCondition,
     WriteIntent,
 };
 
@@ -26,7 +26,7 @@ pub const MAX_OBJECT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
 
 pub async fn put_object(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
@@ -37,7 +37,7 @@ pub async fn put_object(
     check_storage_class(headers)?;
     let plan = IntegrityPlan::from_headers(headers)?;
     let mut meta = object_meta_from_request(headers)?;
-    super::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
+    super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
     if payload
@@ -52,7 +52,7 @@ pub async fn put_object(
         tags,
         size_hint: payload.declared_length(),
     };
-    let written = write_object(state, who, bucket, key, intent, meta, async |writer| {
+    let written = write_object(state, owner, bucket, key, intent, meta, async |writer| {
         let digests = receive(writer, payload, plan.checksummer()).await?;
         Ok((plan.verify(&digests, payload.trailers())?, digests))
     })
@@ -85,7 +85,7 @@ pub(super) struct Written {
 /// failure aborts the writer, so nothing is stored.
 pub(super) async fn write_object(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     key: &str,
     intent: WriteIntent,
@@ -95,7 +95,7 @@ pub(super) async fn write_object(
     let named = |err| S3Error::from(err).naming(bucket, Some(key));
     let mut writer = state
         .storage
-        .create_object(who, bucket, key, intent)
+        .create_object(owner, bucket, key, intent)
         .await
         .map_err(named)?;
     let (checksum, digests) = match fill(&mut writer).await {

@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::Identity;
+use storage_client::Owner;
 
 use super::body::read_to_end;
 use super::headers::version_headers;
@@ -47,10 +47,10 @@ impl<'a> Version<'a> {
         S3Error::from(err).naming(self.bucket, Some(self.key))
     }
 
-    async fn put_tags(&self, state: &AppState, who: &Identity, tags: Tags) -> S3Result<()> {
+    async fn put_tags(&self, state: &AppState, owner: &Owner, tags: Tags) -> S3Result<()> {
         state
             .storage
-            .put_version_tags(who, self.bucket, self.key, self.version_id, tags)
+            .put_version_tags(owner, self.bucket, self.key, self.version_id, tags)
             .await
             .map_err(|err| self.naming(err))
     }
@@ -64,7 +64,7 @@ impl<'a> Version<'a> {
 
 pub async fn put_object_tagging(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     object: Version<'_>,
     payload: &mut Payload,
@@ -74,18 +74,18 @@ pub async fn put_object_tagging(
     plan.verify_body(&body, payload.trailers())?;
 
     let tags = tags_from_xml(&body)?;
-    object.put_tags(state, who, tags).await?;
+    object.put_tags(state, owner, tags).await?;
     Ok(object.answer(empty_response(StatusCode::OK), object.version_id))
 }
 
 pub async fn get_object_tagging(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     object: Version<'_>,
 ) -> S3Result<Response> {
     let info = state
         .storage
-        .lookup_version(who, object.bucket, object.key, object.version_id)
+        .lookup_version(owner, object.bucket, object.key, object.version_id)
         .await
         .map_err(|err| object.naming(err))?;
     let document = Tagging {
@@ -113,10 +113,10 @@ pub(super) fn sorted_tag_set(mut tags: Tags) -> TagSet {
 
 pub async fn delete_object_tagging(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     object: Version<'_>,
 ) -> S3Result<Response> {
-    object.put_tags(state, who, Vec::new()).await?;
+    object.put_tags(state, owner, Vec::new()).await?;
     Ok(object.answer(empty_response(StatusCode::NO_CONTENT), object.version_id))
 }
 

@@ -4,7 +4,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{Identity, VersionListQuery, Versioning};
+use storage_client::{Owner, VersionListQuery, Versioning};
 
 use super::bucket_documents;
 use super::headers::quoted_etag;
@@ -22,12 +22,12 @@ const MAX_VERSIONING_BODY: usize = 16 * 1024;
 
 pub async fn get_bucket_versioning(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> S3Result<Response> {
     let versioning = state
         .storage
-        .bucket_versioning(who, bucket)
+        .bucket_versioning(owner, bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     let document = xml::VersioningConfiguration {
@@ -43,7 +43,7 @@ pub async fn get_bucket_versioning(
 
 pub async fn put_bucket_versioning(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
@@ -52,7 +52,7 @@ pub async fn put_bucket_versioning(
     let versioning = requested_versioning(&xml::from_xml(&body)?)?;
     state
         .storage
-        .put_bucket_versioning(who, bucket, versioning)
+        .put_bucket_versioning(owner, bucket, versioning)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     Ok(empty_response(StatusCode::OK))
@@ -89,7 +89,7 @@ fn illegal_versioning_configuration() -> S3Error {
 /// Every version and delete marker, by key and newest first within a key.
 pub async fn list_object_versions(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     params: ListParams,
 ) -> S3Result<Response> {
@@ -107,7 +107,7 @@ pub async fn list_object_versions(
     };
     let mut page = state
         .storage
-        .list_versions(who, bucket, &query)
+        .list_versions(owner, bucket, &query)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     // `max-keys=0` asks for nothing; S3 then reports no truncation.

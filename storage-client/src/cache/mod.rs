@@ -3,12 +3,12 @@
 //!
 //! - credentials by access key, and the set of access keys that exist
 //!   (see [`access_keys`]), so unknown keys cost no lookup each;
-//! - bucket facts by name, loaded without an identity: the facade
-//!   authorises each caller after the load, so one caller's refusal is
-//!   never another's answer;
+//! - bucket facts by name, loaded without an identity: the gateway
+//!   decides on them for each caller, so one caller's refusal is never
+//!   another's answer;
 //! - bucket documents by bucket and kind, loaded the same way;
-//! - key lookups by identity and object: concurrent lookups of one object
-//!   by one identity share a single OM call, and the result is kept
+//! - key lookups by owner and object: concurrent lookups of one object
+//!   share a single OM call, and the result is kept
 //!   afterwards only if `key_ttl` is non-zero, so by default every lookup
 //!   that starts after a write sees it (S3's read-after-write).
 //!
@@ -28,8 +28,8 @@ use std::time::Duration;
 use access_keys::AccessKeys;
 use layer::{Keep, Layer};
 
-use crate::om::{ObjectRef, authorise};
-use crate::{BucketDocument, BucketInfo, Credential, Identity, KeyInfo, Result, StorageError};
+use crate::om::ObjectRef;
+use crate::{BucketDocument, BucketInfo, Credential, KeyInfo, Owner, Result, StorageError};
 
 /// Sizes and lifetimes of the caches.
 #[derive(Clone, Copy, Debug)]
@@ -152,28 +152,6 @@ impl MetadataCache {
         self.access_keys.wrote(access_key, exists);
     }
 
-    /// The bucket if `who` may use it; `load` asks the back end for its
-    /// facts without an identity.
-    pub(crate) async fn bucket(
-        &self,
-        who: &Identity,
-        name: &str,
-        load: impl Future<Output = Result<BucketInfo>>,
-    ) -> Result<BucketInfo> {
-        let info = self.bucket_facts(name, load).await?;
-        authorise(who, &info).map(|()| BucketInfo::clone(&info))
-    }
-
-    /// As [`Self::bucket`], for a caller that needs only the verdict.
-    pub(crate) async fn authorise(
-        &self,
-        who: &Identity,
-        name: &str,
-        load: impl Future<Output = Result<BucketInfo>>,
-    ) -> Result<()> {
-        authorise(who, &*self.bucket_facts(name, load).await?)
-    }
-
     pub(crate) async fn bucket_facts(
         &self,
         name: &str,
@@ -205,14 +183,14 @@ impl MetadataCache {
         self.documents.wrote(bucket);
     }
 
-    /// `who`'s lookup of `object`, shared with `who`'s concurrent ones.
+    /// `owner`'s lookup of `object`, shared with `owner`'s concurrent ones.
     pub(crate) async fn lookup(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         load: impl Future<Output = Result<KeyInfo>>,
     ) -> Result<KeyInfo> {
-        let key = (who.access_key.clone(), object.clone());
+        let key = (owner.access_key.clone(), object.clone());
         self.lookups.get(object, key, load).await
     }
 

@@ -97,17 +97,17 @@ async fn settle() {
     }
 }
 
-/// `who`'s lookup of b/k through `cache`, answered by `gate` with `etag`.
+/// `owner`'s lookup of b/k through `cache`, answered by `gate` with `etag`.
 fn spawn_lookup(
     cache: &Arc<MetadataCache>,
     gate: &Arc<Gate>,
-    who: &str,
+    owner: &str,
     etag: &'static str,
 ) -> tokio::task::JoinHandle<Result<KeyInfo>> {
-    let (cache, gate, who) = (Arc::clone(cache), Arc::clone(gate), Identity::new(who));
+    let (cache, gate, owner) = (Arc::clone(cache), Arc::clone(gate), Owner::new(owner));
     tokio::spawn(async move {
         let load = async { Ok(gate.load(object(etag)).await) };
-        cache.lookup(&who, &ObjectRef::new("b", "k"), load).await
+        cache.lookup(&owner, &ObjectRef::new("b", "k"), load).await
     })
 }
 
@@ -179,53 +179,20 @@ async fn lookups_are_kept_for_the_key_ttl() {
     assert_eq!(after.unwrap().etag, "v2");
 }
 
-/// A stranger's cold lookup of a bucket runs the load; the owner's
-/// lookup arriving meanwhile shares it. The load has no identity, so each
-/// is authorised on its own: the stranger is refused, the owner is not.
-#[tokio::test(flavor = "current_thread")]
-async fn a_strangers_cold_bucket_load_does_not_deny_the_owner() {
-    let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
-    let lookup = |who: &str| {
-        let (cache, gate, who) = (Arc::clone(&cache), Arc::clone(&gate), Identity::new(who));
-        tokio::spawn(async move {
-            let load = async { Ok(gate.load(bucket_of("alice")).await) };
-            cache.bucket(&who, "b", load).await
-        })
-    };
-    let stranger = lookup("bob");
-    gate.arrived.notified().await;
-    let owner = lookup("alice");
-    settle().await;
-    gate.open();
-    assert!(matches!(
-        stranger.await.unwrap(),
-        Err(StorageError::AccessDenied)
-    ));
-    assert_eq!(owner.await.unwrap().unwrap().owner, "alice");
-    assert_eq!(
-        gate.calls(),
-        1,
-        "the owner's lookup shared the stranger's load"
-    );
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn bucket_facts_are_cached_and_forgotten_on_a_write() {
     let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
     gate.open();
-    let alice = Identity::new("alice");
     for _ in 0..3 {
         let load = async { Ok(gate.load(bucket_of("alice")).await) };
-        cache.bucket(&alice, "b", load).await.unwrap();
+        let facts = cache.bucket_facts("b", load).await.unwrap();
+        assert_eq!(facts.owner, "alice");
     }
     assert_eq!(gate.calls(), 1);
     cache.wrote_bucket("b");
     let load = async { Ok(gate.load(bucket_of("bob")).await) };
-    assert!(matches!(
-        cache.bucket(&alice, "b", load).await,
-        Err(StorageError::AccessDenied)
-    ));
-    assert_eq!(gate.calls(), 2);
+    let facts = cache.bucket_facts("b", load).await.unwrap();
+    assert_eq!((facts.owner.as_str(), gate.calls()), ("bob", 2));
 }
 
 /// Credential lookups through `cache`: `listed` is every access key the

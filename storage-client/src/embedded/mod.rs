@@ -110,7 +110,6 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         block_size: config.block_size,
         chunk_size: config.chunk_size,
         cache: config.cache(),
-        authorises_itself: true,
         reclaimer: Some(reclaimer),
         background: Some(background),
         small_blocks: Some(dn.clone()),

@@ -39,7 +39,7 @@ use crate::om::{
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
     BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted,
-    Identity, KeyInfo, ListEntry, MetaEntryChange, NewObject, Result, StorageError, VersionEntry,
+    KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner, Result, StorageError, VersionEntry,
     Versioning, WriteCondition, WriteIntent,
 };
 
@@ -107,17 +107,17 @@ fn new_block_id(txn: &WriteTransaction) -> Result<BlockId> {
     Ok(block_id(next_counter(txn, NEXT_LOCAL_ID)?))
 }
 
-/// The bucket if it exists and `who` owns it.
+/// The bucket if it exists and `owner` owns it.
 fn owned_bucket(
     buckets: &impl ReadableTable<&'static str, &'static [u8]>,
     name: &str,
-    who: &Identity,
+    owner: &Owner,
 ) -> Result<BucketRecord> {
     let record: BucketRecord = match buckets.get(name).db()? {
         Some(bytes) => decode(bytes.value())?,
         None => return Err(StorageError::NoSuchBucket),
     };
-    if record.owner != who.access_key {
+    if record.owner != owner.access_key {
         return Err(StorageError::AccessDenied);
     }
     Ok(record)
@@ -284,7 +284,7 @@ impl Inner {
     fn token(
         &self,
         key: &SecretKey,
-        who: &Identity,
+        owner: &Owner,
         block: BlockId,
         modes: &[AccessMode],
         max_length: u64,
@@ -292,10 +292,10 @@ impl Inner {
         let expiry = now_ms()
             .saturating_add(millis(self.settings.token_lifetime))
             .min(key.expires_ms());
-        token::issue(key, &who.access_key, block, modes, max_length, expiry)
+        token::issue(key, &owner.access_key, block, modes, max_length, expiry)
     }
 
-    fn write_location(&self, key: &SecretKey, who: &Identity, block: BlockId) -> BlockLocation {
+    fn write_location(&self, key: &SecretKey, owner: &Owner, block: BlockId) -> BlockLocation {
         let size = self.settings.block_size;
         BlockLocation {
             block,
@@ -304,7 +304,7 @@ impl Inner {
             datanodes: Vec::new(),
             token: Some(self.token(
                 key,
-                who,
+                owner,
                 block,
                 &[AccessMode::Read, AccessMode::Write],
                 size,
@@ -318,7 +318,7 @@ impl Inner {
     fn key_info(
         &self,
         signer: &SecretKey,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         record: KeyRecord,
@@ -332,7 +332,7 @@ impl Inner {
                 offset: b.offset,
                 length: b.length,
                 datanodes: Vec::new(),
-                token: Some(self.token(signer, who, b.block, &[AccessMode::Read], b.length)),
+                token: Some(self.token(signer, owner, b.block, &[AccessMode::Read], b.length)),
                 commit_sequence_id: 0,
                 replicas: Vec::new(),
                 write_group: None,
@@ -415,7 +415,7 @@ impl Inner {
         Ok(existed)
     }
 
-    fn create_bucket(&self, who: &Identity, bucket: &NewBucket) -> Result<()> {
+    fn create_bucket(&self, owner: &Owner, bucket: &NewBucket) -> Result<()> {
         let (name, region) = (bucket.name.as_str(), bucket.region.as_str());
         if name.is_empty() || name.contains('\0') {
             return Err(StorageError::InvalidArgument("invalid bucket name".into()));
@@ -425,14 +425,14 @@ impl Inner {
             let mut buckets = txn.open_table(BUCKETS).db()?;
             if let Some(existing) = buckets.get(name).db()? {
                 let record: BucketRecord = decode(existing.value())?;
-                return Err(if record.owner == who.access_key {
+                return Err(if record.owner == owner.access_key {
                     StorageError::BucketAlreadyOwnedByYou
                 } else {
                     StorageError::BucketAlreadyExists
                 });
             }
             let record = BucketRecord {
-                owner: who.access_key.clone(),
+                owner: owner.access_key.clone(),
                 created: SystemTime::now(),
                 region: region.to_owned(),
             };
@@ -450,7 +450,7 @@ impl Inner {
         }
     }
 
-    fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+    fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
         let txn = self.db.begin_read()?;
         let buckets = txn.open_table(BUCKETS).db()?;
         let mut out = Vec::new();
@@ -459,18 +459,18 @@ impl Inner {
         for row in buckets.iter().db()? {
             let (name, value) = row.db()?;
             let record: BucketRecord = decode(value.value())?;
-            if record.owner == who.access_key {
+            if record.owner == owner.access_key {
                 out.push(bucket_info(name.value(), record));
             }
         }
         Ok(out)
     }
 
-    fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+    fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
         let txn = self.write()?;
         {
             let mut buckets = txn.open_table(BUCKETS).db()?;
-            owned_bucket(&buckets, name, who)?;
+            owned_bucket(&buckets, name, owner)?;
             let keys = txn.open_table(KEYS).db()?;
             let start = object_key(name, b"");
             let end = bucket_end(name);
@@ -494,20 +494,20 @@ impl Inner {
         txn.commit().db()
     }
 
-    fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
+    fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::latest(&txn, object)?;
-        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
+        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
     }
 
     /// Version `version_id` of the object, as `lookup` answers the latest.
     fn lookup_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         version_id: &str,
     ) -> Result<KeyInfo> {
@@ -515,9 +515,9 @@ impl Inner {
         validate_key(key)?;
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::version(&txn, object, version_id)?;
-        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
+        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
     }
 
     /// Allocates the open key and its first block. Not durable on its own
@@ -526,12 +526,12 @@ impl Inner {
         &self,
         signer: &SecretKey,
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<Result<OpenKey>> {
         let checked = validate_key(&object.key)
-            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, &object.bucket, who));
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, &object.bucket, owner));
         if let Err(e) = checked {
             return Ok(Err(e));
         }
@@ -540,7 +540,7 @@ impl Inner {
         let record = OpenKeyRecord {
             bucket: object.bucket.clone(),
             key: object.key.clone(),
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
             created_ms: now_ms(),
             blocks: vec![block],
         };
@@ -551,15 +551,15 @@ impl Inner {
         Ok(Ok(OpenKey {
             id,
             object,
-            first_blocks: vec![self.write_location(signer, who, block)],
+            first_blocks: vec![self.write_location(signer, owner, block)],
             intent,
         }))
     }
 
-    /// The open key's record, if `who` opened it for its bucket and key.
+    /// The open key's record, if `owner` opened it for its bucket and key.
     fn read_open_key(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
     ) -> Result<OpenKeyRecord> {
         let table = txn.open_table(OPEN_KEYS).db()?;
@@ -567,7 +567,7 @@ impl Inner {
             Some(bytes) => decode(bytes.value())?,
             None => return Err(upload_gone()),
         };
-        if record.owner != who.access_key
+        if record.owner != owner.access_key
             || record.bucket != open.object.bucket
             || record.key != open.object.key
         {
@@ -578,10 +578,10 @@ impl Inner {
 
     fn take_open_key(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
     ) -> Result<OpenKeyRecord> {
-        let record = Self::read_open_key(txn, who, open)?;
+        let record = Self::read_open_key(txn, owner, open)?;
         txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
         Ok(record)
     }
@@ -591,10 +591,10 @@ impl Inner {
         &self,
         signer: &SecretKey,
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
     ) -> Result<Result<BlockLocation>> {
-        let mut record = match Self::read_open_key(txn, who, open) {
+        let mut record = match Self::read_open_key(txn, owner, open) {
             Ok(record) => record,
             Err(e) => return Ok(Err(e)),
         };
@@ -604,7 +604,7 @@ impl Inner {
             .db()?
             .insert(open.id, encode(&record)?.as_slice())
             .db()?;
-        Ok(Ok(self.write_location(signer, who, block)))
+        Ok(Ok(self.write_location(signer, owner, block)))
     }
 
     /// Checks everything first, then consumes the open key: the object
@@ -614,14 +614,14 @@ impl Inner {
         &self,
         signer: &SecretKey,
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
         blocks: &[BlockLocation],
         obj: NewObject,
     ) -> Result<Result<KeyInfo>> {
         // A bad block list is a caller bug: refusing before any change keeps
         // the upload, so it can still be aborted.
-        let checked = Self::read_open_key(txn, who, open).and_then(|upload| {
+        let checked = Self::read_open_key(txn, owner, open).and_then(|upload| {
             let stored = validate_layout(blocks, &upload.blocks, self.settings.block_size)?;
             Ok((upload, stored))
         });
@@ -629,11 +629,11 @@ impl Inner {
             Ok(checked) => checked,
             Err(e) => return Ok(Err(e)),
         };
-        let existing = Self::check_replace(txn, who, &upload, &open.intent.condition);
+        let existing = Self::check_replace(txn, owner, &upload, &open.intent.condition);
         // From here on the upload is consumed whatever the outcome.
         txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
         let outcome = match existing {
-            Ok(existing) => Self::replace(txn, who, open, existing, stored, obj)?,
+            Ok(existing) => Self::replace(txn, owner, open, existing, stored, obj)?,
             Err(e) => Err(e),
         };
         let used: Vec<BlockId> = match &outcome {
@@ -645,7 +645,14 @@ impl Inner {
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
         Ok(outcome.map(|(record, version_id)| {
-            self.key_info(signer, who, &upload.bucket, &upload.key, record, version_id)
+            self.key_info(
+                signer,
+                owner,
+                &upload.bucket,
+                &upload.key,
+                record,
+                version_id,
+            )
         }))
     }
 
@@ -653,11 +660,11 @@ impl Inner {
     /// object the commit would replace.
     fn check_replace(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         upload: &OpenKeyRecord,
         condition: &WriteCondition,
     ) -> Result<Option<KeyRecord>> {
-        owned_bucket(&txn.open_table(BUCKETS).db()?, &upload.bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, &upload.bucket, owner)?;
         let keys = txn.open_table(KEYS).db()?;
         let row = object_key(&upload.bucket, upload.key.as_bytes());
         let existing: Option<KeyRecord> = keys
@@ -684,7 +691,7 @@ impl Inner {
     /// a versioned bucket cannot hold) is the inner error.
     fn replace(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
         existing: Option<KeyRecord>,
         blocks: Vec<StoredBlock>,
@@ -694,7 +701,7 @@ impl Inner {
             size: blocks.iter().map(|b| b.length).sum(),
             etag: obj.etag,
             last_modified: SystemTime::now(),
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
             meta: obj.meta,
             tags: open.intent.tags.clone(),
             checksum: obj.checksum,
@@ -711,8 +718,8 @@ impl Inner {
 
     /// Not durable on its own: a lost abort leaves an open key, which the
     /// next start-up expires.
-    fn abort_object(txn: &WriteTransaction, who: &Identity, open: &OpenKey) -> Result<Result<()>> {
-        let upload = match Self::read_open_key(txn, who, open) {
+    fn abort_object(txn: &WriteTransaction, owner: &Owner, open: &OpenKey) -> Result<Result<()>> {
+        let upload = match Self::read_open_key(txn, owner, open) {
             Ok(upload) => upload,
             Err(e) => return Ok(Err(e)),
         };
@@ -724,13 +731,13 @@ impl Inner {
     /// In a versioned bucket, adds a delete marker instead.
     fn delete_object(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
     ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let row = object_key(bucket, key.as_bytes());
         let checked = validate_key(key)
-            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who))
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner))
             .and_then(|_| {
                 txn.open_table(KEYS)
                     .db()?
@@ -741,7 +748,7 @@ impl Inner {
             });
         let state = versions::write_state(txn, bucket)?;
         if checked.is_ok() && state != Versioning::Unversioned {
-            return Ok(versions::add_delete_marker(txn, who, object, state));
+            return Ok(versions::add_delete_marker(txn, owner, object, state));
         }
         let old = match checked {
             Ok(Some(old)) => old,
@@ -757,11 +764,11 @@ impl Inner {
     /// Rewrites only the tags of the key's record.
     fn put_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.rewrite_record(who, object, |record| {
+        self.rewrite_record(owner, object, |record| {
             record.tags = tags;
             Ok(())
         })
@@ -770,11 +777,11 @@ impl Inner {
     /// Rewrites one user metadata entry of the key's record.
     fn put_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         change: MetaEntryChange,
     ) -> Result<()> {
-        self.rewrite_record(who, object, |record| change.apply(&mut record.meta.user))
+        self.rewrite_record(owner, object, |record| change.apply(&mut record.meta.user))
     }
 
     /// Changes the key's record in place, in one transaction, so a
@@ -783,14 +790,14 @@ impl Inner {
     /// no object.
     fn rewrite_record(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         change: impl FnOnce(&mut KeyRecord) -> Result<()>,
     ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         {
             let mut keys = txn.open_table(KEYS).db()?;
             let row = object_key(bucket, key.as_bytes());
@@ -805,10 +812,10 @@ impl Inner {
         txn.commit().db()
     }
 
-    fn scan_objects(&self, who: &Identity, scan: &ScanRange) -> Result<Vec<ListEntry>> {
+    fn scan_objects(&self, owner: &Owner, scan: &ScanRange) -> Result<Vec<ListEntry>> {
         let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let keys = txn.open_table(KEYS).db()?;
         scan_bucket(&keys, scan, |name, value| {
             let key = std::str::from_utf8(&name[bucket.len() + 1..])
@@ -1033,9 +1040,9 @@ impl CredentialStore for EmbeddedOm {
 
 #[async_trait]
 impl BucketStore for EmbeddedOm {
-    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.create_bucket(&who, &bucket)).await
+    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()> {
+        let owner = owner.clone();
+        self.run(move |om| om.create_bucket(&owner, &bucket)).await
     }
 
     async fn bucket(&self, name: &str) -> Result<BucketInfo> {
@@ -1043,14 +1050,14 @@ impl BucketStore for EmbeddedOm {
         self.run(move |om| om.bucket(&name)).await
     }
 
-    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
-        let who = who.clone();
-        self.run(move |om| om.list_buckets(&who)).await
+    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
+        let owner = owner.clone();
+        self.run(move |om| om.list_buckets(&owner)).await
     }
 
-    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        let (who, name) = (who.clone(), name.to_owned());
-        self.run(move |om| om.delete_bucket(&who, &name)).await
+    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
+        let (owner, name) = (owner.clone(), name.to_owned());
+        self.run(move |om| om.delete_bucket(&owner, &name)).await
     }
 }
 
@@ -1068,13 +1075,13 @@ impl BucketDocumentStore for EmbeddedOm {
 
     async fn put_bucket_document(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &BucketInfo,
         kind: BucketDocument,
         document: Option<String>,
     ) -> Result<()> {
-        let (who, bucket) = (who.clone(), bucket.name.clone());
-        self.run(move |om| om.put_bucket_document(&who, &bucket, kind, document.as_deref()))
+        let (owner, bucket) = (owner.clone(), bucket.name.clone());
+        self.run(move |om| om.put_bucket_document(&owner, &bucket, kind, document.as_deref()))
             .await
     }
 }
@@ -1083,9 +1090,9 @@ impl BucketDocumentStore for EmbeddedOm {
 impl ObjectStore for EmbeddedOm {
     /// On the calling thread (see `read_inline`); once per key rotation it
     /// also waits for a durable commit of the new signing key.
-    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
-        let (who, object) = (who.clone(), object.clone());
-        self.read_inline(move |om| om.lookup(&who, &object)).await
+    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
+        let (owner, object) = (owner.clone(), object.clone());
+        self.read_inline(move |om| om.lookup(&owner, &object)).await
     }
 
     /// Not durable: a crash may erase the open key and its block ids. The
@@ -1095,160 +1102,160 @@ impl ObjectStore for EmbeddedOm {
     /// object of them is durable and makes this allocation durable with it.
     async fn create_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
-        let who = who.clone();
+        let owner = owner.clone();
         self.batched(
             false,
-            Box::new(move |om, signer, txn| om.create_object(signer, txn, &who, object, intent)),
+            Box::new(move |om, signer, txn| om.create_object(signer, txn, &owner, object, intent)),
         )
         .await
     }
 
     /// Not durable, as `create_object`.
-    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
-        let (who, open) = (who.clone(), open.clone());
+    async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation> {
+        let (owner, open) = (owner.clone(), open.clone());
         self.batched(
             false,
-            Box::new(move |om, signer, txn| om.allocate_block(signer, txn, &who, &open)),
+            Box::new(move |om, signer, txn| om.allocate_block(signer, txn, &owner, &open)),
         )
         .await
     }
 
     async fn commit_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         blocks: Vec<BlockLocation>,
         object: NewObject,
     ) -> Result<KeyInfo> {
-        let who = who.clone();
+        let owner = owner.clone();
         self.batched(
             true,
             Box::new(move |om, signer, txn| {
-                om.commit_object(signer, txn, &who, &open, &blocks, object)
+                om.commit_object(signer, txn, &owner, &open, &blocks, object)
             }),
         )
         .await
     }
 
-    async fn abort_object(&self, who: &Identity, open: &OpenKey) -> Result<()> {
-        let (who, open) = (who.clone(), open.clone());
+    async fn abort_object(&self, owner: &Owner, open: &OpenKey) -> Result<()> {
+        let (owner, open) = (owner.clone(), open.clone());
         self.batched(
             false,
-            Box::new(move |_, _, txn| Inner::abort_object(txn, &who, &open)),
+            Box::new(move |_, _, txn| Inner::abort_object(txn, &owner, &open)),
         )
         .await
     }
 
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted> {
-        let who = who.clone();
+    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted> {
+        let owner = owner.clone();
         self.batched(
             true,
-            Box::new(move |_, _, txn| Inner::delete_object(txn, &who, &object)),
+            Box::new(move |_, _, txn| Inner::delete_object(txn, &owner, &object)),
         )
         .await
     }
 
     async fn put_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.put_tags(&who, &object, tags)).await
+        let owner = owner.clone();
+        self.run(move |om| om.put_tags(&owner, &object, tags)).await
     }
 
     async fn put_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         change: MetaEntryChange,
     ) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.put_meta_entry(&who, &object, change))
+        let owner = owner.clone();
+        self.run(move |om| om.put_meta_entry(&owner, &object, change))
             .await
     }
 
-    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
-        let who = who.clone();
-        self.run(move |om| om.scan_objects(&who, &scan)).await
+    async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
+        let owner = owner.clone();
+        self.run(move |om| om.scan_objects(&owner, &scan)).await
     }
 }
 
 #[async_trait]
 impl VersionStore for EmbeddedOm {
-    async fn versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning> {
-        let (who, bucket) = (who.clone(), bucket.to_owned());
-        self.run(move |om| om.versioning(&who, &bucket)).await
+    async fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
+        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+        self.run(move |om| om.versioning(&owner, &bucket)).await
     }
 
-    async fn set_versioning(&self, who: &Identity, bucket: &str, state: Versioning) -> Result<()> {
-        let (who, bucket) = (who.clone(), bucket.to_owned());
-        self.run(move |om| om.set_versioning(&who, &bucket, state))
+    async fn set_versioning(&self, owner: &Owner, bucket: &str, state: Versioning) -> Result<()> {
+        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+        self.run(move |om| om.set_versioning(&owner, &bucket, state))
             .await
     }
 
     async fn lookup_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         version_id: &str,
     ) -> Result<KeyInfo> {
-        let (who, object, id) = (who.clone(), object.clone(), version_id.to_owned());
-        self.run(move |om| om.lookup_version(&who, &object, &id))
+        let (owner, object, id) = (owner.clone(), object.clone(), version_id.to_owned());
+        self.run(move |om| om.lookup_version(&owner, &object, &id))
             .await
     }
 
     async fn delete_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
     ) -> Result<Deleted> {
-        let who = who.clone();
+        let owner = owner.clone();
         self.batched(
             true,
-            Box::new(move |_, _, txn| Inner::delete_version(txn, &who, &object, &version_id)),
+            Box::new(move |_, _, txn| Inner::delete_version(txn, &owner, &object, &version_id)),
         )
         .await
     }
 
     async fn put_version_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.put_version_tags(&who, &object, &version_id, tags))
+        let owner = owner.clone();
+        self.run(move |om| om.put_version_tags(&owner, &object, &version_id, tags))
             .await
     }
 
     async fn put_version_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         change: MetaEntryChange,
     ) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.put_version_meta_entry(&who, &object, &version_id, change))
+        let owner = owner.clone();
+        self.run(move |om| om.put_version_meta_entry(&owner, &object, &version_id, change))
             .await
     }
 
     async fn scan_versions(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
         after_version: Option<String>,
     ) -> Result<Vec<VersionEntry>> {
-        let who = who.clone();
-        self.run(move |om| om.scan_versions(&who, &scan, after_version.as_deref()))
+        let owner = owner.clone();
+        self.run(move |om| om.scan_versions(&owner, &scan, after_version.as_deref()))
             .await
     }
 }
@@ -1257,34 +1264,38 @@ impl VersionStore for EmbeddedOm {
 impl UploadStore for EmbeddedOm {
     async fn create_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        let who = who.clone();
-        self.run(move |om| om.create_multipart_upload(&who, &object, upload))
+        let owner = owner.clone();
+        self.run(move |om| om.create_multipart_upload(&owner, &object, upload))
             .await
     }
 
-    async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo> {
-        let (who, upload) = (who.clone(), upload.clone());
-        self.run(move |om| om.multipart_upload(&who, &upload)).await
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
+        let (owner, upload) = (owner.clone(), upload.clone());
+        self.run(move |om| om.multipart_upload(&owner, &upload))
+            .await
     }
 
     /// Looks the upload up: `create_part` does not.
     async fn part_checksum_algorithm(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
     ) -> Result<Option<ChecksumAlgorithm>> {
-        Ok(self.multipart_upload(who, upload).await?.checksum_algorithm)
+        Ok(self
+            .multipart_upload(owner, upload)
+            .await?
+            .checksum_algorithm)
     }
 
     /// A part is written like any object: the upload is checked when it
     /// is committed.
     async fn create_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         part: &PartRef,
         size_hint: Option<u64>,
     ) -> Result<OpenKey> {
@@ -1292,43 +1303,43 @@ impl UploadStore for EmbeddedOm {
             size_hint,
             ..WriteIntent::default()
         };
-        self.create_object(who, part.upload.object.clone(), intent)
+        self.create_object(owner, part.upload.object.clone(), intent)
             .await
     }
 
     async fn commit_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         part: PartRef,
         blocks: Vec<BlockLocation>,
         commit: PartCommit,
     ) -> Result<PartInfo> {
-        let who = who.clone();
-        self.run(move |om| om.commit_part(&who, &open, &part, &blocks, commit))
+        let owner = owner.clone();
+        self.run(move |om| om.commit_part(&owner, &open, &part, &blocks, commit))
             .await
     }
 
     async fn list_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
-        let (who, upload) = (who.clone(), upload.clone());
-        self.run(move |om| om.list_parts(&who, &upload, after, limit))
+        let (owner, upload) = (owner.clone(), upload.clone());
+        self.run(move |om| om.list_parts(&owner, &upload, after, limit))
             .await
     }
 
     async fn complete_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let who = who.clone();
-        self.run(move |om| om.complete_multipart_upload(&who, &upload, complete))
+        let owner = owner.clone();
+        self.run(move |om| om.complete_multipart_upload(&owner, &upload, complete))
             .await
     }
 
@@ -1336,19 +1347,19 @@ impl UploadStore for EmbeddedOm {
         recorded_parts_are(object, parts)
     }
 
-    async fn abort_multipart_upload(&self, who: &Identity, upload: UploadRef) -> Result<()> {
-        let who = who.clone();
-        self.run(move |om| om.abort_multipart_upload(&who, &upload))
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()> {
+        let owner = owner.clone();
+        self.run(move |om| om.abort_multipart_upload(&owner, &upload))
             .await
     }
 
     async fn scan_multipart_uploads(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
     ) -> Result<Vec<UploadInfo>> {
-        let who = who.clone();
-        self.run(move |om| om.scan_multipart_uploads(&who, &scan))
+        let owner = owner.clone();
+        self.run(move |om| om.scan_multipart_uploads(&owner, &scan))
             .await
     }
 }

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::{BucketDocument, BucketInfo, Identity, Result};
+use crate::{BucketDocument, BucketInfo, Owner, Result};
 
 /// Each call is given the bucket's facts as the facade has them (cached),
 /// so that a back end that needs them (Ozone dates a document by the
@@ -11,19 +11,19 @@ use crate::{BucketDocument, BucketInfo, Identity, Result};
 #[async_trait]
 pub(crate) trait BucketDocumentStore: Send + Sync {
     /// The bucket's document of `kind`, whoever asks: loaded (and cached)
-    /// without an identity like the bucket's facts, the caller authorised
-    /// after. `NoSuchBucket` if there is no bucket.
+    /// without an identity like the bucket's facts, for the gateway to
+    /// decide on. `NoSuchBucket` if there is no bucket.
     async fn bucket_document(
         &self,
         bucket: &BucketInfo,
         kind: BucketDocument,
     ) -> Result<Option<String>>;
     /// Stores the document (`Some`) or removes it (`None`, no error when
-    /// there was none). A back end that authorises itself refuses `who`
-    /// unless it owns the bucket.
+    /// there was none). A back end with transactions refuses it unless the
+    /// bucket still belongs to `owner`.
     async fn put_bucket_document(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &BucketInfo,
         kind: BucketDocument,
         document: Option<String>,

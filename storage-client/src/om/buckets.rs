@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::{BucketInfo, Identity, Result};
+use crate::{BucketInfo, Owner, Result};
 
 /// A bucket to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,16 +15,16 @@ pub(crate) struct NewBucket {
 
 #[async_trait]
 pub(crate) trait BucketStore: Send + Sync {
-    /// Creates the bucket owned by `who`: `BucketAlreadyOwnedByYou` if
-    /// `who` owns it already, `BucketAlreadyExists` if someone else does.
-    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()>;
+    /// Creates the bucket owned by `owner`: `BucketAlreadyOwnedByYou` if
+    /// `owner` owns it already, `BucketAlreadyExists` if someone else does.
+    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()>;
     /// The bucket's facts, whoever asks: the same answer for every caller,
-    /// so it is loaded (and cached) without an identity and the caller is
-    /// authorised after (see [`super::authorise`]). `NoSuchBucket` if none.
+    /// so it is loaded (and cached) without an identity, for the gateway
+    /// to decide on. `NoSuchBucket` if none.
     async fn bucket(&self, name: &str) -> Result<BucketInfo>;
-    /// Buckets owned by `who`, sorted by name.
-    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>>;
+    /// Buckets owned by `owner`, sorted by name.
+    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>>;
     /// `BucketNotEmpty` unless the bucket holds no object; uploads in
     /// progress end with it, as in S3.
-    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()>;
+    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()>;
 }

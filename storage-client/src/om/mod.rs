@@ -4,12 +4,14 @@
 //! facade holds it as one trait object and puts [`crate::cache`] in front
 //! of the calls that benefit.
 //!
-//! Authorisation: a bucket belongs to the access key that created it. A
-//! back end either refuses a non-owner inside every bucket-scoped call,
-//! atomically with it (the embedded OM, in its transactions), or the
-//! facade authorises the call before it reaches the back end
-//! ([`authorise`], on bucket facts the cache loads without an identity:
-//! Ozone, whose own ACLs are not this ownership).
+//! Authorisation is not here. A bucket belongs to the access key that
+//! created it; the gateway decides who may act on it and every
+//! bucket-scoped call names the [`Owner`] the decision judged. That is a
+//! precondition, not a decision: the embedded OM requires, inside the
+//! call's transaction, that the bucket still has that owner (so a bucket
+//! deleted and made again by another key since the decision is refused);
+//! Ozone acts under the owner's name in the OM (the user its requests are
+//! signed as) and has no transaction to check it in.
 //!
 //! Arguments travel as small named structs ([`ObjectRef`], [`UploadRef`],
 //! [`ScanRange`]) and no role method has a default body, so a back end
@@ -29,7 +31,7 @@ pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
 pub(crate) use uploads::{PartRef, UploadRef, UploadStore, recorded_parts_are};
 pub(crate) use versions::VersionStore;
 
-use crate::{BucketInfo, Identity, Result, StorageError};
+use crate::{Result, StorageError};
 
 /// S3's limit on key length, in UTF-8 bytes.
 pub const MAX_KEY_BYTES: usize = 1024;
@@ -48,15 +50,6 @@ impl<T> Metadata for T where
         + UploadStore
         + VersionStore
 {
-}
-
-/// Whether `who` may use `bucket`: it owns it.
-pub(crate) fn authorise(who: &Identity, bucket: &BucketInfo) -> Result<()> {
-    if bucket.owner == who.access_key {
-        Ok(())
-    } else {
-        Err(StorageError::AccessDenied)
-    }
 }
 
 /// S3 object-key rules every back end applies: non-empty, at most

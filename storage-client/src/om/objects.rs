@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use crate::{
-    BlockLocation, Deleted, Identity, KeyInfo, ListEntry, MetaEntryChange, NewObject, Result,
+    BlockLocation, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner, Result,
     WriteIntent,
 };
 
@@ -53,7 +53,7 @@ pub(crate) struct OpenKey {
 #[async_trait]
 pub(crate) trait ObjectStore: Send + Sync {
     /// The committed object with a READ token on every block.
-    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo>;
+    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo>;
     /// Starts writing `object`; nothing becomes visible until
     /// `commit_object`. A back end may refuse a failed `intent.condition`
     /// here already (`PreconditionFailed`, or `NoSuchKey` for
@@ -61,12 +61,12 @@ pub(crate) trait ObjectStore: Send + Sync {
     /// checks it again in any case.
     async fn create_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<OpenKey>;
     /// One more block (READ+WRITE token) for an open key.
-    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation>;
+    async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation>;
     /// Makes the object visible atomically with `open.intent`'s tags,
     /// replacing any previous one, if `open.intent.condition` holds
     /// (checked in the same transaction; otherwise `PreconditionFailed`,
@@ -76,22 +76,22 @@ pub(crate) trait ObjectStore: Send + Sync {
     /// blocks left unused or replaced are queued for reclamation.
     async fn commit_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         blocks: Vec<BlockLocation>,
         object: NewObject,
     ) -> Result<KeyInfo>;
     /// Drops an open key; its blocks are queued for reclamation.
-    async fn abort_object(&self, who: &Identity, open: &OpenKey) -> Result<()>;
+    async fn abort_object(&self, owner: &Owner, open: &OpenKey) -> Result<()>;
     /// Idempotent: deleting a missing object succeeds (the bucket must
     /// exist). In a versioned bucket it adds a delete marker instead.
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted>;
+    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted>;
     /// Replaces the committed object's tag set (empty removes every tag),
     /// atomically and without changing its data, ETag or Last-Modified.
     /// `NoSuchKey` if there is no object.
     async fn put_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
@@ -100,10 +100,10 @@ pub(crate) trait ObjectStore: Send + Sync {
     /// ETag or Last-Modified. `NoSuchKey` if there is no object.
     async fn put_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         change: MetaEntryChange,
     ) -> Result<()>;
     /// One step of a listing (see [`ScanRange`]).
-    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>>;
+    async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>>;
 }

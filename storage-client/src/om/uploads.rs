@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use super::{ObjectRef, OpenKey, ScanRange};
 use crate::{
-    BlockLocation, ChecksumAlgorithm, CompleteUpload, Identity, KeyInfo, NewUpload, PartCommit,
+    BlockLocation, ChecksumAlgorithm, CompleteUpload, KeyInfo, NewUpload, Owner, PartCommit,
     PartInfo, Result, UploadInfo,
 };
 
@@ -28,26 +28,26 @@ pub(crate) trait UploadStore: Send + Sync {
     /// Starts an upload under a new random upload id.
     async fn create_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo>;
     /// The upload, `NoSuchUpload` unless it is in progress for its object.
-    async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo>;
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo>;
     /// The checksum algorithm of the upload's parts: all UploadPart needs
     /// to know of it before writing. `NoSuchUpload` unless it is in
     /// progress, either here or from `create_part`: a back end whose
     /// `create_part` refuses such an upload need not look it up twice.
     async fn part_checksum_algorithm(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
     ) -> Result<Option<ChecksumAlgorithm>>;
     /// Starts writing a part, to be committed with `commit_part`.
     /// `size_hint` as in [`crate::WriteIntent`].
     async fn create_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         part: &PartRef,
         size_hint: Option<u64>,
     ) -> Result<OpenKey>;
@@ -57,7 +57,7 @@ pub(crate) trait UploadStore: Send + Sync {
     /// left unused or replaced are queued for reclamation.
     async fn commit_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         part: PartRef,
         blocks: Vec<BlockLocation>,
@@ -66,7 +66,7 @@ pub(crate) trait UploadStore: Send + Sync {
     /// Up to `limit` parts numbered above `after`, in number order.
     async fn list_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
         after: u16,
         limit: usize,
@@ -78,7 +78,7 @@ pub(crate) trait UploadStore: Send + Sync {
     /// replaced object's for reclamation, and ends the upload.
     async fn complete_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo>;
@@ -87,12 +87,12 @@ pub(crate) trait UploadStore: Send + Sync {
     /// completion with that object.
     fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool;
     /// Ends the upload and queues all its parts' blocks for reclamation.
-    async fn abort_multipart_upload(&self, who: &Identity, upload: UploadRef) -> Result<()>;
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()>;
     /// One step of ListMultipartUploads: uploads whose key has the prefix,
     /// after the scan position (see [`crate::multipart`]), in key then id order.
     async fn scan_multipart_uploads(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
     ) -> Result<Vec<UploadInfo>>;
 }

@@ -5,21 +5,21 @@
 use async_trait::async_trait;
 
 use super::{ObjectRef, ScanRange};
-use crate::{Deleted, Identity, KeyInfo, MetaEntryChange, Result, VersionEntry, Versioning};
+use crate::{Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Versioning};
 
 #[async_trait]
 pub(crate) trait VersionStore: Send + Sync {
     /// The bucket's versioning state, for its owner.
-    async fn versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning>;
+    async fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning>;
     /// Enables or suspends versioning (`Unversioned` is refused: S3 has no
     /// way back). A back end that keeps no versions answers `NotImplemented`.
-    async fn set_versioning(&self, who: &Identity, bucket: &str, state: Versioning) -> Result<()>;
+    async fn set_versioning(&self, owner: &Owner, bucket: &str, state: Versioning) -> Result<()>;
     /// Version `version_id` of the object: `NoSuchVersion` if there is no
     /// such version, `DeleteMarker` (addressed) if it is a delete marker,
     /// `InvalidArgument` for an id the back end never gives out.
     async fn lookup_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         version_id: &str,
     ) -> Result<KeyInfo>;
@@ -27,14 +27,14 @@ pub(crate) trait VersionStore: Send + Sync {
     /// if it was the latest, the newest one left becomes the latest.
     async fn delete_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
     ) -> Result<Deleted>;
     /// Replaces the tag set of one version; `DeleteMarker` for a marker.
     async fn put_version_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         tags: Vec<(String, String)>,
@@ -44,7 +44,7 @@ pub(crate) trait VersionStore: Send + Sync {
     /// `NoSuchVersion` if there is none.
     async fn put_version_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         change: MetaEntryChange,
@@ -55,7 +55,7 @@ pub(crate) trait VersionStore: Send + Sync {
     /// versions when `None`; `scan.after` may end in 0xFF to skip a prefix).
     async fn scan_versions(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
         after_version: Option<String>,
     ) -> Result<Vec<VersionEntry>>;

@@ -4,8 +4,8 @@
 //! every gateway replica shares them.
 //!
 //! A bucket belongs to the access key that created it (the bucket's Ozone
-//! owner); the facade authorises every caller on the bucket's facts
-//! (cached) before any command here runs.
+//! owner); the gateway has decided who may act on it before any command
+//! here runs, and each command is signed as the owner it names.
 //!
 //! Credentials: the OM hands out an S3 secret only in the answer that
 //! creates it, so it cannot serve the secrets SigV4 verification needs.
@@ -39,8 +39,8 @@ use crate::om::{
     PartRef, ScanRange, UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, Identity,
-    KeyInfo, ListEntry, MetaEntryChange, NewObject, ObjectChecksum, OzoneStorageConfig, Result,
+    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, KeyInfo,
+    ListEntry, MetaEntryChange, NewObject, ObjectChecksum, Owner, OzoneStorageConfig, Result,
     StorageError, WriteCondition, WriteIntent,
 };
 
@@ -267,7 +267,7 @@ impl OzoneMetadata {
     /// write lands in between, which then fails as a conflicting write.
     async fn expectation(
         &self,
-        who: &Identity,
+        owner: &Owner,
         name: &str,
         key: &str,
         condition: &WriteCondition,
@@ -278,7 +278,7 @@ impl OzoneMetadata {
             WriteCondition::IfEtag(etag) => KeyExpectation::Etag(etag.trim_matches('"').into()),
             WriteCondition::IfExists => KeyExpectation::Generation(
                 self.om
-                    .get_key_info(&who.access_key, name, key, true)
+                    .get_key_info(&owner.access_key, name, key, true)
                     .await?
                     .update_id,
             ),
@@ -289,7 +289,7 @@ impl OzoneMetadata {
     /// that moved on as a missing key; S3 answers 412 while a key is there.
     async fn refusal(
         &self,
-        who: &Identity,
+        owner: &Owner,
         name: &str,
         key: &str,
         expect: &KeyExpectation,
@@ -299,7 +299,7 @@ impl OzoneMetadata {
             && matches!(err, StorageError::NoSuchKey)
             && self
                 .om
-                .get_key_info(&who.access_key, name, key, true)
+                .get_key_info(&owner.access_key, name, key, true)
                 .await
                 .is_ok();
         if generation_moved {
@@ -311,19 +311,19 @@ impl OzoneMetadata {
 
     /// Deletes `name`, ending its uploads when they are all that is left
     /// (Ozone counts them as content, S3 ends them with the bucket).
-    async fn delete_own_bucket(&self, who: &Identity, name: &str) -> Result<()> {
+    async fn delete_own_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
         let ozone_name = self.ozone_name(name);
-        match self.om.delete_bucket(&who.access_key, &ozone_name).await {
+        match self.om.delete_bucket(&owner.access_key, &ozone_name).await {
             // Only a bucket without objects gets past this.
             Err(StorageError::BucketNotEmpty) => {
                 let (objects, _) = self
-                    .list_ozone_keys(&who.access_key, &ozone_name, "", "", 1)
+                    .list_ozone_keys(&owner.access_key, &ozone_name, "", "", 1)
                     .await?;
                 if !objects.is_empty() {
                     return Err(StorageError::BucketNotEmpty);
                 }
-                self.abort_every_upload(who, name).await?;
-                self.om.delete_bucket(&who.access_key, &ozone_name).await
+                self.abort_every_upload(owner, name).await?;
+                self.om.delete_bucket(&owner.access_key, &ozone_name).await
             }
             other => other,
         }
@@ -353,7 +353,7 @@ impl OzoneMetadata {
     }
 
     /// Aborts every multipart upload in progress in the bucket.
-    async fn abort_every_upload(&self, who: &Identity, bucket: &str) -> Result<()> {
+    async fn abort_every_upload(&self, owner: &Owner, bucket: &str) -> Result<()> {
         loop {
             let scan = ScanRange {
                 bucket: bucket.to_owned(),
@@ -361,7 +361,7 @@ impl OzoneMetadata {
                 after: Vec::new(),
                 limit: LIST_BATCH,
             };
-            let uploads = self.scan_multipart_uploads(who, scan).await?;
+            let uploads = self.scan_multipart_uploads(owner, scan).await?;
             if uploads.is_empty() {
                 return Ok(());
             }
@@ -370,7 +370,7 @@ impl OzoneMetadata {
                     object: ObjectRef::new(bucket, &upload.key),
                     upload_id: upload.upload_id,
                 };
-                match self.abort_multipart_upload(who, upload).await {
+                match self.abort_multipart_upload(owner, upload).await {
                     Ok(()) | Err(StorageError::NoSuchUpload) => {}
                     Err(e) => return Err(e),
                 }
@@ -382,14 +382,14 @@ impl OzoneMetadata {
     /// (exclusive), at most `limit`.
     async fn list_ozone_keys(
         &self,
-        who: &str,
+        owner: &str,
         bucket: &str,
         prefix: &str,
         start: &str,
         limit: usize,
     ) -> Result<(Vec<ListEntry>, bool)> {
         self.om
-            .list_keys(who, bucket, prefix, start, limit.min(LIST_BATCH))
+            .list_keys(owner, bucket, prefix, start, limit.min(LIST_BATCH))
             .await
     }
 }
@@ -601,18 +601,18 @@ impl CredentialStore for OzoneMetadata {
 
 #[async_trait]
 impl BucketStore for OzoneMetadata {
-    async fn create_bucket(&self, who: &Identity, bucket: NewBucket) -> Result<()> {
+    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()> {
         match self
             .om
             .create_bucket(
-                &who.access_key,
+                &owner.access_key,
                 &self.ozone_name(&bucket.name),
                 &bucket.region,
             )
             .await
         {
             Err(StorageError::BucketAlreadyExists) => match self.info_bucket(&bucket.name).await {
-                Ok(info) if info.owner == who.access_key => {
+                Ok(info) if info.owner == owner.access_key => {
                     Err(StorageError::BucketAlreadyOwnedByYou)
                 }
                 _ => Err(StorageError::BucketAlreadyExists),
@@ -625,20 +625,20 @@ impl BucketStore for OzoneMetadata {
         self.info_bucket(name).await
     }
 
-    async fn list_buckets(&self, who: &Identity) -> Result<Vec<BucketInfo>> {
+    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
         let mut owned = Vec::new();
         let mut start = String::new();
         loop {
             let page = self
                 .om
-                .list_buckets(&who.access_key, &self.bucket_prefix, &start, LIST_BATCH)
+                .list_buckets(&owner.access_key, &self.bucket_prefix, &start, LIST_BATCH)
                 .await?;
             let Some(last) = page.last() else { break };
             start = last.name.clone();
             let full = page.len() >= LIST_BATCH;
             owned.extend(
                 page.into_iter()
-                    .filter(|b| b.owner == who.access_key)
+                    .filter(|b| b.owner == owner.access_key)
                     .map(|b| self.facade_bucket(b)),
             );
             if !full {
@@ -648,8 +648,8 @@ impl BucketStore for OzoneMetadata {
         Ok(owned)
     }
 
-    async fn delete_bucket(&self, who: &Identity, name: &str) -> Result<()> {
-        self.delete_own_bucket(who, name).await?;
+    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
+        self.delete_own_bucket(owner, name).await?;
         // A bucket made again under the name never sees these (see
         // `BucketDocuments`): the sweep only reclaims their space.
         if let Err(e) = self.documents.sweep(name).await {
@@ -672,7 +672,7 @@ impl BucketDocumentStore for OzoneMetadata {
 
     async fn put_bucket_document(
         &self,
-        _who: &Identity,
+        _owner: &Owner,
         bucket: &BucketInfo,
         kind: BucketDocument,
         document: Option<String>,
@@ -683,7 +683,7 @@ impl BucketDocumentStore for OzoneMetadata {
 
 #[async_trait]
 impl ObjectStore for OzoneMetadata {
-    async fn lookup(&self, who: &Identity, object: &ObjectRef) -> Result<KeyInfo> {
+    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         if is_blank(key) {
             return Err(StorageError::NoSuchKey);
@@ -691,7 +691,7 @@ impl ObjectStore for OzoneMetadata {
         let name = self.ozone_name(bucket);
         let found = self
             .om
-            .get_key_info(&who.access_key, &name, key, false)
+            .get_key_info(&owner.access_key, &name, key, false)
             .await?;
         let recorded = if found.is_multipart {
             self.checksums.object(&name, key, found.update_id).await?
@@ -705,19 +705,21 @@ impl ObjectStore for OzoneMetadata {
 
     async fn create_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
         storable_key(&object.key)?;
         let name = self.ozone_name(&object.bucket);
         let key = object.key.as_str();
-        let expect = self.expectation(who, &name, key, &intent.condition).await?;
+        let expect = self
+            .expectation(owner, &name, key, &intent.condition)
+            .await?;
         let size_hint = intent.size_hint.unwrap_or(0);
         let created = self
             .om
             .create_key(
-                &who.access_key,
+                &owner.access_key,
                 &name,
                 key,
                 size_hint,
@@ -727,19 +729,22 @@ impl ObjectStore for OzoneMetadata {
             .await;
         match created {
             Ok(open) => Ok(self.remember(object, open, intent).await),
-            Err(err) => Err(self.refusal(who, &name, key, &expect, err).await),
+            Err(err) => Err(self.refusal(owner, &name, key, &expect, err).await),
         }
     }
 
-    async fn allocate_block(&self, who: &Identity, open: &OpenKey) -> Result<BlockLocation> {
+    async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation> {
         let ozone_open = self.open_key_of(open).await?;
-        let block = self.om.allocate_block(&who.access_key, &ozone_open).await?;
+        let block = self
+            .om
+            .allocate_block(&owner.access_key, &ozone_open)
+            .await?;
         Ok(location_from_block(block))
     }
 
     async fn commit_object(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         blocks: Vec<BlockLocation>,
         object: NewObject,
@@ -757,24 +762,24 @@ impl ObjectStore for OzoneMetadata {
         let metadata = object_metadata(&object.meta, object.checksum.as_ref());
         self.om
             .commit_key(
-                &who.access_key,
+                &owner.access_key,
                 &ozone_open,
                 &ozone_blocks,
                 &object.etag,
                 &metadata,
             )
             .await?;
-        Ok(committed_info(&open, &who.access_key, blocks, object))
+        Ok(committed_info(&open, &owner.access_key, blocks, object))
     }
 
-    async fn abort_object(&self, _who: &Identity, open: &OpenKey) -> Result<()> {
+    async fn abort_object(&self, _owner: &Owner, open: &OpenKey) -> Result<()> {
         // Ozone has no client command to drop an open key: the OM expires
         // it (and reclaims its blocks) on its own; it is never visible.
         self.open_keys.invalidate(&open.id).await;
         Ok(())
     }
 
-    async fn delete_object(&self, who: &Identity, object: ObjectRef) -> Result<Deleted> {
+    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted> {
         if is_blank(&object.key) {
             // No such key can exist here; the OM would look at the bucket.
             return Ok(Deleted::default());
@@ -785,7 +790,7 @@ impl ObjectStore for OzoneMetadata {
         self.checksums.forget_object(&name, &object.key).await?;
         match self
             .om
-            .delete_key(&who.access_key, &name, &object.key)
+            .delete_key(&owner.access_key, &name, &object.key)
             .await
         {
             Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
@@ -795,7 +800,7 @@ impl ObjectStore for OzoneMetadata {
 
     async fn put_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
@@ -805,11 +810,11 @@ impl ObjectStore for OzoneMetadata {
         let name = self.ozone_name(&object.bucket);
         if tags.is_empty() {
             self.om
-                .delete_tags(&who.access_key, &name, &object.key)
+                .delete_tags(&owner.access_key, &name, &object.key)
                 .await
         } else {
             self.om
-                .put_tags(&who.access_key, &name, &object.key, &tags)
+                .put_tags(&owner.access_key, &name, &object.key, &tags)
                 .await
         }
     }
@@ -819,7 +824,7 @@ impl ObjectStore for OzoneMetadata {
     /// would be a copy the caller did not ask for.
     async fn put_meta_entry(
         &self,
-        _who: &Identity,
+        _owner: &Owner,
         _object: ObjectRef,
         _change: MetaEntryChange,
     ) -> Result<()> {
@@ -828,7 +833,7 @@ impl ObjectStore for OzoneMetadata {
         ))
     }
 
-    async fn scan_objects(&self, who: &Identity, scan: ScanRange) -> Result<Vec<ListEntry>> {
+    async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
         let (prefix, after, limit) = (scan.prefix.as_str(), scan.after.as_slice(), scan.limit);
         let name = self.ozone_name(&scan.bucket);
         let mut start = start_key(after);
@@ -839,7 +844,7 @@ impl ObjectStore for OzoneMetadata {
         let mut out = Vec::new();
         'scan: while out.len() < limit {
             let (page, truncated) = self
-                .list_ozone_keys(&who.access_key, &name, prefix, &start, limit - out.len())
+                .list_ozone_keys(&owner.access_key, &name, prefix, &start, limit - out.len())
                 .await?;
             let Some(last) = page.last() else { break };
             start = last.key.clone();
@@ -870,7 +875,7 @@ impl ObjectStore for OzoneMetadata {
 impl UploadStore for OzoneMetadata {
     async fn create_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
@@ -879,7 +884,7 @@ impl UploadStore for OzoneMetadata {
         let upload_id = self
             .om
             .initiate_multipart(
-                &who.access_key,
+                &owner.access_key,
                 &self.ozone_name(&object.bucket),
                 &object.key,
                 &metadata,
@@ -896,7 +901,7 @@ impl UploadStore for OzoneMetadata {
             bucket: object.bucket,
             key: object.key,
             upload_id,
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
             initiated: SystemTime::now(),
             meta: upload.meta,
             tags: upload.tags,
@@ -905,7 +910,7 @@ impl UploadStore for OzoneMetadata {
         })
     }
 
-    async fn multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<UploadInfo> {
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
         let (bucket, key, upload_id) = (
             upload.object.bucket.as_str(),
             upload.object.key.as_str(),
@@ -918,7 +923,7 @@ impl UploadStore for OzoneMetadata {
             let page = self
                 .om
                 .list_uploads(
-                    &who.access_key,
+                    &owner.access_key,
                     &name,
                     key,
                     &key_marker,
@@ -938,7 +943,7 @@ impl UploadStore for OzoneMetadata {
                     bucket: bucket.to_owned(),
                     key: key.to_owned(),
                     upload_id: upload_id.to_owned(),
-                    owner: who.access_key.clone(),
+                    owner: owner.access_key.clone(),
                     initiated: found.created,
                     meta: Default::default(),
                     tags: Vec::new(),
@@ -967,7 +972,7 @@ impl UploadStore for OzoneMetadata {
     /// CommitMultipartUploadPart), as Ozone's own S3 gateway does.
     async fn part_checksum_algorithm(
         &self,
-        _who: &Identity,
+        _owner: &Owner,
         upload: &UploadRef,
     ) -> Result<Option<ChecksumAlgorithm>> {
         Ok(self.checksums.upload(&upload.upload_id).await?.0)
@@ -975,7 +980,7 @@ impl UploadStore for OzoneMetadata {
 
     async fn create_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         part: &PartRef,
         size_hint: Option<u64>,
     ) -> Result<OpenKey> {
@@ -985,7 +990,7 @@ impl UploadStore for OzoneMetadata {
         let open = self
             .om
             .create_part(
-                &who.access_key,
+                &owner.access_key,
                 &self.ozone_name(&object.bucket),
                 &object.key,
                 &part.upload.upload_id,
@@ -1000,7 +1005,7 @@ impl UploadStore for OzoneMetadata {
 
     async fn commit_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: OpenKey,
         part: PartRef,
         blocks: Vec<BlockLocation>,
@@ -1022,7 +1027,7 @@ impl UploadStore for OzoneMetadata {
             .map(|b| block_from_location(b, Some(wanted.number)))
             .collect();
         self.om
-            .commit_part(&who.access_key, &ozone_open, &ozone_blocks, &commit.etag)
+            .commit_part(&owner.access_key, &ozone_open, &ozone_blocks, &commit.etag)
             .await?;
         if let Some(checksum) = &commit.checksum {
             self.checksums
@@ -1040,7 +1045,7 @@ impl UploadStore for OzoneMetadata {
 
     async fn list_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
         after: u16,
         limit: usize,
@@ -1054,7 +1059,7 @@ impl UploadStore for OzoneMetadata {
             let page = self
                 .om
                 .list_parts(
-                    &who.access_key,
+                    &owner.access_key,
                     &name,
                     &upload.object.key,
                     &upload.upload_id,
@@ -1083,7 +1088,7 @@ impl UploadStore for OzoneMetadata {
 
     async fn complete_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
@@ -1094,7 +1099,7 @@ impl UploadStore for OzoneMetadata {
         );
         let name = self.ozone_name(bucket);
         let expect = self
-            .expectation(who, &name, key, &complete.condition)
+            .expectation(owner, &name, key, &complete.condition)
             .await?;
         let parts: Vec<(u32, String)> = complete
             .parts
@@ -1110,14 +1115,14 @@ impl UploadStore for OzoneMetadata {
             .collect();
         let completed = self
             .om
-            .complete_multipart(&who.access_key, &name, key, upload_id, &parts, &expect)
+            .complete_multipart(&owner.access_key, &name, key, upload_id, &parts, &expect)
             .await;
         if let Err(err) = completed {
-            return Err(self.refusal(who, &name, key, &expect, err).await);
+            return Err(self.refusal(owner, &name, key, &expect, err).await);
         }
         let found = self
             .om
-            .get_key_info(&who.access_key, &name, key, false)
+            .get_key_info(&owner.access_key, &name, key, false)
             .await?;
         let checksums = ObjectChecksums {
             whole: complete.checksum,
@@ -1157,10 +1162,10 @@ impl UploadStore for OzoneMetadata {
             && object.etag == ozone_multipart_etag(parts)
     }
 
-    async fn abort_multipart_upload(&self, who: &Identity, upload: UploadRef) -> Result<()> {
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()> {
         self.om
             .abort_multipart(
-                &who.access_key,
+                &owner.access_key,
                 &self.ozone_name(&upload.object.bucket),
                 &upload.object.key,
                 &upload.upload_id,
@@ -1180,7 +1185,7 @@ impl UploadStore for OzoneMetadata {
 
     async fn scan_multipart_uploads(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
     ) -> Result<Vec<UploadInfo>> {
         let (after, limit) = (scan.after.as_slice(), scan.limit);
@@ -1191,7 +1196,7 @@ impl UploadStore for OzoneMetadata {
             let page = self
                 .om
                 .list_uploads(
-                    &who.access_key,
+                    &owner.access_key,
                     &name,
                     &scan.prefix,
                     &key_marker,
@@ -1207,7 +1212,7 @@ impl UploadStore for OzoneMetadata {
                         bucket: scan.bucket.clone(),
                         key: u.key,
                         upload_id: u.upload_id,
-                        owner: who.access_key.clone(),
+                        owner: owner.access_key.clone(),
                         initiated: u.created,
                         meta: Default::default(),
                         tags: Vec::new(),

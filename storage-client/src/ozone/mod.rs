@@ -102,7 +102,6 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         chunk_size: config.chunk_size,
         cache: config.cache(),
         // The OM's ACLs are not the gateway's ownership: it checks first.
-        authorises_itself: false,
         // Ozone reclaims replaced and abandoned blocks itself.
         reclaimer: None,
         background: None,

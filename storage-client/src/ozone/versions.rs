@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use super::metadata_store::OzoneMetadata;
 use crate::om::{ObjectRef, ObjectStore, ScanRange, VersionStore};
 use crate::{
-    Deleted, Identity, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Result, StorageError,
-    VersionEntry, Versioning,
+    Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError, VersionEntry,
+    Versioning,
 };
 
 /// The only version an Ozone bucket has is `null`; any other id is not one
@@ -30,14 +30,13 @@ fn only_null(version_id: &str) -> Result<()> {
 
 #[async_trait]
 impl VersionStore for OzoneMetadata {
-    /// The facade has authorised the caller for the bucket.
-    async fn versioning(&self, _who: &Identity, _bucket: &str) -> Result<Versioning> {
+    async fn versioning(&self, _owner: &Owner, _bucket: &str) -> Result<Versioning> {
         Ok(Versioning::Unversioned)
     }
 
     async fn set_versioning(
         &self,
-        _who: &Identity,
+        _owner: &Owner,
         _bucket: &str,
         _state: Versioning,
     ) -> Result<()> {
@@ -50,22 +49,22 @@ impl VersionStore for OzoneMetadata {
 
     async fn lookup_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         version_id: &str,
     ) -> Result<KeyInfo> {
         only_null(version_id)?;
-        self.lookup(who, object).await
+        self.lookup(owner, object).await
     }
 
     async fn delete_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
     ) -> Result<Deleted> {
         only_null(&version_id)?;
-        self.delete_object(who, object).await?;
+        self.delete_object(owner, object).await?;
         Ok(Deleted {
             version_id: Some(version_id),
             delete_marker: false,
@@ -74,35 +73,35 @@ impl VersionStore for OzoneMetadata {
 
     async fn put_version_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         only_null(&version_id)?;
-        self.put_tags(who, object, tags).await
+        self.put_tags(owner, object, tags).await
     }
 
     async fn put_version_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: ObjectRef,
         version_id: String,
         change: MetaEntryChange,
     ) -> Result<()> {
         only_null(&version_id)?;
-        self.put_meta_entry(who, object, change).await
+        self.put_meta_entry(owner, object, change).await
     }
 
     /// Each object once, as its `null` version; the `null` version is the
     /// only one a key has, so "after it" is after the key.
     async fn scan_versions(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: ScanRange,
         _after_version: Option<String>,
     ) -> Result<Vec<VersionEntry>> {
-        let entries = self.scan_objects(who, scan).await?;
+        let entries = self.scan_objects(owner, scan).await?;
         Ok(entries
             .into_iter()
             .map(|entry| VersionEntry {

@@ -5,42 +5,39 @@
 use super::{Storage, scan_range};
 use crate::om::ObjectRef;
 use crate::{
-    Deleted, Identity, KeyInfo, MetaEntryChange, Result, VersionListPage, VersionListQuery,
+    Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionListPage, VersionListQuery,
     Versioning, version_listing,
 };
 
 impl Storage {
-    pub async fn bucket_versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning> {
-        self.authorise(who, bucket).await?;
-        self.om.versioning(who, bucket).await
+    pub async fn bucket_versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
+        self.om.versioning(owner, bucket).await
     }
 
     /// Enables or suspends versioning; `NotImplemented` on a back end that
     /// keeps no versions.
     pub async fn put_bucket_versioning(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         state: Versioning,
     ) -> Result<()> {
-        self.authorise(who, bucket).await?;
-        self.om.set_versioning(who, bucket, state).await
+        self.om.set_versioning(owner, bucket, state).await
     }
 
     /// Version `version_id` of the object, or the latest when `None`.
     pub async fn lookup_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
     ) -> Result<KeyInfo> {
         let Some(version_id) = version_id else {
-            return self.lookup(who, bucket, key).await;
+            return self.lookup(owner, bucket, key).await;
         };
-        self.authorise(who, bucket).await?;
         self.om
-            .lookup_version(who, &ObjectRef::new(bucket, key), version_id)
+            .lookup_version(owner, &ObjectRef::new(bucket, key), version_id)
             .await
     }
 
@@ -48,16 +45,15 @@ impl Storage {
     /// one that does not exist succeeds.
     pub async fn delete_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         version_id: &str,
     ) -> Result<Deleted> {
-        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self
             .om
-            .delete_version(who, object.clone(), version_id.to_owned())
+            .delete_version(owner, object.clone(), version_id.to_owned())
             .await;
         self.cache.wrote_object(&object);
         result
@@ -66,20 +62,19 @@ impl Storage {
     /// Replaces the tag set of version `version_id`, or of the latest.
     pub async fn put_version_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         let Some(version_id) = version_id else {
-            return self.put_tags(who, bucket, key, tags).await;
+            return self.put_tags(owner, bucket, key, tags).await;
         };
-        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self
             .om
-            .put_version_tags(who, object.clone(), version_id.to_owned(), tags)
+            .put_version_tags(owner, object.clone(), version_id.to_owned(), tags)
             .await;
         self.cache.wrote_object(&object);
         result
@@ -90,20 +85,19 @@ impl Storage {
     /// Last-Modified. `NoSuchKey` / `NoSuchVersion` if there is none.
     pub async fn put_version_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         key: &str,
         version_id: Option<&str>,
         change: MetaEntryChange,
     ) -> Result<()> {
         let Some(version_id) = version_id else {
-            return self.put_meta_entry(who, bucket, key, change).await;
+            return self.put_meta_entry(owner, bucket, key, change).await;
         };
-        self.authorise(who, bucket).await?;
         let object = ObjectRef::new(bucket, key);
         let result = self
             .om
-            .put_version_meta_entry(who, object.clone(), version_id.to_owned(), change)
+            .put_version_meta_entry(owner, object.clone(), version_id.to_owned(), change)
             .await;
         self.cache.wrote_object(&object);
         result
@@ -115,14 +109,13 @@ impl Storage {
     /// [`Storage::delete_version`].
     pub async fn list_versions(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         query: &VersionListQuery,
     ) -> Result<VersionListPage> {
-        self.authorise(who, bucket).await?;
         let scan = |after: Vec<u8>, after_version: Option<String>, limit| {
             self.om.scan_versions(
-                who,
+                owner,
                 scan_range(bucket, &query.prefix, after, limit),
                 after_version,
             )

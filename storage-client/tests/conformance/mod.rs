@@ -19,7 +19,7 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    Credential, Identity, KeyInfo, ListQuery, NewObject, ObjectMeta, Result, Storage, StorageError,
+    Credential, KeyInfo, ListQuery, NewObject, ObjectMeta, Owner, Result, Storage, StorageError,
     WriteCondition, WriteIntent,
 };
 
@@ -45,6 +45,10 @@ pub struct Capabilities {
     /// The back end changes one metadata entry of a committed key on its
     /// own (Ozone's OM cannot, and says `NotImplemented`).
     pub meta_entries: bool,
+    /// The back end refuses a call naming an owner the bucket does not
+    /// have (the embedded OM, inside each call's transaction; Ozone has no
+    /// transaction to check it in, and acts under the name it is given).
+    pub checks_owner: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async
@@ -64,7 +68,7 @@ macro_rules! suite {
             overwrite_is_atomic
             conditional_writes
             abort_leaves_nothing
-            other_identity_is_denied
+            a_call_naming_another_owner_is_refused
             credentials_take_effect_at_once
             tags
             bucket_documents
@@ -94,12 +98,12 @@ macro_rules! suite {
 }
 pub(crate) use suite;
 
-pub fn alice() -> Identity {
-    Identity::new("AKIDALICE")
+pub fn alice() -> Owner {
+    Owner::new("AKIDALICE")
 }
 
-pub fn bob() -> Identity {
-    Identity::new("AKIDBOB")
+pub fn bob() -> Owner {
+    Owner::new("AKIDBOB")
 }
 
 /// Deterministic pseudo-random bytes (xorshift), different per seed.
@@ -117,7 +121,7 @@ pub fn data(len: usize, seed: u64) -> Vec<u8> {
 
 pub async fn put_with(
     s: &Storage,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
     key: &str,
     bytes: &[u8],
@@ -127,7 +131,7 @@ pub async fn put_with(
         condition,
         ..WriteIntent::default()
     };
-    let mut writer = s.create_object(who, bucket, key, intent).await?;
+    let mut writer = s.create_object(owner, bucket, key, intent).await?;
     // Uneven pieces, so chunking has to reassemble them.
     for piece in bytes.chunks(3001) {
         writer.write(Bytes::copy_from_slice(piece)).await?;
@@ -145,25 +149,25 @@ pub async fn put_with(
         .await
 }
 
-pub async fn put(s: &Storage, who: &Identity, bucket: &str, key: &str, bytes: &[u8]) -> KeyInfo {
-    put_with(s, who, bucket, key, bytes, WriteCondition::None)
+pub async fn put(s: &Storage, owner: &Owner, bucket: &str, key: &str, bytes: &[u8]) -> KeyInfo {
+    put_with(s, owner, bucket, key, bytes, WriteCondition::None)
         .await
         .expect("put")
 }
 
 pub async fn read_range(
     s: &Storage,
-    who: &Identity,
+    owner: &Owner,
     info: &KeyInfo,
     range: Range<u64>,
 ) -> Result<Vec<u8>> {
-    let pieces: Vec<Bytes> = s.read(who, info, range).await?.try_collect().await?;
+    let pieces: Vec<Bytes> = s.read(owner, info, range).await?.try_collect().await?;
     Ok(pieces.concat())
 }
 
-pub async fn get(s: &Storage, who: &Identity, bucket: &str, key: &str) -> Result<Vec<u8>> {
-    let info = s.lookup(who, bucket, key).await?;
-    read_range(s, who, &info, 0..info.size).await
+pub async fn get(s: &Storage, owner: &Owner, bucket: &str, key: &str) -> Result<Vec<u8>> {
+    let info = s.lookup(owner, bucket, key).await?;
+    read_range(s, owner, &info, 0..info.size).await
 }
 
 fn assert_err<T: std::fmt::Debug>(
@@ -177,7 +181,7 @@ fn assert_err<T: std::fmt::Debug>(
     }
 }
 
-pub async fn buckets_and_ownership(s: &Storage, _: &Capabilities) {
+pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
     let (a, b) = (alice(), bob());
     s.create_bucket(&a, "zeta", "").await.unwrap();
     s.create_bucket(&a, "alpha", "eu-west-1").await.unwrap();
@@ -190,7 +194,7 @@ pub async fn buckets_and_ownership(s: &Storage, _: &Capabilities) {
         .map(|b| b.name)
         .collect();
     assert_eq!(names, ["alpha", "zeta"]);
-    let info = s.bucket(&a, "alpha").await.unwrap();
+    let info = s.bucket_facts("alpha").await.unwrap();
     assert_eq!(
         (info.owner.as_str(), info.region.as_str()),
         ("AKIDALICE", "eu-west-1")
@@ -205,18 +209,15 @@ pub async fn buckets_and_ownership(s: &Storage, _: &Capabilities) {
         |e| matches!(e, StorageError::BucketAlreadyExists),
         "take other's name",
     );
+    if caps.checks_owner {
+        assert_err(
+            s.delete_bucket(&b, "alpha").await,
+            |e| matches!(e, StorageError::AccessDenied),
+            "delete naming another owner",
+        );
+    }
     assert_err(
-        s.bucket(&b, "alpha").await,
-        |e| matches!(e, StorageError::AccessDenied),
-        "head other's bucket",
-    );
-    assert_err(
-        s.delete_bucket(&b, "alpha").await,
-        |e| matches!(e, StorageError::AccessDenied),
-        "delete other's bucket",
-    );
-    assert_err(
-        s.bucket(&a, "nope").await,
+        s.bucket_facts("nope").await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "head missing",
     );
@@ -234,7 +235,7 @@ pub async fn buckets_and_ownership(s: &Storage, _: &Capabilities) {
     s.delete_object(&a, "alpha", "k").await.unwrap();
     s.delete_bucket(&a, "alpha").await.unwrap();
     assert_err(
-        s.bucket(&a, "alpha").await,
+        s.bucket_facts("alpha").await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "head deleted",
     );
@@ -615,7 +616,10 @@ pub async fn abort_leaves_nothing(s: &Storage, _: &Capabilities) {
         .expect("open uploads do not keep a bucket busy");
 }
 
-pub async fn other_identity_is_denied(s: &Storage, _: &Capabilities) {
+pub async fn a_call_naming_another_owner_is_refused(s: &Storage, caps: &Capabilities) {
+    if !caps.checks_owner {
+        return;
+    }
     let (a, b) = (alice(), bob());
     s.create_bucket(&a, "private", "").await.unwrap();
     put(s, &a, "private", "secret", b"mine").await;

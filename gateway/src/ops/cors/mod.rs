@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::{BucketDocument, Identity};
+use storage_client::{BucketDocument, Owner};
 
 pub use self::rules::{CorsConfiguration, CorsRequest, CorsRule};
 use super::bucket_documents;
@@ -32,14 +32,14 @@ const PREFLIGHT_VARY: &str =
 
 pub async fn put_bucket_cors(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     bucket: &str,
     payload: &mut Payload,
 ) -> S3Result<Response> {
     let body = bucket_documents::read_body(parts, payload, MAX_CORS_BODY).await?;
     let document = CorsConfiguration::from_request_body(&body)?.to_document()?;
-    bucket_documents::store(state, who, bucket, BucketDocument::Cors, Some(document)).await?;
+    bucket_documents::store(state, owner, bucket, BucketDocument::Cors, Some(document)).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
@@ -56,10 +56,10 @@ pub async fn get_bucket_cors(state: &AppState, bucket: &str) -> S3Result<Respons
 
 pub async fn delete_bucket_cors(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     bucket: &str,
 ) -> S3Result<Response> {
-    bucket_documents::delete(state, who, bucket, BucketDocument::Cors).await
+    bucket_documents::delete(state, owner, bucket, BucketDocument::Cors).await
 }
 
 /// Answers `OPTIONS` from the bucket's rules, unauthenticated as on AWS.

@@ -9,7 +9,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use md5::{Digest, Md5};
 use storage_client::{
-    CompleteUpload, Identity, KeyInfo, ObjectChecksum, PartInfo, StorageError, UploadInfo,
+    CompleteUpload, KeyInfo, ObjectChecksum, Owner, PartInfo, StorageError, UploadInfo,
 };
 
 use super::UploadRef;
@@ -34,7 +34,7 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 
 pub async fn complete_multipart_upload(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
     payload: &mut Payload,
@@ -48,14 +48,14 @@ pub async fn complete_multipart_upload(
     }
     let info = match state
         .storage
-        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
         .await
     {
         Ok(info) => info,
         Err(StorageError::NoSuchUpload) => {
             // S3 answers a retried completion with the object it made, so a
             // client whose first response was lost does not see an error.
-            return match already_completed(state, who, &upload, &request.parts).await {
+            return match already_completed(state, owner, &upload, &request.parts).await {
                 Some(object) => completed_response(&parts.headers, &upload, &object),
                 None => Err(upload.error(StorageError::NoSuchUpload)),
             };
@@ -64,7 +64,7 @@ pub async fn complete_multipart_upload(
     };
     let stored = state
         .storage
-        .all_parts(who, upload.bucket, upload.key, upload.upload_id)
+        .all_parts(owner, upload.bucket, upload.key, upload.upload_id)
         .await
         .map_err(|err| upload.error(err))?;
     let plan = plan(&info, &stored, &request.parts)?;
@@ -78,7 +78,7 @@ pub async fn complete_multipart_upload(
     };
     let object = state
         .storage
-        .complete_multipart_upload(who, upload.bucket, upload.key, upload.upload_id, complete)
+        .complete_multipart_upload(owner, upload.bucket, upload.key, upload.upload_id, complete)
         .await
         .map_err(|err| upload.error(err))?;
     completed_response(&parts.headers, &upload, &object)
@@ -88,7 +88,7 @@ pub async fn complete_multipart_upload(
 /// made (the storage back end knows how to tell).
 async fn already_completed(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     upload: &UploadRef<'_>,
     requested: &[CompletedPart],
 ) -> Option<KeyInfo> {
@@ -103,7 +103,7 @@ async fn already_completed(
         .collect::<Option<Vec<_>>>()?;
     state
         .storage
-        .completed_by(who, upload.bucket, upload.key, &parts)
+        .completed_by(owner, upload.bucket, upload.key, &parts)
         .await
 }
 

@@ -2,7 +2,7 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use storage_client::{Identity, UploadListQuery};
+use storage_client::{Owner, UploadListQuery};
 
 use super::UploadRef;
 use crate::error::S3Error;
@@ -12,14 +12,14 @@ use crate::ops::put::STORAGE_CLASS;
 use crate::ops::xml_response;
 use crate::router::Query;
 use crate::state::AppState;
-use crate::xml::{self, ChecksumValues, CommonPrefix, Owner, S3_NAMESPACE};
+use crate::xml::{self, ChecksumValues, CommonPrefix, S3_NAMESPACE};
 
 /// AWS caps both listings at 1000 entries per page.
 const MAX_PAGE: usize = 1000;
 
 pub async fn list_parts(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
 ) -> Result<Response, S3Error> {
@@ -30,13 +30,13 @@ pub async fn list_parts(
     let after = u16::try_from(marker).unwrap_or(u16::MAX);
     let info = state
         .storage
-        .multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
         .await
         .map_err(|err| upload.error(err))?;
     let page = state
         .storage
         .list_parts(
-            who,
+            owner,
             upload.bucket,
             upload.key,
             upload.upload_id,
@@ -45,7 +45,7 @@ pub async fn list_parts(
         )
         .await
         .map_err(|err| upload.error(err))?;
-    let owner = || Owner::from_access_key(&info.owner);
+    let owner = || xml::Owner::from_access_key(&info.owner);
     xml_response(
         "ListPartsResult",
         &xml::ListPartsResult {
@@ -84,7 +84,7 @@ pub async fn list_parts(
 
 pub async fn list_multipart_uploads(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     bucket: &str,
 ) -> Result<Response, S3Error> {
@@ -101,7 +101,7 @@ pub async fn list_multipart_uploads(
     };
     let page = state
         .storage
-        .list_multipart_uploads(who, bucket, &request)
+        .list_multipart_uploads(owner, bucket, &request)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     xml_response(
@@ -124,8 +124,8 @@ pub async fn list_multipart_uploads(
                 .map(|u| xml::MultipartUpload {
                     key: encode.apply(&u.key),
                     upload_id: u.upload_id.clone(),
-                    initiator: Owner::from_access_key(&u.owner),
-                    owner: Owner::from_access_key(&u.owner),
+                    initiator: xml::Owner::from_access_key(&u.owner),
+                    owner: xml::Owner::from_access_key(&u.owner),
                     storage_class: STORAGE_CLASS,
                     initiated: xml::iso8601(u.initiated),
                     checksum_algorithm: u

@@ -16,7 +16,7 @@ pub use upload::{upload_part, upload_part_copy};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode};
-use storage_client::{Identity, NewUpload, StorageError};
+use storage_client::{NewUpload, Owner, StorageError};
 
 use super::authorise::BucketContext;
 use super::headers::{insert, object_meta_from_request};
@@ -63,7 +63,7 @@ impl<'a> UploadRef<'a> {
 
 pub async fn create_multipart_upload(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     context: Option<&BucketContext>,
     parts: &Parts,
     bucket: &str,
@@ -73,7 +73,7 @@ pub async fn create_multipart_upload(
     check_storage_class(headers)?;
     let (algorithm, kind) = requested_checksum(headers)?;
     let mut meta = object_meta_from_request(headers)?;
-    crate::ops::acl::record_object_acl(state, who, context, headers, bucket, &mut meta).await?;
+    crate::ops::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,
@@ -82,7 +82,7 @@ pub async fn create_multipart_upload(
     };
     let created = state
         .storage
-        .create_multipart_upload(who, bucket, key, upload)
+        .create_multipart_upload(owner, bucket, key, upload)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut response = xml_response(
@@ -137,12 +137,12 @@ fn requested_checksum(
 
 pub async fn abort_multipart_upload(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     upload: UploadRef<'_>,
 ) -> Result<Response, S3Error> {
     state
         .storage
-        .abort_multipart_upload(who, upload.bucket, upload.key, upload.upload_id)
+        .abort_multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
         .await
         .map_err(|err| upload.error(err))?;
     Ok(empty_response(StatusCode::NO_CONTENT))

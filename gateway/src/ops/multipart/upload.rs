@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{StatusCode, header};
-use storage_client::{Identity, PartCommit};
+use storage_client::{Owner, PartCommit};
 
 use super::UploadRef;
 use crate::auth::Payload;
@@ -23,19 +23,19 @@ use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
 /// The algorithm every part of `upload` is checksummed with, if any.
 async fn upload_algorithm(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     upload: &UploadRef<'_>,
 ) -> Result<Option<ChecksumAlgorithm>, S3Error> {
     state
         .storage
-        .part_checksum_algorithm(who, upload.bucket, upload.key, upload.upload_id)
+        .part_checksum_algorithm(owner, upload.bucket, upload.key, upload.upload_id)
         .await
         .map_err(|err| upload.error(err))
 }
 
 pub async fn upload_part(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
     number: u16,
@@ -48,7 +48,7 @@ pub async fn upload_part(
     {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
-    let required = upload_algorithm(state, who, &upload).await?;
+    let required = upload_algorithm(state, owner, &upload).await?;
     if let (Some(sent), Some(required)) = (plan.algorithm(), required)
         && sent != required
     {
@@ -66,7 +66,7 @@ pub async fn upload_part(
     let mut writer = state
         .storage
         .create_part(
-            who,
+            owner,
             upload.bucket,
             upload.key,
             upload.upload_id,
@@ -111,13 +111,13 @@ pub async fn upload_part(
 /// blocks, so the part stays valid whatever happens to the source later.
 pub async fn upload_part_copy(
     state: &AppState,
-    who: &Identity,
+    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
     number: u16,
 ) -> Result<Response, S3Error> {
-    let algorithm = upload_algorithm(state, who, &upload).await?;
-    let source = CopySource::from_request(state, parts, who).await?;
+    let algorithm = upload_algorithm(state, owner, &upload).await?;
+    let source = CopySource::from_request(state, parts, owner).await?;
     let range = source.range(&parts.headers)?;
     if range.end - range.start > MAX_OBJECT_SIZE {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
@@ -126,7 +126,7 @@ pub async fn upload_part_copy(
     let mut writer = state
         .storage
         .create_part(
-            who,
+            owner,
             upload.bucket,
             upload.key,
             upload.upload_id,
@@ -137,7 +137,7 @@ pub async fn upload_part_copy(
         .map_err(|err| upload.error(err))?;
     let summer = Checksummer::new(algorithm);
     let digests = match source
-        .copy_into(state, who, range, &mut writer, summer)
+        .copy_into(state, owner, range, &mut writer, summer)
         .await
     {
         Ok(digests) => digests,

@@ -18,7 +18,9 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use percent_encoding::utf8_percent_encode;
 use serde::Serialize;
-use storage_client::{Identity, MAX_KEY_BYTES, ObjectWriter, WriteCondition, WriteIntent};
+use storage_client::{MAX_KEY_BYTES, ObjectWriter, WriteCondition, WriteIntent};
+
+use crate::access_control::Identity;
 
 use self::form::{FormReader, PartHead, malformed};
 use self::policy::PostPolicy;
@@ -121,7 +123,7 @@ async fn receive(
         bucket: bucket.to_owned(),
         key: key.clone(),
     };
-    let acting = authorise(state, &put, parts, &who).await?;
+    let owner = authorise(state, &put, parts, &who).await?;
 
     let headers = object_headers(&fields)?;
     check_storage_class(&headers)?;
@@ -146,7 +148,7 @@ async fn receive(
         size_hint: None,
     };
     let sizes = policy.length_range().unwrap_or(0..=MAX_OBJECT_SIZE);
-    let written = write_object(state, &acting, bucket, &key, intent, meta, async |writer| {
+    let written = write_object(state, &owner, bucket, &key, intent, meta, async |writer| {
         let digests = stream_file(&mut form, writer, &sizes, plan.checksummer()).await?;
         Ok((plan.verify(&digests, &HeaderMap::new())?, digests))
     })

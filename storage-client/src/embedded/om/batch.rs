@@ -233,7 +233,7 @@ mod tests {
     use crate::embedded::om::{EmbeddedOm, OmSettings};
     use crate::om::{BucketStore, NewBucket, ObjectRef, ObjectStore, OpenKey};
     use crate::token::KeyRing;
-    use crate::{BlockLocation, Identity, NewObject, ObjectMeta, WriteCondition, WriteIntent};
+    use crate::{BlockLocation, NewObject, ObjectMeta, Owner, WriteCondition, WriteIntent};
 
     fn open_om(dir: &std::path::Path) -> EmbeddedOm {
         let settings = OmSettings {
@@ -268,15 +268,15 @@ mod tests {
 
     /// A commit queued as the batch thread would receive it.
     fn commit_job(
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
         blocks: Vec<BlockLocation>,
         obj: NewObject,
     ) -> (Box<dyn Job>, oneshot::Receiver<Result<crate::KeyInfo>>) {
         let (answer, rx) = oneshot::channel();
-        let (who, open) = (who.clone(), open.clone());
+        let (owner, open) = (owner.clone(), open.clone());
         let op: Op<crate::KeyInfo> = Box::new(move |om, signer, txn| {
-            om.commit_object(signer, txn, &who, &open, &blocks, obj)
+            om.commit_object(signer, txn, &owner, &open, &blocks, obj)
         });
         let job = Queued {
             durable: true,
@@ -290,17 +290,17 @@ mod tests {
     async fn refused_commits_do_not_fail_the_rest_of_their_batch() {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
-        let who = Identity::new("alice");
+        let owner = Owner::new("alice");
         let bucket = NewBucket {
             name: "b".into(),
             region: String::new(),
         };
-        om.create_bucket(&who, bucket).await.unwrap();
+        om.create_bucket(&owner, bucket).await.unwrap();
         let taken = om
-            .create_object(&who, ObjectRef::new("b", "taken"), WriteIntent::default())
+            .create_object(&owner, ObjectRef::new("b", "taken"), WriteIntent::default())
             .await
             .unwrap();
-        om.commit_object(&who, taken.clone(), written(&taken), object("old"))
+        om.commit_object(&owner, taken.clone(), written(&taken), object("old"))
             .await
             .unwrap();
 
@@ -317,7 +317,7 @@ mod tests {
             ("k1", absent),
         ] {
             opens.push(
-                om.create_object(&who, ObjectRef::new("b", key), intent(condition))
+                om.create_object(&owner, ObjectRef::new("b", key), intent(condition))
                     .await
                     .unwrap(),
             );
@@ -325,14 +325,14 @@ mod tests {
         let mut bad_layout = written(&opens[2]);
         bad_layout[0].length = 0;
         let jobs = vec![
-            commit_job(&who, &opens[0], written(&opens[0]), object("e1")),
+            commit_job(&owner, &opens[0], written(&opens[0]), object("e1")),
             // Refused after its check: the open key is consumed.
-            commit_job(&who, &opens[1], written(&opens[1]), object("new")),
+            commit_job(&owner, &opens[1], written(&opens[1]), object("new")),
             // Refused before any change: the open key stays.
-            commit_job(&who, &opens[2], bad_layout, object("bad")),
-            commit_job(&who, &opens[3], written(&opens[3]), object("e2")),
+            commit_job(&owner, &opens[2], bad_layout, object("bad")),
+            commit_job(&owner, &opens[3], written(&opens[3]), object("e2")),
             // Sees the first commit of the same batch.
-            commit_job(&who, &opens[4], written(&opens[4]), object("e3")),
+            commit_job(&owner, &opens[4], written(&opens[4]), object("e3")),
         ];
         let (mut pending, answers): (VecDeque<_>, Vec<_>) = jobs.into_iter().unzip();
         let inner = Arc::clone(&om.inner);
@@ -350,29 +350,33 @@ mod tests {
         assert!(matches!(outcomes[4], Err(StorageError::PreconditionFailed)));
 
         assert_eq!(
-            om.lookup(&who, &ObjectRef::new("b", "k1"))
+            om.lookup(&owner, &ObjectRef::new("b", "k1"))
                 .await
                 .unwrap()
                 .etag,
             "e1"
         );
         assert_eq!(
-            om.lookup(&who, &ObjectRef::new("b", "k2"))
+            om.lookup(&owner, &ObjectRef::new("b", "k2"))
                 .await
                 .unwrap()
                 .etag,
             "e2"
         );
         assert_eq!(
-            om.lookup(&who, &ObjectRef::new("b", "taken"))
+            om.lookup(&owner, &ObjectRef::new("b", "taken"))
                 .await
                 .unwrap()
                 .etag,
             "old"
         );
-        assert!(om.lookup(&who, &ObjectRef::new("b", "bad")).await.is_err());
-        om.abort_object(&who, &opens[2]).await.unwrap();
-        assert!(om.abort_object(&who, &opens[1]).await.is_err());
+        assert!(
+            om.lookup(&owner, &ObjectRef::new("b", "bad"))
+                .await
+                .is_err()
+        );
+        om.abort_object(&owner, &opens[2]).await.unwrap();
+        assert!(om.abort_object(&owner, &opens[1]).await.is_err());
         // The refused commits' blocks, and the aborted one's, await reclamation.
         let queued = om.deleted_blocks(u64::MAX, 100).await.unwrap();
         for open in [&opens[1], &opens[2], &opens[4]] {
@@ -386,21 +390,21 @@ mod tests {
     async fn a_store_failure_abandons_the_batch_and_defers_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
-        let who = Identity::new("alice");
+        let owner = Owner::new("alice");
         let bucket = NewBucket {
             name: "b".into(),
             region: String::new(),
         };
-        om.create_bucket(&who, bucket).await.unwrap();
+        om.create_bucket(&owner, bucket).await.unwrap();
         let first = om
-            .create_object(&who, ObjectRef::new("b", "first"), WriteIntent::default())
+            .create_object(&owner, ObjectRef::new("b", "first"), WriteIntent::default())
             .await
             .unwrap();
         let later = om
-            .create_object(&who, ObjectRef::new("b", "later"), WriteIntent::default())
+            .create_object(&owner, ObjectRef::new("b", "later"), WriteIntent::default())
             .await
             .unwrap();
-        let (applied, applied_rx) = commit_job(&who, &first, written(&first), object("e1"));
+        let (applied, applied_rx) = commit_job(&owner, &first, written(&first), object("e1"));
         // Mutates, then fails as a broken disk would, half-way.
         let (answer, failed_rx) = oneshot::channel();
         let failing: Op<()> = Box::new(|_, _, txn| {
@@ -415,7 +419,7 @@ mod tests {
             op: failing,
             answer,
         });
-        let (deferred, deferred_rx) = commit_job(&who, &later, written(&later), object("e2"));
+        let (deferred, deferred_rx) = commit_job(&owner, &later, written(&later), object("e2"));
         let mut pending: VecDeque<Box<dyn Job>> = VecDeque::from([applied, failing, deferred]);
         let inner = Arc::clone(&om.inner);
         let mut pending = tokio::task::spawn_blocking(move || {
@@ -428,12 +432,12 @@ mod tests {
         assert!(matches!(failed_rx.await.unwrap(), Err(StorageError::Io(_))));
         // Nothing of the abandoned transaction was committed.
         assert!(
-            om.lookup(&who, &ObjectRef::new("b", "first"))
+            om.lookup(&owner, &ObjectRef::new("b", "first"))
                 .await
                 .is_err()
         );
         assert!(om.deleted_blocks(u64::MAX, 10).await.unwrap().is_empty());
-        om.abort_object(&who, &first).await.unwrap();
+        om.abort_object(&owner, &first).await.unwrap();
         // The operation after the failure was not applied; the next batch takes it.
         assert_eq!(pending.len(), 1);
         let inner = Arc::clone(&om.inner);

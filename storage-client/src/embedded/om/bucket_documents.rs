@@ -7,7 +7,7 @@ use redb::WriteTransaction;
 use super::{Inner, owned_bucket};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{BUCKET_DOCUMENTS, BUCKETS};
-use crate::{BucketDocument, Identity, Result, StorageError};
+use crate::{BucketDocument, Owner, Result, StorageError};
 
 impl Inner {
     pub(super) fn bucket_document(
@@ -26,13 +26,13 @@ impl Inner {
 
     pub(super) fn put_bucket_document(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         kind: BucketDocument,
         document: Option<&str>,
     ) -> Result<()> {
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         {
             let mut documents = txn.open_table(BUCKET_DOCUMENTS).db()?;
             let row = (bucket, kind.stored_name());

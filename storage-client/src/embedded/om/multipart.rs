@@ -20,7 +20,7 @@ use crate::multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, UploadInfo, position,
 };
 use crate::om::{ObjectRef, OpenKey, PartRef, ScanRange, UploadRef, validate_key};
-use crate::{BlockId, BlockLocation, Identity, KeyInfo, PartSummary, Result, StorageError};
+use crate::{BlockId, BlockLocation, KeyInfo, Owner, PartSummary, Result, StorageError};
 
 /// Upload ids are 128 random bits in hex: unguessable, and free of the
 /// 0x00 that separates key and id in an `UPLOADS` row.
@@ -48,17 +48,17 @@ fn upload_names(upload: &UploadRef) -> (&str, &str, &str) {
     (&upload.object.bucket, &upload.object.key, &upload.upload_id)
 }
 
-/// The upload's record if it exists and `who` started it.
+/// The upload's record if it exists and `owner` started it.
 fn owned_upload(
     uploads: &impl ReadableTable<&'static [u8], &'static [u8]>,
     row: &[u8],
-    who: &Identity,
+    owner: &Owner,
 ) -> Result<UploadRecord> {
     let record: UploadRecord = match uploads.get(row).db()? {
         Some(bytes) => decode(bytes.value())?,
         None => return Err(StorageError::NoSuchUpload),
     };
-    if record.owner != who.access_key {
+    if record.owner != owner.access_key {
         return Err(StorageError::AccessDenied);
     }
     Ok(record)
@@ -127,7 +127,7 @@ fn blocks_of(parts: &[(u16, PartRecord)]) -> impl Iterator<Item = BlockId> + '_ 
 impl Inner {
     pub(super) fn create_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
@@ -138,9 +138,9 @@ impl Inner {
             upload_id: upload_id.clone(),
         })?;
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let record = UploadRecord {
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
             initiated_ms: now_ms(),
             meta: upload.meta,
             tags: upload.tags,
@@ -155,22 +155,18 @@ impl Inner {
         Ok(upload_info(bucket, key, &upload_id, record))
     }
 
-    pub(super) fn multipart_upload(
-        &self,
-        who: &Identity,
-        upload: &UploadRef,
-    ) -> Result<UploadInfo> {
+    pub(super) fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
         let (bucket, key, upload_id) = upload_names(upload);
         let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
+        let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
         Ok(upload_info(bucket, key, upload_id, record))
     }
 
     pub(super) fn commit_part(
         &self,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
         part: &PartRef,
         blocks: &[BlockLocation],
@@ -178,11 +174,11 @@ impl Inner {
     ) -> Result<PartInfo> {
         let number = part.number;
         let txn = self.write()?;
-        let written = Self::take_open_key(&txn, who, open)?;
+        let written = Self::take_open_key(&txn, owner, open)?;
         // A bad block list is a caller bug: returning before `commit` keeps
         // the open key, so it can still be aborted.
         let stored = validate_layout(blocks, &written.blocks, self.settings.block_size)?;
-        let outcome = Self::store_part(&txn, who, open, part, stored, commit);
+        let outcome = Self::store_part(&txn, owner, open, part, stored, commit);
         let used: Vec<BlockId> = match &outcome {
             Ok(record) => record.blocks.iter().map(|b| b.block).collect(),
             Err(_) => Vec::new(),
@@ -199,7 +195,7 @@ impl Inner {
     /// the part in place, queueing the blocks of a part it replaces.
     fn store_part(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         open: &OpenKey,
         part: &PartRef,
         blocks: Vec<StoredBlock>,
@@ -217,8 +213,8 @@ impl Inner {
             ));
         }
         let row = upload_row(&part.upload)?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, &open.object.bucket, who)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, &open.object.bucket, owner)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
         let record = PartRecord {
             size: blocks.iter().map(|b| b.length).sum(),
             etag: commit.etag,
@@ -241,7 +237,7 @@ impl Inner {
 
     pub(super) fn list_parts(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload: &UploadRef,
         after: u16,
         limit: usize,
@@ -249,8 +245,8 @@ impl Inner {
         let (bucket, _, upload_id) = upload_names(upload);
         let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
         let parts = txn.open_table(PARTS).db()?;
         let mut out = Vec::new();
         if after >= MAX_PART_NUMBER {
@@ -269,7 +265,7 @@ impl Inner {
 
     pub(super) fn complete_multipart_upload(
         &self,
-        who: &Identity,
+        owner: &Owner,
         upload_ref: &UploadRef,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
@@ -277,8 +273,8 @@ impl Inner {
         let row = upload_row(upload_ref)?;
         let signer = self.signing_key()?;
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        let upload = owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
+        let upload = owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
         // Every failure below returns before `commit`, so the upload stays
         // as it was and the client may fix its list and retry.
         let parts = take_parts(&txn, upload_id)?;
@@ -298,7 +294,7 @@ impl Inner {
             size: summaries.iter().map(|p| p.size).sum(),
             etag: complete.etag,
             last_modified: SystemTime::now(),
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
             meta: upload.meta,
             tags: upload.tags,
             checksum: complete.checksum,
@@ -315,15 +311,15 @@ impl Inner {
             .collect();
         queue_for_reclaim(&txn, blocks_of(&unchosen))?;
         txn.commit().db()?;
-        Ok(self.key_info(&signer, who, bucket, key, record, version_id))
+        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
     }
 
-    pub(super) fn abort_multipart_upload(&self, who: &Identity, upload: &UploadRef) -> Result<()> {
+    pub(super) fn abort_multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<()> {
         let (bucket, _, upload_id) = upload_names(upload);
         let row = upload_row(upload)?;
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
+        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
         txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
         let parts = take_parts(&txn, upload_id)?;
         queue_for_reclaim(&txn, blocks_of(&parts))?;
@@ -332,12 +328,12 @@ impl Inner {
 
     pub(super) fn scan_multipart_uploads(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: &ScanRange,
     ) -> Result<Vec<UploadInfo>> {
         let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let uploads = txn.open_table(UPLOADS).db()?;
         scan_bucket(&uploads, scan, |name, value| {
             let record: UploadRecord = decode(value)?;

@@ -22,7 +22,7 @@ use crate::embedded::schema::{
 };
 use crate::om::{ObjectRef, ScanRange, validate_key};
 use crate::{
-    Deleted, Identity, MetaEntryChange, NULL_VERSION_ID, Result, StorageError, VersionEntry,
+    Deleted, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError, VersionEntry,
     Versioning,
 };
 
@@ -298,7 +298,7 @@ pub(super) fn install(
 /// marker becomes the key's latest version.
 pub(super) fn add_delete_marker(
     txn: &WriteTransaction,
-    who: &Identity,
+    owner: &Owner,
     object: &ObjectRef,
     state: Versioning,
 ) -> Result<Deleted> {
@@ -314,7 +314,7 @@ pub(super) fn add_delete_marker(
         id: version.id.clone(),
         version: StoredVersion::DeleteMarker {
             last_modified: SystemTime::now(),
-            owner: who.access_key.clone(),
+            owner: owner.access_key.clone(),
         },
     };
     txn.open_table(VERSIONS)
@@ -367,15 +367,15 @@ fn promote_newest(txn: &WriteTransaction, bucket: &str, key: &str) -> Result<()>
 }
 
 impl Inner {
-    pub(super) fn versioning(&self, who: &Identity, bucket: &str) -> Result<Versioning> {
+    pub(super) fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         read_state(&txn, bucket)
     }
 
     pub(super) fn set_versioning(
         &self,
-        who: &Identity,
+        owner: &Owner,
         bucket: &str,
         state: Versioning,
     ) -> Result<()> {
@@ -389,7 +389,7 @@ impl Inner {
             }
         };
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         txn.open_table(BUCKET_VERSIONING)
             .db()?
             .insert(bucket, value)
@@ -468,13 +468,13 @@ impl Inner {
     /// in S3. If it was current, the newest remaining one becomes current.
     pub(super) fn delete_version(
         txn: &WriteTransaction,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         id: &str,
     ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let checked = validate_key(key)
-            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who))
+            .and_then(|()| owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner))
             .and_then(|_| parse_version_id(id))
             .and_then(|_| write_state(txn, bucket));
         let state = match checked {
@@ -485,7 +485,7 @@ impl Inner {
             if id != NULL_VERSION_ID {
                 return Ok(Err(invalid_version_id()));
             }
-            return Self::delete_object(txn, who, object).map(|r| {
+            return Self::delete_object(txn, owner, object).map(|r| {
                 r.map(|_| Deleted {
                     version_id: Some(NULL_VERSION_ID.to_owned()),
                     delete_marker: false,
@@ -535,12 +535,12 @@ impl Inner {
     /// Replaces the tag set of one object version.
     pub(super) fn put_version_tags(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         id: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        self.rewrite_version(who, object, id, |record| {
+        self.rewrite_version(owner, object, id, |record| {
             record.tags = tags;
             Ok(())
         })
@@ -549,12 +549,12 @@ impl Inner {
     /// Changes one user metadata entry of one object version.
     pub(super) fn put_version_meta_entry(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         id: &str,
         change: MetaEntryChange,
     ) -> Result<()> {
-        self.rewrite_version(who, object, id, |record| {
+        self.rewrite_version(owner, object, id, |record| {
             change.apply(&mut record.meta.user)
         })
     }
@@ -564,7 +564,7 @@ impl Inner {
     /// A change that fails writes nothing.
     fn rewrite_version(
         &self,
-        who: &Identity,
+        owner: &Owner,
         object: &ObjectRef,
         id: &str,
         change: impl FnOnce(&mut KeyRecord) -> Result<()>,
@@ -572,11 +572,11 @@ impl Inner {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let txn = self.write()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         if write_state(&txn, bucket)? == Versioning::Unversioned {
             drop(txn);
             return match parse_version_id(id)? {
-                None => self.rewrite_record(who, object, change),
+                None => self.rewrite_record(owner, object, change),
                 Some(_) => Err(invalid_version_id()),
             };
         }
@@ -620,13 +620,13 @@ impl Inner {
     /// every version of it when `None`).
     pub(super) fn scan_versions(
         &self,
-        who: &Identity,
+        owner: &Owner,
         scan: &ScanRange,
         after_version: Option<&str>,
     ) -> Result<Vec<VersionEntry>> {
         let bucket = scan.bucket.as_str();
         let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, who)?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (keys, current, versions) = (
             txn.open_table(KEYS).db()?,
             txn.open_table(CURRENT_VERSIONS).db()?,
