@@ -100,6 +100,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Buckets, whoever owns them
+    Buckets {
+        #[command(subcommand)]
+        command: BucketsCommand,
+    },
     /// Check the gateway end to end: create a scratch bucket, PUT, GET and
     /// DELETE an object in it, delete the bucket; exit 1 on any failure
     Check {
@@ -128,6 +133,32 @@ enum KeysCommand {
         /// The access key id to delete, as `keys list` shows it
         #[arg(value_name = "ACCESS_KEY")]
         access_key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum BucketsCommand {
+    /// List every bucket: its owner, and the objects and bytes it holds (reads each bucket's whole listing)
+    List {
+        /// One JSON object per bucket and line ({"name", "owner", "owner_name", "created", "objects", "bytes", "noncurrent_versions", "noncurrent_bytes"}), for scripts
+        #[arg(long, id = "buckets_json")]
+        json: bool,
+    },
+    /// Give a bucket to another key (a deleted key's buckets, say); its ACL becomes the new owner's private one
+    SetOwner {
+        #[arg(value_name = "BUCKET", id = "owned_bucket")]
+        bucket: String,
+        /// The access key id of the new owner, as `keys list` shows it
+        #[arg(value_name = "ACCESS_KEY", id = "new_owner")]
+        access_key: String,
+    },
+    /// Delete a bucket; exits 1 if it is not empty, unless --force
+    Delete {
+        #[arg(value_name = "BUCKET", id = "doomed_bucket")]
+        bucket: String,
+        /// Delete every object, version, delete marker and upload in it first
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -288,6 +319,9 @@ fn admin(args: AdminArgs) -> ExitCode {
     };
     let command = match args.command {
         AdminCommand::Keys { command } => command,
+        AdminCommand::Buckets { command } => {
+            return runtime.block_on(buckets(&client, command));
+        }
         AdminCommand::Check { .. } => {
             return runtime.block_on(check::round_trip(&client)).map_or_else(
                 |e| {
@@ -344,6 +378,52 @@ fn admin(args: AdminArgs) -> ExitCode {
             ExitCode::FAILURE
         })
     })
+}
+
+/// Runs one `admin buckets` command.
+async fn buckets(client: &AdminClient, command: BucketsCommand) -> ExitCode {
+    let outcome = match command {
+        BucketsCommand::List { json: true } => client.list_buckets().await.map(|buckets| {
+            for bucket in buckets {
+                let line = serde_json::to_string(&bucket).expect("a bucket serialises");
+                println!("{line}");
+            }
+        }),
+        BucketsCommand::List { json: false } => client.list_buckets().await.map(|buckets| {
+            let width = buckets
+                .iter()
+                .map(|b| b.name.len())
+                .max()
+                .unwrap_or(0)
+                .max(6);
+            println!(
+                "{:<width$}  {:<20}  {:<16}  {:>10}  {:>14}",
+                "BUCKET", "OWNER", "OWNER_NAME", "OBJECTS", "BYTES"
+            );
+            for bucket in buckets {
+                let owner_name = bucket.owner_name.as_deref().unwrap_or("(deleted)");
+                println!(
+                    "{:<width$}  {:<20}  {owner_name:<16}  {:>10}  {:>14}",
+                    bucket.name, bucket.owner, bucket.objects, bucket.bytes
+                );
+            }
+        }),
+        BucketsCommand::SetOwner { bucket, access_key } => client
+            .set_bucket_owner(&bucket, &access_key)
+            .await
+            .map(|summary| println!("bucket {} is owned by {}", summary.name, summary.owner)),
+        BucketsCommand::Delete { bucket, force } => client
+            .delete_bucket(&bucket, force)
+            .await
+            .map(|()| println!("deleted bucket {bucket}")),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("s3-gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// The root key from flags or environment, else a `root = true` key of the

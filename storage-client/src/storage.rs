@@ -167,7 +167,22 @@ impl Storage {
 
     /// Buckets owned by `owner`, sorted by name.
     pub async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
-        self.om.list_buckets(owner).await
+        self.om.list_buckets(Some(owner)).await
+    }
+
+    /// Every bucket, whoever owns it, sorted by name: for the admin API
+    /// and the lifecycle worker (a deleted key's buckets included).
+    pub async fn all_buckets(&self) -> Result<Vec<BucketInfo>> {
+        self.om.list_buckets(None).await
+    }
+
+    /// Gives bucket `name` to `to` if it still belongs to `from`:
+    /// `PreconditionFailed` if it no longer does. The bucket's documents
+    /// are left as they are; the caller changes what names the owner.
+    pub async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+        let result = self.om.set_bucket_owner(name, from, to).await;
+        self.cache.wrote_bucket(name);
+        result
     }
 
     pub async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {

@@ -4,6 +4,7 @@
 //! - `POST /_s3gw/admin/keys?name=NAME` -> 200 `{"name", "access_key", "secret_key"}`
 //! - `GET /_s3gw/admin/keys` -> 200 `[{"name", "access_key", "is_root"}]` (no secrets)
 //! - `DELETE /_s3gw/admin/keys/ACCESS_KEY` -> 204, or 404 if there is no such key
+//! - the bucket commands of [`super::buckets`] under `/_s3gw/admin/buckets`
 //!
 //! `_s3gw` cannot be a bucket name (S3 forbids `_`), so in path style the
 //! namespace never collides with S3; in virtual-host style the path is an
@@ -22,12 +23,13 @@ use crate::error::{Code, S3Error};
 use crate::host;
 use crate::state::AppState;
 
-use super::keygen;
+use super::{buckets, keygen, no_such_key};
 use crate::credentials_file;
 
 /// Every path under this prefix belongs to the admin API.
 pub const PREFIX: &str = "/_s3gw/";
 const KEYS_PATH: &str = "/_s3gw/admin/keys";
+const BUCKETS_PATH: &str = "/_s3gw/admin/buckets";
 
 /// Serialises key changes so two concurrent deletes cannot each see
 /// another root key and together remove the last one, and two creates
@@ -119,15 +121,69 @@ async fn handle(
         if parts.method != Method::DELETE {
             return Err(S3Error::method_not_allowed());
         }
-        let access_key = percent_decode_str(encoded)
-            .decode_utf8()
-            .map_err(|_| S3Error::invalid_uri())?;
-        return delete_key(state, &access_key).await;
+        return delete_key(state, &decoded(encoded)?).await;
     }
-    Err(S3Error::new(
+    if path == BUCKETS_PATH {
+        return match parts.method {
+            Method::GET => json_response(StatusCode::OK, &buckets::list(&state.storage).await?),
+            _ => Err(S3Error::method_not_allowed()),
+        };
+    }
+    if let Some(rest) = path
+        .strip_prefix(BUCKETS_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+    {
+        let query = parts.uri.query().unwrap_or("");
+        return match (rest.split_once('/'), &parts.method) {
+            (Some((bucket, "owner")), &Method::PUT) if !bucket.is_empty() => {
+                let access_key = query_param(query, "access_key")?.ok_or_else(|| {
+                    S3Error::invalid_argument("The access_key parameter is required.")
+                })?;
+                let bucket = decoded(bucket)?;
+                let summary = buckets::set_owner(&state.storage, &bucket, &access_key).await?;
+                json_response(StatusCode::OK, &summary)
+            }
+            (None, &Method::DELETE) if !rest.is_empty() => {
+                let force = match query_param(query, "force")?.as_deref() {
+                    None | Some("false") => false,
+                    Some("true") => true,
+                    Some(_) => {
+                        return Err(S3Error::invalid_argument(
+                            "The force parameter is true or false.",
+                        ));
+                    }
+                };
+                buckets::delete(&state.storage, &decoded(rest)?, force).await?;
+                Ok(empty_response(StatusCode::NO_CONTENT))
+            }
+            (Some((_, "owner")), _) | (None, _) if !rest.is_empty() => {
+                Err(S3Error::method_not_allowed())
+            }
+            _ => Err(no_such_resource()),
+        };
+    }
+    Err(no_such_resource())
+}
+
+fn no_such_resource() -> S3Error {
+    S3Error::new(
         Code::NoSuchAdminResource,
         "The admin API has no such resource.",
-    ))
+    )
+}
+
+/// A path segment, percent-decoded.
+fn decoded(segment: &str) -> Result<String, S3Error> {
+    percent_decode_str(segment)
+        .decode_utf8()
+        .map(|text| text.into_owned())
+        .map_err(|_| S3Error::invalid_uri())
+}
+
+fn empty_response(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
 }
 
 async fn create_key(state: &AppState, parts: &Parts) -> Result<Response, S3Error> {
@@ -197,16 +253,7 @@ async fn delete_key(state: &AppState, access_key: &str) -> Result<Response, S3Er
     // Drop cached secrets and signing keys so the key is refused at once.
     state.verifier.forget(access_key);
     tracing::info!(%access_key, "key deleted");
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::NO_CONTENT;
-    Ok(response)
-}
-
-fn no_such_key(access_key: &str) -> S3Error {
-    S3Error::new(
-        Code::NoSuchEntity,
-        format!("No key with access key id {access_key}."),
-    )
+    Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
 fn json_response(status: StatusCode, value: &impl Serialize) -> Result<Response, S3Error> {

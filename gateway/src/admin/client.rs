@@ -18,6 +18,7 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 
 use super::api::{CreatedKey, KeySummary};
+use super::buckets::BucketSummary;
 
 /// Characters SigV4 leaves unencoded; everything else is percent-encoded.
 const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
@@ -163,6 +164,38 @@ impl AdminClient {
             }
             Err(e) => Err(e),
         }
+    }
+
+    pub async fn list_buckets(&self) -> Result<Vec<BucketSummary>, ClientError> {
+        let body = self
+            .send(Method::GET, "/_s3gw/admin/buckets", None, &[])
+            .await?;
+        serde_json::from_slice(&body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    pub async fn set_bucket_owner(
+        &self,
+        bucket: &str,
+        access_key: &str,
+    ) -> Result<BucketSummary, ClientError> {
+        let path = format!(
+            "/_s3gw/admin/buckets/{}/owner",
+            utf8_percent_encode(bucket, UNRESERVED)
+        );
+        let query = format!("access_key={}", utf8_percent_encode(access_key, UNRESERVED));
+        let body = self.send(Method::PUT, &path, Some(&query), &[]).await?;
+        serde_json::from_slice(&body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// Deletes the bucket; with `force`, everything in it first.
+    pub async fn delete_bucket(&self, bucket: &str, force: bool) -> Result<(), ClientError> {
+        let path = format!(
+            "/_s3gw/admin/buckets/{}",
+            utf8_percent_encode(bucket, UNRESERVED)
+        );
+        let query = force.then_some("force=true");
+        self.send(Method::DELETE, &path, query, &[]).await?;
+        Ok(())
     }
 
     /// Sends one signed request (`path` already percent-encoded) and returns

@@ -450,7 +450,7 @@ impl Inner {
         }
     }
 
-    fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
+    fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {
         let txn = self.db.begin_read()?;
         let buckets = txn.open_table(BUCKETS).db()?;
         let mut out = Vec::new();
@@ -459,11 +459,25 @@ impl Inner {
         for row in buckets.iter().db()? {
             let (name, value) = row.db()?;
             let record: BucketRecord = decode(value.value())?;
-            if record.owner == owner.access_key {
+            if owner.is_none_or(|owner| record.owner == owner.access_key) {
                 out.push(bucket_info(name.value(), record));
             }
         }
         Ok(out)
+    }
+
+    fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+        let txn = self.write()?;
+        {
+            let mut buckets = txn.open_table(BUCKETS).db()?;
+            let mut record = match owned_bucket(&buckets, name, from) {
+                Err(StorageError::AccessDenied) => return Err(StorageError::PreconditionFailed),
+                found => found?,
+            };
+            record.owner = to.access_key.clone();
+            buckets.insert(name, encode(&record)?.as_slice()).db()?;
+        }
+        txn.commit().db()
     }
 
     fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
@@ -1050,9 +1064,15 @@ impl BucketStore for EmbeddedOm {
         self.run(move |om| om.bucket(&name)).await
     }
 
-    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
-        let owner = owner.clone();
-        self.run(move |om| om.list_buckets(&owner)).await
+    async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {
+        let owner = owner.cloned();
+        self.run(move |om| om.list_buckets(owner.as_ref())).await
+    }
+
+    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+        let (name, from, to) = (name.to_owned(), from.clone(), to.clone());
+        self.run(move |om| om.set_bucket_owner(&name, &from, &to))
+            .await
     }
 
     async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {

@@ -22,8 +22,12 @@ pub(crate) trait BucketStore: Send + Sync {
     /// so it is loaded (and cached) without an identity, for the gateway
     /// to decide on. `NoSuchBucket` if none.
     async fn bucket(&self, name: &str) -> Result<BucketInfo>;
-    /// Buckets owned by `owner`, sorted by name.
-    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>>;
+    /// Buckets owned by `owner` (`None`: every bucket), sorted by name.
+    async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>>;
+    /// Gives the bucket to `to`, if it still belongs to `from` (checked
+    /// atomically where the back end has transactions):
+    /// `PreconditionFailed` otherwise, `NoSuchBucket` if there is none.
+    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()>;
     /// `BucketNotEmpty` unless the bucket holds no object; uploads in
     /// progress end with it, as in S3.
     async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()>;

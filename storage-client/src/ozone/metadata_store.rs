@@ -625,20 +625,22 @@ impl BucketStore for OzoneMetadata {
         self.info_bucket(name).await
     }
 
-    async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
+    async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {
         let mut owned = Vec::new();
         let mut start = String::new();
+        // Every bucket is listed as the gateway's system identity.
+        let signer = owner.map_or(SYSTEM_OWNER, |owner| &owner.access_key);
         loop {
             let page = self
                 .om
-                .list_buckets(&owner.access_key, &self.bucket_prefix, &start, LIST_BATCH)
+                .list_buckets(signer, &self.bucket_prefix, &start, LIST_BATCH)
                 .await?;
             let Some(last) = page.last() else { break };
             start = last.name.clone();
             let full = page.len() >= LIST_BATCH;
             owned.extend(
                 page.into_iter()
-                    .filter(|b| b.owner == owner.access_key)
+                    .filter(|b| owner.is_none_or(|owner| b.owner == owner.access_key))
                     .map(|b| self.facade_bucket(b)),
             );
             if !full {
@@ -646,6 +648,19 @@ impl BucketStore for OzoneMetadata {
             }
         }
         Ok(owned)
+    }
+
+    /// The OM has no conditional set-owner: the owner is checked first,
+    /// then changed (a change by another replica in between is not seen).
+    /// Signed as the system identity: `from` may be a deleted key, whose
+    /// secret is gone.
+    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+        if self.info_bucket(name).await?.owner != from.access_key {
+            return Err(StorageError::PreconditionFailed);
+        }
+        self.om
+            .set_bucket_owner(SYSTEM_OWNER, &self.ozone_name(name), &to.access_key)
+            .await
     }
 
     async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
@@ -659,7 +674,6 @@ impl BucketStore for OzoneMetadata {
     }
 }
 
-/// Authorised by the facade, like every bucket-scoped call here.
 #[async_trait]
 impl BucketDocumentStore for OzoneMetadata {
     async fn bucket_document(

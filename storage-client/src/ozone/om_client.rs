@@ -543,6 +543,21 @@ impl OmClient {
             .ok_or_else(|| missing("InfoBucket", "bucketInfo"))
     }
 
+    /// Makes `owner` the bucket's owner.
+    pub async fn set_bucket_owner(&self, access_id: &str, name: &str, owner: &str) -> Result<()> {
+        let (volume, bucket) = volume_and_bucket(name);
+        let command = Command::SetBucketProperty(ozone::SetBucketPropertyRequest {
+            bucket_args: Some(ozone::BucketArgs {
+                volume_name: volume.into(),
+                bucket_name: bucket.into(),
+                owner_name: Some(owner.into()),
+            }),
+        });
+        self.submit(access_id, Type::SetBucketProperty, command)
+            .await?;
+        Ok(())
+    }
+
     /// `BucketNotEmpty` while the bucket holds keys.
     pub async fn delete_bucket(&self, access_id: &str, name: &str) -> Result<()> {
         let (volume, bucket) = volume_and_bucket(name);

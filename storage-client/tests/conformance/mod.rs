@@ -19,8 +19,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    Credential, KeyInfo, ListQuery, NewObject, ObjectMeta, Owner, Result, Storage, StorageError,
-    WriteCondition, WriteIntent,
+    Credential, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta, Owner, Result, Storage,
+    StorageError, WriteCondition, WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -60,6 +60,7 @@ macro_rules! suite {
     ($open:expr, $caps:expr $(, #[$attr:meta])*) => {
         conformance::suite!(@cases ($open) ($caps) ($(#[$attr])*)
             buckets_and_ownership
+            a_bucket_changes_hands
             put_get_overwrite_delete
             ranges
             empty_object
@@ -247,6 +248,60 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         .map(|b| b.name)
         .collect();
     assert_eq!(names, ["zeta"]);
+}
+
+/// The admin's view: every bucket whoever owns it, and a bucket given to
+/// another key only while it still belongs to the one named.
+pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
+    let (a, b) = (alice(), bob());
+    s.create_bucket(&a, "handed", "").await.unwrap();
+    s.create_bucket(&b, "kept", "").await.unwrap();
+    let every: Vec<(String, String)> = s
+        .all_buckets()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.name, b.owner))
+        .collect();
+    assert_eq!(
+        every,
+        [
+            ("handed".to_owned(), "AKIDALICE".to_owned()),
+            ("kept".to_owned(), "AKIDBOB".to_owned())
+        ]
+    );
+    put(s, &a, "handed", "k", b"x").await;
+    let upload = s
+        .create_multipart_upload(&a, "handed", "big", NewUpload::default())
+        .await
+        .unwrap()
+        .upload_id;
+    assert_err(
+        s.set_bucket_owner("handed", &b, &a).await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "set-owner naming the wrong current owner",
+    );
+    s.set_bucket_owner("handed", &a, &b).await.unwrap();
+    assert_eq!(s.bucket_facts("handed").await.unwrap().owner, "AKIDBOB");
+    let bobs: Vec<String> = s
+        .list_buckets(&b)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(bobs, ["handed", "kept"]);
+    assert!(s.list_buckets(&a).await.unwrap().is_empty());
+    assert_eq!(get(s, &b, "handed", "k").await.unwrap(), b"x");
+    // An upload begun before belongs to the bucket, so to its new owner.
+    s.abort_multipart_upload(&b, "handed", "big", &upload)
+        .await
+        .unwrap();
+    assert_err(
+        s.set_bucket_owner("nope", &a, &b).await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "set-owner of a missing bucket",
+    );
 }
 
 pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {

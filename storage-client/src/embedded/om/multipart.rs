@@ -48,20 +48,17 @@ fn upload_names(upload: &UploadRef) -> (&str, &str, &str) {
     (&upload.object.bucket, &upload.object.key, &upload.upload_id)
 }
 
-/// The upload's record if it exists and `owner` started it.
-fn owned_upload(
+/// The upload's record, if it exists. Whoever started it, it belongs to
+/// its bucket: every caller checks the bucket's owner first (so an upload
+/// begun before the bucket changed owner is the new owner's to finish).
+fn upload_record(
     uploads: &impl ReadableTable<&'static [u8], &'static [u8]>,
     row: &[u8],
-    owner: &Owner,
 ) -> Result<UploadRecord> {
-    let record: UploadRecord = match uploads.get(row).db()? {
-        Some(bytes) => decode(bytes.value())?,
-        None => return Err(StorageError::NoSuchUpload),
-    };
-    if record.owner != owner.access_key {
-        return Err(StorageError::AccessDenied);
+    match uploads.get(row).db()? {
+        Some(bytes) => decode(bytes.value()),
+        None => Err(StorageError::NoSuchUpload),
     }
-    Ok(record)
 }
 
 fn upload_info(bucket: &str, key: &str, upload_id: &str, record: UploadRecord) -> UploadInfo {
@@ -160,7 +157,7 @@ impl Inner {
         let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        let record = owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
+        let record = upload_record(&txn.open_table(UPLOADS).db()?, &row)?;
         Ok(upload_info(bucket, key, upload_id, record))
     }
 
@@ -214,7 +211,7 @@ impl Inner {
         }
         let row = upload_row(&part.upload)?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, &open.object.bucket, owner)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
+        upload_record(&txn.open_table(UPLOADS).db()?, &row)?;
         let record = PartRecord {
             size: blocks.iter().map(|b| b.length).sum(),
             etag: commit.etag,
@@ -246,7 +243,7 @@ impl Inner {
         let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
+        upload_record(&txn.open_table(UPLOADS).db()?, &row)?;
         let parts = txn.open_table(PARTS).db()?;
         let mut out = Vec::new();
         if after >= MAX_PART_NUMBER {
@@ -274,7 +271,7 @@ impl Inner {
         let signer = self.signing_key()?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        let upload = owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
+        let upload = upload_record(&txn.open_table(UPLOADS).db()?, &row)?;
         // Every failure below returns before `commit`, so the upload stays
         // as it was and the client may fix its list and retry.
         let parts = take_parts(&txn, upload_id)?;
@@ -319,7 +316,7 @@ impl Inner {
         let row = upload_row(upload)?;
         let txn = self.write()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        owned_upload(&txn.open_table(UPLOADS).db()?, &row, owner)?;
+        upload_record(&txn.open_table(UPLOADS).db()?, &row)?;
         txn.open_table(UPLOADS).db()?.remove(row.as_slice()).db()?;
         let parts = take_parts(&txn, upload_id)?;
         queue_for_reclaim(&txn, blocks_of(&parts))?;
