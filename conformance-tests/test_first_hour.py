@@ -89,16 +89,36 @@ def test_a_restart_prints_the_key_id_and_an_admin_command_for_this_instance(newc
     # A new port: the hint must name this one, not the default.
     process, printed = start(data_dir, env)
     try:
-        assert len(printed) == 3, printed
-        assert printed[0].startswith("Root access key id: S3GW"), printed
+        assert len(printed) == 4, printed
+        assert printed[0] == f"Data: {data_dir.resolve()}", printed
+        assert printed[1].startswith("Root access key id: S3GW"), printed
         prefix, suffix = "Manage keys with: ", " (also keys create --name NAME, keys delete ACCESS_KEY)"
-        assert printed[1].startswith(prefix) and printed[1].endswith(suffix), printed
-        command = printed[1][len(prefix):-len(suffix)]
-        endpoint = printed[2].split()[-1]
+        assert printed[2].startswith(prefix) and printed[2].endswith(suffix), printed
+        command = printed[2][len(prefix):-len(suffix)]
+        endpoint = printed[3].split()[-1]
         assert f"--endpoint {endpoint}" in command and f"--region {REGION}" in command, command
         listed = run_in_shell(command, env)
         assert listed.returncode == 0, listed.stderr
         rows = [line.split() for line in listed.stdout.splitlines()]
-        assert rows[0] == ["NAME", "ACCESS_KEY", "ROOT"] and ["root", printed[0].split()[-1], "yes"] in rows, rows
+        assert rows[0] == ["NAME", "ACCESS_KEY", "ROOT"] and ["root", printed[1].split()[-1], "yes"] in rows, rows
+    finally:
+        stop(process)
+
+
+def test_the_start_names_its_data_dir_and_says_when_it_made_a_new_one(newcomer, tmp_path):
+    data_dir, env = newcomer
+    process, printed = start(data_dir, env)
+    stop(process)
+    assert printed[0] == f"Data: {data_dir.resolve()} (new: created by this start)", printed
+    # The same relative data dir from another working directory is another store.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    process = subprocess.Popen(
+        [str(gateway_binary()), "--listen", f"127.0.0.1:{free_port()}", "--region", REGION],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True, env=env,
+        cwd=elsewhere)
+    try:
+        first = process.stdout.readline().rstrip("\n")
+        assert first == f"Data: {(elsewhere / 'data').resolve()} (new: created by this start)", first
     finally:
         stop(process)

@@ -210,6 +210,9 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         };
         let shutdown = shutdown.requested();
         tokio::pin!(shutdown);
+        // A start from another directory makes a new store under a
+        // relative data dir: the data line says so.
+        let data_dir_existed = config.data_dir.exists();
         let opened = tokio::select! {
             opened = Gateway::open(&config) => opened,
             () = &mut shutdown => {
@@ -242,9 +245,19 @@ fn serve(flags: &ServeArgs) -> ExitCode {
             Backend::Embedded => format!("embedded in {}", config.data_dir.display()),
             Backend::Ozone(ozone) => format!("ozone at {}", ozone.om.join(",")),
         };
+        let data = match &config.backend {
+            Backend::Embedded => {
+                let dir = std::fs::canonicalize(&config.data_dir)
+                    .unwrap_or_else(|_| config.data_dir.clone());
+                let new = if data_dir_existed { "" } else { " (new: created by this start)" };
+                format!("{}{new}", dir.display())
+            }
+            Backend::Ozone(ozone) => format!("Apache Ozone, OM {}", ozone.om.join(",")),
+        };
         // Logged before the endpoint line, which tools wait for.
         let addresses: Vec<String> = gateway.local_addrs().iter().map(ToString::to_string).collect();
         tracing::info!(%endpoint, addresses = %addresses.join(","), %backend, region = %config.region, "serving");
+        println!("Data: {data}");
         print!("{}", gateway.root_keys().banner(&instance));
         println!("s3-gateway listening on {endpoint}");
         tokio::spawn(server::reload_on_hangup(hangups, gateway.certificates()));

@@ -198,12 +198,13 @@ def test_embedded_gateway_toml_and_keys_file_start_the_gateway(tmp_path):
         process = subprocess.Popen([str(gateway_binary()), "--config", str(config)], env=env, text=True,
                                    stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL)
     try:
-        # The banner: the root keys, then the endpoint (EOF if it exits).
+        # The banner: the data line, the root keys, then the endpoint (EOF if it exits).
         banner = []
         while not banner or not (banner[-1] == "" or banner[-1].startswith("s3-gateway listening on ")):
             banner.append(process.stdout.readline())
         assert banner[-1].startswith("s3-gateway listening on http://127.0.0.1:"), "".join(banner) + log.read_text()
-        assert "S3GWEXAMPLEKEY000002, S3GWEXAMPLEROOT00001" in banner[0], "the keys file's root key is loaded"
+        assert banner[0].startswith("Data: "), banner
+        assert "S3GWEXAMPLEKEY000002, S3GWEXAMPLEROOT00001" in banner[1], "the keys file's root key is loaded"
         endpoint = banner[-1].split()[-1]
         # Serving (and so handling SIGTERM) once /health answers.
         assert requests.get(f"{endpoint}/health", timeout=10).status_code == 200
