@@ -57,7 +57,9 @@ def kind_of(command: str) -> str:
         return "aws"
     words = CARGO_RUN.sub("s3-gateway", command).split()
     words = [w for w in words if not re.fullmatch(r"[A-Z0-9_]+=\S*", w)]
-    if words[:2] in (["s3-gateway", "admin"], ["s3-gateway", "version"]):
+    if words[:1] == ["source"] and "s3-gateway completions" in command:
+        return "admin"
+    if words[:2] in (["s3-gateway", "admin"], ["s3-gateway", "version"], ["s3-gateway", "man"]):
         return "admin"
     if words[:1] == ["s3-gateway"]:
         return "server"
@@ -183,7 +185,7 @@ def test_the_admin_examples_run(local, own_server):
     root.put_object(Bucket="photos", Key="cat.jpg", Body=b"meow")
     env = shell_env(local)
     env.update(S3GW_ENDPOINT=own_server.endpoint, S3GW_ROOT_ACCESS_KEY=own_server.access_key,
-               S3GW_ROOT_SECRET_KEY=own_server.secret_key)
+               S3GW_ROOT_SECRET_KEY=own_server.secret_key, HOME=str(local))
     created = None
     for where, command in commands_of("admin"):
         if created is not None:

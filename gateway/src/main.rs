@@ -1,5 +1,6 @@
-//! The `s3-gateway` command: serve S3 (the default), manage keys on a running
-//! server, or print the version.
+//! The `s3-gateway` command: serve S3 (the default), manage keys and
+//! buckets on a running server, or print the version, the settings, shell
+//! completions or the man pages (both generated from this definition).
 //!
 //! Exit codes: 0 success, 1 runtime failure (including "no such key" for
 //! `admin keys delete`, and an Ozone Manager that does not answer at start),
@@ -8,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use s3_gateway::admin::bootstrap::{Instance, ROOT_CREDENTIALS_FILE, RootSource};
 use s3_gateway::admin::check;
 use s3_gateway::admin::client::{AdminClient, Trust};
@@ -47,6 +48,17 @@ enum Command {
     },
     /// Print the version
     Version,
+    /// Print a shell completion script, e.g. `s3-gateway completions bash > /etc/bash_completion.d/s3-gateway`
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `s3-gateway man > /usr/local/share/man/man1/s3-gateway.1`
+    Man {
+        /// Write every page (s3-gateway.1 and one per subcommand, such as s3-gateway-admin-buckets.1) into DIR instead
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The admin flags carry `admin_*` ids: clap shares one id namespace
@@ -179,6 +191,25 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Admin(args)) => admin(args),
+        Some(Command::Completions { shell }) => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "s3-gateway", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Man { dir }) => {
+            let written = match dir {
+                Some(dir) => std::fs::create_dir_all(&dir)
+                    .and_then(|()| clap_mangen::generate_to(Cli::command(), dir)),
+                None => clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()),
+            };
+            written.map_or_else(
+                |e| {
+                    eprintln!("s3-gateway: cannot write the man page: {e}");
+                    ExitCode::FAILURE
+                },
+                |()| ExitCode::SUCCESS,
+            )
+        }
     }
 }
 

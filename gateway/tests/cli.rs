@@ -521,6 +521,64 @@ fn version_names_the_commit_and_its_date() {
 }
 
 #[test]
+fn completions_and_the_man_page_come_from_the_cli_definition() {
+    let bash = gateway()
+        .args(["completions", "bash"])
+        .output()
+        .expect("runs");
+    assert!(bash.status.success(), "{bash:?}");
+    let script = String::from_utf8_lossy(&bash.stdout);
+    for word in ["admin", "buckets", "set-owner", "--force", "--data-dir"] {
+        assert!(script.contains(word), "bash completions lack {word}");
+    }
+    // Bash takes the script and registers the completion.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s3-gateway.bash");
+    std::fs::write(&file, script.as_bytes()).unwrap();
+    let loaded = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p s3-gateway",
+            file.display()
+        ))
+        .output()
+        .expect("bash runs");
+    assert!(loaded.status.success(), "{loaded:?}");
+
+    let man = gateway().arg("man").output().expect("runs");
+    assert!(man.status.success(), "{man:?}");
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH s3-gateway 1"),
+        "{page}"
+    );
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH SUBCOMMANDS"] {
+        assert!(page.contains(section), "the man page lacks {section}");
+    }
+    assert!(page.contains("s3\\-gateway\\-admin(1)"), "{page}");
+    // And the pages it names, one per subcommand.
+    let pages = gateway()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(pages.status.success(), "{pages:?}");
+    for name in [
+        "s3-gateway.1",
+        "s3-gateway-admin.1",
+        "s3-gateway-admin-buckets-set-owner.1",
+    ] {
+        assert!(dir.path().join(name).is_file(), "no {name}");
+    }
+
+    let unknown = gateway()
+        .args(["completions", "nosh"])
+        .output()
+        .expect("runs");
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
+}
+
+#[test]
 fn help_shows_defaults_and_no_placeholders_or_empty_env_values() {
     let serve = gateway().arg("--help").output().expect("runs");
     // Lines joined: clap wraps help at the terminal's width when a crate in
