@@ -271,6 +271,32 @@ def test_json_access_log_names_everything_about_a_request(launch):
     assert [fields["access_key"] for fields in refused] == ["-"], refused
 
 
+def logged_client(server, headers: dict) -> str:
+    """The access log's `client` for one anonymous request sent with `headers`."""
+    answer = requests.get(f"{server.endpoint}/no-such-bucket-xff/k", headers=headers, timeout=10)
+    request_id = answer.headers["x-amz-request-id"]
+    server.wait_for_log(request_id)
+    entries = [json.loads(line) for line in server.log().splitlines() if line.strip()]
+    return next(entry["fields"]["client"] for entry in entries if entry.get("target") == "s3_gateway::access"
+                and entry["fields"]["request_id"] == request_id)
+
+
+def test_the_client_a_trusted_proxy_forwards_is_logged_and_nobody_elses(launch):
+    # This test's requests come from 127.0.0.1: a proxy only where it is trusted.
+    trusting = launch("--log-format", "json", "--trusted-proxies", "127.0.0.0/8, ::1")
+    forwarded = {"X-Forwarded-For": "198.51.100.1, 203.0.113.9"}
+    # The rightmost address the proxy did not add itself; what the client claimed left of it is not believed.
+    assert logged_client(trusting, forwarded) == "203.0.113.9"
+    assert logged_client(trusting, {"X-Forwarded-For": "198.51.100.1, 203.0.113.9, 127.0.0.5"}) == "203.0.113.9"
+    assert logged_client(trusting, {}) == "127.0.0.1"
+    # Without the setting, the header is anyone's claim: the peer is logged.
+    plain = launch("--log-format", "json")
+    assert logged_client(plain, forwarded) == "127.0.0.1"
+    refused = subprocess.run([str(gateway_binary()), "--trusted-proxies", "10.0.0.0/33"], capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 2 and "--trusted-proxies" in refused.stderr, refused.stderr
+
+
 def test_the_access_log_can_be_turned_off(launch):
     server = launch("--access-log", "false")
     requests.get(f"{server.endpoint}/some-bucket", timeout=10)

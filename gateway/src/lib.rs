@@ -19,6 +19,7 @@ pub mod access_control;
 pub mod admin;
 pub mod auth;
 pub mod checksum;
+pub mod client_address;
 pub mod config;
 pub mod credentials_file;
 pub mod error;

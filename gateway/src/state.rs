@@ -7,6 +7,7 @@ use std::sync::Arc;
 use storage_client::{Credential, Storage};
 
 use crate::auth::{CredentialSource, Verifier};
+use crate::client_address::TrustedProxies;
 use crate::config::{Config, Limits};
 use crate::error::S3Error;
 use crate::parsed_documents::ParsedDocuments;
@@ -22,6 +23,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Whether each request is logged.
     pub access_log: bool,
+    /// Whose `X-Forwarded-For` names a request's client.
+    pub trusted_proxies: TrustedProxies,
     /// Bucket policies, ACLs, public access blocks and CORS rules, parsed.
     pub parsed_documents: ParsedDocuments,
 }
@@ -42,6 +45,7 @@ impl AppState {
             domain: config.domain.clone(),
             limits: config.limits.clone(),
             access_log: config.access_log,
+            trusted_proxies: config.trusted_proxies.clone(),
             parsed_documents: ParsedDocuments::default(),
         }
     }

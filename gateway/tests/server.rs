@@ -30,6 +30,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         data_dir: data_dir.to_path_buf(),
         region: "us-east-1".into(),
         domain: None,
+        trusted_proxies: Default::default(),
         keys: Vec::new(),
         credentials: None,
         root_key: root,

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use storage_client::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 
+use crate::client_address::TrustedProxies;
 use crate::credentials_file::{self, KeyEntry};
 use crate::lifecycle::worker::Schedule;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
@@ -44,6 +45,8 @@ pub struct Config {
     pub region: String,
     /// Base domain for virtual-host style (`bucket.<domain>`).
     pub domain: Option<String>,
+    /// The proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: TrustedProxies,
     /// Keys loaded from the credentials file, upserted into storage at start.
     pub keys: Vec<KeyEntry>,
     /// The credentials file `keys` came from.
@@ -327,6 +330,10 @@ impl Layer {
         let data_dir = self.data_dir()?;
         let region = self.region()?;
         let domain = self.word("domain")?.map(|s| s.value.to_ascii_lowercase());
+        let trusted_proxies = match self.get("trusted_proxies") {
+            None => TrustedProxies::default(),
+            Some(s) => TrustedProxies::parse(s.value.split(',')).map_err(|why| s.invalid(&why))?,
+        };
         let keys = match self.get("credentials") {
             Some(s) => private_file::check(Path::new(&s.value), "secret keys")
                 .map_err(|why| format!("credentials file {why}"))
@@ -398,6 +405,7 @@ impl Layer {
             data_dir,
             region,
             domain,
+            trusted_proxies,
             keys,
             credentials: self.get("credentials").map(|s| PathBuf::from(&s.value)),
             root_key,

@@ -262,6 +262,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Base domain for virtual-host style (`bucket.HOST`)",
     },
     Setting {
+        key: "trusted_proxies",
+        kind: Kind::List("ADDR[/PREFIX][,...]"),
+        default: Default::Unset("none: the connection's peer is the client"),
+        read_by: ReadBy::Both,
+        help: "Proxies (load balancers) whose X-Forwarded-For names the client",
+        doc: "Address blocks of the proxies in front (e.g. `10.0.0.0/8`): from them, the client is the address they forward in `X-Forwarded-For` (read from the right, past every trusted hop); from anyone else the header is ignored. Used by the access log's `client`; TOML: a string or an array",
+    },
+    Setting {
         key: "credentials",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),

@@ -4,7 +4,7 @@
 //! metrics and, unless turned off, written as the request's one access log
 //! line (target `s3_gateway::access`).
 
-use std::net::SocketAddr;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,8 +39,9 @@ pub struct AccessEntry {
     /// The access key id the request's signature proved; none when
     /// anonymous or refused before that.
     pub access_key: Option<String>,
-    /// The connection's peer (a load balancer's address behind one).
-    pub client: Option<SocketAddr>,
+    /// The connection's peer, or the client a trusted proxy forwarded
+    /// (see [`crate::client_address`]).
+    pub client: Option<IpAddr>,
 }
 
 impl RequestRecord {
@@ -74,12 +75,12 @@ impl RequestRecord {
 
 /// A client's address as the access log writes it: its IP, `-` if unknown
 /// (written straight into the line, no string of its own).
-struct Client(Option<SocketAddr>);
+struct Client(Option<IpAddr>);
 
 impl std::fmt::Display for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
-            Some(address) => address.ip().fmt(f),
+            Some(address) => address.fmt(f),
             None => f.write_str("-"),
         }
     }

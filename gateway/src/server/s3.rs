@@ -61,7 +61,10 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         method: request.method().clone(),
         bucket: None,
         access_key: None,
-        client: request.extensions().get::<ClientAddr>().map(|c| c.0),
+        client: request.extensions().get::<ClientAddr>().map(|peer| {
+            let trusted = &shared.app.trusted_proxies;
+            trusted.client(peer.0.ip(), request.headers())
+        }),
     });
     let mut record = RequestRecord::start(&shared.metrics, access);
     if let Some(error) = refusal {
