@@ -32,6 +32,7 @@ BAD_TEXT = {
     "choice": ["xml"],
     "text": [5],
     "path": [5],
+    "list": [5, [5]],
 }
 BAD_WORDS = {"region": ["EU-WEST-1"], "domain": ["s3.example.com/bucket"]}
 # Values the gateway accepts, written as text, by kind.
