@@ -297,6 +297,50 @@ def test_the_client_a_trusted_proxy_forwards_is_logged_and_nobody_elses(launch):
     assert refused.returncode == 2 and "--trusted-proxies" in refused.stderr, refused.stderr
 
 
+def through_proxy(server, header: bytes, path: str = "/no-such-bucket-proxy/k", extra: str = "") -> bytes:
+    """One anonymous HTTP/1.1 request on a new connection that starts with `header`; the answer's bytes."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\r\n"
+        sock.sendall(header + request.encode())
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:  # closed with the request unread
+            pass
+        return answer
+
+
+def logged_client_of(server, answer: bytes) -> str:
+    request_id = re.search(rb"x-amz-request-id: (\w+)", answer, re.IGNORECASE).group(1).decode()
+    server.wait_for_log(request_id)
+    entries = [json.loads(line) for line in server.log().splitlines() if line.strip()]
+    return next(entry["fields"]["client"] for entry in entries if entry.get("target") == "s3_gateway::access"
+                and entry["fields"]["request_id"] == request_id)
+
+
+def test_a_trusted_proxys_proxy_protocol_header_names_the_client(launch):
+    server = launch("--log-format", "json", "--trusted-proxies", "127.0.0.0/8", "--proxy-protocol", "true")
+    v1 = through_proxy(server, b"PROXY TCP4 203.0.113.9 127.0.0.1 51234 9878\r\n")
+    assert v1.startswith(b"HTTP/1.1 404") and logged_client_of(server, v1) == "203.0.113.9", v1
+    v2 = (b"\r\n\r\n\0\r\nQUIT\n" + bytes([0x21, 0x11, 0, 12]) + bytes([198, 51, 100, 7, 127, 0, 0, 1])
+          + (40000).to_bytes(2, "big") + (9878).to_bytes(2, "big"))
+    answer = through_proxy(server, v2)
+    assert logged_client_of(server, answer) == "198.51.100.7", answer
+    # The client the header named is no proxy: its X-Forwarded-For is its own claim.
+    claimed = through_proxy(server, b"PROXY TCP4 203.0.113.9 127.0.0.1 51234 9878\r\n",
+                            extra="X-Forwarded-For: 192.0.2.1\r\n")
+    assert logged_client_of(server, claimed) == "203.0.113.9"
+    # The proxy's own health check (v2 LOCAL) is served as the proxy's.
+    local = through_proxy(server, b"\r\n\r\n\0\r\nQUIT\n" + bytes([0x20, 0x00, 0, 0]), path="/health")
+    assert local.startswith(b"HTTP/1.1 200"), local
+    # From a trusted proxy a connection without the header is closed unanswered.
+    assert through_proxy(server, b"") == b""
+    needs_proxies = subprocess.run([str(gateway_binary()), "--proxy-protocol", "true"], capture_output=True,
+                                   text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert needs_proxies.returncode == 2 and "trusted_proxies" in needs_proxies.stderr, needs_proxies.stderr
+
+
 def test_the_access_log_can_be_turned_off(launch):
     server = launch("--access-log", "false")
     requests.get(f"{server.endpoint}/some-bucket", timeout=10)

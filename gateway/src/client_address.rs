@@ -63,7 +63,8 @@ impl TrustedProxies {
         client
     }
 
-    fn trusts(&self, address: IpAddr) -> bool {
+    /// Whether `address` is one of the trusted proxies.
+    pub fn trusts(&self, address: IpAddr) -> bool {
         let address = address.to_canonical();
         self.0.iter().any(|network| network.contains(address))
     }

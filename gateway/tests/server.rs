@@ -31,6 +31,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         region: "us-east-1".into(),
         domain: None,
         trusted_proxies: Default::default(),
+        proxy_protocol: false,
         keys: Vec::new(),
         credentials: None,
         root_key: root,

@@ -142,6 +142,9 @@ def boundary_values(which: str, backend: str) -> dict:
     # At start the gateway waits for a listing of the access keys up to
     # this long before it stores the keys file's keys: kept short here.
     values["unknown_key_cache_ttl"] = 0
+    if values.get("proxy_protocol") is True:
+        # A rule across settings (values.schema.json's if/then): the proxies that send the header.
+        values["trusted_proxies"] = ["127.0.0.0/8"]
     if which == "minimum":
         # The storage's own rules across settings are beyond the schema: a
         # chunk of whole 16 KiB checksum windows, at most a block.
@@ -213,6 +216,13 @@ def test_boundary_values_render_and_start_the_gateway(which, backend, tmp_path):
         assert started.returncode == 1 and "cannot use the Ozone cluster at 127.0.0.1:1" in started.stderr, started
     else:
         assert started.startswith("s3-gateway listening on "), started
+
+
+def test_proxy_protocol_without_trusted_proxies_is_refused_by_both(tmp_path):
+    refused = helm_template("--set", "config.proxy_protocol=true", check=False)
+    assert refused.returncode != 0 and "trusted_proxies" in refused.stderr, refused
+    render("--set", "config.proxy_protocol=true", "--set", "config.trusted_proxies=10.0.0.0/8")
+    assert "needs trusted_proxies" in gateway_refuses(tmp_path, "proxy_protocol = true\n")
 
 
 def test_a_number_given_with_set_renders_as_a_toml_integer():

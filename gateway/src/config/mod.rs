@@ -47,6 +47,8 @@ pub struct Config {
     pub domain: Option<String>,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: TrustedProxies,
+    /// Whether connections from `trusted_proxies` start with a PROXY header.
+    pub proxy_protocol: bool,
     /// Keys loaded from the credentials file, upserted into storage at start.
     pub keys: Vec<KeyEntry>,
     /// The credentials file `keys` came from.
@@ -334,6 +336,13 @@ impl Layer {
             None => TrustedProxies::default(),
             Some(s) => TrustedProxies::parse(s.value.split(',')).map_err(|why| s.invalid(&why))?,
         };
+        let proxy_protocol = self.flag("proxy_protocol")?.unwrap_or(false);
+        if proxy_protocol
+            && trusted_proxies.is_empty()
+            && let Some(s) = self.get("proxy_protocol")
+        {
+            return Err(s.invalid("needs trusted_proxies: the proxies that send the header"));
+        }
         let keys = match self.get("credentials") {
             Some(s) => private_file::check(Path::new(&s.value), "secret keys")
                 .map_err(|why| format!("credentials file {why}"))
@@ -406,6 +415,7 @@ impl Layer {
             region,
             domain,
             trusted_proxies,
+            proxy_protocol,
             keys,
             credentials: self.get("credentials").map(|s| PathBuf::from(&s.value)),
             root_key,

@@ -270,6 +270,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Address blocks of the proxies in front (e.g. `10.0.0.0/8`): from them, the client is the address they forward in `X-Forwarded-For` (read from the right, past every trusted hop); from anyone else the header is ignored. Used by the access log's `client`; TOML: a string or an array",
     },
     Setting {
+        key: "proxy_protocol",
+        kind: Kind::Flag,
+        default: Default::Value("false"),
+        read_by: ReadBy::Both,
+        help: "Read a PROXY protocol header (v1 or v2) first on connections from --trusted-proxies",
+        doc: "`true`: every connection from a proxy in `trusted_proxies` starts with a PROXY protocol header (HAProxy's `send-proxy` or `send-proxy-v2`, a TCP-mode balancer), whose client address becomes the connection's; one without it is closed. Connections from anyone else are served as they come. Needs `trusted_proxies`",
+    },
+    Setting {
         key: "credentials",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),

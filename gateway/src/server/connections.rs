@@ -18,6 +18,9 @@
 //!   up shutdown.
 //! - Accept errors (out of file descriptors) back off and are logged at
 //!   most once a second.
+//! - With `proxy_protocol`, a connection from a trusted proxy starts with a
+//!   PROXY header ([`super::proxy_header`]) naming the client, read within
+//!   `request_header_timeout`; one without it is closed.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -42,7 +45,9 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::metrics::Metrics;
+use super::proxy_header;
 use super::tls::Certificates;
+use crate::client_address::TrustedProxies;
 
 /// Connections answered on the overflow lane beyond `max_connections`.
 /// Small, since each only gets one answer.
@@ -68,13 +73,23 @@ pub(super) struct ConnectionLimits {
     pub idle_timeout: Duration,
 }
 
+/// What comes before HTTP on a connection.
+pub(super) struct Front {
+    /// Served over TLS with these, if any.
+    pub tls: Option<Arc<Certificates>>,
+    /// The proxies whose connections start with a PROXY header, when
+    /// `proxy_protocol` is on.
+    pub proxy_protocol: Option<TrustedProxies>,
+}
+
 /// Marks a request that arrived on the overflow lane; the handler answers
 /// it with `/health` or `503 SlowDown` only.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Overflow;
 
 /// The address of the client a request came from: the connection's peer
-/// (behind a load balancer, the balancer's).
+/// (behind a load balancer, the balancer's), or the client a trusted
+/// proxy's PROXY header named.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ClientAddr(pub SocketAddr);
 
@@ -82,7 +97,7 @@ pub(super) struct ClientAddr(pub SocketAddr);
 /// closes them gracefully and returns once every one has ended.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
-    tls: Option<Arc<Certificates>>,
+    front: Front,
     builder: auto::Builder<TokioExecutor>,
     app: axum::Router,
     limits: ConnectionLimits,
@@ -92,7 +107,8 @@ pub(super) async fn serve(
     let server = Arc::new(Server {
         builder,
         app,
-        tls,
+        tls: front.tls,
+        proxy_protocol: front.proxy_protocol,
         limits,
         metrics,
         places: Arc::new(Semaphore::new(limits.max_connections)),
@@ -183,6 +199,7 @@ struct Server {
     builder: auto::Builder<TokioExecutor>,
     app: axum::Router,
     tls: Option<Arc<Certificates>>,
+    proxy_protocol: Option<TrustedProxies>,
     limits: ConnectionLimits,
     metrics: Arc<Metrics>,
     /// One permit per connection served.
@@ -252,9 +269,25 @@ impl Server {
         victim.map(|activity| activity.ask_to_close())
     }
 
-    async fn run(self: Arc<Self>, stream: TcpStream, place: OwnedSemaphorePermit, lane: Lane) {
+    async fn run(self: Arc<Self>, mut stream: TcpStream, place: OwnedSemaphorePermit, lane: Lane) {
         let _open = self.metrics.open_connection();
-        let client = stream.peer_addr().ok().map(ClientAddr);
+        let mut client = stream.peer_addr().ok().map(ClientAddr);
+        if let (Some(proxies), Some(peer)) = (&self.proxy_protocol, client)
+            && proxies.trusts(peer.0.ip())
+        {
+            let header = proxy_header::read(&mut stream);
+            match timeout(self.limits.request_header_timeout, header).await {
+                Ok(Ok(named)) => client = named.map(ClientAddr).or(client),
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, peer = %peer.0, "PROXY header refused");
+                    return;
+                }
+                Err(_elapsed) => {
+                    tracing::debug!(peer = %peer.0, "PROXY header timed out");
+                    return;
+                }
+            }
+        }
         let activity = Arc::new(Activity::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if lane == Lane::Regular {

@@ -11,6 +11,7 @@ mod body_tracker;
 mod connections;
 mod metrics;
 mod probes;
+mod proxy_header;
 mod request_id;
 mod request_limits;
 mod request_record;
@@ -30,6 +31,7 @@ use storage_client::{Storage, StorageError};
 use tokio::net::TcpListener;
 
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
+use crate::client_address::TrustedProxies;
 use crate::config::{Backend, Config, Limits};
 use crate::lifecycle::worker::Worker;
 use crate::state::AppState;
@@ -90,6 +92,8 @@ pub struct Gateway {
     /// Where each listener is bound, in `listen` order.
     local_addrs: Vec<SocketAddr>,
     tls: Option<Arc<Certificates>>,
+    /// The proxies that send a PROXY header, with `proxy_protocol` on.
+    proxy_protocol: Option<TrustedProxies>,
     app: axum::Router,
     metrics: Arc<Metrics>,
     draining: Arc<AtomicBool>,
@@ -142,6 +146,9 @@ impl Gateway {
             listeners,
             local_addrs,
             tls,
+            proxy_protocol: config
+                .proxy_protocol
+                .then(|| config.trusted_proxies.clone()),
             metrics: Arc::clone(&shared.metrics),
             draining: Arc::clone(&shared.draining),
             app: axum::Router::new()
@@ -215,9 +222,13 @@ impl Gateway {
             request_header_timeout: limits.request_header_timeout,
             idle_timeout: limits.idle_timeout,
         };
+        let front = connections::Front {
+            tls: self.tls,
+            proxy_protocol: self.proxy_protocol,
+        };
         connections::serve(
             self.listeners,
-            self.tls,
+            front,
             builder,
             self.app,
             connection_limits,
