@@ -1,5 +1,7 @@
-"""Conditional requests: GET/HEAD preconditions (RFC 9110 order) and conditional PUTs."""
+"""Conditional requests: GET/HEAD preconditions (RFC 9110 order), conditional PUTs, conditional deletes refused."""
 
+import base64
+import hashlib
 import threading
 
 import pytest
@@ -129,3 +131,31 @@ def test_racing_if_none_match_puts_have_exactly_one_winner(target, bucket, round
     winner = bodies[[r.status_code for r in results].index(200)]
     s3 = make_s3_client(target.endpoint, target.creds)
     assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == winner
+
+
+@pytest.mark.parametrize("header, value", [
+    ("If-Match", "ETAG"),
+    ("If-Match", OTHER_ETAG),
+    ("x-amz-if-match-size", "16"),
+    ("x-amz-if-match-last-modified-time", PAST),
+])
+def test_a_conditional_delete_is_refused_not_done_unconditionally(raw, bucket, obj, header, value):
+    # Not built: honouring the condition or refusing it are the choices; deleting anyway is not.
+    answer = raw.request("DELETE", bucket, "k", headers={header: obj if value == "ETAG" else value})
+    assert_s3_error(answer, 501, "NotImplemented")
+    assert raw.request("HEAD", bucket, "k").status_code == 200
+
+
+def test_a_conditional_entry_of_delete_objects_is_refused_alone(raw, bucket):
+    for key in ("plain", "conditional"):
+        assert raw.request("PUT", bucket, key, body=b"x").status_code == 200
+    etag = raw.request("HEAD", bucket, "conditional").headers["ETag"]
+    body = ("<Delete><Object><Key>plain</Key></Object>"
+            f"<Object><Key>conditional</Key><ETag>{etag}</ETag></Object></Delete>").encode()
+    md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+    answer = raw.request("POST", bucket, query=[("delete", "")], headers={"Content-MD5": md5}, body=body)
+    assert answer.status_code == 200, answer.text
+    assert "<Deleted><Key>plain</Key>" in answer.text, answer.text
+    assert "<Key>conditional</Key><Code>NotImplemented</Code>" in answer.text, answer.text
+    assert raw.request("HEAD", bucket, "plain").status_code == 404
+    assert raw.request("HEAD", bucket, "conditional").status_code == 200

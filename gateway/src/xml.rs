@@ -301,12 +301,19 @@ pub struct Delete {
     pub quiet: bool,
 }
 
-#[derive(Debug, Deserialize, PartialEq)]
+#[derive(Debug, Default, Deserialize, PartialEq)]
 pub struct ObjectIdentifier {
     #[serde(rename = "Key")]
     pub key: String,
     #[serde(rename = "VersionId", default)]
     pub version_id: Option<String>,
+    /// A conditional delete's conditions (not built: the entry is refused).
+    #[serde(rename = "ETag", default)]
+    pub etag: Option<String>,
+    #[serde(rename = "LastModifiedTime", default)]
+    pub last_modified_time: Option<String>,
+    #[serde(rename = "Size", default)]
+    pub size: Option<String>,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -755,11 +762,12 @@ mod tests {
             vec![
                 ObjectIdentifier {
                     key: "sample1.txt".into(),
-                    version_id: None
+                    ..ObjectIdentifier::default()
                 },
                 ObjectIdentifier {
                     key: "a & b".into(),
-                    version_id: Some("null".into())
+                    version_id: Some("null".into()),
+                    ..ObjectIdentifier::default()
                 },
             ]
         );

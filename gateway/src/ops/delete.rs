@@ -1,5 +1,10 @@
 //! DeleteObject (idempotent, 204) and DeleteObjects (up to 1000 keys in one
 //! POST, each answered with its own Deleted or Error entry).
+//!
+//! Conditional deletes (`If-Match`, `x-amz-if-match-last-modified-time`,
+//! `x-amz-if-match-size`, and a DeleteObjects entry's `ETag`,
+//! `LastModifiedTime` or `Size`) are not built: such a request, or entry,
+//! is refused `501 NotImplemented` rather than deleting unconditionally.
 
 use axum::response::Response;
 use futures::StreamExt;
@@ -26,13 +31,27 @@ const MAX_DELETE_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Deletes issued at once for one DeleteObjects request.
 const DELETE_CONCURRENCY: usize = 16;
 
+/// The headers that make a DeleteObject conditional.
+const CONDITIONS: [&str; 3] = [
+    "if-match",
+    "x-amz-if-match-last-modified-time",
+    "x-amz-if-match-size",
+];
+
 pub async fn delete_object(
     state: &AppState,
     owner: &Owner,
+    parts: &Parts,
     bucket: &str,
     key: &str,
     version_id: Option<&str>,
 ) -> Result<Response, S3Error> {
+    if let Some(name) = CONDITIONS
+        .iter()
+        .find(|name| parts.headers.contains_key(**name))
+    {
+        return Err(conditional_delete_refused(name));
+    }
     let deleted = delete(state, owner, bucket, key, version_id)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
@@ -140,6 +159,14 @@ async fn delete_one(
         return Err(S3Error::key_too_long());
     }
     entries.decide(bucket, &object.key, object.version_id.as_deref())?;
+    let condition = [
+        ("ETag", &object.etag),
+        ("LastModifiedTime", &object.last_modified_time),
+        ("Size", &object.size),
+    ];
+    if let Some((name, _)) = condition.iter().find(|(_, given)| given.is_some()) {
+        return Err(conditional_delete_refused(name));
+    }
     Ok(delete(
         state,
         owner,
@@ -148,6 +175,14 @@ async fn delete_one(
         object.version_id.as_deref(),
     )
     .await?)
+}
+
+/// A conditional delete, whose condition would otherwise be ignored.
+fn conditional_delete_refused(condition: &str) -> S3Error {
+    S3Error::new(
+        Code::NotImplemented,
+        format!("A conditional delete ({condition}) is not implemented; nothing was deleted."),
+    )
 }
 
 /// A `<Deleted>` entry as S3 writes it: the version asked for, and when a

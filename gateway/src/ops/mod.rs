@@ -184,8 +184,8 @@ async fn run(
             key,
             version_id,
         } => {
-            boxed(|| delete::delete_object(state, owner, &bucket, &key, version_id.as_deref()))
-                .await
+            let version_id = version_id.as_deref();
+            boxed(|| delete::delete_object(state, owner, parts, &bucket, &key, version_id)).await
         }
         E::DeleteObjects { bucket } => {
             boxed(|| delete::delete_objects(state, authorised, parts, &bucket, payload)).await
