@@ -17,7 +17,10 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn env(name: &str, fallback: &str) -> String {
-    std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| fallback.to_owned())
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| fallback.to_owned())
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -43,9 +46,22 @@ async fn main() -> Result<()> {
 
     // Upload and download.
     let hello = ByteStream::from_static(b"hello, s3-gateway");
-    s3.put_object().bucket(&bucket).key("hello.txt").body(hello).send().await?;
-    let got = s3.get_object().bucket(&bucket).key("hello.txt").send().await?;
-    assert_eq!(got.body.collect().await?.into_bytes().as_ref(), b"hello, s3-gateway");
+    s3.put_object()
+        .bucket(&bucket)
+        .key("hello.txt")
+        .body(hello)
+        .send()
+        .await?;
+    let got = s3
+        .get_object()
+        .bucket(&bucket)
+        .key("hello.txt")
+        .send()
+        .await?;
+    assert_eq!(
+        got.body.collect().await?.into_bytes().as_ref(),
+        b"hello, s3-gateway"
+    );
 
     // List.
     let listed = s3.list_objects_v2().bucket(&bucket).send().await?;
@@ -63,7 +79,12 @@ async fn main() -> Result<()> {
 
     // Multipart: parts of at least 5 MiB, but the last.
     let parts = [vec![b'a'; 5 * 1024 * 1024], vec![b'b'; 1024]];
-    let upload = s3.create_multipart_upload().bucket(&bucket).key("big.bin").send().await?;
+    let upload = s3
+        .create_multipart_upload()
+        .bucket(&bucket)
+        .key("big.bin")
+        .send()
+        .await?;
     let upload_id = upload.upload_id().unwrap_or_default();
     let mut done = Vec::new();
     for (number, body) in (1..).zip(parts) {
@@ -76,16 +97,30 @@ async fn main() -> Result<()> {
             .body(ByteStream::from(body))
             .send()
             .await?;
-        done.push(CompletedPart::builder().part_number(number).set_e_tag(part.e_tag).build());
+        done.push(
+            CompletedPart::builder()
+                .part_number(number)
+                .set_e_tag(part.e_tag)
+                .build(),
+        );
     }
     s3.complete_multipart_upload()
         .bucket(&bucket)
         .key("big.bin")
         .upload_id(upload_id)
-        .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(done)).build())
+        .multipart_upload(
+            CompletedMultipartUpload::builder()
+                .set_parts(Some(done))
+                .build(),
+        )
         .send()
         .await?;
-    let head = s3.head_object().bucket(&bucket).key("big.bin").send().await?;
+    let head = s3
+        .head_object()
+        .bucket(&bucket)
+        .key("big.bin")
+        .send()
+        .await?;
     assert_eq!(head.content_length(), Some(5 * 1024 * 1024 + 1024));
 
     // Clean up.
