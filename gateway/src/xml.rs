@@ -307,7 +307,7 @@ pub struct ObjectIdentifier {
     pub key: String,
     #[serde(rename = "VersionId", default)]
     pub version_id: Option<String>,
-    /// A conditional delete's conditions (not built: the entry is refused).
+    /// A conditional delete's conditions on the current object.
     #[serde(rename = "ETag", default)]
     pub etag: Option<String>,
     #[serde(rename = "LastModifiedTime", default)]

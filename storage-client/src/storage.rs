@@ -19,10 +19,11 @@ use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
 use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
-    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, Deleted, KeyInfo,
-    ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload, ObjectWriter,
-    Owner, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result, SmallBlockUsage,
-    StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery, WriteIntent,
+    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, DeleteCondition,
+    Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
+    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result,
+    SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery,
+    WriteIntent,
 };
 
 pub struct Storage {
@@ -353,8 +354,24 @@ impl Storage {
     /// Idempotent: deleting a missing key succeeds. In a versioned bucket
     /// it adds a delete marker (see [`Deleted`]).
     pub async fn delete_object(&self, owner: &Owner, bucket: &str, key: &str) -> Result<Deleted> {
+        self.delete_object_if(owner, bucket, key, DeleteCondition::default())
+            .await
+    }
+
+    /// As [`Self::delete_object`], only if the current object meets
+    /// `condition` (see [`DeleteCondition`]).
+    pub async fn delete_object_if(
+        &self,
+        owner: &Owner,
+        bucket: &str,
+        key: &str,
+        condition: DeleteCondition,
+    ) -> Result<Deleted> {
         let object = ObjectRef::new(bucket, key);
-        let result = self.om.delete_object(owner, object.clone()).await;
+        let result = self
+            .om
+            .delete_object(owner, object.clone(), condition)
+            .await;
         self.cache.wrote_object(&object);
         result
     }

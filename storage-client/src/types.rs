@@ -270,6 +270,51 @@ pub enum WriteCondition {
     IfExists,
 }
 
+/// What a conditional delete requires of the current object (each given
+/// must hold): `PreconditionFailed` otherwise, `NoSuchKey` when there is
+/// no current object. Checked atomically with the delete where the back
+/// end has transactions; refused (`NotImplemented`) where it has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteCondition {
+    /// `If-Match`: the current ETag (unquoted), or `*` for any object.
+    pub etag: Option<String>,
+    /// `x-amz-if-match-size`.
+    pub size: Option<u64>,
+    /// `x-amz-if-match-last-modified-time`, compared in whole seconds (an
+    /// HTTP date carries no more).
+    pub last_modified: Option<SystemTime>,
+}
+
+impl DeleteCondition {
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether the current object (`None`: there is none), by its ETag,
+    /// size and modification time, meets the condition.
+    pub(crate) fn check(&self, current: Option<(&str, u64, SystemTime)>) -> crate::Result<()> {
+        if self.is_none() {
+            return Ok(());
+        }
+        let Some((etag, size, modified)) = current else {
+            return Err(crate::StorageError::NoSuchKey);
+        };
+        let seconds = |at: SystemTime| {
+            at.duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        };
+        let holds = self.etag.as_deref().is_none_or(|e| e == "*" || e == etag)
+            && self.size.is_none_or(|s| s == size)
+            && self
+                .last_modified
+                .is_none_or(|at| seconds(at) == seconds(modified));
+        match holds {
+            true => Ok(()),
+            false => Err(crate::StorageError::PreconditionFailed),
+        }
+    }
+}
+
 /// A change to one entry of an object's user metadata (the ACL of
 /// PutObjectAcl): set it (`value` is `Some`) or remove it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -35,6 +35,7 @@ const EMBEDDED: Capabilities = Capabilities {
     versioning: true,
     meta_entries: true,
     checks_owner: true,
+    conditional_delete: true,
 };
 
 async fn open() -> (TempDir, Storage) {

@@ -85,6 +85,7 @@ const OZONE: Capabilities = Capabilities {
     versioning: false,
     meta_entries: false,
     checks_owner: false,
+    conditional_delete: false,
 };
 
 conformance::suite!(

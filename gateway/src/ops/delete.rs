@@ -1,16 +1,24 @@
 //! DeleteObject (idempotent, 204) and DeleteObjects (up to 1000 keys in one
 //! POST, each answered with its own Deleted or Error entry).
 //!
-//! Conditional deletes (`If-Match`, `x-amz-if-match-last-modified-time`,
-//! `x-amz-if-match-size`, and a DeleteObjects entry's `ETag`,
-//! `LastModifiedTime` or `Size`) are not built: such a request, or entry,
-//! is refused `501 NotImplemented` rather than deleting unconditionally.
+//! Conditional deletes: `If-Match`, `x-amz-if-match-size` and
+//! `x-amz-if-match-last-modified-time` on DeleteObject, and a DeleteObjects
+//! entry's `ETag`, `Size` and `LastModifiedTime`, are conditions on the
+//! current object, checked by storage atomically with the delete: `412
+//! PreconditionFailed` when one does not hold, `404 NoSuchKey` when there
+//! is no object. A back end that cannot check them (Ozone) answers `501`;
+//! a condition is never ignored. With a `versionId` they are refused
+//! (`501`): a version's permanent delete takes no condition here.
 
 use axum::response::Response;
 use futures::StreamExt;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{Deleted, MAX_KEY_BYTES, Owner, StorageError};
+use std::time::SystemTime;
+
+use storage_client::{DeleteCondition, Deleted, MAX_KEY_BYTES, Owner, StorageError};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::authorise::{Authorised, Entries};
 use super::body::read_to_end;
@@ -31,13 +39,6 @@ const MAX_DELETE_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Deletes issued at once for one DeleteObjects request.
 const DELETE_CONCURRENCY: usize = 16;
 
-/// The headers that make a DeleteObject conditional.
-const CONDITIONS: [&str; 3] = [
-    "if-match",
-    "x-amz-if-match-last-modified-time",
-    "x-amz-if-match-size",
-];
-
 pub async fn delete_object(
     state: &AppState,
     owner: &Owner,
@@ -46,13 +47,8 @@ pub async fn delete_object(
     key: &str,
     version_id: Option<&str>,
 ) -> Result<Response, S3Error> {
-    if let Some(name) = CONDITIONS
-        .iter()
-        .find(|name| parts.headers.contains_key(**name))
-    {
-        return Err(conditional_delete_refused(name));
-    }
-    let deleted = delete(state, owner, bucket, key, version_id)
+    let condition = header_condition(parts)?;
+    let deleted = delete(state, owner, bucket, key, version_id, condition)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut response = empty_response(StatusCode::NO_CONTENT);
@@ -72,16 +68,86 @@ async fn delete(
     bucket: &str,
     key: &str,
     version_id: Option<&str>,
+    condition: DeleteCondition,
 ) -> Result<Deleted, StorageError> {
     match version_id {
+        Some(_) if !condition.is_none() => Err(StorageError::NotImplemented(
+            "a conditional delete of a version".into(),
+        )),
         Some(version_id) => {
             state
                 .storage
                 .delete_version(owner, bucket, key, version_id)
                 .await
         }
-        None => state.storage.delete_object(owner, bucket, key).await,
+        None => {
+            state
+                .storage
+                .delete_object_if(owner, bucket, key, condition)
+                .await
+        }
     }
+}
+
+/// DeleteObject's conditions, from its headers.
+fn header_condition(parts: &Parts) -> Result<DeleteCondition, S3Error> {
+    let text = |name: &str| -> Result<Option<&str>, S3Error> {
+        parts
+            .headers
+            .get(name)
+            .map(|value| value.to_str().map_err(|_| bad_condition(name)))
+            .transpose()
+    };
+    Ok(DeleteCondition {
+        etag: text("if-match")?.map(unquoted),
+        size: text("x-amz-if-match-size")?
+            .map(|size| {
+                size.trim()
+                    .parse()
+                    .map_err(|_| bad_condition("x-amz-if-match-size"))
+            })
+            .transpose()?,
+        last_modified: text("x-amz-if-match-last-modified-time")?
+            .map(|at| {
+                httpdate::parse_http_date(at.trim())
+                    .map_err(|_| bad_condition("x-amz-if-match-last-modified-time"))
+            })
+            .transpose()?,
+    })
+}
+
+/// A DeleteObjects entry's conditions.
+fn entry_condition(object: &xml::ObjectIdentifier) -> Result<DeleteCondition, S3Error> {
+    Ok(DeleteCondition {
+        etag: object.etag.as_deref().map(unquoted),
+        size: object
+            .size
+            .as_deref()
+            .map(|size| size.trim().parse().map_err(|_| bad_condition("Size")))
+            .transpose()?,
+        last_modified: object
+            .last_modified_time
+            .as_deref()
+            .map(|at| {
+                OffsetDateTime::parse(at.trim(), &Rfc3339)
+                    .map(SystemTime::from)
+                    .map_err(|_| bad_condition("LastModifiedTime"))
+            })
+            .transpose()?,
+    })
+}
+
+/// An entity tag as the object keeps it: no quotes, no weak prefix.
+fn unquoted(etag: &str) -> String {
+    etag.trim()
+        .trim_start_matches("W/")
+        .trim_matches('"')
+        .to_owned()
+}
+
+fn bad_condition(name: &str) -> S3Error {
+    S3Error::invalid_argument(format!("The {name} condition is not valid."))
+        .with("ArgumentName", name)
 }
 
 pub async fn delete_objects(
@@ -159,30 +225,9 @@ async fn delete_one(
         return Err(S3Error::key_too_long());
     }
     entries.decide(bucket, &object.key, object.version_id.as_deref())?;
-    let condition = [
-        ("ETag", &object.etag),
-        ("LastModifiedTime", &object.last_modified_time),
-        ("Size", &object.size),
-    ];
-    if let Some((name, _)) = condition.iter().find(|(_, given)| given.is_some()) {
-        return Err(conditional_delete_refused(name));
-    }
-    Ok(delete(
-        state,
-        owner,
-        bucket,
-        &object.key,
-        object.version_id.as_deref(),
-    )
-    .await?)
-}
-
-/// A conditional delete, whose condition would otherwise be ignored.
-fn conditional_delete_refused(condition: &str) -> S3Error {
-    S3Error::new(
-        Code::NotImplemented,
-        format!("A conditional delete ({condition}) is not implemented; nothing was deleted."),
-    )
+    let condition = entry_condition(object)?;
+    let version_id = object.version_id.as_deref();
+    Ok(delete(state, owner, bucket, &object.key, version_id, condition).await?)
 }
 
 /// A `<Deleted>` entry as S3 writes it: the version asked for, and when a

@@ -38,9 +38,9 @@ use crate::om::{
 };
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted,
-    KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner, Result, StorageError, VersionEntry,
-    Versioning, WriteCondition, WriteIntent,
+    BlockId, BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential,
+    DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner, Result,
+    StorageError, VersionEntry, Versioning, WriteCondition, WriteIntent,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
@@ -747,6 +747,7 @@ impl Inner {
         txn: &WriteTransaction,
         owner: &Owner,
         object: &ObjectRef,
+        condition: &DeleteCondition,
     ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let row = object_key(bucket, key.as_bytes());
@@ -760,6 +761,12 @@ impl Inner {
                     .map(|v| decode::<KeyRecord>(v.value()))
                     .transpose()
             });
+        // The condition is on the current object, read in this transaction.
+        let checked = checked.and_then(|current| {
+            let facts = current.as_ref();
+            let facts = facts.map(|r| (r.etag.as_str(), r.size, r.last_modified));
+            condition.check(facts).map(|()| current)
+        });
         let state = versions::write_state(txn, bucket)?;
         if checked.is_ok() && state != Versioning::Unversioned {
             return Ok(versions::add_delete_marker(txn, owner, object, state));
@@ -1170,11 +1177,16 @@ impl ObjectStore for EmbeddedOm {
         .await
     }
 
-    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted> {
+    async fn delete_object(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        condition: DeleteCondition,
+    ) -> Result<Deleted> {
         let owner = owner.clone();
         self.batched(
             true,
-            Box::new(move |_, _, txn| Inner::delete_object(txn, &owner, &object)),
+            Box::new(move |_, _, txn| Inner::delete_object(txn, &owner, &object, &condition)),
         )
         .await
     }

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 
 use crate::{
-    BlockLocation, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner, Result,
-    WriteIntent,
+    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner,
+    Result, WriteIntent,
 };
 
 /// One object's name.
@@ -85,7 +85,14 @@ pub(crate) trait ObjectStore: Send + Sync {
     async fn abort_object(&self, owner: &Owner, open: &OpenKey) -> Result<()>;
     /// Idempotent: deleting a missing object succeeds (the bucket must
     /// exist). In a versioned bucket it adds a delete marker instead.
-    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted>;
+    /// With a `condition` (see [`DeleteCondition`]), only if the current
+    /// object meets it.
+    async fn delete_object(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        condition: DeleteCondition,
+    ) -> Result<Deleted>;
     /// Replaces the committed object's tag set (empty removes every tag),
     /// atomically and without changing its data, ETag or Last-Modified.
     /// `NoSuchKey` if there is no object.

@@ -39,9 +39,9 @@ use crate::om::{
     PartRef, ScanRange, UploadRef, UploadStore, validate_key,
 };
 use crate::{
-    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, Deleted, KeyInfo,
-    ListEntry, MetaEntryChange, NewObject, ObjectChecksum, Owner, OzoneStorageConfig, Result,
-    StorageError, WriteCondition, WriteIntent,
+    BlockLocation, BucketDocument, BucketInfo, ChecksumAlgorithm, Credential, DeleteCondition,
+    Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, ObjectChecksum, Owner,
+    OzoneStorageConfig, Result, StorageError, WriteCondition, WriteIntent,
 };
 
 use super::bucket_documents::BucketDocuments;
@@ -793,7 +793,20 @@ impl ObjectStore for OzoneMetadata {
         Ok(())
     }
 
-    async fn delete_object(&self, owner: &Owner, object: ObjectRef) -> Result<Deleted> {
+    /// The OM deletes unconditionally: a condition is refused, never
+    /// ignored.
+    async fn delete_object(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        condition: DeleteCondition,
+    ) -> Result<Deleted> {
+        if !condition.is_none() {
+            return Err(StorageError::NotImplemented(
+                "a conditional delete on the Ozone back end (its OM deletes unconditionally)"
+                    .into(),
+            ));
+        }
         if is_blank(&object.key) {
             // No such key can exist here; the OM would look at the bucket.
             return Ok(Deleted::default());

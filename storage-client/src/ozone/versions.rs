@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use super::metadata_store::OzoneMetadata;
 use crate::om::{ObjectRef, ObjectStore, ScanRange, VersionStore};
 use crate::{
-    Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError, VersionEntry,
-    Versioning,
+    DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
+    StorageError, VersionEntry, Versioning,
 };
 
 /// The only version an Ozone bucket has is `null`; any other id is not one
@@ -64,7 +64,8 @@ impl VersionStore for OzoneMetadata {
         version_id: String,
     ) -> Result<Deleted> {
         only_null(&version_id)?;
-        self.delete_object(owner, object).await?;
+        self.delete_object(owner, object, DeleteCondition::default())
+            .await?;
         Ok(Deleted {
             version_id: Some(version_id),
             delete_marker: false,

@@ -19,8 +19,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    Credential, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta, Owner, Result, Storage,
-    StorageError, WriteCondition, WriteIntent,
+    Credential, DeleteCondition, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta, Owner,
+    Result, Storage, StorageError, WriteCondition, WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -49,6 +49,9 @@ pub struct Capabilities {
     /// have (the embedded OM, inside each call's transaction; Ozone has no
     /// transaction to check it in, and acts under the name it is given).
     pub checks_owner: bool,
+    /// The back end deletes on a condition, atomically (Ozone's OM cannot,
+    /// and the call says `NotImplemented`).
+    pub conditional_delete: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async
@@ -61,6 +64,7 @@ macro_rules! suite {
         conformance::suite!(@cases ($open) ($caps) ($(#[$attr])*)
             buckets_and_ownership
             a_bucket_changes_hands
+            conditional_delete
             put_get_overwrite_delete
             ranges
             empty_object
@@ -301,6 +305,66 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
         s.set_bucket_owner("nope", &a, &b).await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "set-owner of a missing bucket",
+    );
+}
+
+/// A delete on a condition about the current object: refused unless it
+/// holds, and never done unconditionally where it cannot be checked.
+pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let written = put(s, &a, "b", "k", b"12345").await;
+    let condition = |etag: &str, size: Option<u64>| DeleteCondition {
+        etag: Some(etag.to_owned()),
+        size,
+        ..DeleteCondition::default()
+    };
+    if !caps.conditional_delete {
+        assert_err(
+            s.delete_object_if(&a, "b", "k", condition(&written.etag, None))
+                .await,
+            |e| matches!(e, StorageError::NotImplemented(_)),
+            "a condition the back end cannot check",
+        );
+        assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"12345");
+        return;
+    }
+    for (etag, size, what) in [
+        ("other", None, "another ETag"),
+        (written.etag.as_str(), Some(4), "another size"),
+        ("*", Some(6), "any ETag, another size"),
+    ] {
+        assert_err(
+            s.delete_object_if(&a, "b", "k", condition(etag, size))
+                .await,
+            |e| matches!(e, StorageError::PreconditionFailed),
+            what,
+        );
+        assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"12345", "{what}");
+    }
+    let modified_then = DeleteCondition {
+        last_modified: Some(std::time::SystemTime::UNIX_EPOCH),
+        ..DeleteCondition::default()
+    };
+    assert_err(
+        s.delete_object_if(&a, "b", "k", modified_then).await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "another modification time",
+    );
+    let exact = DeleteCondition {
+        last_modified: Some(written.last_modified),
+        ..condition(&written.etag, Some(5))
+    };
+    s.delete_object_if(&a, "b", "k", exact).await.unwrap();
+    assert_err(
+        s.lookup(&a, "b", "k").await,
+        |e| matches!(e, StorageError::NoSuchKey),
+        "deleted when the condition held",
+    );
+    assert_err(
+        s.delete_object_if(&a, "b", "k", condition("*", None)).await,
+        |e| matches!(e, StorageError::NoSuchKey),
+        "a condition on a missing object",
     );
 }
 

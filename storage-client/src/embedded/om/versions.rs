@@ -22,8 +22,8 @@ use crate::embedded::schema::{
 };
 use crate::om::{ObjectRef, ScanRange, validate_key};
 use crate::{
-    Deleted, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError, VersionEntry,
-    Versioning,
+    DeleteCondition, Deleted, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError,
+    VersionEntry, Versioning,
 };
 
 /// A table of byte-string rows, from a read or a write transaction.
@@ -485,7 +485,7 @@ impl Inner {
             if id != NULL_VERSION_ID {
                 return Ok(Err(invalid_version_id()));
             }
-            return Self::delete_object(txn, owner, object).map(|r| {
+            return Self::delete_object(txn, owner, object, &DeleteCondition::default()).map(|r| {
                 r.map(|_| Deleted {
                     version_id: Some(NULL_VERSION_ID.to_owned()),
                     delete_marker: false,
