@@ -22,7 +22,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::authorise::{Authorised, Entries};
 use super::body::read_to_end;
-use super::headers::version_headers;
+use super::headers::{bare_etag, version_headers};
 use super::integrity::IntegrityPlan;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
@@ -99,7 +99,7 @@ fn header_condition(parts: &Parts) -> Result<DeleteCondition, S3Error> {
             .transpose()
     };
     Ok(DeleteCondition {
-        etag: text("if-match")?.map(unquoted),
+        etag: text("if-match")?.map(bare_etag),
         size: text("x-amz-if-match-size")?
             .map(|size| {
                 size.trim()
@@ -119,7 +119,7 @@ fn header_condition(parts: &Parts) -> Result<DeleteCondition, S3Error> {
 /// A DeleteObjects entry's conditions.
 fn entry_condition(object: &xml::ObjectIdentifier) -> Result<DeleteCondition, S3Error> {
     Ok(DeleteCondition {
-        etag: object.etag.as_deref().map(unquoted),
+        etag: object.etag.as_deref().map(bare_etag),
         size: object
             .size
             .as_deref()
@@ -135,14 +135,6 @@ fn entry_condition(object: &xml::ObjectIdentifier) -> Result<DeleteCondition, S3
             })
             .transpose()?,
     })
-}
-
-/// An entity tag as the object keeps it: no quotes, no weak prefix.
-fn unquoted(etag: &str) -> String {
-    etag.trim()
-        .trim_start_matches("W/")
-        .trim_matches('"')
-        .to_owned()
 }
 
 fn bad_condition(name: &str) -> S3Error {

@@ -108,6 +108,15 @@ pub fn quoted_etag(etag: &str) -> String {
     format!("\"{etag}\"")
 }
 
+/// An entity tag a client sent, as storage keeps it: no quotes, no weak
+/// prefix (`If-Match` on writes and deletes).
+pub fn bare_etag(etag: &str) -> String {
+    etag.trim()
+        .trim_start_matches("W/")
+        .trim_matches('"')
+        .to_owned()
+}
+
 /// Inserts a header whose value came from a client or from storage; a
 /// value HTTP cannot carry is skipped rather than failing the response.
 pub fn insert(headers: &mut HeaderMap, name: HeaderName, value: &str) {

@@ -158,9 +158,7 @@ pub fn write_condition(headers: &HeaderMap) -> Result<WriteCondition, S3Error> {
         if etag == "*" {
             return Ok(WriteCondition::IfExists);
         }
-        return Ok(WriteCondition::IfEtag(
-            etag.trim_start_matches("W/").trim_matches('"').to_owned(),
-        ));
+        return Ok(WriteCondition::IfEtag(super::headers::bare_etag(etag)));
     }
     match headers.get(header::IF_NONE_MATCH) {
         None => Ok(WriteCondition::None),
