@@ -118,7 +118,7 @@ fn list_v2_page_1000_keys(bencher: divan::Bencher) {
         .map(|i| Object {
             key: format!("logs/2026/11/30/host-{:04}/part-{i:06}.json", i % 37),
             last_modified: "2026-11-30T12:00:00.000Z".into(),
-            etag: "\"0123456789abcdef0123456789abcdef\"".into(),
+            etag: Some("\"0123456789abcdef0123456789abcdef\"".into()),
             size: 1024 + i,
             owner: None,
             storage_class: "STANDARD",

@@ -234,9 +234,10 @@ pub struct Object {
     pub key: String,
     #[serde(rename = "LastModified")]
     pub last_modified: String,
-    /// Quoted, as in the ETag header.
-    #[serde(rename = "ETag")]
-    pub etag: String,
+    /// Quoted, as in the ETag header; none for a key written without one
+    /// (by Ozone's shell or `ofs://`).
+    #[serde(rename = "ETag", skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
     #[serde(rename = "Size")]
     pub size: u64,
     #[serde(rename = "Owner", skip_serializing_if = "Option::is_none")]
@@ -803,7 +804,7 @@ mod tests {
             contents: vec![Object {
                 key: "a&b".into(),
                 last_modified: "2009-10-12T17:50:30.000Z".into(),
-                etag: "\"abc\"".into(),
+                etag: Some("\"abc\"".into()),
                 size: 5,
                 owner: None,
                 storage_class: "STANDARD",

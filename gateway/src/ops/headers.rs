@@ -108,6 +108,14 @@ pub fn quoted_etag(etag: &str) -> String {
     format!("\"{etag}\"")
 }
 
+/// The ETag of a stored object, quoted; none for a key written without
+/// one (by Ozone's shell or through `ofs://`), which S3 answers without
+/// the header or element rather than with an empty tag, as Ozone's own
+/// S3 gateway does.
+pub fn stored_etag(etag: &str) -> Option<String> {
+    (!etag.is_empty()).then(|| quoted_etag(etag))
+}
+
 /// An entity tag a client sent, as storage keeps it: no quotes, no weak
 /// prefix (`If-Match` on writes and deletes).
 pub fn bare_etag(etag: &str) -> String {
@@ -128,7 +136,9 @@ pub fn insert(headers: &mut HeaderMap, name: HeaderName, value: &str) {
 /// The headers GET and HEAD return for an object: validators, stored
 /// system metadata and user metadata.
 pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
-    insert(headers, header::ETAG, &quoted_etag(&info.etag));
+    if let Some(etag) = stored_etag(&info.etag) {
+        insert(headers, header::ETAG, &etag);
+    }
     insert(
         headers,
         header::LAST_MODIFIED,

@@ -7,7 +7,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use storage_client::{ListEntry, ListPage, ListQuery, Owner};
 
-use super::headers::quoted_etag;
+use super::headers::stored_etag;
 use super::put::STORAGE_CLASS;
 use super::xml_response;
 use crate::error::S3Error;
@@ -124,7 +124,7 @@ fn contents(entries: &[ListEntry], with_owner: bool, encode: Encoder) -> Vec<xml
         .map(|entry| xml::Object {
             key: encode.apply(&entry.key),
             last_modified: xml::iso8601(entry.last_modified),
-            etag: quoted_etag(&entry.etag),
+            etag: stored_etag(&entry.etag),
             size: entry.size,
             owner: with_owner.then(|| xml::Owner::from_access_key(&entry.owner)),
             storage_class: STORAGE_CLASS,

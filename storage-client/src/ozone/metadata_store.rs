@@ -46,6 +46,7 @@ use crate::{
 
 use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
+use super::fso_listing;
 use super::keyring::{CredentialRecords, Keyring, SYSTEM_OWNER};
 use super::model::{KeyExpectation, OpenPart, OzoneOpenKey};
 use super::object_mapping::{
@@ -869,11 +870,13 @@ impl ObjectStore for OzoneMetadata {
             start.clear();
         }
         let mut out = Vec::new();
+        let mut seen_any = false;
         'scan: while out.len() < limit {
             let (page, truncated) = self
                 .list_ozone_keys(&owner.access_key, &name, prefix, &start, limit - out.len())
                 .await?;
             let Some(last) = page.last() else { break };
+            seen_any = true;
             start = last.key.clone();
             for entry in page {
                 // The OM ignores a blank prefix and widens `/` to the whole
@@ -892,6 +895,18 @@ impl ObjectStore for OzoneMetadata {
             if !truncated {
                 break;
             }
+        }
+        // ListKeys reads no FILE_SYSTEM_OPTIMIZED bucket (its keys are in
+        // the directory tables): it answers nothing, then, and only then
+        // the bucket's layout is asked.
+        if !seen_any
+            && self
+                .om
+                .is_file_system_optimized(&owner.access_key, &name)
+                .await?
+        {
+            return fso_listing::scan(&self.om, &owner.access_key, &name, prefix, after, limit)
+                .await;
         }
         out.truncate(limit);
         Ok(out)

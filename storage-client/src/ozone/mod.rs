@@ -19,6 +19,7 @@ mod checksum_records;
 // re-exported for the live tests by `crate::test_support`.
 pub mod dn_client;
 mod dn_protocol;
+mod fso_listing;
 mod keyring;
 mod metadata_store;
 pub mod model;

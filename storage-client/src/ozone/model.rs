@@ -249,6 +249,17 @@ pub(super) fn listed_from_proto(info: ozone::BasicKeyInfo) -> ListEntry {
     }
 }
 
+/// A listing entry from a full key record (ListStatus answers those).
+pub(super) fn listed_from_key(key: OzoneKey) -> ListEntry {
+    ListEntry {
+        etag: key.etag().unwrap_or_default().to_owned(),
+        size: key.size,
+        last_modified: key.modified,
+        owner: key.owner,
+        key: key.key,
+    }
+}
+
 pub(super) fn block_from_proto(location: ozone::KeyLocation) -> OzoneBlock {
     let id = location.block_id.container_block_id;
     OzoneBlock {

@@ -825,6 +825,51 @@ impl OmClient {
         Ok((entries, truncated))
     }
 
+    /// Up to `count` children of the directory `dir` ("" or a path ending
+    /// in `/`) of a FILE_SYSTEM_OPTIMIZED bucket, after the full path
+    /// `start_after` in the OM's order (by name), each with whether it is
+    /// a directory; a shorter page than asked ends the directory.
+    pub async fn list_status(
+        &self,
+        access_id: &str,
+        bucket: &str,
+        dir: &str,
+        start_after: &str,
+        count: usize,
+    ) -> Result<Vec<(ListEntry, bool)>> {
+        let command = Command::ListStatus(ozone::ListStatusRequest {
+            key_args: key_args(bucket, dir.trim_end_matches('/')),
+            recursive: false,
+            start_key: start_after.into(),
+            num_entries: count as u64,
+            allow_partial_prefix: None,
+        });
+        let response = self.submit(access_id, Type::ListStatus, command).await?;
+        let page = answer!(response, ListStatus).unwrap_or_default();
+        Ok(page
+            .statuses
+            .into_iter()
+            .filter_map(|status| {
+                let is_directory = status.is_directory();
+                let key = model::key_from_proto(status.key_info?);
+                Some((model::listed_from_key(key), is_directory))
+            })
+            .collect())
+    }
+
+    /// Whether the bucket `name` names is FILE_SYSTEM_OPTIMIZED, or for a
+    /// bucket link (`ozone sh bucket link`) its source, which the OM
+    /// resolves for every key command.
+    pub async fn is_file_system_optimized(&self, access_id: &str, name: &str) -> Result<bool> {
+        let mut info = self.info_bucket_proto(access_id, name).await?;
+        if let (Some(volume), Some(bucket)) = (&info.source_volume, &info.source_bucket) {
+            info = self
+                .info_bucket_proto(access_id, &format!("{volume}/{bucket}"))
+                .await?;
+        }
+        Ok(info.bucket_layout() == ozone::BucketLayout::FileSystemOptimized)
+    }
+
     /// As [`Self::list_keys`], with each key's metadata (ListKeys: no
     /// block locations are looked up for an OBJECT_STORE listing).
     pub async fn list_keys_with_metadata(
@@ -1134,7 +1179,21 @@ pub fn status_error(status: i32, message: String) -> StorageError {
     };
     match status {
         Status::VolumeNotFound | Status::BucketNotFound => StorageError::NoSuchBucket,
-        Status::KeyNotFound | Status::FileNotFound => StorageError::NoSuchKey,
+        Status::KeyNotFound | Status::FileNotFound | Status::DirectoryNotFound => {
+            StorageError::NoSuchKey
+        }
+        // Deleting a directory of a FILE_SYSTEM_OPTIMIZED bucket that still
+        // has keys below it deletes nothing: the folder object lasts as long
+        // as they do, and S3 answers such a delete 204 (as Ozone's S3 gateway does).
+        Status::DirectoryNotEmpty => StorageError::NoSuchKey,
+        // In a FILE_SYSTEM_OPTIMIZED bucket a key is a path: `a/b` cannot be
+        // written below the file `a`, nor `a` over the directory `a/`.
+        Status::NotAFile | Status::FileAlreadyExists | Status::DirectoryAlreadyExists => {
+            StorageError::InvalidArgument(format!(
+                "the key is a path in a FILE_SYSTEM_OPTIMIZED bucket and conflicts with an \
+                 existing file or directory: {message}"
+            ))
+        }
         Status::BucketAlreadyExists => StorageError::BucketAlreadyExists,
         Status::BucketNotEmpty => StorageError::BucketNotEmpty,
         Status::AccessDenied
