@@ -6,11 +6,15 @@
 //! Ozone has nowhere to put them: ListMultipartUploads and ListParts
 //! return no metadata, and a completed key gets the metadata given when
 //! the upload started, before any part existed. A completed object's
-//! record names the key's generation (its `updateID`), so an object
-//! written over it later, by this gateway or any other Ozone client, never
-//! shows a stale checksum. A record outliving its object (written over by
-//! a plain PUT) is harmless for the same reason; a deleted object's record
-//! goes with it, an upload's when it completes or aborts.
+//! record names the key's content: its size, modification time and ETag,
+//! so an object written over it later, by this gateway or any other Ozone
+//! client, never shows a stale checksum (a write sets the modification
+//! time), while tagging it, which changes its `updateID` but none of the
+//! three, keeps its checksums. Records written by earlier builds name the
+//! `updateID` instead, and still count for the key until it changes. A
+//! record outliving its object (written over by a plain PUT) is harmless
+//! for the same reason; a deleted object's record goes with it, an
+//! upload's when it completes or aborts.
 //!
 //! An upload's settings never change while it lives and its id is unique,
 //! so they are kept once read: every UploadPart needs them, and the OM
@@ -25,7 +29,7 @@ use std::time::Duration;
 
 use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, Result, StorageError};
 
-use super::model::KeyExpectation;
+use super::model::{KeyExpectation, OzoneKey};
 use super::object_mapping::{checksum_text, parse_checksum};
 use super::om_client::{OmClient, volume_and_bucket};
 use super::records::{RecordId, Sealer};
@@ -33,7 +37,10 @@ use super::records::{RecordId, Sealer};
 const ALGORITHM_KEY: &str = "s3gw-checksum-algorithm";
 const TYPE_KEY: &str = "s3gw-checksum-type";
 const CHECKSUM_KEY: &str = "s3gw-checksum";
+/// What a record written by earlier builds named: the key's `updateID`.
 const GENERATION_KEY: &str = "s3gw-generation";
+/// What a record names now: [`content`] of the key.
+const CONTENT_KEY: &str = "s3gw-content";
 /// Followed by the part number: one entry per part of a completed object.
 const PART_KEY_PREFIX: &str = "s3gw-part-";
 /// Records listed per ListKeys call (the OM's own cap).
@@ -190,16 +197,15 @@ impl ChecksumRecords {
         }
     }
 
-    /// The checksums of the object `key` of Ozone bucket `bucket` at
-    /// `generation`.
+    /// The checksums of `object` (a key of Ozone bucket `bucket`) as it
+    /// is now.
     pub async fn record_object(
         &self,
         bucket: &str,
-        key: &str,
-        generation: u64,
+        object: &OzoneKey,
         checksums: &ObjectChecksums,
     ) -> Result<()> {
-        let mut fields = vec![(GENERATION_KEY.to_owned(), generation.to_string())];
+        let mut fields = vec![(CONTENT_KEY.to_owned(), content(object))];
         if let Some(whole) = &checksums.whole {
             fields.push((CHECKSUM_KEY.to_owned(), checksum_text(whole)));
         }
@@ -209,7 +215,7 @@ impl ChecksumRecords {
                 .iter()
                 .map(|(number, c)| (format!("{PART_KEY_PREFIX}{number}"), checksum_text(c))),
         );
-        self.put(&object_name(bucket, key), &fields).await
+        self.put(&object_name(bucket, &object.key), &fields).await
     }
 
     /// Drops the object's record, whatever its generation. Called before
@@ -226,18 +232,18 @@ impl ChecksumRecords {
         }
     }
 
-    /// What [`Self::record_object`] recorded for this generation of the
-    /// object; nothing for any other generation.
-    pub async fn object(
-        &self,
-        bucket: &str,
-        key: &str,
-        generation: u64,
-    ) -> Result<ObjectChecksums> {
-        let Some(fields) = self.get(&object_name(bucket, key)).await? else {
+    /// What [`Self::record_object`] recorded for `object` as it is now;
+    /// nothing for an object written over it since.
+    pub async fn object(&self, bucket: &str, object: &OzoneKey) -> Result<ObjectChecksums> {
+        let Some(fields) = self.get(&object_name(bucket, &object.key)).await? else {
             return Ok(ObjectChecksums::default());
         };
-        if fields.get(GENERATION_KEY) != Some(&generation.to_string()) {
+        let current = match (fields.get(CONTENT_KEY), fields.get(GENERATION_KEY)) {
+            (Some(recorded), _) => *recorded == content(object),
+            (None, Some(generation)) => *generation == object.update_id.to_string(),
+            (None, None) => false,
+        };
+        if !current {
             return Ok(ObjectChecksums::default());
         }
         let parts = fields
@@ -298,6 +304,21 @@ fn part_name(upload_id: &str, number: u16) -> String {
 
 fn object_name(bucket: &str, key: &str) -> String {
     format!("object/{bucket}/{key}")
+}
+
+/// What a record names of the key it belongs to: size, modification time
+/// (milliseconds, as the OM keeps it) and ETag. Every write sets the
+/// modification time; tagging changes none of them.
+fn content(object: &OzoneKey) -> String {
+    let modified = object
+        .modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
+    format!(
+        "{}/{modified}/{}",
+        object.size,
+        object.etag().unwrap_or_default()
+    )
 }
 
 #[cfg(test)]

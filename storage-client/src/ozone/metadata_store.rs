@@ -709,7 +709,7 @@ impl ObjectStore for OzoneMetadata {
             .get_key_info(&owner.access_key, &name, key, false)
             .await?;
         let recorded = if found.is_multipart {
-            self.checksums.object(&name, key, found.update_id).await?
+            self.checksums.object(&name, &found).await?
         } else {
             ObjectChecksums::default()
         };
@@ -1173,7 +1173,7 @@ impl UploadStore for OzoneMetadata {
         if !checksums.is_empty() {
             let recorded = self
                 .checksums
-                .record_object(&name, key, found.update_id, &checksums)
+                .record_object(&name, &found, &checksums)
                 .await;
             if let Err(e) = recorded {
                 // The object is complete either way; it only lacks its checksums.

@@ -26,10 +26,10 @@ use storage_client::{
 pub use bucket_documents::bucket_documents;
 pub use meta_entries::meta_entries;
 pub use multipart::{
-    MultipartRules, multipart_abort, multipart_complete_rejects_bad_lists,
-    multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
-    multipart_listing_pages, multipart_out_of_order, multipart_part_checksum_algorithm,
-    multipart_part_replacement_and_gaps,
+    MultipartRules, multipart_abort, multipart_checksums_survive_tagging,
+    multipart_complete_rejects_bad_lists, multipart_completion_records_its_parts,
+    multipart_conditional_complete_races_put, multipart_listing_pages, multipart_out_of_order,
+    multipart_part_checksum_algorithm, multipart_part_replacement_and_gaps,
 };
 pub use tags::tags;
 pub use versions::{version_listing_pages, versioning};
@@ -84,6 +84,7 @@ macro_rules! suite {
             multipart_completion_records_its_parts
             multipart_abort
             multipart_part_checksum_algorithm
+            multipart_checksums_survive_tagging
             multipart_listing_pages
             multipart_conditional_complete_races_put
             versioning

@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 use storage_client::{
-    ChecksumAlgorithm, CompleteUpload, NewUpload, ObjectMeta, Owner, PartCommit, PartInfo, Result,
-    Storage, StorageError, UploadListQuery, WriteCondition,
+    ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum, ObjectMeta, Owner,
+    PartCommit, PartInfo, Result, Storage, StorageError, UploadListQuery, WriteCondition,
 };
 
 use super::{Capabilities, alice, bob, data, get, put_with};
@@ -499,4 +499,70 @@ pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilit
         };
         assert_eq!(get(s, &a, "b", &key).await.unwrap(), expected);
     }
+}
+
+/// A completed object's checksums belong to its content: tagging it keeps
+/// them (on Ozone, tagging changes the key's generation), writing over it
+/// drops them.
+pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilities) {
+    let a = alice();
+    s.create_bucket(&a, "b", "").await.unwrap();
+    let sha256 = |value: &str, kind| ObjectChecksum {
+        algorithm: ChecksumAlgorithm::Sha256,
+        value: value.into(),
+        kind,
+    };
+    let upload = NewUpload {
+        checksum_algorithm: Some(ChecksumAlgorithm::Sha256),
+        ..NewUpload::default()
+    };
+    let id = s
+        .create_multipart_upload(&a, "b", "k", upload)
+        .await
+        .unwrap()
+        .upload_id;
+    let bytes = data(caps.multipart.inner(20_000), 7);
+    let mut writer = s
+        .create_part(&a, "b", "k", &id, 1, Some(bytes.len() as u64))
+        .await
+        .unwrap();
+    writer.write(Bytes::from(bytes.clone())).await.unwrap();
+    let part_sum = sha256("cGFydA==", ChecksumType::FullObject);
+    let part = writer
+        .commit_part(
+            &id,
+            1,
+            PartCommit {
+                etag: "etag-1".into(),
+                checksum: Some(part_sum.clone()),
+            },
+        )
+        .await
+        .unwrap();
+    let whole = sha256("d2hvbGU=-1", ChecksumType::Composite);
+    let etag = (caps.multipart.object_etag)(&[&part], "final-1");
+    let complete = CompleteUpload {
+        checksum: Some(whole.clone()),
+        ..complete(&[&part], &etag, WriteCondition::None)
+    };
+    s.complete_multipart_upload(&a, "b", "k", &id, complete)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.lookup(&a, "b", "k").await.unwrap().checksum,
+        Some(whole.clone())
+    );
+
+    s.put_tags(&a, "b", "k", vec![("t".into(), "2".into())])
+        .await
+        .unwrap();
+    let tagged = s.lookup(&a, "b", "k").await.unwrap();
+    assert_eq!(tagged.tags, vec![("t".to_owned(), "2".to_owned())]);
+    assert_eq!(tagged.checksum, Some(whole));
+    assert_eq!(get(s, &a, "b", "k").await.unwrap(), bytes);
+
+    put_with(s, &a, "b", "k", b"plain", WriteCondition::None)
+        .await
+        .unwrap();
+    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, None);
 }
