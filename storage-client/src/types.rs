@@ -3,8 +3,6 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-
 /// The access key that owns the buckets a call acts on: the owner of
 /// the bucket the gateway's decision judged (for `create_bucket`, the key
 /// the new bucket will belong to). Not who asks: storage never decides
@@ -26,7 +24,7 @@ impl Owner {
 }
 
 /// An S3 access key as the OM stores it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential {
     /// Human-readable name, e.g. "root" or "alice"; shown as the owner's display name.
     pub name: String,
@@ -36,7 +34,7 @@ pub struct Credential {
     pub is_root: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BucketInfo {
     pub name: String,
     /// Access key id of the key that created the bucket.
@@ -47,7 +45,7 @@ pub struct BucketInfo {
 }
 
 /// System and user metadata stored with an object and returned on GET/HEAD.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ObjectMeta {
     pub content_type: Option<String>,
     pub content_encoding: Option<String>,
@@ -60,7 +58,7 @@ pub struct ObjectMeta {
 }
 
 /// An object checksum as S3 reports it (`x-amz-checksum-<algorithm>`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectChecksum {
     pub algorithm: ChecksumAlgorithm,
     /// Base64 value, with a `-N` suffix for composite multipart checksums.
@@ -68,11 +66,8 @@ pub struct ObjectChecksum {
     pub kind: ChecksumType,
 }
 
-/// The additional checksum algorithms S3 supports. Stored by name (as
-/// [`ChecksumAlgorithm::name`] spells it), so records written when these
-/// were strings read back unchanged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
+/// The additional checksum algorithms S3 supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChecksumAlgorithm {
     Crc32,
     Crc32c,
@@ -111,9 +106,7 @@ impl ChecksumAlgorithm {
 }
 
 /// How a multipart object's checksum covers it: S3's `x-amz-checksum-type`.
-/// Stored by name, as [`ChecksumAlgorithm`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "&'static str", try_from = "String")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChecksumType {
     /// The checksum of the part checksums, with a `-N` suffix.
     Composite,
@@ -137,21 +130,8 @@ impl ChecksumType {
     }
 }
 
-macro_rules! stored_by_name {
+macro_rules! named {
     ($($name:ident),*) => {$(
-        impl From<$name> for &'static str {
-            fn from(value: $name) -> Self {
-                value.name()
-            }
-        }
-
-        impl TryFrom<String> for $name {
-            type Error = String;
-            fn try_from(name: String) -> Result<Self, String> {
-                Self::from_name(&name).ok_or_else(|| format!("unknown {}: {name:?}", stringify!($name)))
-            }
-        }
-
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
@@ -160,11 +140,11 @@ macro_rules! stored_by_name {
     )*};
 }
 
-stored_by_name!(ChecksumAlgorithm, ChecksumType);
+named!(ChecksumAlgorithm, ChecksumType);
 
 /// An Ozone-compatible block token: identifier bytes and HMAC password
 /// (issued and checked by [`crate::token`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockToken {
     pub identifier: Vec<u8>,
     pub password: Vec<u8>,
@@ -173,14 +153,14 @@ pub struct BlockToken {
 }
 
 /// The identity of one block: the container that holds it and its id there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BlockId {
     pub container: u64,
     pub local: u64,
 }
 
 /// Where one slice of an object lives.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockLocation {
     pub block: BlockId,
     /// Offset of this block's first byte within the object.
@@ -192,17 +172,12 @@ pub struct BlockLocation {
     pub token: Option<BlockToken>,
     /// The version of the block a replica must have reached to serve it
     /// (Ozone's block commit sequence id); 0 where the back end keeps none.
-    /// Like the two fields below it lives only in memory: the embedded
-    /// back end's stored records do not carry it.
-    #[serde(skip)]
     pub commit_sequence_id: u64,
     /// The datanodes holding a replica with their read endpoints, preferred
     /// first; empty where `datanodes` alone addresses the replicas.
-    #[serde(skip)]
     pub replicas: Vec<Replica>,
     /// The replication group writes to the block go through (Ozone's Raft
     /// pipeline); `None` where the back end writes replicas directly.
-    #[serde(skip)]
     pub write_group: Option<WriteGroup>,
 }
 
@@ -224,7 +199,7 @@ pub struct WriteGroup {
 }
 
 /// Everything the OM knows about one committed object.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyInfo {
     pub bucket: String,
     pub key: String,
@@ -247,7 +222,7 @@ pub struct KeyInfo {
 }
 
 /// One part of a completed multipart object.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartSummary {
     /// The part number the client gave (1-10000); numbers may have gaps.
     pub number: u16,

@@ -20,18 +20,52 @@ async fn reads_a_store_of_format_1() {
     reads_back("store-format-1").await;
 }
 
-async fn reads_back(fixture: &str) {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+/// A store a later build wrote is refused with one clear line, never
+/// misread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_store_of_a_later_format() {
+    let dir = unpack("store-format-1");
+    let data = dir.path().join("data");
+    {
+        const FORMAT: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("format");
+        let db = redb::Database::create(data.join("om.redb")).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(FORMAT).unwrap().insert("store", 99).unwrap();
+        txn.commit().unwrap();
+    }
+    let refused = Storage::open_embedded(StorageConfig::new(&data))
+        .await
+        .err()
+        .expect("a later format is refused");
+    let message = refused.to_string();
+    assert!(
+        message.contains("store format 99, written by a later s3-gateway"),
+        "{message}"
+    );
+    assert!(!message.contains('\n'), "{message}");
+}
+
+/// The fixture's data directory, unpacked into a new temporary directory.
+fn unpack(fixture: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let unpacked = std::process::Command::new("tar")
         .arg("xzf")
-        .arg(fixtures.join(format!("{fixture}.tar.gz")))
+        .arg(fixtures().join(format!("{fixture}.tar.gz")))
         .arg("-C")
         .arg(dir.path())
         .status()
         .unwrap();
     assert!(unpacked.success(), "tar xzf {fixture}.tar.gz");
-    let text = std::fs::read_to_string(fixtures.join(format!("{fixture}.json"))).unwrap();
+    dir
+}
+
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+async fn reads_back(fixture: &str) {
+    let dir = unpack(fixture);
+    let text = std::fs::read_to_string(fixtures().join(format!("{fixture}.json"))).unwrap();
     let manifest: Value = serde_json::from_str(&text).unwrap();
     let storage = Storage::open_embedded(StorageConfig::new(dir.path().join("data")))
         .await

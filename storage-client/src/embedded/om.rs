@@ -26,9 +26,9 @@ use reopening_db::ReopeningDb;
 
 use super::schema::{
     BUCKET_DOCUMENTS, BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS,
-    CURRENT_VERSIONS, DELETED_BLOCKS, KEYS, KeyRecord, NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS,
-    OpenKeyRecord, PARTS, SECRET_KEYS, SecretKeyRecord, StoredBlock, UPLOADS, VERSIONS, bucket_end,
-    decode, encode, object_key,
+    CURRENT_VERSIONS, CredentialRecord, DELETED_BLOCKS, FORMAT, FORMAT_ROW, KEYS, KeyRecord,
+    NEXT_LOCAL_ID, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS, STORE_FORMAT,
+    SecretKeyRecord, StoredBlock, UPLOADS, VERSIONS, bucket_end, decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
 use crate::multipart::{CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo};
@@ -360,15 +360,16 @@ impl Inner {
         table
             .get(access_key)
             .db()?
-            .map(|v| decode(v.value()))
+            .map(|v| decode::<CredentialRecord>(v.value()).map(|record| record.0))
             .transpose()
     }
 
     fn put_credential(&self, cred: &Credential) -> Result<()> {
         let txn = self.write()?;
+        let record = encode(&CredentialRecord(cred.clone()))?;
         txn.open_table(CREDENTIALS)
             .db()?
-            .insert(cred.access_key.as_str(), encode(cred)?.as_slice())
+            .insert(cred.access_key.as_str(), record.as_slice())
             .db()?;
         txn.commit().db()
     }
@@ -379,7 +380,7 @@ impl Inner {
         let mut out = Vec::new();
         for row in table.iter().db()? {
             let (_, value) = row.db()?;
-            out.push(decode(value.value())?);
+            out.push(decode::<CredentialRecord>(value.value())?.0);
         }
         Ok(out)
     }
@@ -903,12 +904,30 @@ impl Inner {
     }
 }
 
+/// Refuses a database of a later store format than this build's, which
+/// it would misread; records the format in a new one, and in one written
+/// before formats were recorded (format 1, the same records).
+fn check_format(txn: &redb::WriteTransaction, path: &Path) -> Result<()> {
+    let mut table = txn.open_table(FORMAT).db()?;
+    let found = table.get(FORMAT_ROW).db()?.map(|v| v.value());
+    match found {
+        Some(format) if format > STORE_FORMAT => Err(StorageError::InvalidArgument(format!(
+            "{} is in store format {format}, written by a later s3-gateway; this build reads \
+             formats up to {STORE_FORMAT}: run that release or a later one",
+            path.display()
+        ))),
+        Some(_) => Ok(()),
+        None => table.insert(FORMAT_ROW, STORE_FORMAT).db().map(drop),
+    }
+}
+
 impl EmbeddedOm {
     /// Opens or creates the database and loads the token secret keys into `keys`.
     pub(crate) fn open(path: &Path, keys: Arc<KeyRing>, settings: OmSettings) -> Result<Self> {
         let db = ReopeningDb::open(path)?;
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate);
+        check_format(&txn, path)?;
         txn.open_table(BUCKETS).db()?;
         txn.open_table(KEYS).db()?;
         txn.open_table(CREDENTIALS).db()?;

@@ -1,22 +1,38 @@
 //! The embedded OM's on-disk schema: redb tables and the postcard records
 //! stored in them.
+//!
+//! The records are this file's types alone. Where a record holds one of the
+//! crate's public types, a mirror here ([`MetaRecord`], [`ChecksumRecord`],
+//! ...) says how it is written, so a field added to a public type fails to
+//! compile here instead of silently changing what `om.redb` decodes. The
+//! database says which [`STORE_FORMAT`] it is written in; a change to any
+//! record is a new format, read by a migration, and `tests/upgrade.rs`
+//! opens a store of every earlier format.
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use redb::TableDefinition;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::{
-    BlockId, ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, PartSummary, Result,
-    StorageError,
+    BlockId, ChecksumAlgorithm, ChecksumType, Credential, ObjectChecksum, ObjectMeta, PartSummary,
+    Result, StorageError,
 };
+
+/// `"store"` -> the store format of the database.
+pub(crate) const FORMAT: TableDefinition<&str, u64> = TableDefinition::new("format");
+pub(crate) const FORMAT_ROW: &str = "store";
+/// The format this build writes, and the latest it reads. 1: the records
+/// as first recorded (written by every build before the format was, too).
+pub(crate) const STORE_FORMAT: u64 = 1;
 
 /// Bucket name -> [`BucketRecord`].
 pub(crate) const BUCKETS: TableDefinition<&str, &[u8]> = TableDefinition::new("buckets");
 /// `bucket 0x00 key` -> [`KeyRecord`]; byte order within a bucket is S3's listing order.
 pub(crate) const KEYS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("keys");
-/// Access key id -> postcard `Credential`.
+/// Access key id -> [`CredentialRecord`].
 pub(crate) const CREDENTIALS: TableDefinition<&str, &[u8]> = TableDefinition::new("credentials");
 /// Open key id -> [`OpenKeyRecord`]: allocations not committed yet.
 pub(crate) const OPEN_KEYS: TableDefinition<u64, &[u8]> = TableDefinition::new("open_keys");
@@ -66,6 +82,7 @@ pub(crate) struct BucketRecord {
 
 #[derive(Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct StoredBlock {
+    #[serde(with = "BlockIdRecord")]
     pub(crate) block: BlockId,
     pub(crate) offset: u64,
     pub(crate) length: u64,
@@ -77,11 +94,14 @@ pub(crate) struct KeyRecord {
     pub(crate) etag: String,
     pub(crate) last_modified: SystemTime,
     pub(crate) owner: String,
+    #[serde(with = "MetaRecord")]
     pub(crate) meta: ObjectMeta,
     pub(crate) tags: Vec<(String, String)>,
+    #[serde(with = "optional_checksum")]
     pub(crate) checksum: Option<ObjectChecksum>,
     pub(crate) blocks: Vec<StoredBlock>,
     /// Empty unless the object was completed from a multipart upload.
+    #[serde(with = "part_summaries")]
     pub(crate) parts: Vec<PartSummary>,
 }
 
@@ -123,9 +143,12 @@ pub(crate) enum StoredVersion {
 pub(crate) struct UploadRecord {
     pub(crate) owner: String,
     pub(crate) initiated_ms: u64,
+    #[serde(with = "MetaRecord")]
     pub(crate) meta: ObjectMeta,
     pub(crate) tags: Vec<(String, String)>,
+    #[serde(with = "optional_name")]
     pub(crate) checksum_algorithm: Option<ChecksumAlgorithm>,
+    #[serde(with = "optional_name")]
     pub(crate) checksum_type: Option<ChecksumType>,
 }
 
@@ -133,6 +156,7 @@ pub(crate) struct UploadRecord {
 pub(crate) struct PartRecord {
     pub(crate) size: u64,
     pub(crate) etag: String,
+    #[serde(with = "optional_checksum")]
     pub(crate) checksum: Option<ObjectChecksum>,
     pub(crate) last_modified: SystemTime,
     /// Offsets are within the part.
@@ -145,6 +169,7 @@ pub(crate) struct OpenKeyRecord {
     pub(crate) key: String,
     pub(crate) owner: String,
     pub(crate) created_ms: u64,
+    #[serde(with = "block_ids")]
     pub(crate) blocks: Vec<BlockId>,
 }
 
@@ -153,6 +178,203 @@ pub(crate) struct SecretKeyRecord {
     pub(crate) created_ms: u64,
     pub(crate) expires_ms: u64,
     pub(crate) bytes: [u8; 32],
+}
+
+/// An access key as stored in `CREDENTIALS`.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct CredentialRecord(#[serde(with = "CredentialFields")] pub(crate) Credential);
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Credential")]
+struct CredentialFields {
+    name: String,
+    access_key: String,
+    secret_key: String,
+    is_root: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "BlockId")]
+struct BlockIdRecord {
+    container: u64,
+    local: u64,
+}
+
+/// [`ObjectMeta`] as stored.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "ObjectMeta")]
+struct MetaRecord {
+    content_type: Option<String>,
+    content_encoding: Option<String>,
+    content_disposition: Option<String>,
+    content_language: Option<String>,
+    cache_control: Option<String>,
+    expires: Option<String>,
+    user: BTreeMap<String, String>,
+}
+
+/// [`ObjectChecksum`] as stored: the algorithm and the type by name.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "ObjectChecksum")]
+struct ChecksumRecord {
+    #[serde(with = "name")]
+    algorithm: ChecksumAlgorithm,
+    value: String,
+    #[serde(with = "name")]
+    kind: ChecksumType,
+}
+
+/// [`PartSummary`] as stored.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "PartSummary")]
+struct PartSummaryRecord {
+    number: u16,
+    size: u64,
+    etag: String,
+    #[serde(with = "optional_checksum")]
+    checksum: Option<ObjectChecksum>,
+}
+
+/// A value stored by the name it goes by in S3 (`sha256`, `COMPOSITE`).
+trait Named: Sized + Copy {
+    fn name(self) -> &'static str;
+    fn from_name(name: &str) -> Option<Self>;
+}
+
+impl Named for ChecksumAlgorithm {
+    fn name(self) -> &'static str {
+        ChecksumAlgorithm::name(self)
+    }
+    fn from_name(name: &str) -> Option<Self> {
+        ChecksumAlgorithm::from_name(name)
+    }
+}
+
+impl Named for ChecksumType {
+    fn name(self) -> &'static str {
+        ChecksumType::name(self)
+    }
+    fn from_name(name: &str) -> Option<Self> {
+        ChecksumType::from_name(name)
+    }
+}
+
+mod name {
+    use super::*;
+
+    pub(super) fn serialize<T: Named, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(value.name())
+    }
+
+    pub(super) fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let name = String::deserialize(d)?;
+        T::from_name(&name).ok_or_else(|| D::Error::custom(format!("unknown name {name:?}")))
+    }
+}
+
+mod optional_name {
+    use super::*;
+
+    pub(super) fn serialize<T: Named, S: Serializer>(
+        value: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.map(Named::name).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, T: Named, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|name| {
+                T::from_name(&name)
+                    .ok_or_else(|| D::Error::custom(format!("unknown name {name:?}")))
+            })
+            .transpose()
+    }
+}
+
+/// A mirrored value inside an `Option` or a `Vec`, written through its
+/// mirror: serde's `with` reaches only a field's own type. `Out` and `In`
+/// are newtypes, which postcard writes as their content.
+macro_rules! through_mirror {
+    ($module:ident, $public:ty, $mirror:ident) => {
+        mod $module {
+            use super::*;
+
+            pub(super) struct Out<'a>(pub(super) &'a $public);
+
+            impl Serialize for Out<'_> {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    $mirror::serialize(self.0, s)
+                }
+            }
+
+            pub(super) struct In(pub(super) $public);
+
+            impl<'de> Deserialize<'de> for In {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    $mirror::deserialize(d).map(In)
+                }
+            }
+        }
+    };
+}
+
+through_mirror!(checksum_mirror, ObjectChecksum, ChecksumRecord);
+through_mirror!(part_mirror, PartSummary, PartSummaryRecord);
+through_mirror!(block_id_mirror, BlockId, BlockIdRecord);
+
+mod optional_checksum {
+    use super::checksum_mirror::{In, Out};
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<ObjectChecksum>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.as_ref().map(Out).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<ObjectChecksum>, D::Error> {
+        Ok(Option::<In>::deserialize(d)?.map(|checksum| checksum.0))
+    }
+}
+
+mod part_summaries {
+    use super::part_mirror::{In, Out};
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(value: &[PartSummary], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(value.iter().map(Out))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<PartSummary>, D::Error> {
+        Ok(Vec::<In>::deserialize(d)?
+            .into_iter()
+            .map(|part| part.0)
+            .collect())
+    }
+}
+
+mod block_ids {
+    use super::block_id_mirror::{In, Out};
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(value: &[BlockId], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(value.iter().map(Out))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<BlockId>, D::Error> {
+        Ok(Vec::<In>::deserialize(d)?
+            .into_iter()
+            .map(|block| block.0)
+            .collect())
+    }
 }
 
 /// The `KEYS` table key: bucket names never contain 0x00, so every bucket's
