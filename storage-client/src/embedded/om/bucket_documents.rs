@@ -2,12 +2,14 @@
 //! written in a transaction that checks the bucket and its owner, and
 //! dropped in the transaction that deletes the bucket.
 
+use async_trait::async_trait;
 use redb::WriteTransaction;
 
-use super::{Inner, owned_bucket};
+use super::{EmbeddedOm, Inner, owned_bucket};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{BUCKET_DOCUMENTS, BUCKETS};
-use crate::{BucketDocument, Owner, Result, StorageError};
+use crate::om::BucketDocumentStore;
+use crate::{BucketDocument, BucketInfo, Owner, Result, StorageError};
 
 impl Inner {
     pub(super) fn bucket_document(
@@ -52,4 +54,29 @@ pub(super) fn drop_bucket_documents(txn: &WriteTransaction, bucket: &str) -> Res
         documents.remove((bucket, kind.stored_name())).db()?;
     }
     Ok(())
+}
+
+#[async_trait]
+impl BucketDocumentStore for EmbeddedOm {
+    /// The transaction checks the bucket itself: the facts may be stale.
+    async fn bucket_document(
+        &self,
+        bucket: &BucketInfo,
+        kind: BucketDocument,
+    ) -> Result<Option<String>> {
+        let bucket = bucket.name.clone();
+        self.run(move |om| om.bucket_document(&bucket, kind)).await
+    }
+
+    async fn put_bucket_document(
+        &self,
+        owner: &Owner,
+        bucket: &BucketInfo,
+        kind: BucketDocument,
+        document: Option<String>,
+    ) -> Result<()> {
+        let (owner, bucket) = (owner.clone(), bucket.name.clone());
+        self.run(move |om| om.put_bucket_document(&owner, &bucket, kind, document.as_deref()))
+            .await
+    }
 }

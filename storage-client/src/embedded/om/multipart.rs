@@ -5,11 +5,13 @@
 
 use std::time::SystemTime;
 
+use async_trait::async_trait;
 use rand::RngCore;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket, validate_layout, versions,
+    EmbeddedOm, Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket,
+    validate_layout, versions,
 };
 use crate::embedded::schema::{
     BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
@@ -19,8 +21,14 @@ use crate::embedded::{DbResult, now_ms};
 use crate::multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, UploadInfo, position,
 };
-use crate::om::{ObjectRef, OpenKey, PartRef, ScanRange, UploadRef, validate_key};
-use crate::{BlockId, BlockLocation, KeyInfo, Owner, PartSummary, Result, StorageError};
+use crate::om::{
+    ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange, UploadRef, UploadStore,
+    recorded_parts_are, validate_key,
+};
+use crate::{
+    BlockId, BlockLocation, ChecksumAlgorithm, KeyInfo, Owner, PartSummary, Result, StorageError,
+    WriteIntent,
+};
 
 /// Upload ids are 128 random bits in hex: unguessable, and free of the
 /// 0x00 that separates key and id in an `UPLOADS` row.
@@ -428,4 +436,108 @@ fn assemble(
         });
     }
     Ok((blocks, summaries))
+}
+
+#[async_trait]
+impl UploadStore for EmbeddedOm {
+    async fn create_multipart_upload(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        upload: NewUpload,
+    ) -> Result<UploadInfo> {
+        let owner = owner.clone();
+        self.run(move |om| om.create_multipart_upload(&owner, &object, upload))
+            .await
+    }
+
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
+        let (owner, upload) = (owner.clone(), upload.clone());
+        self.run(move |om| om.multipart_upload(&owner, &upload))
+            .await
+    }
+
+    /// Looks the upload up: `create_part` does not.
+    async fn part_checksum_algorithm(
+        &self,
+        owner: &Owner,
+        upload: &UploadRef,
+    ) -> Result<Option<ChecksumAlgorithm>> {
+        Ok(self
+            .multipart_upload(owner, upload)
+            .await?
+            .checksum_algorithm)
+    }
+
+    /// A part is written like any object: the upload is checked when it
+    /// is committed.
+    async fn create_part(
+        &self,
+        owner: &Owner,
+        part: &PartRef,
+        size_hint: Option<u64>,
+    ) -> Result<OpenKey> {
+        let intent = WriteIntent {
+            size_hint,
+            ..WriteIntent::default()
+        };
+        self.create_object(owner, part.upload.object.clone(), intent)
+            .await
+    }
+
+    async fn commit_part(
+        &self,
+        owner: &Owner,
+        open: OpenKey,
+        part: PartRef,
+        blocks: Vec<BlockLocation>,
+        commit: PartCommit,
+    ) -> Result<PartInfo> {
+        let owner = owner.clone();
+        self.run(move |om| om.commit_part(&owner, &open, &part, &blocks, commit))
+            .await
+    }
+
+    async fn list_parts(
+        &self,
+        owner: &Owner,
+        upload: &UploadRef,
+        after: u16,
+        limit: usize,
+    ) -> Result<Vec<PartInfo>> {
+        let (owner, upload) = (owner.clone(), upload.clone());
+        self.run(move |om| om.list_parts(&owner, &upload, after, limit))
+            .await
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        owner: &Owner,
+        upload: UploadRef,
+        complete: CompleteUpload,
+    ) -> Result<KeyInfo> {
+        let owner = owner.clone();
+        self.run(move |om| om.complete_multipart_upload(&owner, &upload, complete))
+            .await
+    }
+
+    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+        recorded_parts_are(object, parts)
+    }
+
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()> {
+        let owner = owner.clone();
+        self.run(move |om| om.abort_multipart_upload(&owner, &upload))
+            .await
+    }
+
+    async fn scan_multipart_uploads(
+        &self,
+        owner: &Owner,
+        scan: ScanRange,
+    ) -> Result<Vec<UploadInfo>> {
+        let owner = owner.clone();
+        self.run(move |om| om.scan_multipart_uploads(&owner, &scan))
+            .await
+    }
 }

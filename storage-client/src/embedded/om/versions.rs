@@ -11,19 +11,20 @@
 use std::ops::Bound;
 use std::time::SystemTime;
 
+use async_trait::async_trait;
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
-use super::{Inner, next_counter, owned_bucket, queue_for_reclaim};
+use super::{EmbeddedOm, Inner, next_counter, owned_bucket, queue_for_reclaim};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{
     BUCKET_VERSIONING, BUCKETS, CURRENT_VERSIONS, CurrentVersion, KEYS, KeyRecord,
     NEXT_VERSION_SEQ, StoredVersion, VERSIONING_ENABLED, VERSIONING_SUSPENDED, VERSIONS,
     VersionRecord, bucket_end, decode, encode, object_key, split_version_key, version_key,
 };
-use crate::om::{ObjectRef, ScanRange, validate_key};
+use crate::om::{ObjectRef, ScanRange, VersionStore, validate_key};
 use crate::{
-    DeleteCondition, Deleted, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError,
-    VersionEntry, Versioning,
+    DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
+    StorageError, VersionEntry, Versioning,
 };
 
 /// A table of byte-string rows, from a read or a write transaction.
@@ -804,4 +805,78 @@ pub(super) fn drop_bucket(txn: &WriteTransaction, bucket: &str) -> Result<()> {
         .remove(bucket)
         .db()?;
     Ok(())
+}
+
+#[async_trait]
+impl VersionStore for EmbeddedOm {
+    async fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
+        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+        self.run(move |om| om.versioning(&owner, &bucket)).await
+    }
+
+    async fn set_versioning(&self, owner: &Owner, bucket: &str, state: Versioning) -> Result<()> {
+        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+        self.run(move |om| om.set_versioning(&owner, &bucket, state))
+            .await
+    }
+
+    async fn lookup_version(
+        &self,
+        owner: &Owner,
+        object: &ObjectRef,
+        version_id: &str,
+    ) -> Result<KeyInfo> {
+        let (owner, object, id) = (owner.clone(), object.clone(), version_id.to_owned());
+        self.run(move |om| om.lookup_version(&owner, &object, &id))
+            .await
+    }
+
+    async fn delete_version(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        version_id: String,
+    ) -> Result<Deleted> {
+        let owner = owner.clone();
+        self.batched(
+            true,
+            Box::new(move |_, _, txn| Inner::delete_version(txn, &owner, &object, &version_id)),
+        )
+        .await
+    }
+
+    async fn put_version_tags(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        version_id: String,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        let owner = owner.clone();
+        self.run(move |om| om.put_version_tags(&owner, &object, &version_id, tags))
+            .await
+    }
+
+    async fn put_version_meta_entry(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        version_id: String,
+        change: MetaEntryChange,
+    ) -> Result<()> {
+        let owner = owner.clone();
+        self.run(move |om| om.put_version_meta_entry(&owner, &object, &version_id, change))
+            .await
+    }
+
+    async fn scan_versions(
+        &self,
+        owner: &Owner,
+        scan: ScanRange,
+        after_version: Option<String>,
+    ) -> Result<Vec<VersionEntry>> {
+        let owner = owner.clone();
+        self.run(move |om| om.scan_versions(&owner, &scan, after_version.as_deref()))
+            .await
+    }
 }
