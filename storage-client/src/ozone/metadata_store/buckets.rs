@@ -1,0 +1,84 @@
+//! The bucket role on Ozone: S3 buckets are Ozone buckets in `s3v`, owned
+//! by the access key that created them.
+
+use async_trait::async_trait;
+
+use super::{LIST_BATCH, OzoneMetadata};
+use crate::om::{BucketStore, NewBucket};
+use crate::ozone::keyring::SYSTEM_OWNER;
+use crate::{BucketInfo, Owner, Result, StorageError};
+
+#[async_trait]
+impl BucketStore for OzoneMetadata {
+    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()> {
+        match self
+            .om
+            .create_bucket(
+                &owner.access_key,
+                &self.ozone_name(&bucket.name),
+                &bucket.region,
+            )
+            .await
+        {
+            Err(StorageError::BucketAlreadyExists) => match self.info_bucket(&bucket.name).await {
+                Ok(info) if info.owner == owner.access_key => {
+                    Err(StorageError::BucketAlreadyOwnedByYou)
+                }
+                _ => Err(StorageError::BucketAlreadyExists),
+            },
+            other => other,
+        }
+    }
+
+    async fn bucket(&self, name: &str) -> Result<BucketInfo> {
+        self.info_bucket(name).await
+    }
+
+    async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {
+        let mut owned = Vec::new();
+        let mut start = String::new();
+        // Every bucket is listed as the gateway's system identity.
+        let signer = owner.map_or(SYSTEM_OWNER, |owner| &owner.access_key);
+        loop {
+            let page = self
+                .om
+                .list_buckets(signer, &self.bucket_prefix, &start, LIST_BATCH)
+                .await?;
+            let Some(last) = page.last() else { break };
+            start = last.name.clone();
+            let full = page.len() >= LIST_BATCH;
+            owned.extend(
+                page.into_iter()
+                    .filter(|b| owner.is_none_or(|owner| b.owner == owner.access_key))
+                    .map(|b| self.facade_bucket(b)),
+            );
+            if !full {
+                break;
+            }
+        }
+        Ok(owned)
+    }
+
+    /// The OM has no conditional set-owner: the owner is checked first,
+    /// then changed (a change by another replica in between is not seen).
+    /// Signed as the system identity: `from` may be a deleted key, whose
+    /// secret is gone.
+    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+        if self.info_bucket(name).await?.owner != from.access_key {
+            return Err(StorageError::PreconditionFailed);
+        }
+        self.om
+            .set_bucket_owner(SYSTEM_OWNER, &self.ozone_name(name), &to.access_key)
+            .await
+    }
+
+    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
+        self.delete_own_bucket(owner, name).await?;
+        // A bucket made again under the name never sees these (see
+        // `BucketDocuments`): the sweep only reclaims their space.
+        if let Err(e) = self.documents.sweep(name).await {
+            tracing::warn!(bucket = name, error = %e, "bucket documents left behind");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,234 @@
+//! The object role on Ozone: keys written, read, tagged, deleted and
+//! listed through the OM, write conditions checked by the OM at CreateKey
+//! and again with CommitKey.
+
+use async_trait::async_trait;
+
+use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
+use crate::om::{ObjectRef, ObjectStore, OpenKey, ScanRange};
+use crate::ozone::checksum_records::ObjectChecksums;
+use crate::ozone::fso_listing;
+use crate::ozone::object_mapping::{
+    block_from_location, committed_info, key_info, location_from_block, object_metadata,
+};
+use crate::{
+    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner,
+    Result, StorageError, WriteIntent,
+};
+
+#[async_trait]
+impl ObjectStore for OzoneMetadata {
+    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
+        if is_blank(key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(bucket);
+        let found = self
+            .om
+            .get_key_info(&owner.access_key, &name, key, false)
+            .await?;
+        let recorded = if found.is_multipart {
+            self.checksums.object(&name, &found).await?
+        } else {
+            ObjectChecksums::default()
+        };
+        let mut info = key_info(found);
+        info.bucket = bucket.to_owned();
+        Ok(with_checksums(info, recorded))
+    }
+
+    async fn create_object(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        intent: WriteIntent,
+    ) -> Result<OpenKey> {
+        storable_key(&object.key)?;
+        let name = self.ozone_name(&object.bucket);
+        let key = object.key.as_str();
+        let expect = self
+            .expectation(owner, &name, key, &intent.condition)
+            .await?;
+        let size_hint = intent.size_hint.unwrap_or(0);
+        let created = self
+            .om
+            .create_key(
+                &owner.access_key,
+                &name,
+                key,
+                size_hint,
+                &intent.tags,
+                &expect,
+            )
+            .await;
+        match created {
+            Ok(open) => Ok(self.remember(object, open, intent).await),
+            Err(err) => Err(self.refusal(owner, &name, key, &expect, err).await),
+        }
+    }
+
+    async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation> {
+        let ozone_open = self.open_key_of(open).await?;
+        let block = self
+            .om
+            .allocate_block(&owner.access_key, &ozone_open)
+            .await?;
+        Ok(location_from_block(block))
+    }
+
+    async fn commit_object(
+        &self,
+        owner: &Owner,
+        open: OpenKey,
+        blocks: Vec<BlockLocation>,
+        object: NewObject,
+    ) -> Result<KeyInfo> {
+        let ozone_open = self.take_open_key(&open).await?;
+        if ozone_open.part.is_some() {
+            return Err(StorageError::InvalidArgument(
+                "an upload opened as a part must be committed as a part".into(),
+            ));
+        }
+        let ozone_blocks: Vec<_> = blocks
+            .iter()
+            .map(|b| block_from_location(b, None))
+            .collect();
+        let metadata = object_metadata(&object.meta, object.checksum.as_ref());
+        self.om
+            .commit_key(
+                &owner.access_key,
+                &ozone_open,
+                &ozone_blocks,
+                &object.etag,
+                &metadata,
+            )
+            .await?;
+        Ok(committed_info(&open, &owner.access_key, blocks, object))
+    }
+
+    async fn abort_object(&self, _owner: &Owner, open: &OpenKey) -> Result<()> {
+        // Ozone has no client command to drop an open key: the OM expires
+        // it (and reclaims its blocks) on its own; it is never visible.
+        self.open_keys.invalidate(&open.id).await;
+        Ok(())
+    }
+
+    /// The OM deletes unconditionally: a condition is refused, never
+    /// ignored.
+    async fn delete_object(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        condition: DeleteCondition,
+    ) -> Result<Deleted> {
+        if !condition.is_none() {
+            return Err(StorageError::NotImplemented(
+                "a conditional delete on the Ozone back end (its OM deletes unconditionally)"
+                    .into(),
+            ));
+        }
+        if is_blank(&object.key) {
+            // No such key can exist here; the OM would look at the bucket.
+            return Ok(Deleted::default());
+        }
+        let name = self.ozone_name(&object.bucket);
+        // Only a completed multipart object can have a record; finding out
+        // which this is would cost a lookup on every delete as well.
+        self.checksums.forget_object(&name, &object.key).await?;
+        match self
+            .om
+            .delete_key(&owner.access_key, &name, &object.key)
+            .await
+        {
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn put_tags(
+        &self,
+        owner: &Owner,
+        object: ObjectRef,
+        tags: Vec<(String, String)>,
+    ) -> Result<()> {
+        if is_blank(&object.key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(&object.bucket);
+        if tags.is_empty() {
+            self.om
+                .delete_tags(&owner.access_key, &name, &object.key)
+                .await
+        } else {
+            self.om
+                .put_tags(&owner.access_key, &name, &object.key, &tags)
+                .await
+        }
+    }
+
+    /// Ozone's OM has no call that changes a committed key's metadata
+    /// alone (only its tags), and rewriting the data to change one entry
+    /// would be a copy the caller did not ask for.
+    async fn put_meta_entry(
+        &self,
+        _owner: &Owner,
+        _object: ObjectRef,
+        _change: MetaEntryChange,
+    ) -> Result<()> {
+        Err(StorageError::NotImplemented(
+            "changing an existing object's metadata on the Ozone back end".into(),
+        ))
+    }
+
+    async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
+        let (prefix, after, limit) = (scan.prefix.as_str(), scan.after.as_slice(), scan.limit);
+        let name = self.ozone_name(&scan.bucket);
+        let mut start = start_key(after);
+        // Ozone seeks to `startKey` only within the prefix.
+        if start.as_str() < prefix {
+            start.clear();
+        }
+        let mut out = Vec::new();
+        let mut seen_any = false;
+        'scan: while out.len() < limit {
+            let (page, truncated) = self
+                .list_ozone_keys(&owner.access_key, &name, prefix, &start, limit - out.len())
+                .await?;
+            let Some(last) = page.last() else { break };
+            seen_any = true;
+            start = last.key.clone();
+            for entry in page {
+                // The OM ignores a blank prefix and widens `/` to the whole
+                // bucket: keys outside the prefix are dropped, and once one
+                // sorts after it no later key can be inside it.
+                if !entry.key.starts_with(prefix) {
+                    if entry.key.as_str() > prefix {
+                        break 'scan;
+                    }
+                    continue;
+                }
+                if entry.key.as_bytes() > after {
+                    out.push(entry);
+                }
+            }
+            if !truncated {
+                break;
+            }
+        }
+        // ListKeys reads no FILE_SYSTEM_OPTIMIZED bucket (its keys are in
+        // the directory tables): it answers nothing, then, and only then
+        // the bucket's layout is asked.
+        if !seen_any
+            && self
+                .om
+                .is_file_system_optimized(&owner.access_key, &name)
+                .await?
+        {
+            return fso_listing::scan(&self.om, &owner.access_key, &name, prefix, after, limit)
+                .await;
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+}
