@@ -14,7 +14,6 @@ use super::om_client::{
 };
 use super::proto::hadoop::ozone;
 use ozone::om_request::Command;
-use ozone::om_response::Answer;
 use ozone::{KeyArgs, Type};
 
 /// A page of parts and where the next page starts.
