@@ -222,6 +222,19 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         }
     };
     logging::init(&config.log_level, config.log_format);
+    let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+    for (name, closest) in s3_gateway::config::unknown_vars(names) {
+        match closest {
+            Some(setting) => tracing::warn!(
+                variable = %name,
+                "ignored: no setting reads this environment variable; did you mean {setting}?"
+            ),
+            None => tracing::warn!(
+                variable = %name,
+                "ignored: no setting reads this environment variable"
+            ),
+        }
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

@@ -13,6 +13,7 @@ mod private_file;
 mod records_key;
 pub mod settings;
 mod system_secret;
+mod unknown_env;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use crate::lifecycle::worker::Schedule;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
 use settings::{ReadBy, SETTINGS, setting};
+pub use unknown_env::unknown_vars;
 
 /// The root key given in the environment, instead of a generated one.
 pub const ROOT_ACCESS_KEY_ENV: &str = "S3GW_ROOT_ACCESS_KEY";
