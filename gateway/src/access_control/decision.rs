@@ -538,4 +538,53 @@ mod tests {
         let get = Endpoint::GetBucketCors { bucket: "b".into() };
         assert_eq!(decide(&access, &owner, &get), Decision::Owner);
     }
+
+    #[test]
+    fn a_policy_on_the_objects_tags_asks_for_them_and_only_then() {
+        use crate::access_control::policy::context::RequestContext;
+        use crate::client_address::TrustedProxies;
+
+        let tagged = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":{"AWS":"ALTKEY"},
+            "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*",
+            "Condition":{"StringEquals":{"s3:ExistingObjectTag/env":"prod"}}}}"#;
+        let access = bucket(None, Some(tagged));
+        let request = http::Request::new(()).into_parts().0;
+        let trusted = TrustedProxies::default();
+        let context = RequestContext::new(&request, &trusted);
+        let alt = Identity::new(ALT);
+        let endpoint = get("k");
+        let read = need(&endpoint).unwrap();
+        assert_eq!(
+            access.decide(&alt, read, &context),
+            Decision::NeedsObjectTags
+        );
+        let prod = [("env".to_owned(), "prod".to_owned())];
+        let with = |tags| access.decide(&alt, read, &context.with_existing_tags(tags));
+        assert_eq!(with(&prod), Decision::Granted);
+        assert_eq!(with(&[]), Decision::NeedsObjectAcl(Permission::Read));
+        assert_eq!(
+            access.decide(&Identity::new(OWNER), read, &context),
+            Decision::Owner,
+            "a statement naming another principal loads nothing"
+        );
+        assert_eq!(
+            access.decide(&alt, need(&list()).unwrap(), &context),
+            Decision::Denied,
+            "nor does one for another action"
+        );
+        let deny = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny","Principal":"*",
+            "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*",
+            "Condition":{"StringEquals":{"s3:ExistingObjectTag/env":"secret"}}}}"#;
+        let access = bucket(None, Some(deny));
+        let owner = Identity::new(OWNER);
+        assert_eq!(
+            access.decide(&owner, read, &context),
+            Decision::NeedsObjectTags,
+            "the owner's decision waits too: a Deny on the tags binds it"
+        );
+        let secret = [("env".to_owned(), "secret".to_owned())];
+        let owner_with = |tags| access.decide(&owner, read, &context.with_existing_tags(tags));
+        assert_eq!(owner_with(&secret), Decision::Denied);
+        assert_eq!(owner_with(&prod), Decision::Owner);
+    }
 }

@@ -272,3 +272,175 @@ fn owned<'a>(value: Option<String>) -> Lookup<'a> {
         None => Lookup::Absent,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use http::Request;
+
+    use super::*;
+
+    fn parts(target: &str, headers: &[(&str, &str)]) -> Parts {
+        let mut request = Request::builder().uri(target);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    fn text(lookup: Lookup<'_>) -> Option<Vec<String>> {
+        match lookup {
+            Lookup::Values(values) => Some(values.into_iter().map(Cow::into_owned).collect()),
+            Lookup::Absent => None,
+            Lookup::Unknown => Some(vec!["?".into()]),
+        }
+    }
+
+    #[test]
+    fn the_source_ip_is_the_client_the_access_log_records() {
+        let trusted = TrustedProxies::parse(["10.0.0.0/8"]).unwrap();
+        let mut request = parts("/b/k", &[("x-forwarded-for", "192.0.2.1, 203.0.113.9")]);
+        let context = RequestContext::new(&request, &trusted);
+        assert_eq!(text(context.lookup(&Key::SourceIp, "GetObject")), None);
+        let peer: SocketAddr = "10.1.1.1:5000".parse().unwrap();
+        request.extensions.insert(ClientAddr(peer));
+        let context = RequestContext::new(&request, &trusted);
+        assert_eq!(
+            text(context.lookup(&Key::SourceIp, "GetObject")),
+            Some(vec!["203.0.113.9".into()])
+        );
+        let nobody = TrustedProxies::default();
+        let context = RequestContext::new(&request, &nobody);
+        assert_eq!(
+            text(context.lookup(&Key::SourceIp, "GetObject")),
+            Some(vec!["10.1.1.1".into()])
+        );
+    }
+
+    #[test]
+    fn transport_time_and_headers() {
+        let trusted = TrustedProxies::default();
+        let mut request = parts(
+            "/b?list-type=2&prefix=a%2Fb&max-keys=5",
+            &[
+                ("x-amz-acl", "private"),
+                ("referer", "https://example.com/"),
+                ("authorization", "AWS4-HMAC-SHA256 Credential=..."),
+            ],
+        );
+        let get = |request: &Parts, key: Key| {
+            let context = RequestContext::new(request, &trusted);
+            text(context.lookup(&key, "ListBucket"))
+        };
+        assert_eq!(
+            get(&request, Key::SecureTransport),
+            Some(vec!["false".into()])
+        );
+        assert_eq!(get(&request, Key::TlsVersion), None);
+        request.extensions.insert(Tls { version: "1.3" });
+        assert_eq!(
+            get(&request, Key::SecureTransport),
+            Some(vec!["true".into()])
+        );
+        assert_eq!(get(&request, Key::TlsVersion), Some(vec!["1.3".into()]));
+        assert_eq!(
+            get(&request, Key::Query("prefix")),
+            Some(vec!["a/b".into()])
+        );
+        assert_eq!(
+            get(&request, Key::Query("max-keys")),
+            Some(vec!["5".into()])
+        );
+        assert_eq!(get(&request, Key::Query("delimiter")), None);
+        assert_eq!(
+            get(&request, Key::Header("x-amz-acl")),
+            Some(vec!["private".into()])
+        );
+        assert_eq!(
+            get(&request, Key::Referer),
+            Some(vec!["https://example.com/".into()])
+        );
+        assert_eq!(get(&request, Key::UserAgent), None);
+        assert_eq!(
+            get(&request, Key::AuthType),
+            Some(vec!["REST-HEADER".into()])
+        );
+        let presigned = parts(
+            "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab",
+            &[],
+        );
+        assert_eq!(
+            get(&presigned, Key::AuthType),
+            Some(vec!["REST-QUERY-STRING".into()])
+        );
+        let v2 = parts("/b/k?AWSAccessKeyId=A&Signature=s&Expires=1", &[]);
+        assert_eq!(get(&v2, Key::SignatureVersion), Some(vec!["AWS".into()]));
+        assert_eq!(get(&parts("/b/k", &[]), Key::AuthType), None);
+        let context = RequestContext::new(&request, &trusted);
+        let (Lookup::Values(now), Lookup::Values(epoch)) = (
+            context.lookup(&Key::CurrentTime, "GetObject"),
+            context.lookup(&Key::EpochTime, "GetObject"),
+        ) else {
+            panic!("the time is always there")
+        };
+        let now =
+            time::OffsetDateTime::parse(&now[0], &time::format_description::well_known::Rfc3339);
+        assert_eq!(now.unwrap().unix_timestamp().to_string(), epoch[0]);
+    }
+
+    #[test]
+    fn tags_come_from_the_request_or_the_loaded_object() {
+        let trusted = TrustedProxies::default();
+        let request = parts("/b/k", &[("x-amz-tagging", "team=blue&a%20b=c")]);
+        let context = RequestContext::new(&request, &trusted);
+        let tag =
+            |context: &RequestContext<'_>, key: Key, action| text(context.lookup(&key, action));
+        let team = || Key::RequestObjectTag("team".into());
+        assert_eq!(
+            tag(&context, team(), "PutObject"),
+            Some(vec!["blue".into()])
+        );
+        assert_eq!(
+            tag(&context, Key::RequestObjectTagKeys, "PutObject"),
+            Some(vec!["team".into(), "a b".into()])
+        );
+        assert_eq!(
+            tag(&context, team(), "PutObjectTagging"),
+            Some(vec!["?".into()]),
+            "the tags are in the body, read after the decision"
+        );
+        let untagged = parts("/b/k", &[]);
+        let plain = RequestContext::new(&untagged, &trusted);
+        assert_eq!(tag(&plain, Key::RequestObjectTagKeys, "PutObject"), None);
+        let existing = || Key::ExistingObjectTag("env".into());
+        assert_eq!(tag(&plain, existing(), "GetObject"), Some(vec!["?".into()]));
+        assert_eq!(
+            tag(&plain, existing(), "DeleteObject"),
+            None,
+            "no such key for deletes"
+        );
+        let tags = [("env".to_owned(), "prod".to_owned())];
+        let loaded = plain.with_existing_tags(&tags);
+        assert_eq!(
+            tag(&loaded, existing(), "GetObject"),
+            Some(vec!["prod".into()])
+        );
+        assert_eq!(
+            tag(&loaded, Key::ExistingObjectTag("x".into()), "GetObject"),
+            None
+        );
+        let headers = HeaderMap::new();
+        let form_tags = [("team".to_owned(), "red".to_owned())];
+        let form = Form {
+            tags: &form_tags,
+            signature_version: Some("AWS4-HMAC-SHA256"),
+        };
+        let upload = RequestContext::form(&untagged, &trusted, &headers, form);
+        assert_eq!(tag(&upload, team(), "PutObject"), Some(vec!["red".into()]));
+        assert_eq!(
+            tag(&upload, Key::AuthType, "PutObject"),
+            Some(vec!["POST".into()])
+        );
+    }
+}
