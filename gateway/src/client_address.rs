@@ -30,7 +30,8 @@ pub struct ClientAddr(pub SocketAddr);
 /// (`1.2`, `1.3`) as `s3:TlsVersion` compares it. A request extension.
 #[derive(Clone, Copy, Debug)]
 pub struct Tls {
-    pub version: &'static str,
+    /// `None` for a version rustls does not name (it speaks none older).
+    pub version: Option<&'static str>,
 }
 
 /// An address block: `10.0.0.0/8`, `fd00::/8`, or one address.

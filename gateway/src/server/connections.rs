@@ -90,10 +90,9 @@ pub(super) struct Overflow;
 /// A TLS connection's protocol version as `s3:TlsVersion` compares it.
 fn tls_version(version: Option<ProtocolVersion>) -> Tls {
     let version = match version {
-        Some(ProtocolVersion::TLSv1_3) => "1.3",
-        Some(ProtocolVersion::TLSv1_2) => "1.2",
-        // rustls speaks nothing older; an unnamed version compares as none.
-        _ => "",
+        Some(ProtocolVersion::TLSv1_3) => Some("1.3"),
+        Some(ProtocolVersion::TLSv1_2) => Some("1.2"),
+        _ => None,
     };
     Tls { version }
 }

@@ -207,7 +207,7 @@ impl Context for RequestContext<'_> {
             } else {
                 "false"
             })),
-            Key::TlsVersion => values(extensions.get::<Tls>().map(|tls| tls.version)),
+            Key::TlsVersion => values(extensions.get::<Tls>().and_then(|tls| tls.version)),
             Key::CurrentTime => owned(Some(crate::xml::iso8601(self.now()))),
             Key::EpochTime => {
                 let since = self.now().duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -338,7 +338,9 @@ mod tests {
             Some(vec!["false".into()])
         );
         assert_eq!(get(&request, Key::TlsVersion), None);
-        request.extensions.insert(Tls { version: "1.3" });
+        request.extensions.insert(Tls {
+            version: Some("1.3"),
+        });
         assert_eq!(
             get(&request, Key::SecureTransport),
             Some(vec!["true".into()])

@@ -93,12 +93,6 @@ impl Key {
         Some(key)
     }
 
-    /// Whether a request can carry several values for the key (AWS's
-    /// multivalued keys, meant for `ForAnyValue:` / `ForAllValues:`).
-    pub fn is_multivalued(&self) -> bool {
-        *self == Self::RequestObjectTagKeys
-    }
-
     /// Whether a condition requiring fixed values of this key keeps a
     /// statement open to everyone from being public: AWS's list in "The
     /// meaning of public", as far as this gateway knows its keys.
