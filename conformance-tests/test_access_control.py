@@ -223,7 +223,7 @@ def test_policy_round_trip_status_and_refusals(root_s3, raw, bucket):
     for bad in [
         "{not json",
         policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
-                "Resource": f"arn:aws:s3:::{bucket}/*", "Condition": {"Bool": {"aws:SecureTransport": "true"}}}),
+                "Resource": f"arn:aws:s3:::{bucket}/*", "Condition": {"Bool": {"aws:ViaAWSService": "true"}}}),
         policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
                 "Resource": "arn:aws:s3:::someone-elses-bucket/*"}),
     ]:

@@ -8,8 +8,11 @@
 //! trusted proxy is the client (anything left of it is what that client
 //! claimed, and is not believed). An entry that is not an IP address ends
 //! the walk at the last trusted hop.
+//!
+//! Also here: what a connection tells each of its requests (its peer,
+//! whether it is TLS), for the access log and bucket policy conditions.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use http::HeaderMap;
 
@@ -17,9 +20,23 @@ use http::HeaderMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TrustedProxies(Vec<Network>);
 
+/// The address of the client a request came from: the connection's peer
+/// (behind a load balancer, the balancer's), or the client a trusted
+/// proxy's PROXY header named. A request extension.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub SocketAddr);
+
+/// Marks a request that arrived over TLS, with the protocol version
+/// (`1.2`, `1.3`) as `s3:TlsVersion` compares it. A request extension.
+#[derive(Clone, Copy, Debug)]
+pub struct Tls {
+    /// `None` for a version rustls does not name (it speaks none older).
+    pub version: Option<&'static str>,
+}
+
 /// An address block: `10.0.0.0/8`, `fd00::/8`, or one address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Network {
+pub struct Network {
     base: IpAddr,
     prefix: u8,
 }
@@ -85,7 +102,7 @@ fn parse_hop(entry: &str) -> Option<IpAddr> {
 }
 
 impl Network {
-    fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, String> {
         let refused =
             || format!("{text:?} is not an address or ADDR/PREFIX block (e.g. 10.0.0.0/8)");
         let (address, prefix) = match text.split_once('/') {
@@ -108,7 +125,13 @@ impl Network {
         })
     }
 
-    fn contains(&self, address: IpAddr) -> bool {
+    /// Whether the block holds every address (`0.0.0.0/0`, `::/0`).
+    pub fn is_everything(&self) -> bool {
+        self.prefix == 0
+    }
+
+    /// Whether `address` (canonical: an IPv4-mapped one as IPv4) is in it.
+    pub fn contains(&self, address: IpAddr) -> bool {
         match (self.base, address) {
             (IpAddr::V4(base), IpAddr::V4(address)) => same_prefix(
                 u32::from(base).into(),

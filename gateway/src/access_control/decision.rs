@@ -3,7 +3,9 @@
 //! it: an explicit Deny in the policy wins; then the owner may; then an
 //! Allow from the policy or a grant of the bucket ACL; else, for the
 //! object operations an object ACL can grant, that ACL decides (see
-//! [`Decision::NeedsObjectAcl`]); else the request is denied. Configuring
+//! [`Decision::NeedsObjectAcl`]); else the request is denied. A policy
+//! condition on the object's tags makes the decision wait for them
+//! ([`Decision::NeedsObjectTags`]). Configuring
 //! a bucket is its owner's alone, and the owner may always manage the
 //! bucket's policy, whatever the policy says.
 
@@ -14,7 +16,8 @@ use crate::access_control::Identity;
 use super::acl::{Acl, Permission, Requester};
 pub use super::actions::Grant;
 use super::actions::{self, On, Row};
-use super::policy::{Effect, Policy, Resource};
+use super::policy::context::Context;
+use super::policy::{Effect, NeedsObjectTags, Policy, Resource};
 use super::public_access::PublicAccessBlock;
 use super::{is_anonymous, owner};
 use crate::router::Endpoint;
@@ -77,6 +80,10 @@ pub enum Decision {
     Granted,
     /// Only the object's ACL can still grant it, with this permission.
     NeedsObjectAcl(Permission),
+    /// The policy tests the object's current tags: decide again with
+    /// them in the context (loaded only then, so only such a policy costs
+    /// the lookup).
+    NeedsObjectTags,
     Denied,
 }
 
@@ -88,7 +95,9 @@ impl BucketAccess {
             .is_some_and(|policy| policy.is_public())
     }
 
-    pub fn decide(&self, who: &Identity, need: Need<'_>) -> Decision {
+    /// The decision for `who` needing `need` in the request `context`
+    /// (which the policy's conditions read, and nothing else does).
+    pub fn decide(&self, who: &Identity, need: Need<'_>, context: &dyn Context) -> Decision {
         let anonymous = is_anonymous(who);
         let is_owner = !anonymous && who.access_key == self.owner;
         if need.grant == Grant::OwnerOnly && !is_owner {
@@ -104,16 +113,21 @@ impl BucketAccess {
         let public = !(self.block.restrict_public_buckets && self.policy_is_public());
         // A Deny of any of the actions refuses; an Allow must cover all.
         let mut allowed = !need.actions.is_empty();
+        let mut needs_tags = false;
         for action in need.actions {
-            let verdict = self
-                .policy
-                .as_ref()
-                .and_then(|policy| policy.evaluate(key, action, need.resource, public));
+            let verdict = match &self.policy {
+                Some(policy) => policy.evaluate(key, action, need.resource, public, context),
+                None => Ok(None),
+            };
             match verdict {
-                Some(Effect::Deny) => return Decision::Denied,
-                Some(Effect::Allow) => {}
-                None => allowed = false,
+                Ok(Some(Effect::Deny)) => return Decision::Denied,
+                Ok(Some(Effect::Allow)) => {}
+                Ok(None) => allowed = false,
+                Err(NeedsObjectTags) => needs_tags = true,
             }
+        }
+        if needs_tags {
+            return Decision::NeedsObjectTags;
         }
         if is_owner {
             return Decision::Owner;
@@ -188,6 +202,7 @@ mod tests {
     use super::*;
     use crate::access_control::acl::Acl;
     use crate::access_control::anonymous;
+    use crate::access_control::policy::context::NoRequest;
 
     const OWNER: &str = "OWNERKEY";
     const ALT: &str = "ALTKEY";
@@ -219,7 +234,7 @@ mod tests {
     }
 
     fn decide(access: &BucketAccess, who: &Identity, endpoint: &Endpoint) -> Decision {
-        access.decide(who, need(endpoint).unwrap())
+        access.decide(who, need(endpoint).unwrap(), &NoRequest)
     }
 
     #[test]
@@ -479,16 +494,16 @@ mod tests {
             "Principal":{"AWS":"ALTKEY"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/*"}}"#;
         let access = bucket(None, Some(plain_deletes));
         assert_eq!(
-            access.decide(&alt, entry_need("b", "tmp/x", None)),
+            access.decide(&alt, entry_need("b", "tmp/x", None), &NoRequest),
             Decision::Granted
         );
         assert_eq!(
-            access.decide(&alt, entry_need("b", "tmp/x", Some("v1"))),
+            access.decide(&alt, entry_need("b", "tmp/x", Some("v1")), &NoRequest),
             Decision::Denied,
             "s3:DeleteObject does not delete a version for good"
         );
         assert_eq!(
-            access.decide(&alt, entry_need("b", "keep", None)),
+            access.decide(&alt, entry_need("b", "keep", None), &NoRequest),
             Decision::Denied
         );
         let deny_versions = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny",
@@ -496,12 +511,12 @@ mod tests {
         let access = bucket(Some("public-read-write"), Some(deny_versions));
         let owner = Identity::new(OWNER);
         assert_eq!(
-            access.decide(&owner, entry_need("b", "k", Some("v1"))),
+            access.decide(&owner, entry_need("b", "k", Some("v1")), &NoRequest),
             Decision::Denied,
             "a Deny of s3:DeleteObjectVersion binds the owner"
         );
         assert_eq!(
-            access.decide(&owner, entry_need("b", "k", None)),
+            access.decide(&owner, entry_need("b", "k", None), &NoRequest),
             Decision::Owner
         );
         let batch = Endpoint::DeleteObjects { bucket: "b".into() };
@@ -522,5 +537,54 @@ mod tests {
         }
         let get = Endpoint::GetBucketCors { bucket: "b".into() };
         assert_eq!(decide(&access, &owner, &get), Decision::Owner);
+    }
+
+    #[test]
+    fn a_policy_on_the_objects_tags_asks_for_them_and_only_then() {
+        use crate::access_control::policy::context::RequestContext;
+        use crate::client_address::TrustedProxies;
+
+        let tagged = r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":{"AWS":"ALTKEY"},
+            "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*",
+            "Condition":{"StringEquals":{"s3:ExistingObjectTag/env":"prod"}}}}"#;
+        let access = bucket(None, Some(tagged));
+        let request = http::Request::new(()).into_parts().0;
+        let trusted = TrustedProxies::default();
+        let context = RequestContext::new(&request, &trusted);
+        let alt = Identity::new(ALT);
+        let endpoint = get("k");
+        let read = need(&endpoint).unwrap();
+        assert_eq!(
+            access.decide(&alt, read, &context),
+            Decision::NeedsObjectTags
+        );
+        let prod = [("env".to_owned(), "prod".to_owned())];
+        let with = |tags| access.decide(&alt, read, &context.with_existing_tags(tags));
+        assert_eq!(with(&prod), Decision::Granted);
+        assert_eq!(with(&[]), Decision::NeedsObjectAcl(Permission::Read));
+        assert_eq!(
+            access.decide(&Identity::new(OWNER), read, &context),
+            Decision::Owner,
+            "a statement naming another principal loads nothing"
+        );
+        assert_eq!(
+            access.decide(&alt, need(&list()).unwrap(), &context),
+            Decision::Denied,
+            "nor does one for another action"
+        );
+        let deny = r#"{"Version":"2012-10-17","Statement":{"Effect":"Deny","Principal":"*",
+            "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*",
+            "Condition":{"StringEquals":{"s3:ExistingObjectTag/env":"secret"}}}}"#;
+        let access = bucket(None, Some(deny));
+        let owner = Identity::new(OWNER);
+        assert_eq!(
+            access.decide(&owner, read, &context),
+            Decision::NeedsObjectTags,
+            "the owner's decision waits too: a Deny on the tags binds it"
+        );
+        let secret = [("env".to_owned(), "secret".to_owned())];
+        let owner_with = |tags| access.decide(&owner, read, &context.with_existing_tags(tags));
+        assert_eq!(owner_with(&secret), Decision::Denied);
+        assert_eq!(owner_with(&prod), Decision::Owner);
     }
 }

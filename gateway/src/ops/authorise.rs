@@ -21,6 +21,7 @@ use super::copy_source::parse_copy_source;
 use crate::access_control::acl::{Acl, Requester};
 use crate::access_control::actions::{self, On};
 use crate::access_control::decision::{self, BucketAccess, Decision, Need};
+use crate::access_control::policy::context::{Context, NoRequest, RequestContext};
 use crate::access_control::policy::{Policy, Resource};
 use crate::access_control::public_access::PublicAccessBlock;
 use crate::access_control::{is_anonymous, object_acl, owner};
@@ -44,9 +45,9 @@ pub(super) struct Authorised {
     bucket: Option<BucketContext>,
     /// Whether the caller may be told that an object or version is not
     /// there (it may list the bucket); otherwise its absence is refused
-    /// as a private object would be. `None`: the caller is the owner,
-    /// asked only when something is missing (so the owner's requests pay
-    /// nothing for it).
+    /// as a private object would be. `None`: the caller is the owner and
+    /// the policy has no condition, asked only when something is missing
+    /// (so the owner's requests pay nothing for it).
     may_list: Option<bool>,
 }
 
@@ -147,11 +148,13 @@ impl Authorised {
         }
     }
 
-    /// The per-entry decisions of a DeleteObjects.
-    pub(super) fn entries(&self) -> Option<Entries<'_>> {
+    /// The per-entry decisions of a DeleteObjects, in its request's
+    /// `context`.
+    pub(super) fn entries<'a>(&'a self, context: &'a dyn Context) -> Option<Entries<'a>> {
         Some(Entries {
             who: self.caller.as_ref()?,
             access: &self.bucket.as_ref()?.access,
+            context,
         })
     }
 }
@@ -204,10 +207,11 @@ impl<'a> ObjectVersion<'a> {
             .map_err(|err| {
                 let may_list = || match (self.may_list, self.context) {
                     (Some(may), _) => may,
-                    // `None` is the owner's decision: ask as the owner.
+                    // `None` is the owner's decision under a policy with
+                    // no condition (so no request context): ask as the owner.
                     (None, Some(context)) => {
                         let owner = Identity::new(&context.access.owner);
-                        may_list(&context.access, &owner, self.bucket)
+                        may_list(&context.access, &owner, self.bucket, &NoRequest)
                     }
                     (None, None) => true,
                 };
@@ -242,6 +246,7 @@ impl<'a> ObjectVersion<'a> {
 pub(super) struct Entries<'a> {
     who: &'a Identity,
     access: &'a BucketAccess,
+    context: &'a dyn Context,
 }
 
 impl Entries<'_> {
@@ -254,26 +259,30 @@ impl Entries<'_> {
         key: &str,
         version_id: Option<&str>,
     ) -> Result<(), S3Error> {
-        match self
-            .access
-            .decide(self.who, decision::entry_need(bucket, key, version_id))
-        {
+        let need = decision::entry_need(bucket, key, version_id);
+        match self.access.decide(self.who, need, self.context) {
             Decision::Owner | Decision::Granted => Ok(()),
-            Decision::Denied | Decision::NeedsObjectAcl(_) => Err(S3Error::access_denied()),
+            // (A delete carries no object tags: never NeedsObjectTags.)
+            Decision::Denied | Decision::NeedsObjectAcl(_) | Decision::NeedsObjectTags => {
+                Err(S3Error::access_denied())
+            }
         }
     }
 }
 
 /// The owner storage is to act under for `endpoint`, or the caller's
 /// refusal (for the callers that need no more of the decision: a
-/// browser form upload).
+/// browser form upload, whose `context` is its form's).
 pub(super) async fn authorise(
     state: &AppState,
     endpoint: &Endpoint,
     parts: &Parts,
     who: &Identity,
+    context: &RequestContext<'_>,
 ) -> Result<Owner, S3Error> {
-    Ok(authorise_request(state, endpoint, parts, who).await?.owner)
+    Ok(authorise_in(state, endpoint, parts, who, context)
+        .await?
+        .owner)
 }
 
 /// The decision for `endpoint` by `who`, or the caller's refusal.
@@ -282,6 +291,18 @@ pub(super) async fn authorise_request(
     endpoint: &Endpoint,
     parts: &Parts,
     who: &Identity,
+) -> Result<Authorised, S3Error> {
+    // Borrows only: a policy's conditions read the request when they ask.
+    let context = RequestContext::new(parts, &state.trusted_proxies);
+    authorise_in(state, endpoint, parts, who, &context).await
+}
+
+async fn authorise_in(
+    state: &AppState,
+    endpoint: &Endpoint,
+    parts: &Parts,
+    who: &Identity,
+    context: &RequestContext<'_>,
 ) -> Result<Authorised, S3Error> {
     let row = actions::row_of(endpoint.index());
     if row.on == On::Entries
@@ -310,7 +331,8 @@ pub(super) async fn authorise_request(
         true => need.setting_acl(row),
         false => need,
     };
-    let authorised = decide(state, who, need, expected_owner(parts, EXPECTED_OWNER)?).await?;
+    let expected = expected_owner(parts, EXPECTED_OWNER)?;
+    let authorised = decide(state, who, need, expected, context).await?;
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key, version) = parse_copy_source(&parts.headers)?;
         let read = Need::of(
@@ -322,7 +344,7 @@ pub(super) async fn authorise_request(
         // so both buckets must have the same owner.
         let expected = expected_owner(parts, SOURCE_EXPECTED_OWNER)?;
         // (The source bucket's context is not the request's: dropped.)
-        if decide(state, who, read, expected).await?.owner != authorised.owner {
+        if decide(state, who, read, expected, context).await?.owner != authorised.owner {
             return Err(S3Error::access_denied());
         }
     }
@@ -390,17 +412,49 @@ async fn decide(
     who: &Identity,
     need: Need<'_>,
     expected_owner: Option<&str>,
+    context: &RequestContext<'_>,
 ) -> Result<Authorised, S3Error> {
     let bucket = need.resource.bucket();
     let access = bucket_access(state, bucket, who).await?;
     check_expected_owner(&access, expected_owner)?;
-    let permission = match access.decide(who, need) {
-        Decision::Owner => return Ok(Authorised::with(None, access, who, None)),
-        Decision::Granted => {
-            let may_list = Some(may_list(&access, who, bucket));
-            return Ok(Authorised::with(None, access, who, may_list));
+    let mut decision = access.decide(who, need, context);
+    // The version whose tags the policy read: the one the operation acts on.
+    let mut looked_up = None;
+    if decision == Decision::NeedsObjectTags {
+        let Resource::Object(bucket, key) = need.resource else {
+            return Err(S3Error::access_denied());
+        };
+        let bucket_owner = Owner::new(&access.owner);
+        let version = state
+            .storage
+            .lookup_version(&bucket_owner, bucket, key, need.version_id)
+            .await;
+        let version = match version {
+            // No object, no tags: its tag keys are absent.
+            Err(err) if !is_absence(&err, true) => {
+                return Err(S3Error::from(err).naming(bucket, Some(key)));
+            }
+            found_or_absent => found_or_absent,
+        };
+        let tags = version.as_ref().map_or(&[][..], |info| &info.tags[..]);
+        decision = access.decide(who, need, &context.with_existing_tags(tags));
+        looked_up = Some(version);
+    }
+    let permission = match decision {
+        Decision::Owner => {
+            // A condition may make listing depend on the request, which
+            // only this request's context can tell: asked now.
+            let conditional = access.policy.as_ref().is_some_and(|p| p.has_conditions());
+            let may_list = conditional.then(|| may_list(&access, who, bucket, context));
+            let judged = looked_up.and_then(Result::ok).map(Box::new);
+            return Ok(Authorised::with(judged, access, who, may_list));
         }
-        Decision::Denied => return Err(S3Error::access_denied()),
+        Decision::Granted => {
+            let may_list = Some(may_list(&access, who, bucket, context));
+            let judged = looked_up.and_then(Result::ok).map(Box::new);
+            return Ok(Authorised::with(judged, access, who, may_list));
+        }
+        Decision::Denied | Decision::NeedsObjectTags => return Err(S3Error::access_denied()),
         Decision::NeedsObjectAcl(permission) => permission,
     };
     let Resource::Object(bucket, key) = need.resource else {
@@ -411,10 +465,15 @@ async fn decide(
     let requester = Requester {
         canonical_id: canonical.as_deref(),
     };
-    let version = state
-        .storage
-        .lookup_version(&bucket_owner, bucket, key, need.version_id)
-        .await;
+    let version = match looked_up {
+        Some(version) => version,
+        None => {
+            state
+                .storage
+                .lookup_version(&bucket_owner, bucket, key, need.version_id)
+                .await
+        }
+    };
     match version {
         Ok(info) => {
             let acl = object_acl::stored(&info.meta)?;
@@ -428,7 +487,7 @@ async fn decide(
         // Nothing there, so no ACL that could grant anything: S3 tells
         // that apart from a forbidden object only to a caller that may
         // list the bucket.
-        Err(err) if is_absence(&err, true) => match may_list(&access, who, bucket) {
+        Err(err) if is_absence(&err, true) => match may_list(&access, who, bucket, context) {
             true => Err(S3Error::from(err).naming(bucket, Some(key))),
             false => Err(S3Error::access_denied()),
         },
@@ -438,10 +497,10 @@ async fn decide(
 
 /// Whether `who` may list `bucket` (a policy or bucket ACL decision, no
 /// lookup).
-fn may_list(access: &BucketAccess, who: &Identity, bucket: &str) -> bool {
+fn may_list(access: &BucketAccess, who: &Identity, bucket: &str, context: &dyn Context) -> bool {
     let list = Need::of(&actions::LIST_BUCKET, Resource::Bucket(bucket), None);
     matches!(
-        access.decide(who, list),
+        access.decide(who, list, context),
         Decision::Owner | Decision::Granted
     )
 }

@@ -25,6 +25,7 @@ use super::body::read_to_end;
 use super::headers::{bare_etag, version_headers};
 use super::integrity::IntegrityPlan;
 use super::{empty_response, xml_response};
+use crate::access_control::policy::context::RequestContext;
 use crate::auth::Payload;
 use crate::error::{Code, S3Error};
 use crate::state::AppState;
@@ -165,7 +166,8 @@ pub async fn delete_objects(
     // Each entry is decided on its own key and version (s3:DeleteObject,
     // or s3:DeleteObjectVersion for a version's permanent delete) and
     // refused alone, as S3 answers a DeleteObjects.
-    let (owner, entries) = (authorised.owner(), authorised.entries());
+    let context = RequestContext::new(parts, &state.trusted_proxies);
+    let (owner, entries) = (authorised.owner(), authorised.entries(&context));
     let Some(entries) = &entries else {
         return Err(S3Error::access_denied());
     };

@@ -24,7 +24,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,13 +40,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::{Instant, sleep, sleep_until, timeout};
+use tokio_rustls::rustls::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::metrics::Metrics;
 use super::proxy_header;
 use super::tls::Certificates;
-use crate::client_address::TrustedProxies;
+use crate::client_address::{ClientAddr, Tls, TrustedProxies};
 
 /// Connections answered on the overflow lane beyond `max_connections`.
 /// Small, since each only gets one answer.
@@ -87,11 +87,15 @@ pub(super) struct Front {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Overflow;
 
-/// The address of the client a request came from: the connection's peer
-/// (behind a load balancer, the balancer's), or the client a trusted
-/// proxy's PROXY header named.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ClientAddr(pub SocketAddr);
+/// A TLS connection's protocol version as `s3:TlsVersion` compares it.
+fn tls_version(version: Option<ProtocolVersion>) -> Tls {
+    let version = match version {
+        Some(ProtocolVersion::TLSv1_3) => Some("1.3"),
+        Some(ProtocolVersion::TLSv1_2) => Some("1.2"),
+        _ => None,
+    };
+    Tls { version }
+}
 
 /// Serves connections from `listeners` until `shutdown` resolves, then
 /// closes them gracefully and returns once every one has ended.
@@ -303,11 +307,18 @@ impl Server {
             },
         };
         match &self.tls {
-            None => self.watch(stream, &activity, limits, lane, client).await,
+            None => {
+                self.watch(stream, &activity, limits, lane, client, None)
+                    .await
+            }
             Some(certificates) => {
                 let acceptor = certificates.acceptor();
                 match timeout(limits.request_header_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(stream)) => self.watch(stream, &activity, limits, lane, client).await,
+                    Ok(Ok(stream)) => {
+                        let tls = tls_version(stream.get_ref().1.protocol_version());
+                        self.watch(stream, &activity, limits, lane, client, Some(tls))
+                            .await
+                    }
                     Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                     Err(_elapsed) => tracing::debug!("TLS handshake timed out"),
                 }
@@ -334,6 +345,7 @@ impl Server {
         limits: ConnectionLimits,
         lane: Lane,
         client: Option<ClientAddr>,
+        tls: Option<Tls>,
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -346,6 +358,9 @@ impl Server {
             }
             if let Some(client) = client {
                 request.extensions_mut().insert(client);
+            }
+            if let Some(tls) = tls {
+                request.extensions_mut().insert(tls);
             }
             let response = app.clone().oneshot(request);
             async move {

@@ -20,11 +20,12 @@ use crate::error::S3Error;
 use crate::state::AppState;
 use crate::{ops, router};
 
-use super::connections::{ClientAddr, Overflow};
+use super::connections::Overflow;
 use super::metrics::Operation;
 use super::probes::Probe;
 use super::request_record::{AccessEntry, RequestRecord};
 use super::{Shared, body_tracker, probes, request_limits};
+use crate::client_address::ClientAddr;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
 const EXTENDED_ID: HeaderName = HeaderName::from_static("x-amz-id-2");

@@ -21,6 +21,7 @@ use serde::Serialize;
 use storage_client::{MAX_KEY_BYTES, ObjectWriter, WriteCondition, WriteIntent};
 
 use crate::access_control::Identity;
+use crate::access_control::policy::context::{Form, RequestContext};
 
 use self::form::{FormReader, PartHead, malformed};
 use self::policy::PostPolicy;
@@ -123,16 +124,22 @@ async fn receive(
         bucket: bucket.to_owned(),
         key: key.clone(),
     };
-    let owner = authorise(state, &put, parts, &who).await?;
-
     let headers = object_headers(&fields)?;
-    check_storage_class(&headers)?;
-    let plan = IntegrityPlan::from_headers(&headers)?;
-    let meta = object_meta_from_request(&headers)?;
     let tags = match field(&fields, "tagging") {
         Some(document) => tags_from_xml(document.as_bytes())?,
         None => Vec::new(),
     };
+    let context_headers = policy_headers(&headers, &fields)?;
+    let signed = Form {
+        tags: &tags,
+        signature_version: signature_version(&fields),
+    };
+    let context = RequestContext::form(parts, &state.trusted_proxies, &context_headers, signed);
+    let owner = authorise(state, &put, parts, &who, &context).await?;
+
+    check_storage_class(&headers)?;
+    let plan = IntegrityPlan::from_headers(&headers)?;
+    let meta = object_meta_from_request(&headers)?;
     match field(&fields, "acl") {
         None | Some("private") => {}
         Some(_) => {
@@ -264,6 +271,30 @@ fn object_headers(fields: &[(String, String)]) -> S3Result<HeaderMap> {
         headers.insert(name, value);
     }
     Ok(headers)
+}
+
+/// What a bucket policy's conditions read of a form upload as its
+/// headers: the object's, and its `acl` field as `x-amz-acl`.
+fn policy_headers(headers: &HeaderMap, fields: &[(String, String)]) -> S3Result<HeaderMap> {
+    let mut headers = headers.clone();
+    if let Some(acl) = field(fields, "acl") {
+        let value = HeaderValue::from_str(acl).map_err(|_| {
+            S3Error::invalid_argument("The form field acl is not a valid header value.")
+        })?;
+        headers.insert("x-amz-acl", value);
+    }
+    Ok(headers)
+}
+
+/// How the form was signed, as `s3:signatureversion` names it.
+fn signature_version(fields: &[(String, String)]) -> Option<&'static str> {
+    if field(fields, "x-amz-algorithm").is_some() {
+        Some("AWS4-HMAC-SHA256")
+    } else if field(fields, "signature").is_some() {
+        Some("AWS")
+    } else {
+        None
+    }
 }
 
 #[derive(Serialize)]
