@@ -225,6 +225,30 @@ def test_a_far_date_expires_nothing(server, s3, bucket):
     assert keys(s3, bucket) == {"a"}
 
 
+def test_put_head_and_get_name_the_rule_that_will_expire_the_object(s3, bucket):
+    """`x-amz-expiration` (boto3's `Expiration`): the earliest enabled rule
+    that selects the object, with its expiry date; none when no rule does."""
+    s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [
+        {"ID": "logs", "Filter": {"Prefix": "logs/"}, "Status": "Enabled",
+         "Expiration": {"Date": datetime.datetime(2999, 1, 1, tzinfo=datetime.timezone.utc)}},
+        {"ID": "tagged", "Filter": {"Tag": {"Key": "short", "Value": "yes"}}, "Status": "Enabled",
+         "Expiration": {"Date": datetime.datetime(2998, 6, 1, tzinfo=datetime.timezone.utc)}},
+        {"ID": "off", "Filter": {"Prefix": ""}, "Status": "Disabled",
+         "Expiration": {"Date": datetime.datetime(2997, 1, 1, tzinfo=datetime.timezone.utc)}},
+    ]})
+    logs = 'expiry-date="Tue, 01 Jan 2999 00:00:00 GMT", rule-id="logs"'
+    tagged = 'expiry-date="Fri, 01 Jun 2998 00:00:00 GMT", rule-id="tagged"'
+    assert s3.put_object(Bucket=bucket, Key="logs/a", Body=b"a")["Expiration"] == logs
+    assert s3.head_object(Bucket=bucket, Key="logs/a")["Expiration"] == logs
+    assert s3.get_object(Bucket=bucket, Key="logs/a")["Expiration"] == logs
+    assert s3.put_object(Bucket=bucket, Key="logs/b", Body=b"b", Tagging="short=yes")["Expiration"] == tagged
+    assert s3.head_object(Bucket=bucket, Key="logs/b")["Expiration"] == tagged
+    assert "Expiration" not in s3.put_object(Bucket=bucket, Key="data/a", Body=b"a")
+    assert "Expiration" not in s3.head_object(Bucket=bucket, Key="data/a")
+    s3.delete_bucket_lifecycle(Bucket=bucket)
+    assert "Expiration" not in s3.head_object(Bucket=bucket, Key="logs/a")
+
+
 def test_incomplete_uploads_are_aborted_after_days(server, s3, bucket):
     s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [
         {"ID": "uploads", "Filter": {"Prefix": "up/"}, "Status": "Enabled",

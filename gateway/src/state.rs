@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use storage_client::{Credential, Storage};
 
@@ -27,6 +28,9 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// Bucket policies, ACLs, public access blocks and CORS rules, parsed.
     pub parsed_documents: ParsedDocuments,
+    /// The length of a lifecycle day (24 h but in tests), by which
+    /// `x-amz-expiration` counts as the lifecycle worker does.
+    pub lifecycle_day: Duration,
 }
 
 impl AppState {
@@ -47,6 +51,7 @@ impl AppState {
             access_log: config.access_log,
             trusted_proxies: config.trusted_proxies.clone(),
             parsed_documents: ParsedDocuments::default(),
+            lifecycle_day: config.lifecycle.day,
         }
     }
 }

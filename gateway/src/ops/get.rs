@@ -12,6 +12,7 @@ use storage_client::KeyInfo;
 
 use super::authorise::ObjectVersion;
 use super::conditional::{Conditions, Outcome, if_range_holds};
+use super::expiration::insert_expiration;
 use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
@@ -63,6 +64,7 @@ pub async fn get_object(
 
     // Exactly the version that was authorised (see `ObjectVersion`).
     let owner = object.owner();
+    let bucket = object.bucket();
     let info = object.resolve(state).await?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
@@ -92,6 +94,9 @@ pub async fn get_object(
     let out = response.headers_mut();
     object_headers(out, &info);
     version_headers(out, info.version_id.as_deref(), false);
+    if !names_a_version(parts) {
+        insert_expiration(state, out, bucket, &info).await;
+    }
     out.insert(
         header::CONTENT_LENGTH,
         HeaderValue::from(range.end - range.start),
@@ -233,6 +238,12 @@ fn response_overrides(raw_query: Option<&str>) -> Result<Vec<(HeaderName, Header
         }
     }
     Ok(overrides)
+}
+
+/// Whether the request names a version (`versionId`): only a current
+/// object has an expiration to report.
+fn names_a_version(parts: &Parts) -> bool {
+    Query::parse(parts.uri.query()).is_ok_and(|query| query.has("versionId"))
 }
 
 #[cfg(test)]

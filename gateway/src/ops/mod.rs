@@ -20,6 +20,7 @@ mod copy;
 mod copy_source;
 pub mod cors;
 mod delete;
+mod expiration;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

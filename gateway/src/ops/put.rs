@@ -12,6 +12,7 @@ use storage_client::{
 
 use super::authorise::BucketContext;
 use super::empty_response;
+use super::expiration::insert_expiration;
 use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
@@ -62,6 +63,7 @@ pub async fn put_object(
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&written.etag));
     written_version_header(out, written.committed.version_id.as_deref());
+    insert_expiration(state, out, bucket, &written.committed).await;
     if let Some(checksum) = written.checksum {
         insert_checksum(
             out,
