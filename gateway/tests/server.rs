@@ -13,7 +13,7 @@ use aws_smithy_runtime_api::client::identity::Identity;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
 use s3_gateway::admin::client::{AdminClient, ClientError, Trust};
-use s3_gateway::config::{self, Backend, Config, TlsFiles};
+use s3_gateway::config::{Config, TlsFiles};
 use s3_gateway::credentials_file::{self, KeyEntry};
 use s3_gateway::server::Gateway;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,38 +25,8 @@ const ROOT_SECRET_KEY: &str = "testrootsecretkeytestrootsecretkey000001";
 
 fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
     Config {
-        listen: vec!["127.0.0.1:0".parse().expect("address")],
-        backend: Backend::Embedded,
-        data_dir: data_dir.to_path_buf(),
-        region: "us-east-1".into(),
-        domain: None,
-        trusted_proxies: Default::default(),
-        proxy_protocol: false,
-        keys: Vec::new(),
-        credentials: None,
         root_key: root,
-        block_size: None,
-        chunk_size: None,
-        read_buffer: None,
-        small_block_max: None,
-        multipart_upload_expiry: None,
-        open_key_expiry: None,
-        reclaim_interval: None,
-        reclaim_grace: None,
-        key_cache_ttl: None,
-        metadata_cache_ttl: None,
-        unknown_key_cache_ttl: None,
-        log_level: "info".into(),
-        log_format: config::LogFormat::Text,
-        access_log: true,
-        drain_delay: std::time::Duration::ZERO,
-        lifecycle: s3_gateway::lifecycle::worker::Schedule {
-            interval: std::time::Duration::from_secs(3600),
-            day: std::time::Duration::from_secs(86_400),
-        },
-        tls: None,
-        sigv2: true,
-        limits: config::Limits::default(),
+        ..Config::for_tests(data_dir)
     }
 }
 

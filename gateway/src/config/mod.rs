@@ -203,6 +203,24 @@ impl Config {
         layer.validate(root_key)
     }
 
+    /// Every setting at its declared default, serving the embedded store in
+    /// `data_dir` on a free loopback port: what an in-process test starts
+    /// from, setting only the fields it is about, so that a new setting
+    /// touches no test.
+    ///
+    /// # Panics
+    /// If the declared defaults do not make a valid configuration, which
+    /// the tests of [`settings`] rule out.
+    pub fn for_tests(data_dir: &Path) -> Self {
+        let flags = ServeArgs::default()
+            .with("listen", "127.0.0.1:0")
+            .with("data_dir", data_dir.display().to_string());
+        match Self::load_from(&flags, |_| None) {
+            Ok(config) => config,
+            Err(error) => panic!("the declared defaults are invalid: {error}"),
+        }
+    }
+
     /// The storage back end's configuration: its defaults, overridden by
     /// every tunable set here.
     pub fn storage_config(&self) -> StorageConfig {
