@@ -238,3 +238,43 @@ def test_a_checksum_field_is_verified_and_stored(root_s3, bucket):
     wrong = base64.b64encode(hashlib.sha256(b"other").digest()).decode()
     assert_s3_error(post(form, b"other bytes", extra={"x-amz-checksum-sha256": wrong}), 400, "BadDigest")
     assert root_s3.get_object(Bucket=bucket, Key="k")["Body"].read() == data
+
+
+def anonymous_post(target, bucket, key, data: bytes, extra=None):
+    """A form with neither a policy nor a signature, as a page posting to a public bucket sends it."""
+    fields = dict({"key": key}, **(extra or {}))
+    return requests.post(f"{target.endpoint}/{bucket}", data=fields, files={"file": ("f", data)}, timeout=30)
+
+
+def test_an_anonymous_form_upload_is_decided_by_the_bucket_acl_and_policy(target, root_s3, bucket):
+    """As on S3: without a policy and a signature the upload is anonymous, refused unless the bucket's
+    ACL or policy lets anyone write, and then stored as that write with the form's `acl`."""
+    assert_s3_error(anonymous_post(target, bucket, "k", b"x"), 403, "AccessDenied")
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    response = anonymous_post(target, bucket, "anon", b"from anyone",
+                              {"acl": "public-read", "Content-Type": "text/plain"})
+    assert response.status_code == 204, response.text
+    stored = root_s3.get_object(Bucket=bucket, Key="anon")
+    assert stored["Body"].read() == b"from anyone"
+    assert stored["ContentType"] == "text/plain"
+    grants = root_s3.get_object_acl(Bucket=bucket, Key="anon")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("/global/AllUsers") and g["Permission"] == "READ"
+               for g in grants), grants
+    assert requests.get(f"{target.endpoint}/{bucket}/anon", timeout=30).content == b"from anyone"
+    assert_s3_error(anonymous_post(target, bucket, "bad-acl", b"x", {"acl": "no-such-acl"}), 400,
+                    "InvalidArgument")
+    root_s3.put_bucket_acl(Bucket=bucket, ACL="private")
+    assert_s3_error(anonymous_post(target, bucket, "later", b"x"), 403, "AccessDenied")
+    root_s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": "*", "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{bucket}/drop/*"},
+    ]}))
+    assert anonymous_post(target, bucket, "drop/k", b"dropped").status_code == 204
+    assert_s3_error(anonymous_post(target, bucket, "other", b"x"), 403, "AccessDenied")
+    root_s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_the_acl_field_of_a_signed_form_is_the_objects_acl(root_s3, bucket):
+    form = presigned_post(root_s3, bucket, "shared", {"acl": "public-read"}, [{"acl": "public-read"}])
+    assert post(form, b"x").status_code == 204
+    grants = root_s3.get_object_acl(Bucket=bucket, Key="shared")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("/global/AllUsers") for g in grants), grants

@@ -113,11 +113,14 @@ async fn receive(
         return Err(S3Error::key_too_long());
     }
     set_field(&mut fields, "key", &key);
-    let policy = match field(&fields, "policy") {
-        Some(encoded) => PostPolicy::parse(encoded)?,
-        None => return Err(S3Error::access_denied()),
-    };
-    policy.check(&fields, SystemTime::now())?;
+    // A signed form carries a policy (`authenticate` saw to it); an
+    // anonymous one has none to check.
+    let policy = field(&fields, "policy")
+        .map(PostPolicy::parse)
+        .transpose()?;
+    if let Some(policy) = &policy {
+        policy.check(&fields, SystemTime::now())?;
+    }
     // Once its signer and key are known, a form upload is decided as the
     // PutObject it is: a policy's Deny binds it, a grant lets it in.
     let put = Endpoint::PutObject {
@@ -139,22 +142,25 @@ async fn receive(
 
     check_storage_class(&headers)?;
     let plan = IntegrityPlan::from_headers(&headers)?;
-    let meta = object_meta_from_request(&headers)?;
-    match field(&fields, "acl") {
-        None | Some("private") => {}
-        Some(_) => {
-            return Err(S3Error::not_implemented(
-                "PostObject with an acl other than private",
-            ));
-        }
+    let mut meta = object_meta_from_request(&headers)?;
+    // The `acl` field is PutObject's `x-amz-acl`, refused the same ways.
+    let mut acl_header = HeaderMap::new();
+    if let Some(acl) = field(&fields, "acl") {
+        let value = HeaderValue::from_str(acl)
+            .map_err(|_| S3Error::invalid_argument("The acl field is not a canned ACL."))?;
+        acl_header.insert(HeaderName::from_static("x-amz-acl"), value);
     }
+    super::acl::record_object_acl(state, &owner, None, &acl_header, bucket, &mut meta).await?;
 
     let intent = WriteIntent {
         condition: WriteCondition::None,
         tags,
         size_hint: None,
     };
-    let sizes = policy.length_range().unwrap_or(0..=MAX_OBJECT_SIZE);
+    let sizes = policy
+        .as_ref()
+        .and_then(PostPolicy::length_range)
+        .unwrap_or(0..=MAX_OBJECT_SIZE);
     let written = write_object(state, &owner, bucket, &key, intent, meta, async |writer| {
         let digests = stream_file(&mut form, writer, &sizes, plan.checksummer()).await?;
         Ok((plan.verify(&digests, &HeaderMap::new())?, digests))
@@ -215,13 +221,28 @@ async fn fields_before_file(
     }
 }
 
-/// The key that signed the policy; a form without one is anonymous.
+/// The key that signed the policy. A form with neither a policy nor a
+/// signature is anonymous, and decided as an anonymous PutObject: a bucket
+/// whose ACL or policy lets anyone write takes it, as S3 does. A form with
+/// a signature but no policy is refused.
 async fn authenticate(state: &AppState, fields: &[(String, String)]) -> S3Result<Identity> {
-    if field(fields, "policy").is_none() {
-        return Err(S3Error::access_denied());
+    let signed = SIGNATURE_FIELDS
+        .iter()
+        .any(|name| field(fields, name).is_some());
+    match (field(fields, "policy"), signed) {
+        (None, false) => Ok(crate::access_control::anonymous()),
+        (None, true) => Err(S3Error::access_denied()),
+        (Some(_), _) => state.verifier.verify_post_policy(fields).await,
     }
-    state.verifier.verify_post_policy(fields).await
 }
+
+/// The fields that make a form a signed one (SigV4, then SigV2).
+const SIGNATURE_FIELDS: [&str; 4] = [
+    "x-amz-signature",
+    "x-amz-credential",
+    "signature",
+    "awsaccesskeyid",
+];
 
 /// Streams the file part into the writer within the allowed sizes; returns
 /// its digests.
