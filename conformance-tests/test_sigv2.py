@@ -41,3 +41,19 @@ def test_sigv2_can_be_turned_off(tmp_path_factory, target):
         assert v4.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x"
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("date,status,code", [
+    ("Bad Date", 403, "AccessDenied"),
+    ("", 403, "AccessDenied"),
+    ("Tue, 07 Jul 1950 21:53:04 GMT", 403, "AccessDenied"),
+    ("Tue, 07 Jul 2010 21:53:04 GMT", 403, "RequestTimeTooSkewed"),
+    ("Tue, 07 Jul 9999 21:53:04 GMT", 403, "RequestTimeTooSkewed"),
+])
+def test_sigv2_request_dates_are_judged_as_s3_judges_them(target, bucket, date, status, code):
+    """Whatever the signature: a date that is no date (none, unparseable, before the epoch) is
+    AccessDenied, a real date outside the 15 minutes RequestTimeTooSkewed (s3-tests' _aws2 date cases)."""
+    signature = sigv2.sign(target.creds.secret_key, f"PUT\n\n\n\nx-amz-date:{date}\n/{bucket}/k")
+    headers = {"x-amz-date": date, "Authorization": f"AWS {target.creds.access_key}:{signature}"}
+    response = requests.put(f"{target.endpoint}/{bucket}/k", data=b"bar", headers=headers, timeout=30)
+    assert_s3_error(response, status, code)

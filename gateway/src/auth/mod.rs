@@ -401,8 +401,11 @@ impl Verifier {
             (None, Some(date)) => (date, date),
             (None, None) => return Err(invalid()),
         };
+        // A date before the epoch is no valid date to S3 (AccessDenied, not
+        // RequestTimeTooSkewed as for any other date out of the window).
         let signed_at = parse_http_time(time_text)
             .or_else(|| parse_amz_date(time_text))
+            .filter(|at| *at >= SystemTime::UNIX_EPOCH)
             .ok_or_else(invalid)?;
         check_skew(time_text, Some(signed_at), now)?;
         self.verify_sigv2(parts, access_key, signature, date_line, body)
