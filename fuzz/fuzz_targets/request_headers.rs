@@ -2,13 +2,15 @@
 //! headers and If-Range, x-amz-copy-source and its range, the integrity
 //! headers (Content-MD5, x-amz-checksum-*, x-amz-sdk-checksum-algorithm,
 //! x-amz-trailer), object metadata (x-amz-meta-*, Content-Type...) and
-//! x-amz-tagging. Checked: a range served lies inside the object.
+//! x-amz-tagging, the ACL headers (x-amz-acl, x-amz-grant-*). Checked: a
+//! range served lies inside the object.
 #![no_main]
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use http::header::{IF_RANGE, RANGE};
 use libfuzzer_sys::fuzz_target;
+use s3_gateway::access_control::acl::Acl;
 use s3_gateway::ops::fuzzing::{
     Conditions, IntegrityPlan, RangeRequest, content_range, copy_source, copy_source_range,
     if_range_holds, object_meta_from_request, resolve_range, tags_from_header,
@@ -55,5 +57,8 @@ fuzz_target!(|input: &[u8]| {
     let _ = object_meta_from_request(headers);
     if let Ok(tags) = tags_from_header(headers) {
         assert!(tags.len() <= 10, "more than 10 tags accepted");
+    }
+    if let Ok(Some(acl)) = Acl::from_headers(headers, "writer", "bucket-owner") {
+        assert_eq!(acl.owner, "writer", "an ACL header gave the object away");
     }
 });

@@ -1,15 +1,20 @@
 //! Every XML request body the gateway parses: CreateBucketConfiguration,
 //! Delete (DeleteObjects), Tagging (with the tag rules),
-//! CompleteMultipartUpload, LifecycleConfiguration (with its rules) and
-//! CORSConfiguration (whose stored form must read back as the
-//! configuration accepted).
+//! CompleteMultipartUpload, LifecycleConfiguration (with its rules),
+//! CORSConfiguration and AccessControlPolicy (whose stored forms must read
+//! back as what was accepted) and PublicAccessBlockConfiguration.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use s3_gateway::access_control::acl::Acl;
+use s3_gateway::access_control::public_access::PublicAccessBlock;
 use s3_gateway::lifecycle::rules::{Configuration, MAX_RULES};
 use s3_gateway::ops::fuzzing::{CorsConfiguration, tags_from_xml};
 use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
 use storage_client::ChecksumAlgorithm;
+
+/// The canonical id an AccessControlPolicy must name as its owner.
+const OWNER: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be";
 
 fuzz_target!(|body: &[u8]| {
     let _ = from_xml::<CreateBucketConfiguration>(body);
@@ -28,6 +33,19 @@ fuzz_target!(|body: &[u8]| {
         let back =
             CorsConfiguration::from_stored(stored.as_bytes()).expect("the stored form parses");
         assert_eq!(back, config, "the stored form reads back as accepted");
+    }
+    if let Ok(acl) = Acl::from_xml(body, OWNER) {
+        assert_eq!(acl.owner, OWNER, "an ACL gave the resource away");
+        let stored = acl.to_xml().expect("an accepted ACL renders");
+        let back = Acl::from_stored(stored.as_bytes()).expect("the stored ACL parses");
+        assert_eq!(back, acl, "the stored ACL reads back as accepted");
+    }
+    if let Ok(block) = PublicAccessBlock::from_xml(body) {
+        let stored = block.to_xml().expect("a block renders");
+        assert_eq!(
+            PublicAccessBlock::from_xml(stored.as_bytes()).ok(),
+            Some(block)
+        );
     }
     if let Ok(request) = from_xml::<CompleteMultipartUpload>(body) {
         for part in &request.parts {
