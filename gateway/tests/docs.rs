@@ -2,7 +2,9 @@
 //! README.md and docs/configuration.md is the one the declaration renders
 //! (`S3GW_UPDATE_DOCS=1 cargo test -p s3-gateway --test docs` rewrites it),
 //! and every TOML example in them loads as the gateway loads it. (The shell
-//! examples are run by conformance-tests/test_doc_examples.py.)
+//! examples are run by conformance-tests/test_doc_examples.py.) And
+//! docs/architecture.md's source map of storage-client cannot drift from
+//! the files: it names every one, and every file it names exists.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -147,4 +149,83 @@ fn readme_settings_table_is_the_declarations() {
 #[test]
 fn configuration_guide_settings_table_is_the_declarations() {
     check_table("docs/configuration.md");
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable source dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// How the source map names a file: `mod.rs` by its folder (`cache/`),
+/// any other by its name. Unit-test files (`tests.rs`, `*_tests.rs`,
+/// `*_vectors.rs`) go with the module they test and are not named.
+fn map_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".rs")?;
+    if stem == "tests" || stem.ends_with("_tests") || stem.ends_with("_vectors") {
+        return None;
+    }
+    if name == "mod.rs" {
+        let folder = path.parent()?.file_name()?.to_str()?;
+        return Some(format!("{folder}/"));
+    }
+    Some(name.to_owned())
+}
+
+#[test]
+fn the_architecture_source_map_names_every_storage_file_and_only_real_ones() {
+    let map = std::fs::read_to_string(doc_path("docs/architecture.md")).expect("architecture.md");
+    let mut files = Vec::new();
+    rust_files(&doc_path("storage-client/src"), &mut files);
+    let unnamed: BTreeSet<String> = files
+        .iter()
+        .filter_map(|path| map_name(path))
+        .filter(|name| !map.contains(name.as_str()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "docs/architecture.md's source map does not name {unnamed:?}"
+    );
+
+    let mut every_file = BTreeSet::new();
+    let sources = [
+        "gateway/src",
+        "gateway/tests",
+        "gateway/benches",
+        "storage-client/src",
+        "storage-client/tests",
+        "bench/src",
+        "fuzz/fuzz_targets",
+    ];
+    for dir in sources.into_iter().map(doc_path).filter(|dir| dir.is_dir()) {
+        let mut found = Vec::new();
+        rust_files(&dir, &mut found);
+        every_file.extend(
+            found
+                .iter()
+                .filter_map(|p| p.file_name()?.to_str().map(str::to_owned)),
+        );
+    }
+    // Build scripts sit beside their crate's sources.
+    for crate_dir in ["gateway", "storage-client", "bench", "fuzz"] {
+        if doc_path(crate_dir).join("build.rs").is_file() {
+            every_file.insert("build.rs".to_owned());
+        }
+    }
+    let stale: BTreeSet<&str> = map
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .filter(|word| word.len() > 3 && word.ends_with(".rs"))
+        .filter(|name| !every_file.contains(*name))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "docs/architecture.md names files that do not exist: {stale:?}"
+    );
 }
