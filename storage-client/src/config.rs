@@ -30,6 +30,11 @@ pub struct StorageConfig {
     /// small-block store instead of a file pair each; 0 keeps every block
     /// in files. At most 1 MiB.
     pub small_block_max: usize,
+    /// Bytes of `om.redb` pages the embedded store keeps in memory (redb's
+    /// cache); reads beyond it come from the OS page cache.
+    pub metadata_db_cache: usize,
+    /// The same for `dn.redb`, the small-block store.
+    pub small_block_db_cache: usize,
     /// Bytes covered by one stored CRC32; reads verify whole windows.
     pub bytes_per_checksum: u32,
     /// How long a block token stays valid.
@@ -112,6 +117,9 @@ impl Default for StorageConfig {
             // are few and stream in read_buffer pieces through the pool.
             inline_read: 64 * KIB,
             small_block_max: 64 * KIB,
+            // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
+            metadata_db_cache: 64 * MIB,
+            small_block_db_cache: 64 * MIB,
             // Ozone's default window, so checksums mean the same on both back ends.
             bytes_per_checksum: 16 * KIB as u32,
             token_lifetime: DAY,

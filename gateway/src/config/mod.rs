@@ -63,6 +63,8 @@ pub struct Config {
     pub chunk_size: Option<u64>,
     pub read_buffer: Option<u64>,
     pub small_block_max: Option<u64>,
+    pub metadata_db_cache: Option<u64>,
+    pub small_block_db_cache: Option<u64>,
     pub multipart_upload_expiry: Option<Duration>,
     pub open_key_expiry: Option<Duration>,
     pub reclaim_interval: Option<Duration>,
@@ -232,6 +234,12 @@ impl Config {
             small_block_max: self
                 .small_block_max
                 .map_or(defaults.small_block_max, in_memory),
+            metadata_db_cache: self
+                .metadata_db_cache
+                .map_or(defaults.metadata_db_cache, in_memory),
+            small_block_db_cache: self
+                .small_block_db_cache
+                .map_or(defaults.small_block_db_cache, in_memory),
             multipart_upload_expiry: self
                 .multipart_upload_expiry
                 .unwrap_or(defaults.multipart_upload_expiry),
@@ -386,6 +394,8 @@ impl Layer {
         }
         let read_buffer = self.size("read_buffer")?;
         let small_block_max = self.size("small_block_max")?;
+        let metadata_db_cache = self.size("metadata_db_cache")?;
+        let small_block_db_cache = self.size("small_block_db_cache")?;
         let multipart_upload_expiry = self.duration("multipart_upload_expiry")?;
         let open_key_expiry = self.duration("open_key_expiry")?;
         let reclaim_interval = self.duration("reclaim_interval")?;
@@ -443,6 +453,8 @@ impl Layer {
             chunk_size,
             read_buffer,
             small_block_max,
+            metadata_db_cache,
+            small_block_db_cache,
             multipart_upload_expiry,
             open_key_expiry,
             reclaim_interval,
@@ -811,6 +823,8 @@ mod tests {
                 ),
                 "read_buffer" => (Some(embedded.read_buffer as u64), None),
                 "small_block_max" => (Some(embedded.small_block_max as u64), None),
+                "metadata_db_cache" => (Some(embedded.metadata_db_cache as u64), None),
+                "small_block_db_cache" => (Some(embedded.small_block_db_cache as u64), None),
                 "multipart_upload_expiry" => {
                     (Some(embedded.multipart_upload_expiry.as_secs()), None)
                 }

@@ -323,6 +323,24 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Blocks written in one piece of up to this size (objects smaller than `chunk_size`) are kept in the DN's small-block store (`dn.redb`), whose group commit shares one fsync among concurrent PUTs, instead of a file pair each; `0` keeps every block in files. At most `1MiB`",
     },
     Setting {
+        key: "metadata_db_cache",
+        kind: Kind::Size { max: ANY },
+        // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
+        default: embedded("64MiB"),
+        read_by: ReadBy::Embedded,
+        help: "Memory for om.redb's page cache; reads beyond it come from the OS page cache",
+        doc: "Bytes of the metadata store's pages (`om.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache). The gateway's memory grows with its stores up to this and `small_block_db_cache`",
+    },
+    Setting {
+        key: "small_block_db_cache",
+        kind: Kind::Size { max: ANY },
+        // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
+        default: embedded("64MiB"),
+        read_by: ReadBy::Embedded,
+        help: "Memory for dn.redb's page cache (the small-block store)",
+        doc: "Bytes of the small-block store's pages (`dn.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache)",
+    },
+    Setting {
         key: "multipart_upload_expiry",
         // Zero would abort every upload at the next reclamation pass.
         kind: Kind::Duration { min: SECOND },

@@ -47,16 +47,18 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         block_size: config.block_size,
         token_lifetime: config.token_lifetime,
         key_rotation: config.token_key_rotation,
+        db_cache: config.metadata_db_cache,
     };
     let om_keys = Arc::clone(&keys);
     let data_dir = config.data_dir.clone();
     let small_path = config.data_dir.join("dn.redb");
     let bytes_per_checksum = config.bytes_per_checksum;
+    let small_block_cache = config.small_block_db_cache;
     let (om, small) = blocking(move || {
         create_private(&db_path)?;
         let om = EmbeddedOm::open(&db_path, om_keys, settings)?;
         create_private(&small_path)?;
-        let small = SmallBlocks::open(&small_path, bytes_per_checksum)?;
+        let small = SmallBlocks::open(&small_path, bytes_per_checksum, small_block_cache)?;
         // Make the new directory entries (om.redb, dn.redb, containers/) durable too.
         std::fs::File::open(&data_dir)?.sync_all()?;
         Ok((om, small))

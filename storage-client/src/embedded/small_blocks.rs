@@ -129,8 +129,8 @@ pub(crate) struct SmallBlocks {
 impl SmallBlocks {
     /// Opens (creating) the store at `path`; blocks. The file must exist
     /// already with the mode it is to keep (redb would use the umask's).
-    pub(crate) fn open(path: &Path, bytes_per_checksum: u32) -> Result<Self> {
-        let db = ReopeningDb::open(path)?;
+    pub(crate) fn open(path: &Path, bytes_per_checksum: u32, cache_bytes: usize) -> Result<Self> {
+        let db = ReopeningDb::open(path, cache_bytes)?;
         let txn = db.begin_write()?;
         txn.open_table(BLOCKS).db()?;
         let totals = read_totals(&txn.open_table(USAGE).db()?)?;
@@ -419,7 +419,7 @@ mod tests {
             container: 1,
             local,
         };
-        let store = SmallBlocks::open(&path, 512).unwrap();
+        let store = SmallBlocks::open(&path, 512, 1 << 20).unwrap();
         // Empty (as with small_block_max = 0): reads never look here.
         assert!(!store.may_hold(1));
         store.put(id(1), &[7u8; 100]).await.unwrap();
@@ -429,7 +429,7 @@ mod tests {
         store.delete(&[id(2)]).unwrap();
         assert!(store.may_hold(100), "a 100-byte block is still stored");
         drop(store);
-        let store = SmallBlocks::open(&path, 512).unwrap();
+        let store = SmallBlocks::open(&path, 512, 1 << 20).unwrap();
         assert!(store.may_hold(100), "the length outlives a restart");
         assert!(!store.may_hold(101));
         store.delete(&[id(1)]).unwrap();
@@ -439,7 +439,7 @@ mod tests {
     #[tokio::test]
     async fn a_block_written_again_replaces_its_row() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SmallBlocks::open(&dir.path().join("dn.redb"), 512).unwrap();
+        let store = SmallBlocks::open(&dir.path().join("dn.redb"), 512, 1 << 20).unwrap();
         let id = BlockId {
             container: 1,
             local: 1,

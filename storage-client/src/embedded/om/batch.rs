@@ -240,6 +240,7 @@ mod tests {
             block_size: 1 << 20,
             token_lifetime: Duration::from_secs(3600),
             key_rotation: Duration::from_secs(3600),
+            db_cache: 1 << 20,
         };
         EmbeddedOm::open(&dir.join("om.redb"), Arc::new(KeyRing::default()), settings).unwrap()
     }

@@ -48,6 +48,8 @@ pub(super) struct OmSettings {
     pub(crate) block_size: u64,
     pub(crate) token_lifetime: Duration,
     pub(crate) key_rotation: Duration,
+    /// redb's page cache for `om.redb`, in bytes.
+    pub(crate) db_cache: usize,
 }
 
 pub(super) struct EmbeddedOm {
@@ -421,7 +423,7 @@ fn check_format(txn: &redb::WriteTransaction, path: &Path) -> Result<()> {
 impl EmbeddedOm {
     /// Opens or creates the database and loads the token secret keys into `keys`.
     pub(crate) fn open(path: &Path, keys: Arc<KeyRing>, settings: OmSettings) -> Result<Self> {
-        let db = ReopeningDb::open(path)?;
+        let db = ReopeningDb::open(path, settings.db_cache)?;
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate);
         check_format(&txn, path)?;

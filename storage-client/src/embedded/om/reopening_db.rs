@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use redb::{Database, ReadTransaction, WriteTransaction};
+use redb::{Builder, Database, ReadTransaction, WriteTransaction};
 
 use super::super::DbResult;
 use crate::{Result, StorageError};
@@ -21,16 +21,19 @@ const REOPEN_WAIT: Duration = Duration::from_secs(5);
 
 pub(crate) struct ReopeningDb {
     path: PathBuf,
+    /// redb's page cache, in bytes, for every opening.
+    cache_bytes: usize,
     /// `None` while a reopen is due and has not succeeded yet.
     db: RwLock<Option<Arc<Database>>>,
     failed: AtomicBool,
 }
 
 impl ReopeningDb {
-    pub(crate) fn open(path: &Path) -> Result<Self> {
+    pub(crate) fn open(path: &Path, cache_bytes: usize) -> Result<Self> {
         Ok(Self {
             path: path.to_owned(),
-            db: RwLock::new(Some(Arc::new(Database::create(path).db()?))),
+            cache_bytes,
+            db: RwLock::new(Some(Arc::new(create(path, cache_bytes).db()?))),
             failed: AtomicBool::new(false),
         })
     }
@@ -100,7 +103,7 @@ impl ReopeningDb {
             }
         }
         loop {
-            match Database::create(&self.path) {
+            match create(&self.path, self.cache_bytes) {
                 Ok(db) => {
                     tracing::warn!(path = %self.path.display(), "metadata store reopened after an I/O error");
                     *slot = Some(Arc::new(db));
@@ -122,4 +125,10 @@ impl ReopeningDb {
 
 fn unavailable() -> StorageError {
     StorageError::Unavailable("the metadata store is recovering from an I/O error".into())
+}
+
+/// Opens (or creates) the database at `path` with a page cache of
+/// `cache_bytes`.
+fn create(path: &Path, cache_bytes: usize) -> std::result::Result<Database, redb::DatabaseError> {
+    Builder::new().set_cache_size(cache_bytes).create(path)
 }
