@@ -56,6 +56,7 @@ fn config(data_dir: &Path, root: Option<KeyEntry>) -> Config {
         },
         tls: None,
         sigv2: true,
+        sse_c_over_http: false,
         limits: config::Limits::default(),
     }
 }
