@@ -30,6 +30,7 @@ pub mod ops;
 pub mod parsed_documents;
 pub mod router;
 pub mod server;
+pub mod sse;
 pub mod state;
 pub mod toml_error;
 pub mod word;

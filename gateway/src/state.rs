@@ -31,6 +31,9 @@ pub struct AppState {
     /// The length of a lifecycle day (24 h but in tests), by which
     /// `x-amz-expiration` counts as the lifecycle worker does.
     pub lifecycle_day: Duration,
+    /// Whether a request may carry an SSE-C key: over TLS, or over plain
+    /// HTTP when `sse_c_over_http` allows it.
+    pub sse_c_allowed: bool,
 }
 
 impl AppState {
@@ -52,6 +55,7 @@ impl AppState {
             trusted_proxies: config.trusted_proxies.clone(),
             parsed_documents: ParsedDocuments::default(),
             lifecycle_day: config.lifecycle.day,
+            sse_c_allowed: config.tls.is_some() || config.sse_c_over_http,
         }
     }
 }

@@ -85,6 +85,9 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
     /// Whether AWS Signature Version 2 is accepted (old tools need it).
     pub sigv2: bool,
+    /// Whether SSE-C keys are accepted over plain HTTP (they always are
+    /// over TLS).
+    pub sse_c_over_http: bool,
     pub limits: Limits,
 }
 
@@ -429,6 +432,7 @@ impl Layer {
         let access_log = self.flag("access_log")?.unwrap_or(true);
         let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
+        let sse_c_over_http = self.flag("sse_c_over_http")?.unwrap_or(false);
         let limits = self.limits()?;
         let lifecycle = Schedule {
             interval: self
@@ -469,6 +473,7 @@ impl Layer {
             lifecycle,
             tls,
             sigv2,
+            sse_c_over_http,
             limits,
         })
     }

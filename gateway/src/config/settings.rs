@@ -480,6 +480,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Accept AWS Signature Version 2 (old tools); `false` refuses it with `400 InvalidRequest`, as AWS's newer regions do",
     },
     Setting {
+        key: "sse_c_over_http",
+        kind: Kind::Flag,
+        default: Default::Value("false"),
+        read_by: ReadBy::Both,
+        help: "Accept SSE-C customer keys over plain HTTP: true or false",
+        doc: "Accept SSE-C requests (a customer key in the headers) over plain HTTP. Off, a gateway serving HTTP refuses them with `400 InvalidRequest`, as AWS refuses them without TLS: the key would cross the network in the clear. Turn on only where TLS ends in front of the gateway (a load balancer) or in tests",
+    },
+    Setting {
         key: "max_connections",
         kind: Kind::Count { max: U32 },
         // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one

@@ -50,6 +50,7 @@ pub async fn get_object_attributes(
     let wanted = wanted_attributes(headers)?;
     let page = part_page(headers)?;
     let info = object.resolve(state).await?;
+    super::sse::refuse_encrypted(&info)?;
 
     let document = GetObjectAttributesResponse {
         xmlns: S3_NAMESPACE,

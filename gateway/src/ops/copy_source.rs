@@ -59,6 +59,7 @@ impl CopySource {
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
+        super::sse::refuse_encrypted(&info)?;
         Ok(Self { bucket, key, info })
     }
 

@@ -16,6 +16,8 @@ use super::expiration::insert_expiration;
 use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
+use super::sse::read::Opened;
+use super::sse::write::echo_customer_key;
 use crate::error::S3Error;
 use crate::router::Query;
 use crate::state::AppState;
@@ -65,7 +67,9 @@ pub async fn get_object(
     // Exactly the version that was authorised (see `ObjectVersion`).
     let owner = object.owner();
     let bucket = object.bucket();
+    let customer_key = super::sse::customer_key(state, parts)?;
     let info = object.resolve(state).await?;
+    let opened = Opened::check(&info, customer_key.as_ref())?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
         Outcome::Proceed => {}
@@ -75,9 +79,12 @@ pub async fn get_object(
         }
     }
 
-    let size = info.size;
+    // What the client stored: an encrypted object's plaintext size.
+    let size = opened
+        .as_ref()
+        .map_or(info.size, |opened| opened.plain_size);
     let requested = match target.part_number {
-        Some(number) => part_range(&info, number)?,
+        Some(number) => part_range(&info, number, size)?,
         None => match range_header {
             Some(range) if range_applies(headers, &info) => resolve(range, size),
             _ => RangeRequest::Whole,
@@ -104,6 +111,9 @@ pub async fn get_object(
     if status == StatusCode::PARTIAL_CONTENT {
         insert(out, header::CONTENT_RANGE, &content_range(&range, size));
     }
+    if let Some(opened) = &opened {
+        echo_customer_key(out, &opened.key_md5);
+    }
     if target.part_number.is_some() && !info.parts.is_empty() {
         out.insert("x-amz-mp-parts-count", HeaderValue::from(info.parts.len()));
     }
@@ -120,16 +130,32 @@ pub async fn get_object(
     }
 
     if mode == Mode::Body && !range.is_empty() {
-        let stream = state
-            .storage
-            .read(owner, &info, range)
-            .await
-            .map_err(|err| S3Error::from(err).naming(target.bucket, Some(target.key)))?;
+        let naming = |err| S3Error::from(err).naming(target.bucket, Some(target.key));
         // An error after the headers are sent can only cut the connection;
         // log it so the truncated response is explained.
-        let stream =
-            stream.inspect_err(|err| tracing::warn!(error = %err, "object read failed mid-stream"));
-        *response.body_mut() = Body::from_stream(stream);
+        *response.body_mut() = match &opened {
+            None => {
+                let stream = state
+                    .storage
+                    .read(owner, &info, range)
+                    .await
+                    .map_err(naming)?;
+                Body::from_stream(stream.inspect_err(|err| {
+                    tracing::warn!(error = %err, "object read failed mid-stream");
+                }))
+            }
+            Some(opened) => {
+                let sealed = opened.stored_range(range);
+                let stream = state
+                    .storage
+                    .read(owner, &info, sealed.stored.clone())
+                    .await
+                    .map_err(naming)?;
+                Body::from_stream(opened.open(sealed, stream).inspect_err(|err| {
+                    tracing::error!(error = %err, "encrypted object read failed mid-stream");
+                }))
+            }
+        };
     }
     Ok(response)
 }
@@ -137,14 +163,14 @@ pub async fn get_object(
 /// The bytes of part `number`, sent the way S3 sends a part (206 with
 /// Content-Range) when it has bytes. Parts are counted in object order, so
 /// 1..=`x-amz-mp-parts-count` are always valid; an object written by a
-/// single PUT has one part, itself.
-fn part_range(info: &KeyInfo, number: u16) -> Result<RangeRequest, S3Error> {
+/// single PUT has one part, itself, of `size` bytes (its plaintext's).
+fn part_range(info: &KeyInfo, number: u16, size: u64) -> Result<RangeRequest, S3Error> {
     let parts_count = info.parts.len().max(1) as u64;
     let Some(index) = usize::from(number).checked_sub(1) else {
         return Err(S3Error::invalid_part_number(parts_count));
     };
     let range = if info.parts.is_empty() {
-        (index == 0).then_some(0..info.size)
+        (index == 0).then_some(0..size)
     } else {
         info.parts.get(index).map(|part| {
             let start: u64 = info.parts[..index].iter().map(|p| p.size).sum();
@@ -285,11 +311,11 @@ mod tests {
     fn part_numbers_select_parts_in_object_order() {
         let mut object = info();
         assert!(matches!(
-            part_range(&object, 1),
+            part_range(&object, 1, object.size),
             Ok(RangeRequest::Partial(r)) if r == (0..10)
         ));
         assert_eq!(
-            part_range(&object, 2).err().map(|e| e.code),
+            part_range(&object, 2, object.size).err().map(|e| e.code),
             Some("InvalidPartNumber")
         );
         let part = |number, size| PartSummary {
@@ -300,10 +326,10 @@ mod tests {
         };
         object.parts = vec![part(1, 6), part(5, 4)];
         assert!(matches!(
-            part_range(&object, 2),
+            part_range(&object, 2, object.size),
             Ok(RangeRequest::Partial(r)) if r == (6..10)
         ));
-        let err = part_range(&object, 3).unwrap_err();
+        let err = part_range(&object, 3, object.size).unwrap_err();
         assert_eq!((err.code, err.status.as_u16()), ("InvalidPartNumber", 416));
     }
 

@@ -160,10 +160,9 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
             insert(headers, name, value);
         }
     }
-    let user = meta
-        .user
-        .iter()
-        .filter(|(name, _)| *name != crate::access_control::object_acl::ENTRY);
+    let user = meta.user.iter().filter(|(name, _)| {
+        *name != crate::access_control::object_acl::ENTRY && *name != crate::sse::record::ENTRY
+    });
     for (name, value) in user {
         if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {
             insert(headers, name, &meta_value_header(value));

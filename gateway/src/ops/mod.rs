@@ -98,7 +98,7 @@ pub async fn dispatch(
             (authorised, payload)
         }
     };
-    sse::refuse(parts)?;
+    sse::refuse(&endpoint, parts)?;
     let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;

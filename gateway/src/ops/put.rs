@@ -16,6 +16,7 @@ use super::expiration::insert_expiration;
 use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
+use super::sse::write::{Sealed, echo_customer_key, receive_sealed};
 use super::tagging::tags_from_header;
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
@@ -41,6 +42,7 @@ pub async fn put_object(
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
+    let customer_key = super::sse::customer_key(state, parts)?;
     if payload
         .declared_length()
         .is_some_and(|length| length > MAX_OBJECT_SIZE)
@@ -48,20 +50,39 @@ pub async fn put_object(
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
 
+    let declared = payload.declared_length();
     let intent = WriteIntent {
         condition,
         tags,
-        size_hint: payload.declared_length(),
+        size_hint: match customer_key {
+            Some(_) => declared.map(crate::sse::segments::sealed_size),
+            None => declared,
+        },
     };
     let written = write_object(state, owner, bucket, key, intent, meta, async |writer| {
-        let digests = receive(writer, payload, plan.checksummer()).await?;
-        Ok((plan.verify(&digests, payload.trailers())?, digests))
+        let (digests, sealed) = match &customer_key {
+            Some(key) => {
+                let (digests, sealed) =
+                    receive_sealed(writer, payload, plan.checksummer(), key, MAX_OBJECT_SIZE)
+                        .await?;
+                (digests, Some(sealed))
+            }
+            None => (receive(writer, payload, plan.checksummer()).await?, None),
+        };
+        Ok(Filled {
+            checksum: plan.verify(&digests, payload.trailers())?,
+            digests,
+            sealed,
+        })
     })
     .await?;
 
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&written.etag));
+    if let Some(key) = &customer_key {
+        echo_customer_key(out, &key.md5);
+    }
     written_version_header(out, written.committed.version_id.as_deref());
     insert_expiration(state, out, bucket, &written.committed).await;
     if let Some(checksum) = written.checksum {
@@ -75,6 +96,14 @@ pub async fn put_object(
     Ok(response)
 }
 
+/// What filling a new object gave: its verified checksum, the digests of
+/// the bytes the client sent, and, when they were stored sealed, how.
+pub(super) struct Filled {
+    pub checksum: Option<ObjectChecksum>,
+    pub digests: Digests,
+    pub sealed: Option<Sealed>,
+}
+
 /// An object [`write_object`] stored.
 pub(super) struct Written {
     pub etag: String,
@@ -83,16 +112,17 @@ pub(super) struct Written {
 }
 
 /// Opens `key`, lets `fill` stream the body into it (returning the
-/// verified checksum and the digests), and commits it with `meta`; any
-/// failure aborts the writer, so nothing is stored.
+/// verified checksum and the digests), and commits it with `meta` (and
+/// the record of a sealed body); any failure aborts the writer, so
+/// nothing is stored.
 pub(super) async fn write_object(
     state: &AppState,
     owner: &Owner,
     bucket: &str,
     key: &str,
     intent: WriteIntent,
-    meta: ObjectMeta,
-    fill: impl AsyncFnOnce(&mut ObjectWriter) -> Result<(Option<ObjectChecksum>, Digests), S3Error>,
+    mut meta: ObjectMeta,
+    fill: impl AsyncFnOnce(&mut ObjectWriter) -> Result<Filled, S3Error>,
 ) -> Result<Written, S3Error> {
     let named = |err| S3Error::from(err).naming(bucket, Some(key));
     let mut writer = state
@@ -100,14 +130,21 @@ pub(super) async fn write_object(
         .create_object(owner, bucket, key, intent)
         .await
         .map_err(named)?;
-    let (checksum, digests) = match fill(&mut writer).await {
+    let filled = match fill(&mut writer).await {
         Ok(verified) => verified,
         Err(err) => {
             writer.abort().await;
             return Err(err);
         }
     };
-    let etag = digests.etag();
+    let checksum = filled.checksum;
+    let etag = match filled.sealed {
+        Some(sealed) => {
+            sealed.store(&mut meta);
+            sealed.etag
+        }
+        None => filled.digests.etag(),
+    };
     let object = NewObject {
         etag: etag.clone(),
         meta,

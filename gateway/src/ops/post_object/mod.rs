@@ -29,7 +29,7 @@ use super::authorise::authorise;
 use super::headers::{insert, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::list::URL_ENCODE;
-use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_object};
+use super::put::{Filled, MAX_OBJECT_SIZE, check_storage_class, write_object};
 use super::tagging::tags_from_xml;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
@@ -163,7 +163,11 @@ async fn receive(
         .unwrap_or(0..=MAX_OBJECT_SIZE);
     let written = write_object(state, &owner, bucket, &key, intent, meta, async |writer| {
         let digests = stream_file(&mut form, writer, &sizes, plan.checksummer()).await?;
-        Ok((plan.verify(&digests, &HeaderMap::new())?, digests))
+        Ok(Filled {
+            checksum: plan.verify(&digests, &HeaderMap::new())?,
+            digests,
+            sealed: None,
+        })
     })
     .await?;
     answer(parts, &fields, bucket, &key, &written.etag)

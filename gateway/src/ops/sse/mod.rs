@@ -1,0 +1,234 @@
+//! Server-side encryption at the request's door: what is built passes,
+//! what is not is refused here, in this one place.
+//!
+//! Built: SSE-C (a customer-provided key) on PutObject, GetObject and
+//! HeadObject ([`write`], [`read`], the format in `crate::sse`). Not built:
+//! SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`, its KMS key id,
+//! context and bucket key), SSE-C on any other operation (CopyObject and
+//! its copy-source key, multipart, UploadPartCopy, PostObject). Storing
+//! plaintext while answering 200 would let a client believe its object is
+//! encrypted, so a request carrying any of those headers, as a header or
+//! as a presigned URL's query parameter, is answered `501 NotImplemented`
+//! naming it: on writes nothing is stored, on reads nothing is read.
+//! PostObject's form fields are checked the same way. An encrypted object
+//! reached by an operation that cannot open it (a copy's source,
+//! GetObjectAttributes) is refused as AWS refuses it without the key
+//! ([`refuse_encrypted`]), never served as ciphertext.
+
+pub mod read;
+pub mod write;
+
+use http::request::Parts;
+
+use storage_client::KeyInfo;
+
+use crate::error::{Code, S3Error};
+use crate::router::{Endpoint, Query};
+use crate::sse::customer_key::{self, CustomerKey};
+use crate::sse::record::Record;
+use crate::state::AppState;
+
+/// Every server-side encryption header starts with one of these:
+/// `x-amz-server-side-encryption` (SSE-S3 and SSE-KMS),
+/// `-aws-kms-key-id`, `-context`, `-bucket-key-enabled`,
+/// `-customer-algorithm`, `-customer-key`, `-customer-key-MD5` (SSE-C), and
+/// `x-amz-copy-source-server-side-encryption-customer-*` (the SSE-C key of a
+/// copy's source).
+const PREFIXES: [&str; 2] = [
+    "x-amz-server-side-encryption",
+    "x-amz-copy-source-server-side-encryption",
+];
+
+/// The SSE-C headers, accepted (as headers only) by the operations that
+/// take them.
+const CUSTOMER_HEADERS: [&str; 3] = [
+    customer_key::ALGORITHM,
+    customer_key::KEY,
+    customer_key::KEY_MD5,
+];
+
+/// Refuses a request that names server-side encryption the gateway does
+/// not implement for its operation, in a header or a query parameter.
+pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
+    let takes_customer_key = matches!(
+        endpoint,
+        Endpoint::PutObject { .. } | Endpoint::GetObject { .. } | Endpoint::HeadObject { .. }
+    );
+    let refused_header = parts.headers.keys().find(|name| {
+        is_sse(name.as_str()) && !(takes_customer_key && CUSTOMER_HEADERS.contains(&name.as_str()))
+    });
+    if let Some(name) = refused_header {
+        return Err(refused(name.as_str()));
+    }
+    // A presigned URL may carry `x-amz-*` headers as query parameters.
+    if let Some(raw) = parts.uri.query()
+        && let Ok(query) = Query::parse(Some(raw))
+        && let Some((name, _)) = query.pairs().iter().find(|(name, _)| is_sse(name))
+    {
+        return Err(refused(name));
+    }
+    Ok(())
+}
+
+/// Refuses a form upload with a server-side encryption field (names
+/// lower-cased).
+pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), S3Error> {
+    match names.into_iter().find(|name| is_sse(name)) {
+        Some(name) => Err(refused(name)),
+        None => Ok(()),
+    }
+}
+
+/// The SSE-C key a PutObject, GetObject or HeadObject carries, once the
+/// connection may carry one.
+pub fn customer_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
+    let key = CustomerKey::from_headers(&parts.headers)?;
+    if key.is_some() && !state.sse_c_allowed {
+        return Err(S3Error::invalid_request(
+            "Requests specifying Server Side Encryption with Customer provided keys must be \
+             made over a secure connection.",
+        ));
+    }
+    Ok(key)
+}
+
+/// Refuses an operation that cannot open encrypted objects the way AWS
+/// refuses a read without the key, so ciphertext is never copied out or
+/// described as the object.
+pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
+    match Record::of(&info.meta) {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) | Err(_) => Err(read::key_required()),
+    }
+}
+
+fn is_sse(name: &str) -> bool {
+    PREFIXES.iter().any(|prefix| {
+        name.as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+    })
+}
+
+/// S3's answer to a header it does not implement: `NotImplemented` with
+/// the header named.
+fn refused(name: &str) -> S3Error {
+    let name = name.to_ascii_lowercase();
+    S3Error::new(
+        Code::NotImplemented,
+        format!(
+            "This server-side encryption is not implemented: the gateway encrypts only with \
+             customer keys (SSE-C) on PutObject, GetObject and HeadObject, and refuses {name} \
+             here"
+        ),
+    )
+    .with("Header", name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put() -> Endpoint {
+        Endpoint::PutObject {
+            bucket: "b".into(),
+            key: "k".into(),
+        }
+    }
+
+    fn copy() -> Endpoint {
+        Endpoint::CopyObject {
+            bucket: "b".into(),
+            key: "k".into(),
+        }
+    }
+
+    fn parts(uri: &str, headers: &[(&str, &str)]) -> Parts {
+        let mut builder = http::Request::builder().uri(uri);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(()).expect("request").into_parts().0
+    }
+
+    #[test]
+    fn every_unbuilt_encryption_header_is_refused_naming_it() {
+        for name in [
+            "x-amz-server-side-encryption",
+            "x-amz-server-side-encryption-aws-kms-key-id",
+            "x-amz-server-side-encryption-context",
+            "x-amz-server-side-encryption-bucket-key-enabled",
+            "x-amz-server-side-encryption-customer-algorithm",
+            "x-amz-server-side-encryption-customer-key",
+            "X-Amz-Server-Side-Encryption-Customer-Key-MD5",
+            "x-amz-copy-source-server-side-encryption-customer-algorithm",
+            "x-amz-copy-source-server-side-encryption-customer-key",
+            "x-amz-copy-source-server-side-encryption-customer-key-md5",
+        ] {
+            let err = refuse(
+                &copy(),
+                &parts("/b/k", &[("content-type", "a/b"), (name, "v")]),
+            )
+            .expect_err(name);
+            assert_eq!((err.code, err.status.as_u16()), ("NotImplemented", 501));
+            let lower = name.to_ascii_lowercase();
+            assert!(err.message.contains(&lower), "{}", err.message);
+            assert_eq!(
+                refuse_fields([lower.as_str()]).unwrap_err().code,
+                "NotImplemented"
+            );
+        }
+    }
+
+    #[test]
+    fn customer_keys_pass_only_where_they_are_built() {
+        for name in CUSTOMER_HEADERS {
+            refuse(&put(), &parts("/b/k", &[(name, "v")])).unwrap();
+            assert_eq!(
+                refuse(&copy(), &parts("/b/k", &[(name, "v")]))
+                    .unwrap_err()
+                    .code,
+                "NotImplemented"
+            );
+        }
+        for name in [
+            "x-amz-server-side-encryption",
+            "x-amz-copy-source-server-side-encryption-customer-key",
+        ] {
+            let err = refuse(&put(), &parts("/b/k", &[(name, "v")])).unwrap_err();
+            assert_eq!(err.code, "NotImplemented");
+        }
+        // Presigned: as headers only.
+        let presigned = "/b/k?x-amz-server-side-encryption-customer-algorithm=AES256";
+        assert!(refuse(&put(), &parts(presigned, &[])).is_err());
+    }
+
+    #[test]
+    fn encryption_in_a_presigned_query_is_refused() {
+        let err = refuse(
+            &put(),
+            &parts(
+                "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&x-amz-server-side-encryption=AES256",
+                &[],
+            ),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("x-amz-server-side-encryption"));
+    }
+
+    #[test]
+    fn other_requests_pass() {
+        refuse(
+            &copy(),
+            &parts(
+                "/b/k?uploads&prefix=server-side-encryption",
+                &[
+                    ("x-amz-meta-server-side-encryption", "AES256"),
+                    ("x-amz-acl", "private"),
+                ],
+            ),
+        )
+        .unwrap();
+        refuse_fields(["key", "x-amz-meta-x", "policy"]).unwrap();
+    }
+}

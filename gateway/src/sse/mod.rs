@@ -1,0 +1,16 @@
+//! Server-side encryption with customer keys (SSE-C), above storage: the
+//! gateway seals an object's bytes before they reach either back end and
+//! opens them on the way out, so embedded and Ozone hold only ciphertext
+//! and behave alike. See docs/security.md, "Server-side encryption".
+//!
+//! - [`segments`]: the stored format (AES-256-GCM segments) and its
+//!   streaming sealer and opener;
+//! - [`object_key`]: the random per-object key and its sealing;
+//! - [`customer_key`]: the SSE-C request headers;
+//! - [`record`]: the reserved metadata entry that describes an encrypted
+//!   object.
+
+pub mod customer_key;
+pub mod object_key;
+pub mod record;
+pub mod segments;
