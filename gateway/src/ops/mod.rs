@@ -30,6 +30,7 @@ mod integrity;
 mod lifecycle;
 mod list;
 mod multipart;
+mod ownership_controls;
 mod policy;
 pub mod post_object;
 mod put;
@@ -312,6 +313,18 @@ async fn run(
         } => {
             let object = authorised.object(&bucket, &key, version_id.as_deref());
             boxed(|| acl::put_object_acl(state, object, parts, payload)).await
+        }
+        E::GetBucketOwnershipControls { bucket } => {
+            boxed(|| ownership_controls::get_bucket_ownership_controls(state, &bucket)).await
+        }
+        E::PutBucketOwnershipControls { bucket } => {
+            use ownership_controls::put_bucket_ownership_controls as put;
+            boxed(|| put(state, owner, parts, &bucket, payload)).await
+        }
+        E::DeleteBucketOwnershipControls { bucket } => {
+            let delete =
+                || ownership_controls::delete_bucket_ownership_controls(state, owner, &bucket);
+            boxed(delete).await
         }
         E::GetBucketPolicy { bucket } => boxed(|| policy::get_bucket_policy(state, &bucket)).await,
         E::PutBucketPolicy { bucket } => {
