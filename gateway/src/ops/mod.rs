@@ -30,6 +30,7 @@ mod integrity;
 mod lifecycle;
 mod list;
 mod multipart;
+mod object_lock;
 mod ownership_controls;
 mod policy;
 pub mod post_object;
@@ -100,6 +101,7 @@ pub async fn dispatch(
         }
     };
     sse::refuse(parts)?;
+    object_lock::refuse(&endpoint, parts)?;
     let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
