@@ -38,6 +38,7 @@ macro_rules! codes {
 }
 
 codes! {
+    AccessControlListNotSupported => BAD_REQUEST,
     AuthorizationHeaderMalformed => BAD_REQUEST,
     AuthorizationQueryParametersError => BAD_REQUEST,
     BadDigest => BAD_REQUEST,
@@ -47,6 +48,7 @@ codes! {
     IllegalVersioningConfigurationException => BAD_REQUEST,
     IncompleteBody => BAD_REQUEST,
     InvalidArgument => BAD_REQUEST,
+    InvalidBucketAclWithObjectOwnership => BAD_REQUEST,
     InvalidBucketName => BAD_REQUEST,
     InvalidDigest => BAD_REQUEST,
     InvalidPart => BAD_REQUEST,
@@ -87,6 +89,7 @@ codes! {
     NoSuchUpload => NOT_FOUND,
     NoSuchVersion => NOT_FOUND,
     ObjectLockConfigurationNotFoundError => NOT_FOUND,
+    OwnershipControlsNotFoundError => NOT_FOUND,
     MethodNotAllowed => METHOD_NOT_ALLOWED,
     BucketAlreadyExists => CONFLICT,
     BucketAlreadyOwnedByYou => CONFLICT,

@@ -12,16 +12,18 @@ pub enum BucketDocument {
     Cors,
     Lifecycle,
     Tagging,
+    OwnershipControls,
 }
 
 impl BucketDocument {
-    pub const ALL: [BucketDocument; 6] = [
+    pub const ALL: [BucketDocument; 7] = [
         Self::Acl,
         Self::Policy,
         Self::PublicAccessBlock,
         Self::Cors,
         Self::Lifecycle,
         Self::Tagging,
+        Self::OwnershipControls,
     ];
 
     /// The name it is stored under: never change one, data on disk and in
@@ -34,6 +36,7 @@ impl BucketDocument {
             Self::Cors => "cors",
             Self::Lifecycle => "lifecycle",
             Self::Tagging => "tagging",
+            Self::OwnershipControls => "ownership-controls",
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct BucketAccess {
     pub owner: String,
     /// `None`: the owner's `private` ACL.
     pub acl: Option<Arc<Acl>>,
+    /// Object ownership BucketOwnerEnforced: no ACL, the bucket's or an
+    /// object's, grants anything.
+    pub acls_disabled: bool,
     pub policy: Option<Arc<Policy>>,
     pub block: PublicAccessBlock,
 }
@@ -143,30 +146,34 @@ impl BucketAccess {
             Grant::Bucket(permission) if self.bucket_acl_allows(requester, permission) => {
                 Decision::Granted
             }
-            Grant::Object(permission) => Decision::NeedsObjectAcl(permission),
+            Grant::Object(permission) if !self.acls_disabled => {
+                Decision::NeedsObjectAcl(permission)
+            }
             _ => Decision::Denied,
         }
     }
 
     /// Whether the bucket ACL grants `permission` (honouring
-    /// IgnorePublicAcls).
+    /// IgnorePublicAcls; none does where ACLs are disabled).
     pub fn bucket_acl_allows(&self, who: Requester<'_>, permission: Permission) -> bool {
         let public = !self.block.ignore_public_acls;
         match &self.acl {
-            Some(acl) => acl.allows(who, permission, public),
-            None => false,
+            Some(acl) if !self.acls_disabled => acl.allows(who, permission, public),
+            _ => false,
         }
     }
 
     /// Whether an object's ACL (`None`: never set, so `private` to the
-    /// bucket owner, who was refused no earlier) grants `permission`.
+    /// bucket owner, who was refused no earlier) grants `permission`
+    /// (none does where ACLs are disabled).
     pub fn object_acl_allows(
         &self,
         acl: Option<&Acl>,
         who: Requester<'_>,
         permission: Permission,
     ) -> bool {
-        acl.is_some_and(|acl| acl.allows(who, permission, !self.block.ignore_public_acls))
+        !self.acls_disabled
+            && acl.is_some_and(|acl| acl.allows(who, permission, !self.block.ignore_public_acls))
     }
 }
 
@@ -214,6 +221,7 @@ mod tests {
             acl: acl.map(|name| Arc::new(Acl::canned(name, &id, &id).unwrap())),
             policy: policy.map(|text| Arc::new(Policy::parse(text.as_bytes(), "b").unwrap())),
             block: PublicAccessBlock::default(),
+            acls_disabled: false,
         }
     }
 
@@ -273,6 +281,21 @@ mod tests {
             key: "k".into(),
         };
         assert_eq!(decide(&writable, &anonymous(), &put), Decision::Granted);
+    }
+
+    #[test]
+    fn disabled_acls_grant_nothing_and_leave_the_owner_be() {
+        let mut enforced = bucket(Some("public-read-write"), None);
+        enforced.acls_disabled = true;
+        assert_eq!(decide(&enforced, &anonymous(), &list()), Decision::Denied);
+        assert_eq!(decide(&enforced, &anonymous(), &get("k")), Decision::Denied);
+        assert_eq!(
+            decide(&enforced, &Identity::new(OWNER), &get("k")),
+            Decision::Owner
+        );
+        let public = Acl::canned("public-read", "x", "x").unwrap();
+        let anyone = Requester { canonical_id: None };
+        assert!(!enforced.object_acl_allows(Some(&public), anyone, Permission::Read));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod acl;
 pub mod actions;
 pub mod decision;
 pub mod object_acl;
+pub mod object_ownership;
 pub mod owner;
 pub mod policy;
 pub mod public_access;

@@ -4,7 +4,6 @@
 //! travels with the object on both back ends. An object without the entry
 //! has never had an ACL set: it is `private` to the bucket owner.
 
-use http::HeaderMap;
 use storage_client::ObjectMeta;
 
 use super::acl::Acl;
@@ -23,19 +22,15 @@ pub fn stored(meta: &ObjectMeta) -> Result<Option<Acl>, S3Error> {
 
 /// Replaces the ACL recorded in `meta` (a copy's source ACL is never
 /// kept: S3 gives a copy the ACL its request names, else `private`).
-pub fn record(meta: &mut ObjectMeta, acl: Option<&Acl>) -> Result<(), S3Error> {
+/// `private` to `bucket_owner` (its canonical id) is what no entry means,
+/// so it is not stored; `private` to another owner (the writer, under
+/// [`super::object_ownership`]) is.
+pub fn record(meta: &mut ObjectMeta, acl: Option<&Acl>, bucket_owner: &str) -> Result<(), S3Error> {
     meta.user.remove(ENTRY);
-    if let Some(acl) = acl.filter(|acl| **acl != Acl::private(&acl.owner)) {
+    if let Some(acl) = acl.filter(|acl| **acl != Acl::private(bucket_owner)) {
         meta.user.insert(ENTRY.to_owned(), acl.to_xml()?);
     }
     Ok(())
-}
-
-/// The ACL a write's headers ask for (`None`: `private`). `bucket_owner`
-/// is the bucket owner's canonical id: objects here belong to the bucket
-/// owner whoever wrote them.
-pub fn requested(headers: &HeaderMap, bucket_owner: &str) -> Result<Option<Acl>, S3Error> {
-    Acl::from_headers(headers, bucket_owner, bucket_owner)
 }
 
 #[cfg(test)]
@@ -47,12 +42,15 @@ mod tests {
         assert!(http::HeaderName::from_bytes(format!("x-amz-meta-{ENTRY}").as_bytes()).is_err());
         let owner = "a".repeat(64);
         let mut meta = ObjectMeta::default();
-        record(&mut meta, Some(&Acl::private(&owner))).unwrap();
+        record(&mut meta, Some(&Acl::private(&owner)), &owner).unwrap();
         assert!(meta.user.is_empty());
         let public = Acl::canned("public-read", &owner, &owner).unwrap();
-        record(&mut meta, Some(&public)).unwrap();
+        record(&mut meta, Some(&public), &owner).unwrap();
         assert_eq!(stored(&meta).unwrap(), Some(public));
-        record(&mut meta, None).unwrap();
+        let writers = Acl::private(&"b".repeat(64));
+        record(&mut meta, Some(&writers), &owner).unwrap();
+        assert_eq!(stored(&meta).unwrap(), Some(writers));
+        record(&mut meta, None, &owner).unwrap();
         assert_eq!(stored(&meta).unwrap(), None);
     }
 }

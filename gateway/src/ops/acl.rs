@@ -12,7 +12,9 @@ use super::body::read_to_end;
 use super::bucket_documents::public_access_block;
 use super::bucket_documents::{self, document_response};
 use super::empty_response;
+use super::ownership_controls;
 use crate::access_control::acl::Acl;
+use crate::access_control::object_ownership::{ObjectOwnership, owner_of_new_object};
 use crate::access_control::{object_acl, owner};
 use crate::auth::Payload;
 use crate::error::{Code, S3Error};
@@ -42,7 +44,9 @@ pub async fn put_bucket_acl(
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let acl = requested_acl(state, owner, context, &parts.headers, bucket, payload).await?;
+    let owner_id = owner::canonical_id(&owner.access_key);
+    let owners = (owner_id.as_str(), owner_id.as_str());
+    let acl = requested_acl(state, owners, context, &parts.headers, bucket, payload).await?;
     store_bucket_acl(state, owner, bucket, Some(acl)).await?;
     Ok(empty_response(StatusCode::OK))
 }
@@ -73,11 +77,14 @@ pub async fn get_object_acl(
     state: &AppState,
     object: ObjectVersion<'_>,
 ) -> Result<Response, S3Error> {
-    let owner = object.owner();
+    let bucket_owner = owner::canonical_id(&object.owner().access_key);
+    let ownership = ownership_controls::ownership(state, object.bucket()).await?;
     let info = object.resolve(state).await?;
     let acl = match object_acl::stored(&info.meta)? {
-        Some(acl) => acl,
-        None => Acl::private(&owner::canonical_id(&owner.access_key)),
+        // Where ACLs are disabled the bucket owner owns every object,
+        // whatever ACL it was written with before.
+        Some(acl) if ownership.is_none_or(ObjectOwnership::acls_enabled) => acl,
+        _ => Acl::private(&bucket_owner),
     };
     acl_response(&acl)
 }
@@ -97,9 +104,12 @@ pub async fn put_object_acl(
 ) -> Result<Response, S3Error> {
     let (owner, bucket, key) = (object.owner(), object.bucket(), object.key());
     let context = object.bucket_context();
-    let acl = requested_acl(state, owner, context, &parts.headers, bucket, payload).await?;
+    let bucket_owner = owner::canonical_id(&owner.access_key);
+    let object_owner = object_owner(state, &object, &bucket_owner).await?;
+    let owners = (object_owner.as_str(), bucket_owner.as_str());
+    let acl = requested_acl(state, owners, context, &parts.headers, bucket, payload).await?;
     let mut meta = ObjectMeta::default();
-    object_acl::record(&mut meta, Some(&acl))?;
+    object_acl::record(&mut meta, Some(&acl), &bucket_owner)?;
     let change = MetaEntryChange {
         expected: object.judged_entry(object_acl::ENTRY),
         ..MetaEntryChange::new(object_acl::ENTRY, meta.user.remove(object_acl::ENTRY))
@@ -131,27 +141,63 @@ pub async fn record_object_acl(
     bucket: &str,
     meta: &mut ObjectMeta,
 ) -> Result<(), S3Error> {
-    let acl = object_acl::requested(headers, &owner::canonical_id(&owner.access_key))?;
+    let bucket_owner = owner::canonical_id(&owner.access_key);
+    let ownership = ownership_controls::ownership(state, bucket).await?;
+    let writer = context.and_then(BucketContext::caller);
+    let canned = headers.get("x-amz-acl").and_then(|v| v.to_str().ok());
+    let object_owner = owner_of_new_object(ownership, writer, &bucket_owner, canned);
+    let acl = Acl::from_headers(headers, object_owner, &bucket_owner)?;
     if let Some(acl) = &acl {
+        ownership_controls::check_acl_allowed(ownership, acl, &bucket_owner)?;
         check_public_acls_allowed(state, context, bucket, acl).await?;
     }
-    object_acl::record(meta, acl.as_ref())
+    // An object someone else owns is theirs even when `private`.
+    let acl = acl.or_else(|| (object_owner != bucket_owner).then(|| Acl::private(object_owner)));
+    object_acl::record(meta, acl.as_ref(), &bucket_owner)
+}
+
+/// The canonical id of the owner of the version a PutObjectAcl changes:
+/// its stored ACL's owner (the writer, under ObjectWriter ownership), else
+/// the bucket owner. The record the decision judged when there is one, else
+/// the version looked up.
+async fn object_owner(
+    state: &AppState,
+    object: &ObjectVersion<'_>,
+    bucket_owner: &str,
+) -> Result<String, S3Error> {
+    let entry = match object.judged_entry(object_acl::ENTRY) {
+        Some(entry) => entry,
+        None => {
+            let (bucket, key) = (object.bucket(), object.key());
+            let info = state
+                .storage
+                .lookup_version(object.owner(), bucket, key, object.version_to_write())
+                .await
+                .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
+            info.meta.user.get(object_acl::ENTRY).cloned()
+        }
+    };
+    match entry {
+        Some(text) => Ok(Acl::from_stored(text.as_bytes())?.owner),
+        None => Ok(bucket_owner.to_owned()),
+    }
 }
 
 /// The ACL of a PutBucketAcl/PutObjectAcl: from its headers, else from its
-/// AccessControlPolicy body (one of the two is required), owned by `owner`;
-/// a public one is refused under BlockPublicAcls.
+/// AccessControlPolicy body (one of the two is required), owned by
+/// `owner_id` in a bucket owned by `bucket_owner` (canonical ids: a
+/// bucket's ACL is its owner's, an object's its owner's); refused where object
+/// ownership disables ACLs, and a public one under BlockPublicAcls.
 async fn requested_acl(
     state: &AppState,
-    owner: &Owner,
+    (owner_id, bucket_owner): (&str, &str),
     context: Option<&BucketContext>,
     headers: &HeaderMap,
     bucket: &str,
     payload: &mut Payload,
 ) -> Result<Acl, S3Error> {
-    let owner_id = owner::canonical_id(&owner.access_key);
     let body = read_to_end(payload, MAX_ACL_BYTES).await?;
-    let from_headers = Acl::from_headers(headers, &owner_id, &owner_id)?;
+    let from_headers = Acl::from_headers(headers, owner_id, bucket_owner)?;
     let has_body = !body.iter().all(u8::is_ascii_whitespace);
     let acl = match (from_headers, has_body) {
         (Some(_), true) => Err(S3Error::new(
@@ -159,12 +205,14 @@ async fn requested_acl(
             "This request does not support content when an ACL is set by headers",
         )),
         (Some(acl), false) => Ok(acl),
-        (None, true) => Acl::from_xml(&body, &owner_id),
+        (None, true) => Acl::from_xml(&body, owner_id),
         (None, false) => Err(S3Error::new(
             Code::MissingSecurityHeader,
             "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
         )),
     }?;
+    let ownership = ownership_controls::ownership(state, bucket).await?;
+    ownership_controls::check_acl_allowed(ownership, &acl, bucket_owner)?;
     check_public_acls_allowed(state, context, bucket, &acl).await?;
     Ok(acl)
 }

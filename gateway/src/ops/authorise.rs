@@ -58,12 +58,25 @@ pub(super) struct BucketContext {
     /// Whether the ACL and public access block were loaded too (they
     /// are for every caller but the owner).
     complete: bool,
+    /// The caller's canonical id (`None`: anonymous): who writes, for
+    /// the object ownership a write gets.
+    caller: Option<String>,
 }
 
 impl BucketContext {
     fn new(access: BucketAccess, who: &Identity) -> Self {
         let complete = who.access_key != access.owner;
-        Self { access, complete }
+        let caller = owner::of(who);
+        Self {
+            access,
+            complete,
+            caller,
+        }
+    }
+
+    /// The caller's canonical id; `None` for an anonymous caller.
+    pub(super) fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
     }
 
     /// The bucket's parsed policy.
@@ -351,9 +364,10 @@ async fn authorise_in(
     Ok(authorised)
 }
 
-/// The bucket's access rules. The ACL and public access block matter
-/// only to callers other than the owner, so the owner's requests load
-/// just the policy (whose Deny statements bind the owner too).
+/// The bucket's access rules. The ACL, object ownership and public access
+/// block matter only to callers other than the owner, so the owner's
+/// requests load just the policy (whose Deny statements bind the owner
+/// too); where object ownership disables ACLs, the ACL is not loaded.
 pub(super) async fn bucket_access(
     state: &AppState,
     bucket: &str,
@@ -371,10 +385,14 @@ pub(super) async fn bucket_access(
         ..BucketAccess::default()
     };
     if who.access_key != access.owner {
-        access.acl = load_parsed(state, bucket, BucketDocument::Acl, |text| {
-            Acl::from_stored(text.as_bytes())
-        })
-        .await?;
+        let ownership = super::ownership_controls::ownership(state, bucket).await?;
+        access.acls_disabled = ownership.is_some_and(|ownership| !ownership.acls_enabled());
+        if !access.acls_disabled {
+            access.acl = load_parsed(state, bucket, BucketDocument::Acl, |text| {
+                Acl::from_stored(text.as_bytes())
+            })
+            .await?;
+        }
         access.block = public_access_block(state, bucket).await?;
     }
     Ok(access)

@@ -10,6 +10,7 @@ use storage_client::{BucketInfo, Owner};
 
 use super::body::read_to_end;
 use super::list::{decode_token, encode_token};
+use super::ownership_controls;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::S3Error;
@@ -91,6 +92,7 @@ pub async fn create_bucket(
         return Err(S3Error::not_implemented("CreateBucket with object lock"));
     }
     let acl = super::acl::bucket_acl_at_creation(owner, headers)?;
+    let ownership = ownership_controls::ownership_at_creation(headers, acl.as_ref())?;
     let body = read_to_end(payload, MAX_CONFIGURATION_BYTES).await?;
     let constraint = if body.iter().all(u8::is_ascii_whitespace) {
         None
@@ -110,6 +112,9 @@ pub async fn create_bucket(
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     super::acl::store_bucket_acl(state, owner, bucket, acl).await?;
+    if let Some(ownership) = ownership {
+        ownership_controls::store(state, owner, bucket, ownership).await?;
+    }
     let mut response = empty_response(StatusCode::OK);
     if let Ok(location) = HeaderValue::from_str(&format!("/{bucket}")) {
         response.headers_mut().insert(header::LOCATION, location);

@@ -30,6 +30,8 @@ mod integrity;
 mod lifecycle;
 mod list;
 mod multipart;
+mod object_lock;
+mod ownership_controls;
 mod policy;
 pub mod post_object;
 mod put;
@@ -99,6 +101,7 @@ pub async fn dispatch(
         }
     };
     sse::refuse(&endpoint, parts)?;
+    object_lock::refuse(&endpoint, parts)?;
     let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
@@ -312,6 +315,18 @@ async fn run(
         } => {
             let object = authorised.object(&bucket, &key, version_id.as_deref());
             boxed(|| acl::put_object_acl(state, object, parts, payload)).await
+        }
+        E::GetBucketOwnershipControls { bucket } => {
+            boxed(|| ownership_controls::get_bucket_ownership_controls(state, &bucket)).await
+        }
+        E::PutBucketOwnershipControls { bucket } => {
+            use ownership_controls::put_bucket_ownership_controls as put;
+            boxed(|| put(state, owner, parts, &bucket, payload)).await
+        }
+        E::DeleteBucketOwnershipControls { bucket } => {
+            let delete =
+                || ownership_controls::delete_bucket_ownership_controls(state, owner, &bucket);
+            boxed(delete).await
         }
         E::GetBucketPolicy { bucket } => boxed(|| policy::get_bucket_policy(state, &bucket)).await,
         E::PutBucketPolicy { bucket } => {
