@@ -117,9 +117,10 @@ impl Default for StorageConfig {
             // are few and stream in read_buffer pieces through the pool.
             inline_read: 64 * KIB,
             small_block_max: 64 * KIB,
-            // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
-            metadata_db_cache: 64 * MIB,
-            small_block_db_cache: 64 * MIB,
+            // Measured (BENCHMARKS.md, "redb caches"): GETs over 300k objects and PUTs
+            // within noise of redb's 1 GiB default, at a peak RSS of ~60 MiB, not 600.
+            metadata_db_cache: 16 * MIB,
+            small_block_db_cache: 16 * MIB,
             // Ozone's default window, so checksums mean the same on both back ends.
             bytes_per_checksum: 16 * KIB as u32,
             token_lifetime: DAY,

@@ -326,7 +326,7 @@ pub const SETTINGS: &[Setting] = &[
         key: "metadata_db_cache",
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
-        default: embedded("64MiB"),
+        default: embedded("16MiB"),
         read_by: ReadBy::Embedded,
         help: "Memory for om.redb's page cache; reads beyond it come from the OS page cache",
         doc: "Bytes of the metadata store's pages (`om.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache). The gateway's memory grows with its stores up to this and `small_block_db_cache`",
@@ -335,7 +335,7 @@ pub const SETTINGS: &[Setting] = &[
         key: "small_block_db_cache",
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
-        default: embedded("64MiB"),
+        default: embedded("16MiB"),
         read_by: ReadBy::Embedded,
         help: "Memory for dn.redb's page cache (the small-block store)",
         doc: "Bytes of the small-block store's pages (`dn.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache)",
