@@ -1,6 +1,6 @@
 """The Ozone dev cluster under test, driven through `ozone/ozone-dev`.
 
-`S3GW_OZONE_PROFILE` names its profile (default, ha, secure; see
+`S3GW_OZONE_PROFILE` names its profile (default, ha, secure, ha-secure; see
 ozone/README.md); `S3GW_OZONE_OM` its OM gRPC address(es).
 """
 
@@ -15,6 +15,9 @@ from pathlib import Path
 SUITE_DIR = Path(__file__).resolve().parent
 OZONE_DEV = SUITE_DIR / "ozone" / "ozone-dev"
 PROFILE = os.environ.get("S3GW_OZONE_PROFILE", "default")
+# What the profile is made of: an OM ring and three datanodes, Kerberos and tokens.
+HA = PROFILE in ("ha", "ha-secure")
+SECURE = PROFILE in ("secure", "ha-secure")
 
 
 def ozone_dev(*args: str, timeout: float) -> str:
@@ -42,7 +45,7 @@ def give_s3_secret(access_key: str, secret_key: str) -> None:
     the OM checks every request's signature under it, and the gateway refuses at start a
     configured key whose secret the OM does not hold (an administrator's `ozone s3
     getsecret` gives a new key a secret, `setsecret` replaces it). Nothing elsewhere."""
-    if PROFILE != "secure" or (access_key, secret_key) in SECRETS_GIVEN:
+    if not SECURE or (access_key, secret_key) in SECRETS_GIVEN:
         return
     try:
         ozone_dev("s3", "getsecret", "-u", access_key, timeout=120)
@@ -80,7 +83,7 @@ def start() -> None:
 
 
 def om_leader() -> str:
-    """The node id of the OM ring's leader (ha profile)."""
+    """The node id of the OM ring's leader (ha and ha-secure profiles)."""
     return ozone_dev("om-leader", timeout=120).strip()
 
 

@@ -116,7 +116,7 @@ def applied(op: str, bucket: str, key: str) -> list[dict]:
 
 
 def _an_om_role() -> str:
-    return "om1" if ozone_cluster.PROFILE == "ha" else "om"
+    return "om1" if ozone_cluster.HA else "om"
 
 
 def audit_settles(op: str, bucket: str, key: str, want: int) -> list[dict]:

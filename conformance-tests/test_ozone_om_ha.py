@@ -44,8 +44,8 @@ from conftest import OZONE_OM, payload, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
-if not OZONE_OM or ozone_cluster.PROFILE != "ha":
-    pytest.skip("needs the ha profile of the Ozone dev cluster (S3GW_OZONE_PROFILE=ha)", allow_module_level=True)
+if not OZONE_OM or not ozone_cluster.HA:
+    pytest.skip("needs the ha or ha-secure profile of the Ozone dev cluster (S3GW_OZONE_PROFILE=ha)", allow_module_level=True)
 
 pytestmark = pytest.mark.disrupts_cluster
 

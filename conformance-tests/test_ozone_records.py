@@ -59,7 +59,7 @@ def alice() -> Credentials:
     (revoked first if an earlier run made one); any secret where security is off."""
     if not ozone_s3g_up():
         pytest.skip(f"needs Ozone's own S3 gateway at {OZONE_S3G_ENDPOINT} (ozone-dev start --with-s3g)")
-    if ozone_cluster.PROFILE != "secure":
+    if not ozone_cluster.SECURE:
         return Credentials(ALICE, "alice-secret-" + uuid.uuid4().hex)
     try:
         printed = ozone_cluster.ozone_dev("s3", "getsecret", "-u", ALICE, timeout=120)

@@ -14,7 +14,7 @@ import ozone_cluster
 from conftest import BINARY, OZONE_OM, gateway_binary, random_key_pair
 from gateway_process import free_port
 
-if not OZONE_OM or ozone_cluster.PROFILE != "secure":
+if not OZONE_OM or not ozone_cluster.SECURE:
     pytest.skip("needs the secure profile of the Ozone dev cluster (S3GW_OZONE_PROFILE=secure)",
                 allow_module_level=True)
 

@@ -6,17 +6,19 @@
 # and runs the storage suite and the conformance suite through the gateway on
 # it, plus the Ozone-only tests (cross-gateway reads, datanode failure,
 # three replicas behind HAProxy); then the same cluster with three OMs and
-# three datanodes (OM leader failover, replication THREE) and with security
-# on (the OM's and datanodes' checks, the storage suite and the core S3
-# operations with every OM request signed). Between the embedded and the Ozone
+# three datanodes and security on (ha-secure: OM leader failover and
+# replication THREE with every OM request signed and every block token
+# checked) and with one OM and security on (the OM's and datanodes' checks,
+# the storage suite and the core S3 operations with every OM request signed). Between the embedded and the Ozone
 # phases, the deployment tests: the Helm chart rendered and validated, and
 # the image built and booted.
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
 # S3GW_SKIP_OZONE=1 skips the Ozone phases (for quick local runs);
-# S3GW_OZONE_PROFILES="default ha secure" picks some of them;
+# S3GW_OZONE_PROFILES="default ha-secure secure" picks some of them (ha, the
+# ring without security, is one more);
 # S3GW_OZONE_HA=full / S3GW_OZONE_SECURE=full run the whole pytest suite on
-# the ha / secure profile too.
+# the ha (and ha-secure) / secure profile too.
 # Every phase always runs; the exit code is non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -146,6 +148,22 @@ ozone_ha() {
     return "$status"
 }
 
+# The ha-secure profile: the ha phase's tests with Kerberos, tokens and every
+# OM request signed, the leader kills first, then the storage suite and the
+# secure cluster's checks (tokens still refused when changed) on the ring
+# that failed over.
+ozone_ha_secure() {
+    local status=0 tests=(conformance-tests/test_ozone_om_ha.py conformance-tests/test_ozone_replication.py
+        conformance-tests/test_ozone_lost_om_answer.py)
+    [[ "${S3GW_OZONE_HA:-}" == full ]] && tests=(conformance-tests)
+    echo "==> pytest ${tests[*]} (Ozone back end, ha-secure)"
+    "$venv/bin/python" -m pytest "${tests[@]}" "${pytest_args[@]}" || status=1
+    echo "==> cargo test: the storage suite and the secure cluster's checks (Ozone, ha-secure)"
+    OZONE_REPLICATION=3 cargo test -p storage-client --test ozone --test ozone_live --test ozone_secure \
+        -- --ignored || status=1
+    return "$status"
+}
+
 # The secure profile (Kerberos, block tokens, every OM request signed): what
 # a secure OM and its datanodes check of our requests, the storage suite, and
 # the core S3 operations through the gateway and the reads across it and
@@ -168,11 +186,12 @@ ozone_secure() {
 
 pytest_args=("$@")
 if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
-    # S3GW_OZONE_PROFILES picks the profiles (default: all three, in this order).
-    for profile in ${S3GW_OZONE_PROFILES:-default ha secure}; do
+    # S3GW_OZONE_PROFILES picks the profiles (default: these three, in this order).
+    for profile in ${S3GW_OZONE_PROFILES:-default ha-secure secure}; do
         case "$profile" in
             default) ozone_phase default ozone_default ;;
             ha) ozone_phase ha ozone_ha ;;
+            ha-secure) ozone_phase ha-secure ozone_ha_secure ;;
             secure) ozone_phase secure ozone_secure ;;
             *) failed+=("unknown Ozone profile $profile") ;;
         esac

@@ -59,7 +59,7 @@ async fn open_with_prefix(addresses: Vec<String>, prefix: String) -> Storage {
 async fn config(addresses: Vec<String>, prefix: String) -> OzoneStorageConfig {
     let identities = [conformance::alice(), conformance::bob()].map(|owner| owner.access_key);
     let identities = identities.each_ref().map(String::as_str);
-    let (system_secret, test_secrets) = secure::secrets(&addresses[0], &identities).await;
+    let (system_secret, test_secrets) = secure::secrets(&addresses.join(","), &identities).await;
     OzoneStorageConfig {
         bucket_prefix: prefix,
         system_secret,

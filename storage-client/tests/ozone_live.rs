@@ -538,7 +538,8 @@ async fn runs_a_multipart_upload() {
 /// the writer must follow the cluster's 1 MiB blocks by itself. Bucket
 /// names are not prefixed, so Ozone's S3 gateway sees the same buckets.
 async fn storage() -> Storage {
-    let (system_secret, test_secrets) = secure::secrets(&om_addresses()[0], &[ACCESS_ID]).await;
+    let (system_secret, test_secrets) =
+        secure::secrets(&om_addresses().join(","), &[ACCESS_ID]).await;
     let config = OzoneStorageConfig {
         chunk_size: CHUNK as usize,
         system_secret,

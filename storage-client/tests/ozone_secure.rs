@@ -503,7 +503,7 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         system_secret,
         records_key: Some(secure::records_key()),
         test_secrets,
-        ..OzoneStorageConfig::new(vec![address])
+        ..OzoneStorageConfig::new(address.split(',').map(str::to_owned).collect())
     };
     let storage = Storage::open_ozone(config).await.expect("open, signing");
     let owner = Owner::new(READER);

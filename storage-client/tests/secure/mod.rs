@@ -85,7 +85,7 @@ pub fn enabled() -> bool {
 /// `identities` on a security-on cluster.
 #[allow(dead_code, reason = "not every test binary asks")]
 pub async fn om_client(addresses: Vec<String>, identities: &[&str]) -> OmClient {
-    let secrets = secrets(&addresses[0], identities).await;
+    let secrets = secrets(&addresses.join(","), identities).await;
     let om = OmClient::new(&OmConfig::new(addresses)).expect("valid OM addresses");
     match secrets {
         (Some(system), issued) => om.signing_with(system, issued),
@@ -117,23 +117,38 @@ async fn fresh_secret(om: &str, access_id: &str) -> String {
 }
 
 /// The OM's answer to `request`, whether or not it reports success, or the
-/// gRPC status of an exception in the OM. With the caller's address in the
-/// gRPC headers, as the gateway sends it: without them the OM acts as its
-/// own user whatever `s3Authentication` says.
+/// gRPC status of an exception in the OM. `om` is one gRPC address or a
+/// ring's, comma-separated (`OZONE_OM_ADDRESS` on the ha-secure profile):
+/// the request goes to each in turn until one is not a follower (a
+/// follower refuses with `OMNotLeaderException`, an OM that is down does
+/// not connect). With the caller's address in the gRPC headers, as the
+/// gateway sends it: without them the OM acts as its own user whatever
+/// `s3Authentication` says.
 pub async fn submit(om: &str, request: OmRequest) -> Result<OmResponse, tonic::Status> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{om}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect to the OM");
-    let mut request = tonic::Request::new(request);
-    let headers = request.metadata_mut();
-    headers.insert("client_hostname", "localhost".parse().unwrap());
-    headers.insert("client_ip_address", "127.0.0.1".parse().unwrap());
-    OzoneManagerServiceClient::new(channel)
-        .submit_request(request)
-        .await
-        .map(tonic::Response::into_inner)
+    let mut refusal = None;
+    for address in om.split(',') {
+        let Ok(channel) = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+            .expect("an OM address is HOST:PORT")
+            .connect()
+            .await
+        else {
+            continue;
+        };
+        let mut call = tonic::Request::new(request.clone());
+        let headers = call.metadata_mut();
+        headers.insert("client_hostname", "localhost".parse().unwrap());
+        headers.insert("client_ip_address", "127.0.0.1".parse().unwrap());
+        match OzoneManagerServiceClient::new(channel)
+            .submit_request(call)
+            .await
+        {
+            Err(status) if status.message().contains("OMNotLeaderException") => {
+                refusal = Some(status);
+            }
+            answer => return answer.map(tonic::Response::into_inner),
+        }
+    }
+    Err(refusal.unwrap_or_else(|| tonic::Status::unavailable(format!("no OM of {om} connects"))))
 }
 
 /// `command`, unsigned.
