@@ -56,7 +56,10 @@ impl Owner {
     /// as DisplayName alike (an ACL knows grantees by id only, and the
     /// two must agree wherever an owner appears).
     pub fn from_access_key(access_key: &str) -> Self {
-        let id = crate::access_control::owner::canonical_id(access_key);
+        Self::from_canonical_id(crate::access_control::owner::canonical_id(access_key))
+    }
+
+    pub fn from_canonical_id(id: String) -> Self {
         Self {
             display_name: id.clone(),
             id,

@@ -148,7 +148,7 @@ pub async fn record_object_acl(
     let object_owner = owner_of_new_object(ownership, writer, &bucket_owner, canned);
     let acl = Acl::from_headers(headers, object_owner, &bucket_owner)?;
     if let Some(acl) = &acl {
-        ownership_controls::check_acl_allowed(ownership, acl, &bucket_owner)?;
+        ownership_controls::check_acl_allowed(ownership, acl, canned, &bucket_owner)?;
         check_public_acls_allowed(state, context, bucket, acl).await?;
     }
     // An object someone else owns is theirs even when `private`.
@@ -212,7 +212,8 @@ async fn requested_acl(
         )),
     }?;
     let ownership = ownership_controls::ownership(state, bucket).await?;
-    ownership_controls::check_acl_allowed(ownership, &acl, bucket_owner)?;
+    let canned = headers.get("x-amz-acl").and_then(|v| v.to_str().ok());
+    ownership_controls::check_acl_allowed(ownership, &acl, canned, bucket_owner)?;
     check_public_acls_allowed(state, context, bucket, &acl).await?;
     Ok(acl)
 }

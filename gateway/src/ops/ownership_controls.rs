@@ -111,15 +111,22 @@ pub async fn ownership(state: &AppState, bucket: &str) -> S3Result<Option<Object
 }
 
 /// Refuses to set `acl` where ACLs are disabled, unless it is the one ACL
-/// such a bucket has anyway: the bucket owner's full control (what
-/// `private` and `bucket-owner-full-control` come to there).
+/// such a bucket has anyway, as AWS decides it: a canned ACL (`canned`,
+/// the request's `x-amz-acl`) must be `bucket-owner-full-control` (even
+/// `private` is refused), grants or an XML body must amount to the bucket
+/// owner's full control alone.
 pub fn check_acl_allowed(
     ownership: Option<ObjectOwnership>,
     acl: &Acl,
+    canned: Option<&str>,
     bucket_owner: &str,
 ) -> S3Result<()> {
     let disabled = ownership.is_some_and(|ownership| !ownership.acls_enabled());
-    if disabled && *acl != Acl::private(bucket_owner) {
+    let owners_full_control = match canned {
+        Some(name) => name == "bucket-owner-full-control",
+        None => *acl == Acl::private(bucket_owner),
+    };
+    if disabled && !owners_full_control {
         return Err(S3Error::new(
             Code::AccessControlListNotSupported,
             "The bucket does not allow ACLs",
@@ -165,21 +172,32 @@ mod tests {
     fn only_the_bucket_owners_full_control_is_set_where_acls_are_disabled() {
         let (owner, other) = ("a".repeat(64), "b".repeat(64));
         let enforced = Some(ObjectOwnership::BucketOwnerEnforced);
-        assert!(check_acl_allowed(enforced, &Acl::private(&owner), &owner).is_ok());
-        let handed_over = Acl::canned("bucket-owner-full-control", &owner, &owner).unwrap();
-        assert!(check_acl_allowed(enforced, &handed_over, &owner).is_ok());
-        for refused in [
-            Acl::canned("public-read", &owner, &owner).unwrap(),
-            Acl::private(&other),
+        let canned = |name| Acl::canned(name, &owner, &owner).unwrap();
+        let handed_over = canned("bucket-owner-full-control");
+        let allowed = check_acl_allowed(
+            enforced,
+            &handed_over,
+            Some("bucket-owner-full-control"),
+            &owner,
+        );
+        assert!(allowed.is_ok());
+        // Grants (or a body) naming the owner's full control alone.
+        assert!(check_acl_allowed(enforced, &Acl::private(&owner), None, &owner).is_ok());
+        for (refused, name) in [
+            (canned("public-read"), Some("public-read")),
+            // AWS refuses even `private` on such a bucket.
+            (canned("private"), Some("private")),
+            (Acl::private(&other), None),
         ] {
-            let err = check_acl_allowed(enforced, &refused, &owner).unwrap_err();
+            let err = check_acl_allowed(enforced, &refused, name, &owner).unwrap_err();
             assert_eq!(
                 (err.code, err.status.as_u16()),
                 ("AccessControlListNotSupported", 400)
             );
         }
-        let public = Acl::canned("public-read", &owner, &owner).unwrap();
-        assert!(check_acl_allowed(None, &public, &owner).is_ok());
-        assert!(check_acl_allowed(Some(ObjectOwnership::ObjectWriter), &public, &owner).is_ok());
+        let public = canned("public-read");
+        assert!(check_acl_allowed(None, &public, Some("public-read"), &owner).is_ok());
+        let writer = Some(ObjectOwnership::ObjectWriter);
+        assert!(check_acl_allowed(writer, &public, Some("public-read"), &owner).is_ok());
     }
 }

@@ -5,6 +5,7 @@ use http::request::Parts;
 use storage_client::{Owner, UploadListQuery};
 
 use super::UploadRef;
+use crate::access_control::object_acl;
 use crate::error::S3Error;
 use crate::ops::headers::quoted_etag;
 use crate::ops::list::Encoder;
@@ -45,7 +46,13 @@ pub async fn list_parts(
         )
         .await
         .map_err(|err| upload.error(err))?;
-    let owner = || xml::Owner::from_access_key(&info.owner);
+    // The object's owner to be: the writer under ObjectWriter ownership
+    // (its ACL, recorded when the upload began), else the bucket's owner.
+    let object_owner = object_acl::stored(&info.meta)?.map(|acl| acl.owner);
+    let owner = || match &object_owner {
+        Some(id) => xml::Owner::from_canonical_id(id.clone()),
+        None => xml::Owner::from_access_key(&info.owner),
+    };
     xml_response(
         "ListPartsResult",
         &xml::ListPartsResult {
