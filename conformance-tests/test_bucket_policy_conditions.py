@@ -277,6 +277,22 @@ def test_a_user_lists_only_the_prefix_the_policy_names(owner_s3, raw, alt, bucke
     assert raw.request("GET", bucket, query=[("list-type", "2")]).status_code == 200
 
 
+def test_absence_is_revealed_only_where_the_caller_may_list(owner_s3, raw, alt, bucket):
+    # S3 answers a missing key 404 to a caller that may list the bucket, else 403; a listing
+    # limited by s3:prefix reveals absence only under that prefix (the key is the prefix).
+    text = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow",
+        "Principal": {"AWS": "*"},
+        "Action": "s3:ListBucket",
+        "Resource": f"arn:aws:s3:::{bucket}",
+        "Condition": {"StringLike": {"s3:prefix": "public/*"}}}]})
+    owner_s3.put_bucket_policy(Bucket=bucket, Policy=text)
+    assert raw.request("HEAD", bucket, "public/missing", creds=alt).status_code == 404
+    assert_s3_error(raw.request("GET", bucket, "public/missing", creds=alt), 404, "NoSuchKey")
+    assert raw.request("HEAD", bucket, "private/missing", creds=alt).status_code == 403
+    assert_s3_error(raw.request("GET", bucket, "private/missing", creds=alt), 403, "AccessDenied")
+
+
 def test_a_listing_limited_by_max_keys_and_delimiter(owner_s3, raw, alt, bucket):
     text = json.dumps({"Version": "2012-10-17", "Statement": [{
         "Sid": "SmallListingsOnly",

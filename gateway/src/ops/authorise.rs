@@ -21,7 +21,7 @@ use super::copy_source::parse_copy_source;
 use crate::access_control::acl::{Acl, Requester};
 use crate::access_control::actions::{self, On};
 use crate::access_control::decision::{self, BucketAccess, Decision, Need};
-use crate::access_control::policy::context::{Context, NoRequest, RequestContext};
+use crate::access_control::policy::context::{Context, ListingOf, NoRequest, RequestContext};
 use crate::access_control::policy::{Policy, Resource};
 use crate::access_control::public_access::PublicAccessBlock;
 use crate::access_control::{is_anonymous, object_acl, owner};
@@ -224,7 +224,7 @@ impl<'a> ObjectVersion<'a> {
                     // no condition (so no request context): ask as the owner.
                     (None, Some(context)) => {
                         let owner = Identity::new(&context.access.owner);
-                        may_list(&context.access, &owner, self.bucket, &NoRequest)
+                        may_list(&context.access, &owner, (self.bucket, self.key), &NoRequest)
                     }
                     (None, None) => true,
                 };
@@ -458,17 +458,23 @@ async fn decide(
         decision = access.decide(who, need, &context.with_existing_tags(tags));
         looked_up = Some(version);
     }
+    // The key a listing would show: whether the caller may learn it is absent.
+    let listed_key = match need.resource {
+        Resource::Object(_, key) => key,
+        _ => "",
+    };
     let permission = match decision {
         Decision::Owner => {
             // A condition may make listing depend on the request, which
             // only this request's context can tell: asked now.
             let conditional = access.policy.as_ref().is_some_and(|p| p.has_conditions());
-            let may_list = conditional.then(|| may_list(&access, who, bucket, context));
+            let may_list =
+                conditional.then(|| may_list(&access, who, (bucket, listed_key), context));
             let judged = looked_up.and_then(Result::ok).map(Box::new);
             return Ok(Authorised::with(judged, access, who, may_list));
         }
         Decision::Granted => {
-            let may_list = Some(may_list(&access, who, bucket, context));
+            let may_list = Some(may_list(&access, who, (bucket, listed_key), context));
             let judged = looked_up.and_then(Result::ok).map(Box::new);
             return Ok(Authorised::with(judged, access, who, may_list));
         }
@@ -505,20 +511,32 @@ async fn decide(
         // Nothing there, so no ACL that could grant anything: S3 tells
         // that apart from a forbidden object only to a caller that may
         // list the bucket.
-        Err(err) if is_absence(&err, true) => match may_list(&access, who, bucket, context) {
-            true => Err(S3Error::from(err).naming(bucket, Some(key))),
-            false => Err(S3Error::access_denied()),
-        },
+        Err(err) if is_absence(&err, true) => {
+            match may_list(&access, who, (bucket, key), context) {
+                true => Err(S3Error::from(err).naming(bucket, Some(key))),
+                false => Err(S3Error::access_denied()),
+            }
+        }
         Err(err) => Err(S3Error::from(err).naming(bucket, Some(key))),
     }
 }
 
 /// Whether `who` may list `bucket` (a policy or bucket ACL decision, no
-/// lookup).
-fn may_list(access: &BucketAccess, who: &Identity, bucket: &str, context: &dyn Context) -> bool {
+/// lookup) where the listing would show `key`: with the key as the
+/// listing's `s3:prefix` ([`ListingOf`]).
+fn may_list(
+    access: &BucketAccess,
+    who: &Identity,
+    (bucket, key): (&str, &str),
+    context: &dyn Context,
+) -> bool {
     let list = Need::of(&actions::LIST_BUCKET, Resource::Bucket(bucket), None);
+    let listing = ListingOf {
+        key,
+        request: context,
+    };
     matches!(
-        access.decide(who, list, context),
+        access.decide(who, list, &listing),
         Decision::Owner | Decision::Granted
     )
 }

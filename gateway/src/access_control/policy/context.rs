@@ -43,6 +43,27 @@ impl Context for NoRequest {
     }
 }
 
+/// A request for an object seen as the listing that would show it, for
+/// deciding whether its caller may learn that the object is absent (S3's
+/// 404 instead of 403 goes to a caller that may list the bucket): `s3:prefix`
+/// is the object's key (so a policy allowing `s3:ListBucket` on
+/// `public/*` reveals absence there only), `s3:delimiter` and
+/// `s3:max-keys` absent, every other key the request's own.
+pub struct ListingOf<'a> {
+    pub key: &'a str,
+    pub request: &'a dyn Context,
+}
+
+impl Context for ListingOf<'_> {
+    fn lookup(&self, key: &Key, action: &str) -> Lookup<'_> {
+        match key {
+            Key::Query("prefix") => values(Some(self.key)),
+            Key::Query(_) => Lookup::Absent,
+            other => self.request.lookup(other, action),
+        }
+    }
+}
+
 /// The actions whose requests carry `s3:ExistingObjectTag/<key>`: those
 /// that read or change an existing object's data, ACL or tags (AWS's
 /// list; not the writes that replace or delete an object).
