@@ -1,6 +1,6 @@
 """The Ozone dev cluster under test, driven through `ozone/ozone-dev`.
 
-`S3GW_OZONE_PROFILE` names its profile (default, ha, secure, ha-secure; see
+`S3GW_OZONE_PROFILE` names its profile (default, ha, secure, ha-secure, secure-tls; see
 ozone/README.md); `S3GW_OZONE_OM` its OM gRPC address(es).
 """
 
@@ -15,9 +15,11 @@ from pathlib import Path
 SUITE_DIR = Path(__file__).resolve().parent
 OZONE_DEV = SUITE_DIR / "ozone" / "ozone-dev"
 PROFILE = os.environ.get("S3GW_OZONE_PROFILE", "default")
-# What the profile is made of: an OM ring and three datanodes, Kerberos and tokens.
+# What the profile is made of: an OM ring and three datanodes, Kerberos and tokens,
+# gRPC TLS (where Ozone's own S3 gateway cannot run: ozone/README.md).
 HA = PROFILE in ("ha", "ha-secure")
-SECURE = PROFILE in ("secure", "ha-secure")
+SECURE = PROFILE in ("secure", "ha-secure", "secure-tls")
+TLS = PROFILE == "secure-tls"
 
 
 def ozone_dev(*args: str, timeout: float) -> str:

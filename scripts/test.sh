@@ -8,15 +8,16 @@
 # three replicas behind HAProxy); then the same cluster with three OMs and
 # three datanodes and security on (ha-secure: OM leader failover and
 # replication THREE with every OM request signed and every block token
-# checked) and with one OM and security on (the OM's and datanodes' checks,
-# the storage suite and the core S3 operations with every OM request signed). Between the embedded and the Ozone
+# checked) and with one OM, security on and gRPC TLS on every wire
+# (secure-tls: the OM's and datanodes' checks, the storage suite and the
+# core S3 operations with every OM request signed, over TLS). Between the embedded and the Ozone
 # phases, the deployment tests: the Helm chart rendered and validated, and
 # the image built and booted.
 # Python packages go into a venv (.venv, or $S3GW_VENV); nothing is installed
 # globally. Extra arguments are passed to pytest, e.g. `-k list -x`.
 # S3GW_SKIP_OZONE=1 skips the Ozone phases (for quick local runs);
-# S3GW_OZONE_PROFILES="default ha-secure secure" picks some of them (ha, the
-# ring without security, is one more);
+# S3GW_OZONE_PROFILES="default ha-secure secure-tls" picks some of them (ha,
+# the ring without security, and secure, without TLS, are two more);
 # S3GW_OZONE_HA=full / S3GW_OZONE_SECURE=full run the whole pytest suite on
 # the ha (and ha-secure) / secure profile too.
 # Every phase always runs; the exit code is non-zero if any failed.
@@ -164,9 +165,11 @@ ozone_ha_secure() {
     return "$status"
 }
 
-# The secure profile (Kerberos, block tokens, every OM request signed): what
+# The secure and secure-tls profiles (Kerberos, block tokens, every OM
+# request signed; secure-tls also gRPC TLS to every OM and datanode): what
 # a secure OM and its datanodes check of our requests, the storage suite, and
-# the core S3 operations through the gateway and the reads across it and
+# the core S3 operations through the gateway and (secure only: Ozone's own
+# gateway cannot run on the loopback TLS cluster) the reads across it and
 # Ozone's own S3 gateway, the start's refusals, and an Ozone user's attack on the
 # gateway's records (issue 19: test_ozone_records.py) (433 tests, about 2 min here); with
 # S3GW_OZONE_SECURE=full the whole pytest suite (6 min).
@@ -187,12 +190,13 @@ ozone_secure() {
 pytest_args=("$@")
 if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
     # S3GW_OZONE_PROFILES picks the profiles (default: these three, in this order).
-    for profile in ${S3GW_OZONE_PROFILES:-default ha-secure secure}; do
+    for profile in ${S3GW_OZONE_PROFILES:-default ha-secure secure-tls}; do
         case "$profile" in
             default) ozone_phase default ozone_default ;;
             ha) ozone_phase ha ozone_ha ;;
             ha-secure) ozone_phase ha-secure ozone_ha_secure ;;
             secure) ozone_phase secure ozone_secure ;;
+            secure-tls) ozone_phase secure-tls ozone_secure ;;
             *) failed+=("unknown Ozone profile $profile") ;;
         esac
     done

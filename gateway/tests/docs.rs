@@ -60,6 +60,13 @@ fn load_config_example(text: &str) -> Result<Config, String> {
 ",
     )
     .expect("write");
+    // And the TLS example's CA certificate (read at start, parsed at connect).
+    let ca = dir.path().join("ozone-ca.pem");
+    std::fs::write(
+        &ca,
+        "-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n",
+    )
+    .expect("write");
     for file in [&keys_file, &secret, &records_key] {
         std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .expect("chmod");

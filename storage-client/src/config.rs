@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cache::CacheConfig;
+use crate::ozone::OzoneTls;
 use crate::{Result, StorageError};
 
 const KIB: usize = 1024;
@@ -225,6 +226,9 @@ pub struct OzoneStorageConfig {
     /// The key the gateway's records in Ozone are sealed with; required
     /// (the back end refuses to open without it).
     pub records_key: Option<RecordsKey>,
+    /// TLS to every OM and datanode, for a cluster with
+    /// `hdds.grpc.tls.enabled`; plaintext gRPC when `None`.
+    pub tls: Option<OzoneTls>,
     /// Secrets of the identities tests act as without a stored credential
     /// (on a security-on cluster every request is signed).
     #[cfg(feature = "test-support")]
@@ -251,6 +255,7 @@ impl OzoneStorageConfig {
             cache_capacity: defaults.cache_capacity,
             system_secret: None,
             records_key: None,
+            tls: None,
             #[cfg(feature = "test-support")]
             test_secrets: Vec::new(),
         }

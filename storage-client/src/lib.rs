@@ -49,6 +49,7 @@ pub use multipart::{
     UploadListPage, UploadListQuery,
 };
 pub use om::MAX_KEY_BYTES;
+pub use ozone::OzoneTls;
 pub use storage::Storage;
 pub use types::*;
 pub use versions::{

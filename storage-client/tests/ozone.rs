@@ -64,6 +64,7 @@ async fn config(addresses: Vec<String>, prefix: String) -> OzoneStorageConfig {
         bucket_prefix: prefix,
         system_secret,
         records_key: Some(secure::records_key()),
+        tls: secure::tls(),
         test_secrets,
         ..OzoneStorageConfig::new(addresses)
     }

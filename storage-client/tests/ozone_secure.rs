@@ -35,9 +35,7 @@ use storage_client::test_support::proto::hadoop::ozone::{
     InfoBucketRequest, KeyArgs, KeyLocation, OmRequest, OmResponse, RevokeS3SecretRequest,
     S3Authentication, Status, Type,
 };
-use storage_client::test_support::{
-    Datanode, DnClient, DnConfig, OzoneBlock, RatisClient, RatisConfig, RatisPipeline,
-};
+use storage_client::test_support::{Datanode, DnClient, OzoneBlock, RatisClient, RatisPipeline};
 use storage_client::{
     BlockId, BlockToken, NewObject, ObjectMeta, Owner, OzoneStorageConfig, Storage, StorageError,
     WriteIntent,
@@ -198,7 +196,7 @@ fn block(location: &KeyLocation, token: Option<BlockToken>) -> OzoneBlock {
 }
 
 async fn read(block: &OzoneBlock) -> Result<Vec<u8>, StorageError> {
-    let dn = DnClient::new(DnConfig::default());
+    let dn = DnClient::new(secure::dn_config());
     let pieces: Vec<_> = dn.read(block, 0..block.length).await?.try_collect().await?;
     Ok(pieces.concat())
 }
@@ -394,7 +392,7 @@ async fn a_secure_cluster_takes_signed_requests_and_the_oms_write_token() {
         .expect("a preallocated block");
     let token = block_token(location.token.as_ref().expect("a WRITE token"));
 
-    let ratis = RatisClient::new(RatisConfig::default());
+    let ratis = RatisClient::new(secure::ratis_config());
     let target = block(&location, Some(token.clone()));
     let chunk = unchecked_chunk(&target, data.len());
     let [(what_a, a), (what_b, b)] = forgeries(&token);
@@ -502,6 +500,7 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         bucket_prefix: format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]),
         system_secret,
         records_key: Some(secure::records_key()),
+        tls: secure::tls(),
         test_secrets,
         ..OzoneStorageConfig::new(address.split(',').map(str::to_owned).collect())
     };

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use storage_client::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
+use storage_client::{OzoneStorageConfig, OzoneTls, RecordsKey, StorageConfig, SystemSecret};
 
 use crate::client_address::TrustedProxies;
 use crate::credentials_file::{self, KeyEntry};
@@ -153,6 +153,8 @@ pub struct OzoneSettings {
     /// The key the gateway's records in Ozone are sealed with; the back
     /// end refuses to start without it.
     pub records_key: Option<RecordsKey>,
+    /// TLS to the cluster's servers (`hdds.grpc.tls.enabled`).
+    pub tls: Option<OzoneTls>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -271,6 +273,7 @@ impl Config {
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
+            tls: ozone.tls.clone(),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -579,7 +582,25 @@ impl Layer {
                         .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
                 })
                 .transpose()?,
+            tls: self.ozone_tls()?,
         }))
+    }
+
+    /// `ozone_tls_ca_file` read, with `ozone_tls_server_name`; a server
+    /// name without a CA file is refused rather than ignored.
+    fn ozone_tls(&self) -> Result<Option<OzoneTls>, ConfigError> {
+        let server_name = self.get("ozone_tls_server_name");
+        let Some(ca) = self.get("ozone_tls_ca_file") else {
+            return match server_name {
+                Some(name) => Err(name.invalid("needs ozone_tls_ca_file")),
+                None => Ok(None),
+            };
+        };
+        let pem = std::fs::read(&ca.value)
+            .map_err(|e| ConfigError(format!("{}: cannot read {}: {e}", ca.origin, ca.value)))?;
+        OzoneTls::new(pem, server_name.map(|name| name.value.clone()))
+            .map(Some)
+            .map_err(|e| ConfigError(format!("{}: {e}", ca.origin)))
     }
 }
 

@@ -230,6 +230,22 @@ pub const SETTINGS: &[Setting] = &[
         doc: "The key that seals the gateway's own records in Ozone (credentials, bucket documents, checksum records): one line of at least 32 characters, e.g. `(umask 077; openssl rand -base64 32 > FILE)`; the same file on every replica, refused if open to other users (see docs/security.md)",
     },
     Setting {
+        key: "ozone_tls_ca_file",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("none: plaintext gRPC"),
+        read_by: ReadBy::Ozone,
+        help: "PEM file of the Ozone SCM's CA certificate, for a cluster with hdds.grpc.tls.enabled",
+        doc: "For a cluster with `hdds.grpc.tls.enabled=true`: the SCM's root CA certificate (PEM; `ozone admin cert list -r` and `ozone admin cert info`, or `ca.crt` from an SCM's metadata dir). With it every OM and datanode connection (OM gRPC, datanode gRPC, Ratis) is TLS and verified against it; no client certificate is needed (Ozone asks for none)",
+    },
+    Setting {
+        key: "ozone_tls_server_name",
+        kind: Kind::Text("NAME"),
+        default: Default::Unset("the host of each address"),
+        read_by: ReadBy::Ozone,
+        help: "Name every Ozone server certificate is checked against, instead of the host dialled",
+        doc: "With `ozone_tls_ca_file`: the name every OM and datanode certificate is verified against, when the certificates do not name the hosts the gateway dials (e.g. all issued for one service name)",
+    },
+    Setting {
         key: "data_dir",
         kind: Kind::Path("DIR"),
         default: Default::Value("./data"),

@@ -5,14 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
+use super::grpc_tls::{self, OzoneTls};
 use crate::{Result, StorageError};
 
 /// Clients of type `C` by `host:port`, created unconnected on first use.
 pub(super) struct Channels<C> {
     clients: Arc<Mutex<HashMap<String, C>>>,
     connect_timeout: Duration,
+    tls: Option<OzoneTls>,
 }
 
 impl<C> Clone for Channels<C> {
@@ -20,15 +22,17 @@ impl<C> Clone for Channels<C> {
         Self {
             clients: Arc::clone(&self.clients),
             connect_timeout: self.connect_timeout,
+            tls: self.tls.clone(),
         }
     }
 }
 
 impl<C: Clone> Channels<C> {
-    pub fn new(connect_timeout: Duration) -> Self {
+    pub fn new(connect_timeout: Duration, tls: Option<OzoneTls>) -> Self {
         Self {
             clients: Arc::default(),
             connect_timeout,
+            tls,
         }
     }
 
@@ -42,10 +46,7 @@ impl<C: Clone> Channels<C> {
         if let Some(client) = clients.get(address) {
             return Ok(client.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{address}"))
-            .map_err(|e| StorageError::Internal(format!("datanode {address}: bad address: {e}")))?
-            .connect_timeout(self.connect_timeout)
-            .tcp_nodelay(true);
+        let endpoint = grpc_tls::endpoint(address, self.tls.as_ref(), self.connect_timeout)?;
         let client = make(endpoint.connect_lazy());
         clients.insert(address.to_owned(), client.clone());
         Ok(client)

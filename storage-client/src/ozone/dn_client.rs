@@ -23,6 +23,7 @@ use crate::{Result, StorageError};
 use super::channels::Channels;
 use super::checksum;
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
+use super::grpc_tls::OzoneTls;
 use super::model::{Datanode, OzoneBlock};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, ReadChunkVersion,
@@ -42,6 +43,8 @@ pub struct DnConfig {
     pub connect_timeout: Duration,
     /// Deadline of one command at one datanode, answer included.
     pub request_timeout: Duration,
+    /// TLS to the datanodes, on a cluster with `hdds.grpc.tls.enabled`.
+    pub tls: Option<OzoneTls>,
 }
 
 impl Default for DnConfig {
@@ -49,6 +52,7 @@ impl Default for DnConfig {
         Self {
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -72,7 +76,7 @@ struct ChunkRead {
 impl DnClient {
     pub fn new(config: DnConfig) -> Self {
         Self {
-            channels: Channels::new(config.connect_timeout),
+            channels: Channels::new(config.connect_timeout, config.tls.clone()),
             config,
             calls: Arc::new(CallTable::new("dn", DN_COMMANDS, dn_command_name)),
         }

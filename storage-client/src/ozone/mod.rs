@@ -20,6 +20,7 @@ mod checksum_records;
 pub mod dn_client;
 mod dn_protocol;
 mod fso_listing;
+mod grpc_tls;
 mod keyring;
 mod metadata_store;
 pub mod model;
@@ -31,6 +32,8 @@ mod records;
 mod s3_signature;
 mod system_volume;
 mod versions;
+
+pub use grpc_tls::OzoneTls;
 
 use std::sync::Arc;
 
@@ -62,6 +65,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     let om_config = OmConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
+        tls: config.tls.clone(),
         ..OmConfig::new(config.om_addresses.clone())
     };
     let mut om = OmClient::new(&om_config)?;
@@ -83,10 +87,12 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     let reader = DnClient::new(DnConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
+        tls: config.tls.clone(),
     });
     let writer = RatisClient::new(RatisConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
+        tls: config.tls.clone(),
         ..RatisConfig::default()
     });
     calls.extend([reader.calls(), writer.calls()]);

@@ -25,6 +25,7 @@ use crate::{Result, StorageError};
 
 use super::channels::Channels;
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
+use super::grpc_tls::OzoneTls;
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, BlockData, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse,
@@ -66,6 +67,8 @@ pub struct RatisConfig {
     /// How long a pipeline whose watch for every member failed is watched
     /// for a majority only.
     pub lagging_for: Duration,
+    /// TLS to the datanodes' Ratis port, on a cluster with `hdds.grpc.tls.enabled`.
+    pub tls: Option<OzoneTls>,
 }
 
 impl Default for RatisConfig {
@@ -85,6 +88,7 @@ impl Default for RatisConfig {
             // Ozone's default) per pipeline per minute, not per block; one
             // that came back is waited for again within the minute.
             lagging_for: Duration::from_secs(60),
+            tls: None,
         }
     }
 }
@@ -157,7 +161,7 @@ enum Verdict {
 impl RatisClient {
     pub fn new(config: RatisConfig) -> Self {
         Self {
-            channels: Channels::new(config.connect_timeout),
+            channels: Channels::new(config.connect_timeout, config.tls.clone()),
             lagging: moka::future::Cache::builder()
                 .time_to_live(config.lagging_for)
                 .build(),

@@ -10,8 +10,8 @@ use storage_client::test_support::proto::hadoop::ozone::ozone_manager_service_cl
 use storage_client::test_support::proto::hadoop::ozone::{
     GetS3SecretRequest, OmRequest, OmResponse, RevokeS3SecretRequest, Type,
 };
-use storage_client::test_support::{OmClient, OmConfig};
-use storage_client::{RecordsKey, SystemSecret};
+use storage_client::test_support::{DnConfig, OmClient, OmConfig, RatisConfig};
+use storage_client::{OzoneTls, RecordsKey, SystemSecret};
 use tokio::sync::OnceCell;
 
 /// The system identity's secret, and each identity's.
@@ -75,6 +75,36 @@ pub fn secret_of(access_id: &str) -> Option<String> {
         .map(|(_, secret)| secret.clone())
 }
 
+/// TLS to the cluster's servers, on a cluster with gRPC TLS: the files
+/// `S3GW_OZONE_TLS_CA_FILE` and `S3GW_OZONE_TLS_SERVER_NAME` name (as
+/// `ozone-dev --profile secure-tls env` prints them, the gateway's own
+/// settings), else `None`.
+#[allow(dead_code, reason = "not every test binary asks")]
+pub fn tls() -> Option<OzoneTls> {
+    let ca = std::env::var("S3GW_OZONE_TLS_CA_FILE").ok()?;
+    let pem = std::fs::read(&ca).expect("the Ozone CA file");
+    let name = std::env::var("S3GW_OZONE_TLS_SERVER_NAME").ok();
+    Some(OzoneTls::new(pem, name).expect("a PEM CA certificate"))
+}
+
+/// A datanode reader's configuration for the cluster under test.
+#[allow(dead_code, reason = "not every test binary asks")]
+pub fn dn_config() -> DnConfig {
+    DnConfig {
+        tls: tls(),
+        ..DnConfig::default()
+    }
+}
+
+/// A Ratis writer's configuration for the cluster under test.
+#[allow(dead_code, reason = "not every test binary asks")]
+pub fn ratis_config() -> RatisConfig {
+    RatisConfig {
+        tls: tls(),
+        ..RatisConfig::default()
+    }
+}
+
 /// Whether the cluster under test has security on.
 #[allow(dead_code, reason = "not every test binary asks")]
 pub fn enabled() -> bool {
@@ -86,7 +116,11 @@ pub fn enabled() -> bool {
 #[allow(dead_code, reason = "not every test binary asks")]
 pub async fn om_client(addresses: Vec<String>, identities: &[&str]) -> OmClient {
     let secrets = secrets(&addresses.join(","), identities).await;
-    let om = OmClient::new(&OmConfig::new(addresses)).expect("valid OM addresses");
+    let config = OmConfig {
+        tls: tls(),
+        ..OmConfig::new(addresses)
+    };
+    let om = OmClient::new(&config).expect("valid OM addresses");
     match secrets {
         (Some(system), issued) => om.signing_with(system, issued),
         (None, _) => om,
@@ -127,11 +161,7 @@ async fn fresh_secret(om: &str, access_id: &str) -> String {
 pub async fn submit(om: &str, request: OmRequest) -> Result<OmResponse, tonic::Status> {
     let mut refusal = None;
     for address in om.split(',') {
-        let Ok(channel) = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-            .expect("an OM address is HOST:PORT")
-            .connect()
-            .await
-        else {
+        let Ok(channel) = endpoint(address).connect().await else {
             continue;
         };
         let mut call = tonic::Request::new(request.clone());
@@ -149,6 +179,24 @@ pub async fn submit(om: &str, request: OmRequest) -> Result<OmResponse, tonic::S
         }
     }
     Err(refusal.unwrap_or_else(|| tonic::Status::unavailable(format!("no OM of {om} connects"))))
+}
+
+/// The OM's gRPC endpoint at `address`, over TLS on a TLS cluster.
+fn endpoint(address: &str) -> tonic::transport::Endpoint {
+    let plain = |scheme: &str| {
+        tonic::transport::Endpoint::from_shared(format!("{scheme}://{address}"))
+            .expect("an OM address is HOST:PORT")
+    };
+    let Ok(ca) = std::env::var("S3GW_OZONE_TLS_CA_FILE") else {
+        return plain("http");
+    };
+    let pem = std::fs::read(ca).expect("the Ozone CA file");
+    let mut tls = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(pem));
+    if let Ok(name) = std::env::var("S3GW_OZONE_TLS_SERVER_NAME") {
+        tls = tls.domain_name(name);
+    }
+    plain("https").tls_config(tls).expect("a TLS configuration")
 }
 
 /// `command`, unsigned.

@@ -30,11 +30,12 @@ use std::time::{Duration, SystemTime};
 use prost::Message;
 
 use tonic::metadata::AsciiMetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::calls::CallTable;
 use crate::{Result, StorageError};
 
+use super::grpc_tls::{self, OzoneTls};
 use super::keyring::Keyring;
 use super::model::OzoneOpenKey;
 use super::proto::hadoop::ozone;
@@ -93,6 +94,8 @@ pub struct OmConfig {
     pub retry_backoff: Duration,
     /// Sent as `client_hostname`; this machine's host name when `None`.
     pub client_hostname: Option<String>,
+    /// TLS to the OMs, on a cluster with `hdds.grpc.tls.enabled`.
+    pub tls: Option<OzoneTls>,
 }
 
 impl OmConfig {
@@ -104,6 +107,7 @@ impl OmConfig {
             max_attempts: 6,
             retry_backoff: Duration::from_millis(500),
             client_hostname: None,
+            tls: None,
         }
     }
 }
@@ -492,10 +496,7 @@ impl OmClient {
 }
 
 fn connect(address: &str, config: &OmConfig) -> Result<OmNode> {
-    let endpoint = Endpoint::from_shared(format!("http://{address}"))
-        .map_err(|e| StorageError::InvalidArgument(format!("OM address {address:?}: {e}")))?
-        .connect_timeout(config.connect_timeout)
-        .tcp_nodelay(true);
+    let endpoint = grpc_tls::endpoint(address, config.tls.as_ref(), config.connect_timeout)?;
     let rpc = OzoneManagerServiceClient::new(endpoint.connect_lazy())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
