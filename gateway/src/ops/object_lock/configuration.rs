@@ -108,8 +108,8 @@ impl Configuration {
             .and_then(RetentionMode::parse)
             .ok_or_else(S3Error::malformed_xml)?;
         let period = match (retention.days.as_deref(), retention.years.as_deref()) {
-            (Some(days), None) => Period::Days(count(days, MAX_DAYS, "days")?),
-            (None, Some(years)) => Period::Years(count(years, MAX_YEARS, "years")?),
+            (Some(days), None) => Period::Days(count(days, MAX_DAYS, "Days")?),
+            (None, Some(years)) => Period::Years(count(years, MAX_YEARS, "Years")?),
             _ => return Err(S3Error::malformed_xml()),
         };
         Ok(Self {
@@ -141,13 +141,20 @@ impl Configuration {
     }
 }
 
-/// A default retention's Days or Years: a whole number from 1 to `max`.
-fn count(text: &str, max: u32, what: &str) -> S3Result<u32> {
+/// A default retention's Days or Years (`element`): a whole number from
+/// 1 to `max`. Out of range is AWS's `InvalidArgument` (RGW, and so
+/// ceph/s3-tests, say `InvalidRetentionPeriod`).
+fn count(text: &str, max: u32, element: &'static str) -> S3Result<u32> {
     match text.trim().parse::<i64>() {
         Ok(n) if (1..=i64::from(max)).contains(&n) => Ok(n as u32),
-        Ok(_) => Err(S3Error::invalid_argument(format!(
-            "Default retention period must be a positive integer value of {what}, at most {max}."
-        ))),
+        Ok(n) if n > 0 => Err(S3Error::invalid_argument(format!(
+            "Default retention period cannot exceed {max} {element}."
+        ))
+        .with("ArgumentName", element)),
+        Ok(_) => Err(S3Error::invalid_argument(
+            "Default retention period must be a positive integer value.",
+        )
+        .with("ArgumentName", element)),
         Err(_) => Err(S3Error::malformed_xml()),
     }
 }
