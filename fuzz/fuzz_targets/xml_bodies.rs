@@ -1,15 +1,19 @@
 //! Every XML request body the gateway parses: CreateBucketConfiguration,
 //! Delete (DeleteObjects), Tagging (with the tag rules),
 //! CompleteMultipartUpload, LifecycleConfiguration (with its rules),
-//! CORSConfiguration and AccessControlPolicy (whose stored forms must read
-//! back as what was accepted) and PublicAccessBlockConfiguration.
+//! CORSConfiguration, AccessControlPolicy and ObjectLockConfiguration
+//! (whose stored forms must read back as what was accepted),
+//! PublicAccessBlockConfiguration, Retention and LegalHold.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use s3_gateway::access_control::acl::Acl;
 use s3_gateway::access_control::public_access::PublicAccessBlock;
 use s3_gateway::lifecycle::rules::{Configuration, MAX_RULES};
-use s3_gateway::ops::fuzzing::{CorsConfiguration, tags_from_xml};
+use s3_gateway::ops::fuzzing::{
+    CorsConfiguration, ObjectLockConfiguration, requested_retention, requested_status,
+    tags_from_xml,
+};
 use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
 use storage_client::ChecksumAlgorithm;
 
@@ -47,6 +51,17 @@ fuzz_target!(|body: &[u8]| {
             Some(block)
         );
     }
+    if let Ok(config) = ObjectLockConfiguration::from_xml(body) {
+        let stored = config.to_xml().expect("an accepted configuration renders");
+        let back = ObjectLockConfiguration::from_xml(stored.as_bytes());
+        assert_eq!(
+            back.ok(),
+            Some(config),
+            "the stored form reads back as accepted"
+        );
+    }
+    let _ = requested_retention(body, std::time::SystemTime::UNIX_EPOCH);
+    let _ = requested_status(body);
     if let Ok(request) = from_xml::<CompleteMultipartUpload>(body) {
         for part in &request.parts {
             for algorithm in ChecksumAlgorithm::ALL {

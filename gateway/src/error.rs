@@ -84,6 +84,7 @@ codes! {
     NoSuchEntity => NOT_FOUND,
     NoSuchKey => NOT_FOUND,
     NoSuchLifecycleConfiguration => NOT_FOUND,
+    NoSuchObjectLockConfiguration => NOT_FOUND,
     NoSuchPublicAccessBlockConfiguration => NOT_FOUND,
     NoSuchTagSet => NOT_FOUND,
     NoSuchUpload => NOT_FOUND,
@@ -95,6 +96,7 @@ codes! {
     BucketAlreadyOwnedByYou => CONFLICT,
     BucketNotEmpty => CONFLICT,
     DeleteConflict => CONFLICT,
+    InvalidBucketState => CONFLICT,
     KeyNameInUse => CONFLICT,
     OperationAborted => CONFLICT,
     PreconditionFailed => PRECONDITION_FAILED,
@@ -410,6 +412,10 @@ impl From<StorageError> for S3Error {
             ),
             StorageError::AccessDenied | StorageError::TokenRefused(_) => Self::access_denied(),
             StorageError::PreconditionFailed => Self::precondition_failed(),
+            StorageError::ObjectLocked => Self::new(
+                Code::AccessDenied,
+                "Access Denied because object protected by object lock.",
+            ),
             StorageError::InvalidArgument(message) => Self::invalid_argument(message),
             // Which datanode or pipeline failed is for the operator's log,
             // not for the caller, who only needs to retry later.
@@ -558,6 +564,7 @@ mod tests {
             (StorageError::BucketNotEmpty, "BucketNotEmpty", 409),
             (StorageError::AccessDenied, "AccessDenied", 403),
             (StorageError::PreconditionFailed, "PreconditionFailed", 412),
+            (StorageError::ObjectLocked, "AccessDenied", 403),
             (
                 StorageError::InvalidArgument("x".into()),
                 "InvalidArgument",

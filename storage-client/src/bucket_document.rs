@@ -13,10 +13,11 @@ pub enum BucketDocument {
     Lifecycle,
     Tagging,
     OwnershipControls,
+    ObjectLock,
 }
 
 impl BucketDocument {
-    pub const ALL: [BucketDocument; 7] = [
+    pub const ALL: [BucketDocument; 8] = [
         Self::Acl,
         Self::Policy,
         Self::PublicAccessBlock,
@@ -24,6 +25,7 @@ impl BucketDocument {
         Self::Lifecycle,
         Self::Tagging,
         Self::OwnershipControls,
+        Self::ObjectLock,
     ];
 
     /// The name it is stored under: never change one, data on disk and in
@@ -37,6 +39,7 @@ impl BucketDocument {
             Self::Lifecycle => "lifecycle",
             Self::Tagging => "tagging",
             Self::OwnershipControls => "ownership-controls",
+            Self::ObjectLock => "object-lock",
         }
     }
 }

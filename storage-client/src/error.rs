@@ -32,6 +32,9 @@ pub enum StorageError {
     InvalidPart(String),
     #[error("a write condition did not hold")]
     PreconditionFailed,
+    /// The version is under retention or legal hold (see `VersionLock`).
+    #[error("the version is protected by object lock")]
+    ObjectLocked,
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     #[error("block token refused: {0}")]
@@ -58,6 +61,7 @@ impl Clone for StorageError {
             Self::BucketNotEmpty => Self::BucketNotEmpty,
             Self::AccessDenied => Self::AccessDenied,
             Self::PreconditionFailed => Self::PreconditionFailed,
+            Self::ObjectLocked => Self::ObjectLocked,
             Self::NoSuchUpload => Self::NoSuchUpload,
             Self::NoSuchVersion => Self::NoSuchVersion,
             Self::DeleteMarker {

@@ -27,6 +27,7 @@ mod embedded;
 mod error;
 mod listing;
 mod multipart;
+mod object_lock;
 mod om;
 mod ozone;
 pub mod private_files;
@@ -47,6 +48,10 @@ pub use error::{Result, StorageError};
 pub use multipart::{
     CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo,
     UploadListPage, UploadListQuery,
+};
+pub use object_lock::{
+    LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, RETENTION_ENTRY, Retention, RetentionMode,
+    VersionLock,
 };
 pub use om::MAX_KEY_BYTES;
 pub use ozone::OzoneTls;

@@ -451,6 +451,16 @@ pub const COPY_SOURCE: Row = versioned(
 /// the bucket (S3 answers `404 NoSuchKey` only to a caller that may).
 pub const LIST_BUCKET: Row = row("ListBucket", &["ListBucket"], On::Bucket, Bucket(Read));
 
+/// What a request asking to bypass GOVERNANCE retention (a version's
+/// delete, PutObjectRetention) needs besides its own actions, on the
+/// object.
+pub const BYPASS_GOVERNANCE_RETENTION: Row = row(
+    "BypassGovernanceRetention",
+    &["BypassGovernanceRetention"],
+    On::Object,
+    PolicyOnly,
+);
+
 /// The table's rows in [`OPERATION_NAMES`] order, so that an endpoint's
 /// row is one index away ([`crate::router::Endpoint::index`]).
 static BY_INDEX: LazyLock<Vec<&'static Row>> = LazyLock::new(|| {

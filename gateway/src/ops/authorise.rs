@@ -49,6 +49,9 @@ pub(super) struct Authorised {
     /// the policy has no condition, asked only when something is missing
     /// (so the owner's requests pay nothing for it).
     may_list: Option<bool>,
+    /// Whether the request asked to bypass GOVERNANCE retention and the
+    /// caller is allowed `s3:BypassGovernanceRetention` on its object.
+    bypass_governance: bool,
 }
 
 /// What one request loaded of its bucket, once: its facts and parsed
@@ -110,6 +113,7 @@ impl Authorised {
             caller: None,
             bucket: None,
             may_list: Some(true),
+            bypass_governance: false,
         }
     }
 
@@ -127,6 +131,7 @@ impl Authorised {
             caller: None,
             bucket: Some(BucketContext::new(access, who)),
             may_list,
+            bypass_governance: false,
         }
     }
 
@@ -139,6 +144,12 @@ impl Authorised {
     /// The owner of the bucket judged, for storage.
     pub(super) fn owner(&self) -> &Owner {
         &self.owner
+    }
+
+    /// Whether GOVERNANCE retention gives way to this request: it asked
+    /// to bypass it and the caller may.
+    pub(super) fn bypasses_governance(&self) -> bool {
+        self.bypass_governance
     }
 
     /// The capability on the object version the request names (`None`:
@@ -281,6 +292,41 @@ impl Entries<'_> {
             }
         }
     }
+
+    /// Whether the caller may bypass GOVERNANCE retention on `key`.
+    pub(super) fn may_bypass_governance(&self, bucket: &str, key: &str) -> bool {
+        may_bypass_governance(self.access, self.who, bucket, key, self.context)
+    }
+}
+
+/// Whether the request asks to bypass GOVERNANCE retention
+/// (`x-amz-bypass-governance-retention: true`); whether it may is the
+/// caller's `s3:BypassGovernanceRetention`.
+pub(super) fn asks_to_bypass_governance(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get("x-amz-bypass-governance-retention")
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"true"))
+}
+
+/// Whether `who` is allowed `s3:BypassGovernanceRetention` on the object
+/// (the owner, unless a policy denies it; others by a policy only).
+fn may_bypass_governance(
+    access: &BucketAccess,
+    who: &Identity,
+    bucket: &str,
+    key: &str,
+    context: &dyn Context,
+) -> bool {
+    let need = Need::of(
+        &actions::BYPASS_GOVERNANCE_RETENTION,
+        Resource::Object(bucket, key),
+        None,
+    );
+    matches!(
+        access.decide(who, need, context),
+        Decision::Owner | Decision::Granted
+    )
 }
 
 /// The owner storage is to act under for `endpoint`, or the caller's
@@ -330,6 +376,7 @@ async fn authorise_in(
             caller: Some(who.clone()),
             bucket: Some(BucketContext::new(access, who)),
             may_list: Some(true),
+            bypass_governance: false,
         });
     }
     let Some(need) = decision::need(endpoint) else {
@@ -345,7 +392,14 @@ async fn authorise_in(
         false => need,
     };
     let expected = expected_owner(parts, EXPECTED_OWNER)?;
-    let authorised = decide(state, who, need, expected, context).await?;
+    let mut authorised = decide(state, who, need, expected, context).await?;
+    if asks_to_bypass_governance(parts)
+        && let (Some(bucket), Some(key)) = (endpoint.bucket(), endpoint.key())
+        && let Some(loaded) = &authorised.bucket
+    {
+        authorised.bypass_governance =
+            may_bypass_governance(&loaded.access, who, bucket, key, context);
+    }
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key, version) = parse_copy_source(&parts.headers)?;
         let read = Need::of(

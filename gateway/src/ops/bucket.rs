@@ -1,6 +1,5 @@
 //! Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket,
-//! GetBucketLocation, and the probes clients send before using a bucket
-//! (GetObjectLockConfiguration).
+//! GetBucketLocation.
 
 use std::net::Ipv4Addr;
 
@@ -84,13 +83,7 @@ pub async fn create_bucket(
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     validate_bucket_name(bucket)?;
-    // Silently creating an unlocked bucket would break a retention promise.
-    if headers
-        .get("x-amz-bucket-object-lock-enabled")
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"))
-    {
-        return Err(S3Error::not_implemented("CreateBucket with object lock"));
-    }
+    let locked = super::object_lock::requested_at_creation(state, headers)?;
     let acl = super::acl::bucket_acl_at_creation(owner, headers)?;
     let ownership = ownership_controls::ownership_at_creation(headers, acl.as_ref())?;
     let body = read_to_end(payload, MAX_CONFIGURATION_BYTES).await?;
@@ -114,6 +107,9 @@ pub async fn create_bucket(
     super::acl::store_bucket_acl(state, owner, bucket, acl).await?;
     if let Some(ownership) = ownership {
         ownership_controls::store(state, owner, bucket, ownership).await?;
+    }
+    if locked {
+        super::object_lock::enable_at_creation(state, owner, bucket).await?;
     }
     let mut response = empty_response(StatusCode::OK);
     if let Ok(location) = HeaderValue::from_str(&format!("/{bucket}")) {
@@ -153,14 +149,6 @@ pub async fn get_bucket_location(state: &AppState, bucket: &str) -> Result<Respo
         region: info.region,
     };
     xml_response("LocationConstraint", &document)
-}
-
-pub async fn get_object_lock_configuration(
-    state: &AppState,
-    bucket: &str,
-) -> Result<Response, S3Error> {
-    bucket_info(state, bucket).await?;
-    Err(S3Error::object_lock_configuration_not_found(bucket))
 }
 
 async fn bucket_info(state: &AppState, bucket: &str) -> Result<BucketInfo, S3Error> {

@@ -75,6 +75,8 @@ pub async fn copy_object(
         Directive::Replace => object_meta_from_request(headers)?,
     };
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
+    let (query, write) = (parts.uri.query(), super::object_lock::Write::Other);
+    super::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
     let tags = match tagging_directive {
         Directive::Copy => source.info.tags.clone(),
         Directive::Replace => tags_from_header(headers)?,

@@ -9,6 +9,11 @@
 //! is no object. A back end that cannot check them (Ozone) answers `501`;
 //! a condition is never ignored. With a `versionId` they are refused
 //! (`501`): a version's permanent delete takes no condition here.
+//!
+//! A version under object lock is not deleted by its id (`403
+//! AccessDenied`), unless only GOVERNANCE retention holds it and the
+//! caller sent `x-amz-bypass-governance-retention: true` and is allowed
+//! `s3:BypassGovernanceRetention` (for DeleteObjects, entry by entry).
 
 use axum::response::Response;
 use futures::StreamExt;
@@ -20,7 +25,7 @@ use storage_client::{DeleteCondition, Deleted, MAX_KEY_BYTES, Owner, StorageErro
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::authorise::{Authorised, Entries};
+use super::authorise::{Authorised, Entries, asks_to_bypass_governance};
 use super::body::read_to_end;
 use super::headers::{bare_etag, version_headers};
 use super::integrity::IntegrityPlan;
@@ -40,16 +45,25 @@ const MAX_DELETE_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Deletes issued at once for one DeleteObjects request.
 const DELETE_CONCURRENCY: usize = 16;
 
+/// What a DeleteObject deletes: the key's latest (adding a delete marker
+/// where the bucket keeps versions) or, by its id, one version; and
+/// whether GOVERNANCE retention gives way (the caller asked to and may).
+pub struct Target<'a> {
+    pub bucket: &'a str,
+    pub key: &'a str,
+    pub version_id: Option<&'a str>,
+    pub bypass_governance: bool,
+}
+
 pub async fn delete_object(
     state: &AppState,
     owner: &Owner,
     parts: &Parts,
-    bucket: &str,
-    key: &str,
-    version_id: Option<&str>,
+    target: Target<'_>,
 ) -> Result<Response, S3Error> {
+    let (bucket, key) = (target.bucket, target.key);
     let condition = header_condition(parts)?;
-    let deleted = delete(state, owner, bucket, key, version_id, condition)
+    let deleted = delete(state, owner, &target, condition)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut response = empty_response(StatusCode::NO_CONTENT);
@@ -62,23 +76,29 @@ pub async fn delete_object(
 }
 
 /// Deletes the version named, or (without one) the object, which in a
-/// versioned bucket adds a delete marker.
+/// versioned bucket adds a delete marker. A locked version is refused by
+/// storage, atomically with the delete (see `storage_client::VersionLock`).
 async fn delete(
     state: &AppState,
     owner: &Owner,
-    bucket: &str,
-    key: &str,
-    version_id: Option<&str>,
+    target: &Target<'_>,
     condition: DeleteCondition,
 ) -> Result<Deleted, StorageError> {
-    match version_id {
+    let (bucket, key) = (target.bucket, target.key);
+    match target.version_id {
         Some(_) if !condition.is_none() => Err(StorageError::NotImplemented(
             "a conditional delete of a version".into(),
         )),
         Some(version_id) => {
             state
                 .storage
-                .delete_version(owner, bucket, key, version_id)
+                .delete_version_bypassing_governance(
+                    owner,
+                    bucket,
+                    key,
+                    version_id,
+                    target.bypass_governance,
+                )
                 .await
         }
         None => {
@@ -171,12 +191,14 @@ pub async fn delete_objects(
     let Some(entries) = &entries else {
         return Err(S3Error::access_denied());
     };
+    // Asked once for the request, allowed or not per entry.
+    let bypass = asks_to_bypass_governance(parts);
     // The decision loaded the bucket's facts (a missing bucket is one
     // error for the request, not a thousand per-key ones): no check here.
     let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
         futures::stream::iter(request.objects)
             .map(|object| async move {
-                let outcome = delete_one(state, owner, entries, bucket, &object).await;
+                let outcome = delete_one(state, owner, entries, bucket, &object, bypass).await;
                 (object, outcome)
             })
             .buffered(DELETE_CONCURRENCY)
@@ -208,6 +230,7 @@ async fn delete_one(
     entries: &Entries<'_>,
     bucket: &str,
     object: &xml::ObjectIdentifier,
+    bypass: bool,
 ) -> Result<Deleted, S3Error> {
     if object.key.is_empty() {
         return Err(S3Error::new(
@@ -220,8 +243,13 @@ async fn delete_one(
     }
     entries.decide(bucket, &object.key, object.version_id.as_deref())?;
     let condition = entry_condition(object)?;
-    let version_id = object.version_id.as_deref();
-    Ok(delete(state, owner, bucket, &object.key, version_id, condition).await?)
+    let target = Target {
+        bucket,
+        key: &object.key,
+        version_id: object.version_id.as_deref(),
+        bypass_governance: bypass && entries.may_bypass_governance(bucket, &object.key),
+    };
+    Ok(delete(state, owner, &target, condition).await?)
 }
 
 /// A `<Deleted>` entry as S3 writes it: the version asked for, and when a

@@ -14,6 +14,9 @@ pub use super::conditional::{Conditions, Outcome, if_range_holds};
 pub use super::cors::CorsConfiguration;
 pub use super::headers::object_meta_from_request;
 pub use super::integrity::IntegrityPlan;
+pub use super::object_lock::{
+    Configuration as ObjectLockConfiguration, requested_retention, requested_status,
+};
 pub use super::range::{RangeRequest, content_range, resolve as resolve_range};
 pub use super::tagging::{tags_from_header, tags_from_xml};
 use crate::auth::Payload;

@@ -100,6 +100,7 @@ pub async fn get_object(
     *response.status_mut() = status;
     let out = response.headers_mut();
     object_headers(out, &info);
+    super::object_lock::response_headers(out, &info);
     version_headers(out, info.version_id.as_deref(), false);
     if !names_a_version(parts) {
         insert_expiration(state, out, bucket, &info).await;

@@ -161,7 +161,9 @@ pub fn object_headers(headers: &mut HeaderMap, info: &KeyInfo) {
         }
     }
     let user = meta.user.iter().filter(|(name, _)| {
-        *name != crate::access_control::object_acl::ENTRY && *name != crate::sse::record::ENTRY
+        *name != crate::access_control::object_acl::ENTRY
+            && *name != crate::sse::record::ENTRY
+            && !super::object_lock::is_lock_entry(name)
     });
     for (name, value) in user {
         if let Ok(name) = HeaderName::from_bytes(format!("{USER_META_PREFIX}{name}").as_bytes()) {

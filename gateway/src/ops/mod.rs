@@ -101,7 +101,6 @@ pub async fn dispatch(
         }
     };
     sse::refuse(&endpoint, parts)?;
-    object_lock::refuse(&endpoint, parts)?;
     let result = run(state, endpoint, parts, &mut authorised, &mut payload).await;
     if result.is_err() {
         body::drain(&mut payload).await;
@@ -146,7 +145,46 @@ async fn run(
             boxed(|| versioning::put_bucket_versioning(state, owner, parts, &bucket, payload)).await
         }
         E::GetObjectLockConfiguration { bucket } => {
-            boxed(|| bucket::get_object_lock_configuration(state, &bucket)).await
+            boxed(|| object_lock::get_object_lock_configuration(state, &bucket)).await
+        }
+        E::PutObjectLockConfiguration { bucket } => {
+            use object_lock::put_object_lock_configuration as put;
+            boxed(|| put(state, owner, parts, &bucket, payload)).await
+        }
+        E::PutObjectRetention {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let bypass = authorised.bypasses_governance();
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            use object_lock::put_object_retention as put;
+            boxed(|| put(state, object, parts, payload, bypass)).await
+        }
+        E::GetObjectRetention {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            boxed(|| object_lock::get_object_retention(state, object)).await
+        }
+        E::PutObjectLegalHold {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            use object_lock::put_object_legal_hold as put;
+            boxed(|| put(state, object, parts, payload)).await
+        }
+        E::GetObjectLegalHold {
+            bucket,
+            key,
+            version_id,
+        } => {
+            let object = authorised.object(&bucket, &key, version_id.as_deref());
+            boxed(|| object_lock::get_object_legal_hold(state, object)).await
         }
 
         E::ListObjects { bucket, query } => {
@@ -189,7 +227,13 @@ async fn run(
             version_id,
         } => {
             let version_id = version_id.as_deref();
-            boxed(|| delete::delete_object(state, owner, parts, &bucket, &key, version_id)).await
+            let target = delete::Target {
+                bucket: &bucket,
+                key: &key,
+                version_id,
+                bypass_governance: authorised.bypasses_governance(),
+            };
+            boxed(|| delete::delete_object(state, owner, parts, target)).await
         }
         E::DeleteObjects { bucket } => {
             boxed(|| delete::delete_objects(state, authorised, parts, &bucket, payload)).await

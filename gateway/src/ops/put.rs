@@ -16,6 +16,7 @@ use super::expiration::insert_expiration;
 use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
+use super::object_lock::Write;
 use super::sse::write::{Sealed, echo_customer_key, receive_sealed};
 use super::tagging::tags_from_header;
 use crate::auth::Payload;
@@ -40,6 +41,8 @@ pub async fn put_object(
     let plan = IntegrityPlan::from_headers(headers)?;
     let mut meta = object_meta_from_request(headers)?;
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
+    let query = parts.uri.query();
+    super::object_lock::record(state, bucket, headers, query, Write::Put, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
     let customer_key = super::sse::customer_key(state, parts)?;

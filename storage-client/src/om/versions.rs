@@ -9,6 +9,11 @@ use crate::{Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Vers
 
 #[async_trait]
 pub(crate) trait VersionStore: Send + Sync {
+    /// Whether the back end keeps versions at all (what object lock
+    /// needs); one that does not refuses `set_versioning`.
+    fn keeps_versions(&self) -> bool {
+        true
+    }
     /// The bucket's versioning state, for its owner.
     async fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning>;
     /// Enables or suspends versioning (`Unversioned` is refused: S3 has no
@@ -25,11 +30,15 @@ pub(crate) trait VersionStore: Send + Sync {
     ) -> Result<KeyInfo>;
     /// Deletes one version (succeeding if it does not exist, as S3 does);
     /// if it was the latest, the newest one left becomes the latest.
+    /// `ObjectLocked`, deleting nothing, if its lock (see `VersionLock`)
+    /// forbids it, checked atomically with the delete; GOVERNANCE
+    /// retention gives way when `bypass_governance`.
     async fn delete_version(
         &self,
         owner: &Owner,
         object: ObjectRef,
         version_id: String,
+        bypass_governance: bool,
     ) -> Result<Deleted>;
     /// Replaces the tag set of one version; `DeleteMarker` for a marker.
     async fn put_version_tags(

@@ -30,6 +30,10 @@ fn only_null(version_id: &str) -> Result<()> {
 
 #[async_trait]
 impl VersionStore for OzoneMetadata {
+    fn keeps_versions(&self) -> bool {
+        false
+    }
+
     async fn versioning(&self, _owner: &Owner, _bucket: &str) -> Result<Versioning> {
         Ok(Versioning::Unversioned)
     }
@@ -62,6 +66,8 @@ impl VersionStore for OzoneMetadata {
         owner: &Owner,
         object: ObjectRef,
         version_id: String,
+        // No key here carries a lock: object lock is refused on Ozone.
+        _bypass_governance: bool,
     ) -> Result<Deleted> {
         only_null(&version_id)?;
         self.delete_object(owner, object, DeleteCondition::default())

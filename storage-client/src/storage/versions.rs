@@ -10,6 +10,12 @@ use crate::{
 };
 
 impl Storage {
+    /// Whether the back end keeps object versions (Ozone does not), and
+    /// so can keep object lock, which protects versions.
+    pub fn keeps_versions(&self) -> bool {
+        self.om.keeps_versions()
+    }
+
     pub async fn bucket_versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
         self.om.versioning(owner, bucket).await
     }
@@ -42,7 +48,9 @@ impl Storage {
     }
 
     /// Deletes one version for good (its blocks are reclaimed); deleting
-    /// one that does not exist succeeds.
+    /// one that does not exist succeeds. A version under legal hold or
+    /// retention (see [`crate::VersionLock`]) is not deleted:
+    /// `ObjectLocked`, decided in the delete's own transaction.
     pub async fn delete_version(
         &self,
         owner: &Owner,
@@ -50,10 +58,24 @@ impl Storage {
         key: &str,
         version_id: &str,
     ) -> Result<Deleted> {
+        self.delete_version_bypassing_governance(owner, bucket, key, version_id, false)
+            .await
+    }
+
+    /// [`Storage::delete_version`], where GOVERNANCE retention gives way
+    /// if `bypass` (the caller asked to and may: the gateway decides).
+    pub async fn delete_version_bypassing_governance(
+        &self,
+        owner: &Owner,
+        bucket: &str,
+        key: &str,
+        version_id: &str,
+        bypass: bool,
+    ) -> Result<Deleted> {
         let object = ObjectRef::new(bucket, key);
         let result = self
             .om
-            .delete_version(owner, object.clone(), version_id.to_owned())
+            .delete_version(owner, object.clone(), version_id.to_owned(), bypass)
             .await;
         self.cache.wrote_object(&object);
         result

@@ -10,6 +10,7 @@
 pub mod bucket_documents;
 pub mod meta_entries;
 pub mod multipart;
+pub mod object_lock;
 pub mod tags;
 pub mod versions;
 
@@ -31,6 +32,7 @@ pub use multipart::{
     multipart_conditional_complete_races_put, multipart_listing_pages, multipart_out_of_order,
     multipart_part_checksum_algorithm, multipart_part_replacement_and_gaps,
 };
+pub use object_lock::object_lock;
 pub use tags::tags;
 pub use versions::{version_listing_pages, versioning};
 
@@ -89,6 +91,7 @@ macro_rules! suite {
             multipart_conditional_complete_races_put
             versioning
             version_listing_pages
+            object_lock
         );
     };
     (@cases ($open:expr) ($caps:expr) ($($attr:tt)*)) => {};

@@ -74,6 +74,9 @@ pub async fn create_multipart_upload(
     let (algorithm, kind) = requested_checksum(headers)?;
     let mut meta = object_meta_from_request(headers)?;
     crate::ops::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
+    // Decided now, as S3 decides it; the version gets it at Complete.
+    let (query, write) = (parts.uri.query(), crate::ops::object_lock::Write::Other);
+    crate::ops::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,

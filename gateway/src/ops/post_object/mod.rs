@@ -59,6 +59,9 @@ const HEADER_FIELDS: [&str; 7] = [
 /// only make the upload fail, so the policy need not name it.
 const CHECKSUM_FIELD_PREFIX: &str = "x-amz-checksum-";
 
+/// The object lock fields, PutObject's `x-amz-object-lock-*` headers.
+const LOCK_FIELD_PREFIX: &str = "x-amz-object-lock-";
+
 /// Reads and stores a form upload from `payload`, the body as sent:
 /// authenticated by the form's policy, not by the request's headers. On an
 /// error the caller drains what is left of it.
@@ -151,6 +154,8 @@ async fn receive(
         acl_header.insert(HeaderName::from_static("x-amz-acl"), value);
     }
     super::acl::record_object_acl(state, &owner, None, &acl_header, bucket, &mut meta).await?;
+    let write = super::object_lock::Write::Other;
+    super::object_lock::record(state, bucket, &headers, None, write, &mut meta).await?;
 
     let intent = WriteIntent {
         condition: WriteCondition::None,
@@ -282,7 +287,8 @@ fn object_headers(fields: &[(String, String)]) -> S3Result<HeaderMap> {
     for (name, value) in fields {
         let wanted = HEADER_FIELDS.contains(&name.as_str())
             || name.starts_with("x-amz-meta-")
-            || name.starts_with(CHECKSUM_FIELD_PREFIX);
+            || name.starts_with(CHECKSUM_FIELD_PREFIX)
+            || name.starts_with(LOCK_FIELD_PREFIX);
         if !wanted {
             continue;
         }

@@ -24,7 +24,7 @@ use crate::embedded::schema::{
 use crate::om::{ObjectRef, ScanRange, VersionStore, validate_key};
 use crate::{
     DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
-    StorageError, VersionEntry, Versioning,
+    StorageError, VersionEntry, VersionLock, Versioning,
 };
 
 /// A table of byte-string rows, from a read or a write transaction.
@@ -467,11 +467,15 @@ impl Inner {
 
     /// Deletes one version; deleting one that does not exist succeeds, as
     /// in S3. If it was current, the newest remaining one becomes current.
+    /// A locked version is left (`ObjectLocked`): its lock is read in this
+    /// transaction, so no retention or legal hold committed before it is
+    /// missed.
     pub(super) fn delete_version(
         txn: &WriteTransaction,
         owner: &Owner,
         object: &ObjectRef,
         id: &str,
+        bypass_governance: bool,
     ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let checked = validate_key(key)
@@ -500,6 +504,19 @@ impl Inner {
             object,
             id,
         )?;
+        let locked = match &found {
+            Some(Found::Current(record)) => Some(&record.meta.user),
+            Some(Found::Other(_, VersionRecord { version, .. })) => match version {
+                StoredVersion::Object(record) => Some(&record.meta.user),
+                StoredVersion::DeleteMarker { .. } => None,
+            },
+            None => None,
+        }
+        .map(|user| VersionLock::of(user)?.check_delete(SystemTime::now(), bypass_governance))
+        .transpose();
+        if let Err(refused) = locked {
+            return Ok(Err(refused));
+        }
         let row = object_key(bucket, key.as_bytes());
         let delete_marker = match found {
             Some(Found::Current(record)) => {
@@ -836,11 +853,14 @@ impl VersionStore for EmbeddedOm {
         owner: &Owner,
         object: ObjectRef,
         version_id: String,
+        bypass_governance: bool,
     ) -> Result<Deleted> {
         let owner = owner.clone();
         self.batched(
             true,
-            Box::new(move |_, _, txn| Inner::delete_version(txn, &owner, &object, &version_id)),
+            Box::new(move |_, _, txn| {
+                Inner::delete_version(txn, &owner, &object, &version_id, bypass_governance)
+            }),
         )
         .await
     }
