@@ -27,6 +27,10 @@ def start_fails(tmp_path, env_changes: dict) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("S3GW_")}
     env.update(S3GW_OZONE_SYSTEM_SECRET_FILE=SECRET_FILE,
                S3GW_OZONE_RECORDS_KEY_FILE=os.environ["S3GW_OZONE_RECORDS_KEY_FILE"])
+    # A TLS cluster (secure-tls) is reached only with its CA.
+    for name in ("S3GW_OZONE_TLS_CA_FILE", "S3GW_OZONE_TLS_SERVER_NAME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)
@@ -74,3 +78,16 @@ def test_a_root_key_the_om_does_not_hold_is_refused(tmp_path):
     assert f"ozone s3 getsecret -u {access}" in result.stderr, result.stderr
     assert f"ozone s3 setsecret -u {access}" in result.stderr, result.stderr
     assert secret not in result.stderr + result.stdout
+
+
+@pytest.mark.skipif(not ozone_cluster.TLS, reason="needs the secure-tls profile (gRPC TLS on)")
+def test_on_a_tls_cluster_plaintext_and_another_ca_are_refused(tmp_path):
+    plaintext = start_fails(tmp_path, {"S3GW_OZONE_TLS_CA_FILE": None, "S3GW_OZONE_TLS_SERVER_NAME": None})
+    assert "transport error" in plaintext.stderr, plaintext.stderr
+    other_ca = tmp_path / "other-ca.pem"
+    key = tmp_path / "other-ca.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(other_ca), "-days", "1", "-subj", "/CN=not the SCM"],
+                   check=True, capture_output=True)
+    refused = start_fails(tmp_path, {"S3GW_OZONE_TLS_CA_FILE": str(other_ca)})
+    assert "invalid peer certificate" in refused.stderr, refused.stderr

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cache::CacheConfig;
-use crate::ozone::OzoneTls;
+use crate::ozone_tls::OzoneTls;
 use crate::{Result, StorageError};
 
 const KIB: usize = 1024;

@@ -30,6 +30,7 @@ mod multipart;
 mod object_lock;
 mod om;
 mod ozone;
+mod ozone_tls;
 pub mod private_files;
 mod storage;
 mod token;
@@ -54,7 +55,7 @@ pub use object_lock::{
     VersionLock,
 };
 pub use om::MAX_KEY_BYTES;
-pub use ozone::OzoneTls;
+pub use ozone_tls::OzoneTls;
 pub use storage::Storage;
 pub use types::*;
 pub use versions::{

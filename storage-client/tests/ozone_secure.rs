@@ -243,6 +243,12 @@ fn unchecked_chunk(block: &OzoneBlock, len: usize) -> ChunkInfo {
 #[tokio::test]
 #[ignore = "needs the secure dev cluster: set OZONE_OM_ADDRESS and OZONE_DEV_WORK, run with --ignored"]
 async fn a_secure_datanode_takes_the_oms_read_token_and_refuses_any_other() {
+    if secure::tls().is_some() {
+        // No probe key there (ozone/README.md, "gRPC TLS"); the gateway's own
+        // read path is checked against a changed token below.
+        eprintln!("skipped: the TLS dev profile has no probe key written by Ozone's shell");
+        return;
+    }
     // Unsigned: over gRPC the OM serves a read without s3Authentication as
     // its own user (README, "Security-on cluster").
     let lookup = Command::GetKeyInfo(GetKeyInfoRequest {

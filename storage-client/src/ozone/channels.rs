@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use tonic::transport::Channel;
 
-use super::grpc_tls::{self, OzoneTls};
+use super::grpc_tls;
+use crate::ozone_tls::OzoneTls;
 use crate::{Result, StorageError};
 
 /// Clients of type `C` by `host:port`, created unconnected on first use.

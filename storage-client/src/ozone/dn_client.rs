@@ -23,13 +23,13 @@ use crate::{Result, StorageError};
 use super::channels::Channels;
 use super::checksum;
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
-use super::grpc_tls::OzoneTls;
 use super::model::{Datanode, OzoneBlock};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, ReadChunkVersion,
     read_chunk_response::ResponseData,
     xceiver_client_protocol_service_client::XceiverClientProtocolServiceClient,
 };
+use crate::ozone_tls::OzoneTls;
 
 /// Slots in the call table: datanode command numbers are below this.
 const DN_COMMANDS: usize = 32;

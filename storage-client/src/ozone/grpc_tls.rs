@@ -8,32 +8,8 @@ use std::time::Duration;
 
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 
+use crate::ozone_tls::OzoneTls;
 use crate::{Result, StorageError};
-
-/// What the gateway trusts of a TLS cluster: the SCM's CA certificates
-/// (PEM: its root CA, so that any certificate its sub-CA issued verifies),
-/// and optionally the name every server's certificate is checked against
-/// instead of the host of the address dialled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OzoneTls {
-    ca_pem: Vec<u8>,
-    server_name: Option<String>,
-}
-
-impl OzoneTls {
-    pub fn new(ca_pem: Vec<u8>, server_name: Option<String>) -> Result<Self> {
-        let text = String::from_utf8_lossy(&ca_pem);
-        if !text.contains("-----BEGIN CERTIFICATE-----") {
-            return Err(StorageError::InvalidArgument(
-                "the Ozone CA file holds no PEM certificate".into(),
-            ));
-        }
-        Ok(Self {
-            ca_pem,
-            server_name,
-        })
-    }
-}
 
 /// A lazily connected gRPC endpoint of `address` (`host:port`): TLS
 /// trusting `tls` when given, plaintext otherwise.
@@ -63,11 +39,6 @@ pub(super) fn endpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_file_without_a_certificate_is_refused() {
-        assert!(OzoneTls::new(b"not a certificate".to_vec(), None).is_err());
-    }
 
     #[test]
     fn plaintext_and_tls_endpoints_differ_by_scheme() {

@@ -33,8 +33,6 @@ mod s3_signature;
 mod system_volume;
 mod versions;
 
-pub use grpc_tls::OzoneTls;
-
 use std::sync::Arc;
 
 use block_store::OzoneBlocks;

@@ -25,7 +25,6 @@ use crate::{Result, StorageError};
 
 use super::channels::Channels;
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
-use super::grpc_tls::OzoneTls;
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
     self as dn, BlockData, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse,
@@ -36,6 +35,7 @@ use super::proto::ratis::common::{
     raft_client_request::Kind,
 };
 use super::proto::ratis::grpc::raft_client_protocol_service_client::RaftClientProtocolServiceClient;
+use crate::ozone_tls::OzoneTls;
 
 /// A message carries one chunk plus its header; Ozone's datanodes accept
 /// Ratis messages of up to 32 MiB plus a margin.

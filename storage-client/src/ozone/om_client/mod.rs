@@ -35,11 +35,12 @@ use tonic::transport::Channel;
 use crate::calls::CallTable;
 use crate::{Result, StorageError};
 
-use super::grpc_tls::{self, OzoneTls};
+use super::grpc_tls;
 use super::keyring::Keyring;
 use super::model::OzoneOpenKey;
 use super::proto::hadoop::ozone;
 use super::s3_signature;
+use crate::ozone_tls::OzoneTls;
 use ozone::om_request::Command;
 use ozone::ozone_manager_service_client::OzoneManagerServiceClient;
 use ozone::{KeyArgs, OmRequest, OmResponse, Status, Type};
