@@ -13,10 +13,12 @@ pub enum BucketDocument {
     Lifecycle,
     Tagging,
     OwnershipControls,
+    /// Default encryption (PutBucketEncryption).
+    Encryption,
 }
 
 impl BucketDocument {
-    pub const ALL: [BucketDocument; 7] = [
+    pub const ALL: [BucketDocument; 8] = [
         Self::Acl,
         Self::Policy,
         Self::PublicAccessBlock,
@@ -24,6 +26,7 @@ impl BucketDocument {
         Self::Lifecycle,
         Self::Tagging,
         Self::OwnershipControls,
+        Self::Encryption,
     ];
 
     /// The name it is stored under: never change one, data on disk and in
@@ -37,6 +40,7 @@ impl BucketDocument {
             Self::Lifecycle => "lifecycle",
             Self::Tagging => "tagging",
             Self::OwnershipControls => "ownership-controls",
+            Self::Encryption => "encryption",
         }
     }
 }

@@ -56,6 +56,7 @@ pub async fn copy_object(
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
+    super::bucket_encryption::refuse_default(state, bucket, "CopyObject").await?;
     let source = CopySource::from_request(state, parts, owner).await?;
 
     if source.bucket == bucket

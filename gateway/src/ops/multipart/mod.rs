@@ -74,6 +74,7 @@ pub async fn create_multipart_upload(
     let (algorithm, kind) = requested_checksum(headers)?;
     let mut meta = object_meta_from_request(headers)?;
     crate::ops::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
+    super::bucket_encryption::refuse_default(state, bucket, "CreateMultipartUpload").await?;
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,

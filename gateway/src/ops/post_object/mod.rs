@@ -98,6 +98,7 @@ async fn receive(
     let (mut fields, file) = fields_before_file(&mut form, bucket).await?;
     let who = authenticate(state, &fields).await?;
     super::sse::refuse_fields(fields.iter().map(|(name, _)| name.as_str()))?;
+    super::bucket_encryption::refuse_default(state, bucket, "PostObject").await?;
 
     let template = field(&fields, "key")
         .ok_or_else(|| missing_field("key"))?

@@ -1,8 +1,9 @@
-//! PutObject with an SSE-C key: the body is sealed segment by segment (see
-//! `crate::sse::segments`) on its way into the writer, while the checksums
-//! the client asked for, and Content-MD5, are computed over the plaintext
-//! it sent. The object key is sealed under the customer key once the
-//! plaintext size is known, and recorded in the object's metadata.
+//! PutObject encrypted (SSE-C or SSE-S3): the body is sealed segment by
+//! segment (see `crate::sse::segments`) on its way into the writer, while
+//! the checksums the client asked for, and Content-MD5, are computed over
+//! the plaintext it sent. The object key is sealed under the customer key
+//! or the active master key once the plaintext size is known, and recorded
+//! in the object's metadata.
 
 use http::HeaderMap;
 use md5::{Digest, Md5};
@@ -13,15 +14,50 @@ use crate::checksum::{Checksummer, Digests};
 use crate::error::S3Error;
 use crate::ops::headers::insert;
 use crate::sse::customer_key::{self, CustomerKey};
+use crate::sse::keyring::MasterKey;
 use crate::sse::object_key::ObjectKey;
-use crate::sse::record::Record;
+use crate::sse::record::{Record, Wrapping};
 use crate::sse::segments::{SealError, Sealer};
+
+/// How a write is to be encrypted.
+pub enum Encryption {
+    /// SSE-C: under the key the request carries.
+    Customer(CustomerKey),
+    /// SSE-S3: under the keyring's active master key.
+    Master(MasterKey),
+}
+
+impl Encryption {
+    fn wrapping(&self) -> (Wrapping, &[u8; 32]) {
+        match self {
+            Self::Customer(customer) => (
+                Wrapping::Customer {
+                    key_md5: customer.md5.clone(),
+                },
+                &customer.key,
+            ),
+            Self::Master(master) => (
+                Wrapping::Master {
+                    key_id: master.id.clone(),
+                },
+                &master.key,
+            ),
+        }
+    }
+
+    /// The headers AWS answers a write encrypted this way with.
+    pub fn echo(&self, out: &mut HeaderMap) {
+        echo(out, &self.wrapping().0);
+    }
+}
 
 /// An object stored sealed.
 pub struct Sealed {
     /// AWS gives an SSE-C object an ETag that is not its plaintext's MD5
     /// (which would tell whoever lists the bucket whether an object holds
-    /// a guessed text); here it is the MD5 of the stored bytes.
+    /// a guessed text); here it is the MD5 of the stored bytes. An SSE-S3
+    /// object's ETag is its plaintext's MD5, as on AWS, where clients
+    /// check downloads against it.
     pub etag: String,
     record: Record,
 }
@@ -40,7 +76,7 @@ pub async fn receive_sealed(
     writer: &mut ObjectWriter,
     payload: &mut Payload,
     mut summer: Checksummer,
-    customer: &CustomerKey,
+    encryption: &Encryption,
     max_size: u64,
 ) -> Result<(Digests, Sealed), S3Error> {
     let too_large = |_: SealError| S3Error::entity_too_large(max_size);
@@ -63,31 +99,42 @@ pub async fn receive_sealed(
     let last = sealer.finish().map_err(too_large)?;
     stored_md5.update(&last);
     writer.write(last).await?;
+    let (wrapping, wrapping_key) = encryption.wrapping();
     let record = Record {
         plain_size: received,
-        customer_key_md5: customer.md5.clone(),
         sealed_key: object_key
-            .seal(&customer.key, received)
+            .seal(wrapping_key, &wrapping.aad(received))
             .map_err(too_large)?,
+        wrapping,
     };
-    let sealed = Sealed {
-        etag: hex::encode(stored_md5.finalize()),
-        record,
+    let digests = summer.finish();
+    let etag = match encryption {
+        Encryption::Customer(_) => hex::encode(stored_md5.finalize()),
+        Encryption::Master(_) => digests.etag(),
     };
-    Ok((summer.finish(), sealed))
+    Ok((digests, Sealed { etag, record }))
 }
 
-/// The SSE-C headers AWS echoes on every answer about an SSE-C object: the
-/// algorithm and the key's MD5 (never the key).
-pub fn echo_customer_key(out: &mut HeaderMap, key_md5: &str) {
-    insert(
-        out,
-        http::HeaderName::from_static(customer_key::ALGORITHM),
-        customer_key::AES256,
-    );
-    insert(
-        out,
-        http::HeaderName::from_static(customer_key::KEY_MD5),
-        key_md5,
-    );
+/// The headers AWS echoes on every answer about an encrypted object:
+/// SSE-C's algorithm and key MD5 (never the key), or SSE-S3's algorithm.
+pub fn echo(out: &mut HeaderMap, wrapping: &Wrapping) {
+    match wrapping {
+        Wrapping::Customer { key_md5 } => {
+            insert(
+                out,
+                http::HeaderName::from_static(customer_key::ALGORITHM),
+                customer_key::AES256,
+            );
+            insert(
+                out,
+                http::HeaderName::from_static(customer_key::KEY_MD5),
+                key_md5,
+            );
+        }
+        Wrapping::Master { .. } => insert(
+            out,
+            http::HeaderName::from_static(super::SSE_HEADER),
+            customer_key::AES256,
+        ),
+    }
 }
