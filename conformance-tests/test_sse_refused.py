@@ -1,6 +1,6 @@
 """Server-side encryption that is not built yet is refused: SSE-KMS on every path, SSE-S3
 everywhere but PutObject (test_sse_s3.py), SSE-C everywhere but PutObject, GetObject and
-HeadObject (test_sse.py), and PostObject's
+HeadObject (test_sse.py), and PostObject's (but SSE-S3's, test_sse_s3.py)
 encryption form fields are answered 501 NotImplemented naming the header, and nothing is
 stored (issue 19, item 2; issue 22, item 1)."""
 
@@ -106,7 +106,6 @@ def test_attributes_with_a_customer_key_are_refused(root_s3, raw, bucket):
 @pytest.mark.parametrize(
     "field, value",
     [
-        ("x-amz-server-side-encryption", "AES256"),
         ("x-amz-server-side-encryption", "aws:kms"),
         ("x-amz-server-side-encryption-aws-kms-key-id", "alias/mine"),
         ("x-amz-server-side-encryption-customer-algorithm", "AES256"),

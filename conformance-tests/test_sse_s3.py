@@ -4,7 +4,8 @@ AES256`) on PutObject, read back by GetObject and HeadObject with no key from th
 key sealed by the active master key of the keyring file `sse_master_key_file`; rotation appends a
 line, and objects sealed under older keys still read. The embedded back end generates a keyring in
 its data dir when none is configured. SSE-KMS is refused naming the missing KMS; SSE-S3 on
-operations not built yet stays refused (test_sse_refused.py)."""
+operations not built yet stays refused (test_sse_refused.py). PostObject takes SSE-S3 by its
+`x-amz-server-side-encryption` field or the bucket's default."""
 
 import base64
 import hashlib
@@ -19,6 +20,7 @@ from client_errors import error_code, status
 from conftest import (OZONE_OM, Credentials, external_endpoint, gateway_binary, make_s3_client, start_server,
                       unique_bucket_name)
 from raw_client import RawClient, assert_s3_error
+from test_post_object import post, presigned_post
 from test_sse import SSE_C, stored_files
 
 SSE_S3 = {"ServerSideEncryption": "AES256"}
@@ -287,3 +289,34 @@ def test_writes_that_cannot_encrypt_yet_are_refused_in_a_default_encrypted_bucke
             assert status(err.value) == 404
     finally:
         s3.delete_bucket_encryption(Bucket=sse_bucket)
+
+
+def test_post_object_with_the_sse_field_or_a_default_is_encrypted(server, s3, sse_bucket):
+    started = time.time() - 2
+    marker = b"POSTED-SSE-MARKER-never-on-disk-3c1f"
+    field = {"x-amz-server-side-encryption": "AES256"}
+    form = presigned_post(s3, sse_bucket, "posted", field, [field])
+    response = post(form, marker * 50)
+    assert response.status_code == 204, response.text
+    assert response.headers["x-amz-server-side-encryption"] == "AES256"
+    assert response.headers["ETag"] == f'"{hashlib.md5(marker * 50).hexdigest()}"'
+    got = s3.get_object(Bucket=sse_bucket, Key="posted")
+    assert (got["Body"].read(), got["ServerSideEncryption"]) == (marker * 50, "AES256")
+    s3.put_bucket_encryption(Bucket=sse_bucket, ServerSideEncryptionConfiguration=AES256_DEFAULT)
+    try:
+        form = presigned_post(s3, sse_bucket, "by-default")
+        response = post(form, marker * 3)
+        assert response.status_code == 204, response.text
+        assert response.headers["x-amz-server-side-encryption"] == "AES256"
+        head = s3.head_object(Bucket=sse_bucket, Key="by-default")
+        assert (head["ServerSideEncryption"], head["ContentLength"]) == ("AES256", len(marker) * 3)
+    finally:
+        s3.delete_bucket_encryption(Bucket=sse_bucket)
+    stored = b"".join(path.read_bytes() for path in stored_files(server) if path.stat().st_mtime >= started)
+    assert marker not in stored
+    bad = {"x-amz-server-side-encryption": "AES128"}
+    form = presigned_post(s3, sse_bucket, "bad", bad, [bad])
+    assert_s3_error(post(form, b"data"), 400, "InvalidArgument")
+    with pytest.raises(ClientError) as err:
+        s3.head_object(Bucket=sse_bucket, Key="bad")
+    assert status(err.value) == 404

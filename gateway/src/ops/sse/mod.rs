@@ -8,10 +8,12 @@
 //! any key from the client ([`write`], [`read`], the format in
 //! `crate::sse`); a bucket's default encryption applies SSE-S3 to a
 //! PutObject that asks nothing (`ops::bucket_encryption`, which refuses
-//! the write paths that cannot encrypt yet in such a bucket). Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key
-//! id, context and bucket key: there is no KMS), and encryption on any
+//! the write paths that cannot encrypt yet in such a bucket); PostObject
+//! takes SSE-S3 (its `x-amz-server-side-encryption` field, or the
+//! bucket's default). Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its
+//! key id, context and bucket key: there is no KMS), and encryption on any
 //! other operation (CopyObject and its copy-source key, multipart,
-//! UploadPartCopy, PostObject). Storing plaintext while answering 200 would
+//! UploadPartCopy; on PostObject all but SSE-S3's field). Storing plaintext while answering 200 would
 //! let a client believe its object is encrypted, so a request carrying any
 //! of those headers, as a header or as a presigned URL's query parameter,
 //! is answered `501 NotImplemented` naming it: on writes nothing is stored,
@@ -86,9 +88,13 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
 }
 
 /// Refuses a form upload with a server-side encryption field (names
-/// lower-cased).
+/// lower-cased) it does not implement: all but SSE-S3's algorithm, which
+/// [`algorithm`] judges.
 pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), S3Error> {
-    match names.into_iter().find(|name| is_sse(name)) {
+    match names
+        .into_iter()
+        .find(|name| is_sse(name) && *name != SSE_HEADER)
+    {
         Some(name) => Err(refused(name)),
         None => Ok(()),
     }
@@ -115,21 +121,30 @@ pub fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encryption>, 
     let algorithm = parts.headers.get(SSE_HEADER).map(|value| value.as_bytes());
     match (customer, algorithm) {
         (Some(_), Some(_)) => Err(S3Error::invalid_argument(
-            "Server Side Encryption with Customer provided key is incompatible with the              encryption method specified",
+            "Server Side Encryption with Customer provided key is incompatible with the encryption method specified",
         )
         .with("ArgumentName", SSE_HEADER)),
         (Some(customer), None) => Ok(Some(Encryption::Customer(customer))),
-        (None, Some(b"AES256")) => master_key(state).map(Some),
-        (None, Some(b"aws:kms" | b"aws:kms:dsse")) => Err(S3Error::new(
+        (None, Some(algorithm)) => self::algorithm(state, algorithm).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The encryption `x-amz-server-side-encryption` (a header, or a form
+/// field) names: only `AES256` (SSE-S3) is built.
+pub fn algorithm(state: &AppState, value: &[u8]) -> Result<Encryption, S3Error> {
+    match value {
+        b"AES256" => master_key(state),
+        b"aws:kms" | b"aws:kms:dsse" => Err(S3Error::new(
             Code::NotImplemented,
-            "SSE-KMS is not implemented: this gateway has no KMS configured; use              x-amz-server-side-encryption: AES256 (SSE-S3) or SSE-C",
+            "SSE-KMS is not implemented: this gateway has no KMS configured; use \
+             x-amz-server-side-encryption: AES256 (SSE-S3) or SSE-C",
         )
         .with("Header", SSE_HEADER)),
-        (None, Some(_)) => Err(S3Error::invalid_argument(
-            "The encryption method specified is not supported",
-        )
-        .with("ArgumentName", SSE_HEADER)),
-        (None, None) => Ok(None),
+        _ => Err(
+            S3Error::invalid_argument("The encryption method specified is not supported")
+                .with("ArgumentName", SSE_HEADER),
+        ),
     }
 }
 
@@ -146,7 +161,7 @@ pub fn master_key(state: &AppState) -> Result<Encryption, S3Error> {
 pub fn no_master_key() -> S3Error {
     S3Error::new(
         Code::NotImplemented,
-        "SSE-S3 is not available: this gateway has no master key configured          (sse_master_key_file, S3GW_SSE_MASTER_KEY_FILE); nothing was stored",
+        "SSE-S3 is not available: this gateway has no master key configured (sse_master_key_file, S3GW_SSE_MASTER_KEY_FILE); nothing was stored",
     )
     .with("Header", SSE_HEADER)
 }
@@ -240,11 +255,15 @@ mod tests {
             assert_eq!((err.code, err.status.as_u16()), ("NotImplemented", 501));
             let lower = name.to_ascii_lowercase();
             assert!(err.message.contains(&lower), "{}", err.message);
-            assert_eq!(
-                refuse_fields([lower.as_str()]).unwrap_err().code,
-                "NotImplemented"
-            );
+            if lower != SSE_HEADER {
+                assert_eq!(
+                    refuse_fields([lower.as_str()]).unwrap_err().code,
+                    "NotImplemented"
+                );
+            }
         }
+        // SSE-S3's form field is PostObject's to judge (`algorithm`).
+        refuse_fields([SSE_HEADER]).unwrap();
     }
 
     #[test]

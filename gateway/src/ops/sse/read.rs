@@ -63,7 +63,7 @@ impl Opened {
                     damaged(
                         info,
                         &format!(
-                            "its master key {key_id} is not in the keyring                              (sse_master_key_file): a key was removed, or the file is not the                              one that sealed it"
+                            "its master key {key_id} is not in the keyring (sse_master_key_file): a key was removed, or the file is not the one that sealed it"
                         ),
                     )
                 })?,

@@ -79,10 +79,7 @@ pub async fn receive_sealed(
     encryption: &Encryption,
     max_size: u64,
 ) -> Result<(Digests, Sealed), S3Error> {
-    let too_large = |_: SealError| S3Error::entity_too_large(max_size);
-    let object_key = ObjectKey::random();
-    let mut sealer = Sealer::new(object_key.cipher(), object_key.base);
-    let mut stored_md5 = Md5::new();
+    let mut sealing = Sealing::new(encryption, max_size);
     let mut received: u64 = 0;
     while let Some(chunk) = payload.next_chunk().await {
         let chunk = chunk?;
@@ -91,28 +88,88 @@ pub async fn receive_sealed(
             return Err(S3Error::entity_too_large(max_size));
         }
         summer.update(&chunk);
-        for segment in sealer.push(&chunk).map_err(too_large)? {
-            stored_md5.update(&segment);
-            writer.write(segment).await?;
+        sealing.write(writer, &chunk).await?;
+    }
+    let digests = summer.finish();
+    let sealed = sealing.finish(writer, received, &digests).await?;
+    Ok((digests, sealed))
+}
+
+/// A body being sealed on its way into a writer, whatever it comes from
+/// (a PutObject's payload, a PostObject's file part): push plaintext
+/// chunks, then [`Sealing::finish`] with the plaintext's size and digests.
+pub struct Sealing<'a> {
+    encryption: &'a Encryption,
+    object_key: ObjectKey,
+    sealer: Sealer,
+    stored_md5: Md5,
+    /// The size limit a sealing failure is reported against.
+    max_size: u64,
+}
+
+impl<'a> Sealing<'a> {
+    pub fn new(encryption: &'a Encryption, max_size: u64) -> Self {
+        let object_key = ObjectKey::random();
+        let sealer = Sealer::new(object_key.cipher(), object_key.base);
+        Self {
+            encryption,
+            object_key,
+            sealer,
+            stored_md5: Md5::new(),
+            max_size,
         }
     }
-    let last = sealer.finish().map_err(too_large)?;
-    stored_md5.update(&last);
-    writer.write(last).await?;
-    let (wrapping, wrapping_key) = encryption.wrapping();
-    let record = Record {
-        plain_size: received,
-        sealed_key: object_key
-            .seal(wrapping_key, &wrapping.aad(received))
-            .map_err(too_large)?,
-        wrapping,
-    };
-    let digests = summer.finish();
-    let etag = match encryption {
-        Encryption::Customer(_) => hex::encode(stored_md5.finalize()),
-        Encryption::Master(_) => digests.etag(),
-    };
-    Ok((digests, Sealed { etag, record }))
+
+    fn too_large(&self) -> S3Error {
+        S3Error::entity_too_large(self.max_size)
+    }
+
+    /// Seals `chunk` and writes the segments it completed.
+    pub async fn write(&mut self, writer: &mut ObjectWriter, chunk: &[u8]) -> Result<(), S3Error> {
+        let segments = self
+            .sealer
+            .push(chunk)
+            .map_err(|_: SealError| self.too_large())?;
+        for segment in segments {
+            self.stored_md5.update(&segment);
+            writer.write(segment).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the last segment; `plain_size` bytes were pushed, whose
+    /// digests are `digests`.
+    pub async fn finish(
+        self,
+        writer: &mut ObjectWriter,
+        plain_size: u64,
+        digests: &Digests,
+    ) -> Result<Sealed, S3Error> {
+        let too_large = self.too_large();
+        let Self {
+            encryption,
+            object_key,
+            sealer,
+            mut stored_md5,
+            ..
+        } = self;
+        let last = sealer.finish().map_err(|_| too_large.clone())?;
+        stored_md5.update(&last);
+        writer.write(last).await?;
+        let (wrapping, wrapping_key) = encryption.wrapping();
+        let record = Record {
+            plain_size,
+            sealed_key: object_key
+                .seal(wrapping_key, &wrapping.aad(plain_size))
+                .map_err(|_| too_large)?,
+            wrapping,
+        };
+        let etag = match encryption {
+            Encryption::Customer(_) => hex::encode(stored_md5.finalize()),
+            Encryption::Master(_) => digests.etag(),
+        };
+        Ok(Sealed { etag, record })
+    }
 }
 
 /// The headers AWS echoes on every answer about an encrypted object:
