@@ -1,5 +1,5 @@
 """Server-side encryption that is not built yet is refused: SSE-KMS on every path, SSE-S3
-everywhere but PutObject (test_sse_s3.py), SSE-C everywhere but PutObject, GetObject and
+everywhere but PutObject, PostObject and CopyObject (test_sse_s3.py), SSE-C everywhere but PutObject, GetObject and
 HeadObject (test_sse.py), and PostObject's (but SSE-S3's, test_sse_s3.py)
 encryption form fields are answered 501 NotImplemented naming the header, and nothing is
 stored (issue 19, item 2; issue 22, item 1)."""
@@ -60,8 +60,9 @@ def test_put_object_with_encryption_is_refused_and_stores_nothing(root_s3, bucke
 def test_copy_and_multipart_with_encryption_are_refused(root_s3, bucket, params, header):
     root_s3.put_object(Bucket=bucket, Key="src", Body=b"source")
     source = {"Bucket": bucket, "Key": "src"}
-    refused(root_s3.copy_object, header, Bucket=bucket, Key="copy", CopySource=source, **params)
-    absent(root_s3, bucket, "copy")
+    if params != WRITE_CASES["sse-s3"][0]:  # CopyObject takes SSE-S3 (test_sse_s3.py)
+        refused(root_s3.copy_object, header, Bucket=bucket, Key="copy", CopySource=source, **params)
+        absent(root_s3, bucket, "copy")
     refused(root_s3.create_multipart_upload, header, Bucket=bucket, Key="mpu", **params)
     assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 

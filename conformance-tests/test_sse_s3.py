@@ -129,11 +129,38 @@ def test_a_customer_key_is_not_applicable_and_both_schemes_at_once_are_refused(s
         assert status(err.value) == 404
 
 
-def test_copy_and_attributes_of_an_sse_s3_object_are_refused_not_served_as_ciphertext(s3, sse_bucket):
+def test_copy_opens_an_sse_s3_source_and_encrypts_the_copy_when_asked(s3, sse_bucket):
+    marker = b"COPIED-SSE-MARKER-never-on-disk-77aa"
+    body = marker * 5000  # several segments
+    s3.put_object(Bucket=sse_bucket, Key="k", Body=body, **SSE_S3)
+    source = {"Bucket": sse_bucket, "Key": "k"}
+    # Without encryption parameters the copy is stored as its plaintext, as on AWS.
+    plain = s3.copy_object(Bucket=sse_bucket, Key="plain", CopySource=source)
+    assert "ServerSideEncryption" not in plain
+    assert plain["CopyObjectResult"]["ETag"] == f'"{hashlib.md5(body).hexdigest()}"'
+    got = s3.get_object(Bucket=sse_bucket, Key="plain")
+    assert got["Body"].read() == body and "ServerSideEncryption" not in got
+    sealed = s3.copy_object(Bucket=sse_bucket, Key="sealed", CopySource=source, **SSE_S3)
+    assert sealed["ServerSideEncryption"] == "AES256"
+    got = s3.get_object(Bucket=sse_bucket, Key="sealed", Range="bytes=70000-70099")
+    assert (got["Body"].read(), got["ServerSideEncryption"]) == (body[70000:70100], "AES256")
+    # In place, changing only the encryption, as AWS allows.
+    s3.put_object(Bucket=sse_bucket, Key="inplace", Body=marker)
+    s3.copy_object(Bucket=sse_bucket, Key="inplace", CopySource={"Bucket": sse_bucket, "Key": "inplace"}, **SSE_S3)
+    assert s3.head_object(Bucket=sse_bucket, Key="inplace")["ServerSideEncryption"] == "AES256"
+    assert s3.get_object(Bucket=sse_bucket, Key="inplace")["Body"].read() == marker
+
+
+def test_attributes_and_part_copy_of_an_sse_s3_object_are_refused_not_served_as_ciphertext(s3, sse_bucket):
     s3.put_object(Bucket=sse_bucket, Key="k", Body=b"data", **SSE_S3)
-    with pytest.raises(ClientError) as err:
-        s3.copy_object(Bucket=sse_bucket, Key="copy", CopySource={"Bucket": sse_bucket, "Key": "k"})
-    assert status(err.value) == 501
+    upload = s3.create_multipart_upload(Bucket=sse_bucket, Key="mpu")["UploadId"]
+    try:
+        with pytest.raises(ClientError) as err:
+            s3.upload_part_copy(Bucket=sse_bucket, Key="mpu", UploadId=upload, PartNumber=1,
+                                CopySource={"Bucket": sse_bucket, "Key": "k"})
+        assert status(err.value) == 501
+    finally:
+        s3.abort_multipart_upload(Bucket=sse_bucket, Key="mpu", UploadId=upload)
     with pytest.raises(ClientError) as err:
         s3.get_object_attributes(Bucket=sse_bucket, Key="k", ObjectAttributes=["ObjectSize"])
     assert status(err.value) == 501
@@ -272,21 +299,21 @@ def test_a_default_encrypts_puts_without_headers(server, s3, sse_bucket):
     s3.delete_bucket_encryption(Bucket=sse_bucket)
 
 
-def test_writes_that_cannot_encrypt_yet_are_refused_in_a_default_encrypted_bucket(s3, sse_bucket):
+def test_copies_are_encrypted_and_multipart_refused_in_a_default_encrypted_bucket(s3, sse_bucket):
     s3.put_object(Bucket=sse_bucket, Key="plain-src", Body=b"source")
     s3.put_bucket_encryption(Bucket=sse_bucket, ServerSideEncryptionConfiguration=AES256_DEFAULT)
     try:
-        with pytest.raises(ClientError) as err:
-            s3.copy_object(Bucket=sse_bucket, Key="copy", CopySource={"Bucket": sse_bucket, "Key": "plain-src"})
-        assert (status(err.value), error_code(err.value)) == (501, "NotImplemented")
+        copied = s3.copy_object(Bucket=sse_bucket, Key="copy", CopySource={"Bucket": sse_bucket, "Key": "plain-src"})
+        assert copied["ServerSideEncryption"] == "AES256"
+        got = s3.get_object(Bucket=sse_bucket, Key="copy")
+        assert (got["Body"].read(), got["ServerSideEncryption"]) == (b"source", "AES256")
         with pytest.raises(ClientError) as err:
             s3.create_multipart_upload(Bucket=sse_bucket, Key="mpu")
         assert (status(err.value), error_code(err.value)) == (501, "NotImplemented")
         assert s3.list_multipart_uploads(Bucket=sse_bucket).get("Uploads", []) == []
-        for key in ("copy", "mpu"):
-            with pytest.raises(ClientError) as err:
-                s3.head_object(Bucket=sse_bucket, Key=key)
-            assert status(err.value) == 404
+        with pytest.raises(ClientError) as err:
+            s3.head_object(Bucket=sse_bucket, Key="mpu")
+        assert status(err.value) == 404
     finally:
         s3.delete_bucket_encryption(Bucket=sse_bucket)
 

@@ -1,6 +1,7 @@
 //! Put/Get/DeleteBucketEncryption, and a bucket's default encryption as
-//! the write paths read it: PutObject and PostObject encrypt with SSE-S3
-//! what arrives without encryption headers (fields), and a write path that cannot encrypt yet
+//! the write paths read it: PutObject, CopyObject and PostObject encrypt
+//! with SSE-S3 what arrives without encryption headers (fields), and a
+//! write path that cannot encrypt yet
 //! refuses such a bucket ([`refuse_default`]) rather than store plaintext
 //! in a bucket its owner asked to be encrypted.
 

@@ -1,28 +1,30 @@
 //! Server-side encryption at the request's door: what is built passes,
 //! what is not is refused here, in this one place.
 //!
-//! Built: SSE-C (a customer-provided key) on PutObject, GetObject and
-//! HeadObject, and SSE-S3 (`x-amz-server-side-encryption: AES256`, the
-//! object key sealed by the gateway's master key, `crate::sse::keyring`)
-//! on PutObject, its objects read back by GetObject and HeadObject without
-//! any key from the client ([`write`], [`read`], the format in
-//! `crate::sse`); a bucket's default encryption applies SSE-S3 to a
-//! PutObject that asks nothing (`ops::bucket_encryption`, which refuses
-//! the write paths that cannot encrypt yet in such a bucket); PostObject
-//! takes SSE-S3 (its `x-amz-server-side-encryption` field, or the
-//! bucket's default). Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its
-//! key id, context and bucket key: there is no KMS), and encryption on any
+//! Built ([`write`], [`read`], the format in `crate::sse`):
+//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject;
+//! - SSE-S3 (`x-amz-server-side-encryption: AES256`, the object key sealed
+//!   by the gateway's master key, `crate::sse::keyring`) on PutObject,
+//!   CopyObject (an SSE-S3 source is opened and copied as its plaintext)
+//!   and PostObject (its form field); its objects read back by GetObject
+//!   and HeadObject with no key from the client;
+//! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
+//!   a PutObject, CopyObject or PostObject that asks nothing; multipart
+//!   uploads, which cannot encrypt yet, are refused in such a bucket.
+//!
+//! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
+//! bucket key: there is no KMS), SSE-S3 on multipart uploads, SSE-C on any
 //! other operation (CopyObject and its copy-source key, multipart,
-//! UploadPartCopy; on PostObject all but SSE-S3's field). Storing plaintext while answering 200 would
-//! let a client believe its object is encrypted, so a request carrying any
-//! of those headers, as a header or as a presigned URL's query parameter,
-//! is answered `501 NotImplemented` naming it: on writes nothing is stored,
-//! on reads nothing is read. SSE-S3 without a keyring (the Ozone back end
-//! with no `sse_master_key_file`) is refused the same way, naming the
-//! setting. PostObject's form fields are checked the same way. An
-//! encrypted object reached by an operation that cannot open it (a copy's
-//! source, GetObjectAttributes) is refused ([`refuse_encrypted`]), never
-//! served as ciphertext.
+//! UploadPartCopy, PostObject). Storing plaintext while answering 200
+//! would let a client believe its object is encrypted, so a request
+//! carrying any of those headers, as a header or as a presigned URL's
+//! query parameter, is answered `501 NotImplemented` naming it: on writes
+//! nothing is stored, on reads nothing is read. SSE-S3 without a keyring
+//! (the Ozone back end with no `sse_master_key_file`) is refused the same
+//! way, naming the setting. PostObject's form fields are checked the same
+//! way. An encrypted object reached by an operation that cannot open it
+//! (UploadPartCopy's source, GetObjectAttributes, an SSE-C copy source) is
+//! refused ([`refuse_encrypted`]), never served as ciphertext.
 
 pub mod read;
 pub mod write;
@@ -67,7 +69,10 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
         endpoint,
         Endpoint::PutObject { .. } | Endpoint::GetObject { .. } | Endpoint::HeadObject { .. }
     );
-    let takes_algorithm = matches!(endpoint, Endpoint::PutObject { .. });
+    let takes_algorithm = matches!(
+        endpoint,
+        Endpoint::PutObject { .. } | Endpoint::CopyObject { .. }
+    );
     let refused_header = parts.headers.keys().find(|name| {
         let name = name.as_str();
         is_sse(name)
@@ -166,8 +171,9 @@ pub fn no_master_key() -> S3Error {
     .with("Header", SSE_HEADER)
 }
 
-/// Refuses an operation that cannot open encrypted objects: an SSE-C one
-/// the way AWS refuses a read without the key, an SSE-S3 one as not
+/// Refuses an operation that cannot open encrypted objects (all but
+/// GetObject, HeadObject and, for SSE-S3, CopyObject): an SSE-C one the
+/// way AWS refuses a read without the key, an SSE-S3 one as not
 /// implemented here. Ciphertext is never copied out or described as the
 /// object.
 pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
@@ -182,6 +188,17 @@ pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
         )),
         Ok(Some(_)) | Err(_) => Err(read::key_required()),
     }
+}
+
+/// Whether `info` is stored SSE-S3 (what the gateway can open by itself).
+pub fn is_sse_s3(info: &KeyInfo) -> bool {
+    matches!(
+        Record::of(&info.meta),
+        Ok(Some(Record {
+            wrapping: Wrapping::Master { .. },
+            ..
+        }))
+    )
 }
 
 fn is_sse(name: &str) -> bool {
@@ -201,7 +218,7 @@ fn refused(name: &str) -> S3Error {
         format!(
             "This server-side encryption is not implemented: the gateway encrypts with \
              customer keys (SSE-C) on PutObject, GetObject and HeadObject and with its own \
-             keys (SSE-S3) on PutObject only, and refuses {name} here"
+             keys (SSE-S3) on PutObject, CopyObject and PostObject, and refuses {name} here"
         ),
     )
     .with("Header", name)
@@ -220,6 +237,13 @@ mod tests {
 
     fn copy() -> Endpoint {
         Endpoint::CopyObject {
+            bucket: "b".into(),
+            key: "k".into(),
+        }
+    }
+
+    fn create_upload() -> Endpoint {
+        Endpoint::CreateMultipartUpload {
             bucket: "b".into(),
             key: "k".into(),
         }
@@ -248,7 +272,7 @@ mod tests {
             "x-amz-copy-source-server-side-encryption-customer-key-md5",
         ] {
             let err = refuse(
-                &copy(),
+                &create_upload(),
                 &parts("/b/k", &[("content-type", "a/b"), (name, "v")]),
             )
             .expect_err(name);
@@ -284,8 +308,10 @@ mod tests {
             let err = refuse(&put(), &parts("/b/k", &[(name, "v")])).unwrap_err();
             assert_eq!(err.code, "NotImplemented");
         }
-        // SSE-S3's algorithm is PutObject's to judge (`for_write`).
+        // SSE-S3's algorithm is PutObject's and CopyObject's to judge
+        // (`for_write`).
         refuse(&put(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
+        refuse(&copy(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
         // Presigned: as headers only.
         let presigned = "/b/k?x-amz-server-side-encryption-customer-algorithm=AES256";
         assert!(refuse(&put(), &parts(presigned, &[])).is_err());

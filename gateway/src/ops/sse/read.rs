@@ -102,6 +102,16 @@ impl Opened {
     }
 }
 
+/// Never the keys: only what a log line about a copy may show.
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("plain_size", &self.plain_size)
+            .field("wrapping", &self.wrapping)
+            .finish_non_exhaustive()
+    }
+}
+
 /// AWS's answer to a read of an encrypted object that does not carry its
 /// key (and, here, to an operation that cannot open encrypted objects).
 pub fn key_required() -> S3Error {
