@@ -90,7 +90,7 @@ def shell_env(tmp_path: Path) -> dict:
 
 def the_example_config(tmp_path: Path) -> Path:
     """docs/configuration.md's embedded example at /etc/s3-gateway/gateway.toml's
-    place here, with the keys file and TLS files it names."""
+    place here, with the keys file, SSE-S3 keyring and TLS files it names."""
     text = (REPO_ROOT / "docs" / "configuration.md").read_text()
     example = [b for b in re.findall(r"^```toml\n(.*?)^```", text, re.M | re.S) if "read_buffer" in b][0]
     etc = tmp_path / "etc"
@@ -100,6 +100,8 @@ def the_example_config(tmp_path: Path) -> Path:
     (etc / "keys.toml").write_text('[[keys]]\nname = "alice"\naccess_key = "S3GWEXAMPLEKEY000001"\n'
                                    'secret_key = "exampleexampleexampleexampleexample00001"\n')
     (etc / "keys.toml").chmod(0o600)  # a keys file others may read is refused
+    (etc / "sse-master.keys").write_text("k1 q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=\n")
+    (etc / "sse-master.keys").chmod(0o600)  # so is an SSE-S3 keyring
     config = etc / "gateway.toml"
     config.write_text(example.replace("/var/lib/s3-gateway", str(tmp_path / "var-lib")))
     return config

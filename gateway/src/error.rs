@@ -91,6 +91,7 @@ codes! {
     NoSuchVersion => NOT_FOUND,
     ObjectLockConfigurationNotFoundError => NOT_FOUND,
     OwnershipControlsNotFoundError => NOT_FOUND,
+    ServerSideEncryptionConfigurationNotFoundError => NOT_FOUND,
     MethodNotAllowed => METHOD_NOT_ALLOWED,
     BucketAlreadyExists => CONFLICT,
     BucketAlreadyOwnedByYou => CONFLICT,

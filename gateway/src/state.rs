@@ -12,6 +12,7 @@ use crate::client_address::TrustedProxies;
 use crate::config::{Config, Limits};
 use crate::error::S3Error;
 use crate::parsed_documents::ParsedDocuments;
+use crate::sse::keyring::Keyring;
 
 pub struct AppState {
     pub storage: Arc<Storage>,
@@ -34,12 +35,16 @@ pub struct AppState {
     /// Whether a request may carry an SSE-C key: over TLS, or over plain
     /// HTTP when `sse_c_over_http` allows it.
     pub sse_c_allowed: bool,
+    /// SSE-S3's master keys; `None` refuses SSE-S3 writes (and reads of
+    /// SSE-S3 objects cannot open).
+    pub sse_keyring: Option<Arc<Keyring>>,
 }
 
 impl AppState {
     /// Wires the verifier to look secrets up in `storage`, with the
-    /// region, domain and signature settings of `config`.
-    pub fn new(storage: Arc<Storage>, config: &Config) -> Self {
+    /// region, domain and signature settings of `config`, and SSE-S3's
+    /// master keys.
+    pub fn new(storage: Arc<Storage>, config: &Config, sse_keyring: Option<Keyring>) -> Self {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
         let verifier = Verifier::new(source, config.region.clone())
             .with_domain(config.domain.clone())
@@ -56,6 +61,7 @@ impl AppState {
             parsed_documents: ParsedDocuments::default(),
             lifecycle_day: config.lifecycle.day,
             sse_c_allowed: config.tls.is_some() || config.sse_c_over_http,
+            sse_keyring: sse_keyring.map(Arc::new),
         }
     }
 }

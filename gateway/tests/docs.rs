@@ -67,7 +67,14 @@ fn load_config_example(text: &str) -> Result<Config, String> {
         "-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n",
     )
     .expect("write");
-    for file in [&keys_file, &secret, &records_key] {
+    // And the SSE-S3 keyring.
+    let sse_keys = dir.path().join("sse-master.keys");
+    std::fs::write(
+        &sse_keys,
+        "k1 q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=\n",
+    )
+    .expect("write");
+    for file in [&keys_file, &secret, &records_key, &sse_keys] {
         std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .expect("chmod");
     }

@@ -15,7 +15,9 @@ use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{
     BucketVersioningStatus, ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart, Delete,
-    ObjectIdentifier, Tag, Tagging, VersioningConfiguration,
+    ObjectIdentifier, ServerSideEncryption, ServerSideEncryptionByDefault,
+    ServerSideEncryptionConfiguration, ServerSideEncryptionRule, Tag, Tagging,
+    VersioningConfiguration,
 };
 use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
 use s3_gateway::config::Config;
@@ -592,5 +594,121 @@ async fn conditional_requests_answer_as_s3() {
         .await
         .expect("get");
     assert_eq!(body_of(got).await, b"v1");
+    served.stop().await;
+}
+
+/// SSE-S3 under the keyring the embedded back end generates, and a
+/// bucket's default encryption, as the SDK sends and parses them.
+#[tokio::test]
+async fn sse_s3_and_bucket_default_encryption() {
+    let served = Served::start().await;
+    let s3 = &served.s3;
+    s3.create_bucket()
+        .bucket("enc")
+        .send()
+        .await
+        .expect("create");
+    let data = payload(200_000);
+    let put = s3
+        .put_object()
+        .bucket("enc")
+        .key("asked")
+        .server_side_encryption(ServerSideEncryption::Aes256)
+        .body(ByteStream::from(data.clone()))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(
+        put.server_side_encryption(),
+        Some(&ServerSideEncryption::Aes256)
+    );
+    let got = s3
+        .get_object()
+        .bucket("enc")
+        .key("asked")
+        .range("bytes=65530-131080")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(
+        got.server_side_encryption(),
+        Some(&ServerSideEncryption::Aes256)
+    );
+    assert_eq!(body_of(got).await, &data[65530..=131080]);
+
+    let missing = s3
+        .get_bucket_encryption()
+        .bucket("enc")
+        .send()
+        .await
+        .expect_err("none set");
+    assert_eq!(
+        missing.code(),
+        Some("ServerSideEncryptionConfigurationNotFoundError")
+    );
+    let rule = ServerSideEncryptionRule::builder()
+        .apply_server_side_encryption_by_default(
+            ServerSideEncryptionByDefault::builder()
+                .sse_algorithm(ServerSideEncryption::Aes256)
+                .build()
+                .expect("default"),
+        )
+        .build();
+    s3.put_bucket_encryption()
+        .bucket("enc")
+        .server_side_encryption_configuration(
+            ServerSideEncryptionConfiguration::builder()
+                .rules(rule)
+                .build()
+                .expect("configuration"),
+        )
+        .send()
+        .await
+        .expect("put encryption");
+    let stored = s3
+        .get_bucket_encryption()
+        .bucket("enc")
+        .send()
+        .await
+        .expect("get encryption");
+    let rules = stored
+        .server_side_encryption_configuration()
+        .expect("configuration")
+        .rules();
+    assert_eq!(
+        rules[0]
+            .apply_server_side_encryption_by_default()
+            .map(|by_default| by_default.sse_algorithm()),
+        Some(&ServerSideEncryption::Aes256)
+    );
+    let by_default = s3
+        .put_object()
+        .bucket("enc")
+        .key("by-default")
+        .body(ByteStream::from_static(b"default"))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(
+        by_default.server_side_encryption(),
+        Some(&ServerSideEncryption::Aes256)
+    );
+    let head = s3
+        .head_object()
+        .bucket("enc")
+        .key("by-default")
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(
+        head.server_side_encryption(),
+        Some(&ServerSideEncryption::Aes256)
+    );
+    assert_eq!(head.content_length(), Some(7));
+    s3.delete_bucket_encryption()
+        .bucket("enc")
+        .send()
+        .await
+        .expect("delete encryption");
     served.stop().await;
 }

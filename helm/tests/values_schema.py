@@ -18,7 +18,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA = REPO_ROOT / "helm" / "s3-gateway" / "values.schema.json"
 # Settings the chart sets itself, from other values; not under `config`.
-CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key", "ozone_records_key_file"}
+CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key", "ozone_records_key_file",
+               "sse_master_key_file"}
 
 
 def gateway_binary() -> Path:

@@ -14,10 +14,12 @@ pub enum BucketDocument {
     Tagging,
     OwnershipControls,
     ObjectLock,
+    /// Default encryption (PutBucketEncryption).
+    Encryption,
 }
 
 impl BucketDocument {
-    pub const ALL: [BucketDocument; 8] = [
+    pub const ALL: [BucketDocument; 9] = [
         Self::Acl,
         Self::Policy,
         Self::PublicAccessBlock,
@@ -26,6 +28,7 @@ impl BucketDocument {
         Self::Tagging,
         Self::OwnershipControls,
         Self::ObjectLock,
+        Self::Encryption,
     ];
 
     /// The name it is stored under: never change one, data on disk and in
@@ -40,6 +43,7 @@ impl BucketDocument {
             Self::Tagging => "tagging",
             Self::OwnershipControls => "ownership-controls",
             Self::ObjectLock => "object-lock",
+            Self::Encryption => "encryption",
         }
     }
 }

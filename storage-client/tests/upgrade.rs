@@ -103,7 +103,7 @@ async fn reads_back(fixture: &str) {
         assert!(!stored.secret_key.is_empty());
     }
     // Every kind the fixture's build had reads back; a kind added since
-    // (ownership controls) is simply absent from such a store.
+    // (ownership controls, encryption) is simply absent from such a store.
     for kind in BucketDocument::ALL {
         let document = storage.bucket_document("documents", kind).await.unwrap();
         assert_eq!(

@@ -12,6 +12,7 @@ mod layer;
 mod private_file;
 mod records_key;
 pub mod settings;
+mod sse_master_key;
 mod system_secret;
 mod unknown_env;
 
@@ -24,6 +25,7 @@ use storage_client::{OzoneStorageConfig, OzoneTls, RecordsKey, StorageConfig, Sy
 use crate::client_address::TrustedProxies;
 use crate::credentials_file::{self, KeyEntry};
 use crate::lifecycle::worker::Schedule;
+use crate::sse::keyring::Keyring;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
 use settings::{ReadBy, SETTINGS, setting};
@@ -88,6 +90,9 @@ pub struct Config {
     /// Whether SSE-C keys are accepted over plain HTTP (they always are
     /// over TLS).
     pub sse_c_over_http: bool,
+    /// SSE-S3's master keys from `sse_master_key_file`; unset, the
+    /// embedded back end generates its own at start.
+    pub sse_master_keys: Option<Keyring>,
     pub limits: Limits,
 }
 
@@ -436,6 +441,13 @@ impl Layer {
         let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
         let sse_c_over_http = self.flag("sse_c_over_http")?.unwrap_or(false);
+        let sse_master_keys = self
+            .get("sse_master_key_file")
+            .map(|s| {
+                sse_master_key::read(Path::new(&s.value))
+                    .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
+            })
+            .transpose()?;
         let limits = self.limits()?;
         let lifecycle = Schedule {
             interval: self
@@ -477,6 +489,7 @@ impl Layer {
             tls,
             sigv2,
             sse_c_over_http,
+            sse_master_keys,
             limits,
         })
     }
@@ -1005,6 +1018,38 @@ mod tests {
                 .keys
                 .len(),
             1
+        );
+    }
+
+    #[test]
+    fn the_sse_master_key_file_is_loaded_from_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let key = "q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=";
+        let file = file_with(&format!("old {key}\nnew {key}\n"));
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let path = file.path().to_string_lossy().to_string();
+        let config = Config::load_from(
+            &ServeArgs::default(),
+            env_of(&[("S3GW_SSE_MASTER_KEY_FILE", &path)]),
+        )
+        .expect("valid");
+        assert_eq!(config.sse_master_keys.expect("loaded").active().id, "new");
+        assert!(
+            Config::load_from(&ServeArgs::default(), env_of(&[]))
+                .expect("defaults")
+                .sse_master_keys
+                .is_none()
+        );
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let message = error_of(
+            &ServeArgs::default().with("sse_master_key_file", &path),
+            &[],
+        );
+        assert!(message.contains("--sse-master-key-file"), "{message}");
+        assert!(message.contains("chmod 600"), "{message}");
+        assert!(
+            !message.contains(key) && !message.contains('\n'),
+            "{message}"
         );
     }
 

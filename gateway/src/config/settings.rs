@@ -504,6 +504,14 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Accept SSE-C requests (a customer key in the headers) over plain HTTP. Off, a gateway serving HTTP refuses them with `400 InvalidRequest`, as AWS refuses them without TLS: the key would cross the network in the clear. Turn on only where TLS ends in front of the gateway (a load balancer) or in tests",
     },
     Setting {
+        key: "sse_master_key_file",
+        kind: Kind::Path("FILE"),
+        default: Default::Unset("embedded: DATA_DIR/sse-master-keys, generated; ozone: none"),
+        read_by: ReadBy::Both,
+        help: "File of SSE-S3 master keys, `<key-id> <base64 32 bytes>` a line, the last active",
+        doc: "SSE-S3's master keys, which seal every SSE-S3 object's key: one `<key-id> <base64 of 32 bytes>` a line (e.g. `echo \"k1 $(openssl rand -base64 32)\"`), the last line sealing new objects, every line opening what it sealed (rotate by appending a line and restarting; never remove a line objects still use). Refused if open to other users. Unset on the embedded back end, `DATA_DIR/sse-master-keys` is generated on first start; unset on `ozone`, SSE-S3 requests are refused with `501 NotImplemented` (see docs/security.md)",
+    },
+    Setting {
         key: "max_connections",
         kind: Kind::Count { max: U32 },
         // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one

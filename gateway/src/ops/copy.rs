@@ -1,6 +1,10 @@
 //! CopyObject: the source's bytes streamed into a new upload of the
 //! destination, with metadata and tags copied or replaced as the
 //! directives say, committed under the destination's write conditions.
+//! An SSE-S3 source is copied as its plaintext; the copy is sealed with
+//! SSE-S3 when the request asks (`x-amz-server-side-encryption: AES256`)
+//! or the destination bucket has default encryption, else stored plain,
+//! as AWS copies without encryption parameters.
 //!
 //! The embedded back end copies blocks rather than sharing them with the
 //! source. Each block then belongs to exactly one object, so reclamation
@@ -19,6 +23,7 @@ use super::headers::written_version_header;
 use super::headers::{object_meta_from_request, quoted_etag};
 use super::integrity::requested_algorithm;
 use super::put::{MAX_OBJECT_SIZE, check_storage_class, write_condition};
+use super::sse::write::Sealing;
 use super::tagging::tags_from_header;
 use super::xml_response;
 use crate::checksum::{ChecksumAlgorithm, Checksummer};
@@ -56,7 +61,11 @@ pub async fn copy_object(
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
-    let source = CopySource::from_request(state, parts, owner).await?;
+    let mut encryption = super::sse::for_write(state, parts)?;
+    if encryption.is_none() && super::bucket_encryption::has_default(state, bucket).await? {
+        encryption = Some(super::sse::master_key(state)?);
+    }
+    let source = CopySource::from_request_opening(state, parts, owner).await?;
 
     if source.bucket == bucket
         && source.key == key
@@ -69,11 +78,15 @@ pub async fn copy_object(
             "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         ));
     }
-    check_copy_size(source.info.size)?;
+    let plain_size = source.plain_size();
+    check_copy_size(plain_size)?;
     let mut meta = match metadata_directive {
         Directive::Copy => source.info.meta.clone(),
         Directive::Replace => object_meta_from_request(headers)?,
     };
+    // The source's encryption record describes the source's bytes, never
+    // the copy's: the copy gets its own, or none.
+    meta.user.remove(crate::sse::record::ENTRY);
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let (query, write) = (parts.uri.query(), super::object_lock::Write::Other);
     super::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
@@ -86,27 +99,54 @@ pub async fn copy_object(
     let intent = WriteIntent {
         condition,
         tags,
-        size_hint: Some(source.info.size),
+        size_hint: Some(match encryption {
+            Some(_) => crate::sse::segments::sealed_size(plain_size),
+            None => plain_size,
+        }),
     };
     let mut writer = state
         .storage
         .create_object(owner, bucket, key, intent)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
-    let digests = match source
-        .copy_into(state, owner, 0..source.info.size, &mut writer, summer)
-        .await
-    {
-        Ok(digests) => digests,
+    let mut sealing = encryption
+        .as_ref()
+        .map(|encryption| Sealing::new(encryption, MAX_OBJECT_SIZE));
+    let copied = async {
+        let digests = source
+            .copy_into(
+                state,
+                owner,
+                0..plain_size,
+                &mut writer,
+                summer,
+                sealing.as_mut(),
+            )
+            .await?;
+        let sealed = match sealing {
+            Some(sealing) => Some(sealing.finish(&mut writer, plain_size, &digests).await?),
+            None => None,
+        };
+        Ok::<_, S3Error>((digests, sealed))
+    };
+    let (digests, sealed) = match copied.await {
+        Ok(copied) => copied,
         Err(err) => {
             writer.abort().await;
             return Err(err);
         }
     };
     let checksum = carried.or_else(|| digests.stored_checksum());
+    let etag = match &sealed {
+        Some(sealed) => {
+            sealed.store(&mut meta);
+            sealed.etag.clone()
+        }
+        None => digests.etag(),
+    };
     let committed = writer
         .commit(NewObject {
-            etag: digests.etag(),
+            etag,
             meta,
             checksum: checksum.clone(),
         })
@@ -122,6 +162,9 @@ pub async fn copy_object(
     let mut response = xml_response("CopyObjectResult", &document)?;
     let out = response.headers_mut();
     written_version_header(out, committed.version_id.as_deref());
+    if let Some(encryption) = &encryption {
+        encryption.echo(out);
+    }
     if let Some(value) = source
         .info
         .version_id

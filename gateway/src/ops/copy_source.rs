@@ -11,6 +11,8 @@ use percent_encoding::percent_decode_str;
 use storage_client::{KeyInfo, ObjectWriter, Owner};
 
 use super::conditional::{Conditions, Outcome};
+use super::sse::read::Opened;
+use super::sse::write::Sealing;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -41,6 +43,9 @@ pub(crate) struct CopySource {
     pub key: String,
     /// The committed source object, with READ tokens for its blocks.
     pub info: KeyInfo,
+    /// An SSE-S3 source, opened to be copied as its plaintext (only
+    /// CopyObject takes one, see [`CopySource::from_request_opening`]).
+    opened: Option<Opened>,
 }
 
 impl CopySource {
@@ -60,7 +65,49 @@ impl CopySource {
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
         super::sse::refuse_encrypted(&info)?;
-        Ok(Self { bucket, key, info })
+        Ok(Self {
+            bucket,
+            key,
+            info,
+            opened: None,
+        })
+    }
+
+    /// As [`CopySource::from_request`], but an SSE-S3 source is opened
+    /// with the keyring and copied as its plaintext (an SSE-C one, whose
+    /// key the copy-source headers would carry, is still refused).
+    pub(crate) async fn from_request_opening(
+        state: &AppState,
+        parts: &Parts,
+        owner: &Owner,
+    ) -> S3Result<Self> {
+        let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
+        let info = state
+            .storage
+            .lookup_version(owner, &bucket, &key, version_id.as_deref())
+            .await
+            .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
+        check_preconditions(&parts.headers, &info)?;
+        let opened = if super::sse::is_sse_s3(&info) {
+            Opened::check(&info, None, state.sse_keyring.as_deref())?
+        } else {
+            super::sse::refuse_encrypted(&info)?;
+            None
+        };
+        Ok(Self {
+            bucket,
+            key,
+            info,
+            opened,
+        })
+    }
+
+    /// The size of what the source holds for the client: an encrypted
+    /// source's plaintext.
+    pub(crate) fn plain_size(&self) -> u64 {
+        self.opened
+            .as_ref()
+            .map_or(self.info.size, |opened| opened.plain_size)
     }
 
     /// The bytes `x-amz-copy-source-range` selects, or the whole object.
@@ -71,9 +118,10 @@ impl CopySource {
         }
     }
 
-    /// Streams `range` of the source into `writer`, computing the digests
-    /// `summer` was set up for on the way. The writer is left open: the
-    /// caller commits or aborts it.
+    /// Streams plaintext `range` of the source into `writer` (sealed by
+    /// `sealing`, if any), computing the digests `summer` was set up for
+    /// on the way. The writer is left open: the caller commits or aborts
+    /// it.
     pub(crate) async fn copy_into(
         &self,
         state: &AppState,
@@ -81,19 +129,48 @@ impl CopySource {
         range: Range<u64>,
         writer: &mut ObjectWriter,
         mut summer: Checksummer,
+        mut sealing: Option<&mut Sealing<'_>>,
     ) -> S3Result<Digests> {
         let naming = |err: storage_client::StorageError| {
             S3Error::from(err).naming(&self.bucket, Some(&self.key))
         };
-        let mut stream = state
-            .storage
-            .read(owner, &self.info, range)
-            .await
-            .map_err(naming)?;
+        if range.is_empty() {
+            return Ok(summer.finish());
+        }
+        let mut stream = match &self.opened {
+            None => state
+                .storage
+                .read(owner, &self.info, range)
+                .await
+                .map_err(naming)?
+                .map(|piece| piece.map_err(naming))
+                .boxed(),
+            Some(opened) => {
+                let sealed = opened.stored_range(range);
+                let stored = state
+                    .storage
+                    .read(owner, &self.info, sealed.stored.clone())
+                    .await
+                    .map_err(naming)?;
+                let (bucket, key) = (self.bucket.clone(), self.key.clone());
+                opened
+                    .open(sealed, stored)
+                    .map(move |piece| {
+                        piece.map_err(|err| {
+                            tracing::error!(%bucket, %key, error = %err, "encrypted copy source failed");
+                            S3Error::internal("The encrypted object is damaged and cannot be read")
+                        })
+                    })
+                    .boxed()
+            }
+        };
         while let Some(piece) = stream.next().await {
-            let piece = piece.map_err(naming)?;
+            let piece = piece?;
             summer.update(&piece);
-            writer.write(piece).await?;
+            match sealing.as_deref_mut() {
+                Some(sealing) => sealing.write(writer, &piece).await?,
+                None => writer.write(piece).await?,
+            }
         }
         Ok(summer.finish())
     }

@@ -17,7 +17,7 @@ use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
 use super::sse::read::Opened;
-use super::sse::write::echo_customer_key;
+use super::sse::write::echo;
 use crate::error::S3Error;
 use crate::router::Query;
 use crate::state::AppState;
@@ -69,7 +69,7 @@ pub async fn get_object(
     let bucket = object.bucket();
     let customer_key = super::sse::customer_key(state, parts)?;
     let info = object.resolve(state).await?;
-    let opened = Opened::check(&info, customer_key.as_ref())?;
+    let opened = Opened::check(&info, customer_key.as_ref(), state.sse_keyring.as_deref())?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
         Outcome::Proceed => {}
@@ -113,7 +113,7 @@ pub async fn get_object(
         insert(out, header::CONTENT_RANGE, &content_range(&range, size));
     }
     if let Some(opened) = &opened {
-        echo_customer_key(out, &opened.key_md5);
+        echo(out, &opened.wrapping);
     }
     if target.part_number.is_some() && !info.parts.is_empty() {
         out.insert("x-amz-mp-parts-count", HeaderValue::from(info.parts.len()));

@@ -14,6 +14,7 @@ mod authorise;
 mod body;
 mod bucket;
 mod bucket_documents;
+mod bucket_encryption;
 mod bucket_tagging;
 mod conditional;
 mod copy;
@@ -359,6 +360,16 @@ async fn run(
         } => {
             let object = authorised.object(&bucket, &key, version_id.as_deref());
             boxed(|| acl::put_object_acl(state, object, parts, payload)).await
+        }
+        E::GetBucketEncryption { bucket } => {
+            boxed(|| bucket_encryption::get_bucket_encryption(state, &bucket)).await
+        }
+        E::PutBucketEncryption { bucket } => {
+            use bucket_encryption::put_bucket_encryption as put;
+            boxed(|| put(state, owner, parts, &bucket, payload)).await
+        }
+        E::DeleteBucketEncryption { bucket } => {
+            boxed(|| bucket_encryption::delete_bucket_encryption(state, owner, &bucket)).await
         }
         E::GetBucketOwnershipControls { bucket } => {
             boxed(|| ownership_controls::get_bucket_ownership_controls(state, &bucket)).await

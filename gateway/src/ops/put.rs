@@ -17,7 +17,7 @@ use super::headers::written_version_header;
 use super::headers::{insert, insert_checksum, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::object_lock::Write;
-use super::sse::write::{Sealed, echo_customer_key, receive_sealed};
+use super::sse::write::{Sealed, receive_sealed};
 use super::tagging::tags_from_header;
 use crate::auth::Payload;
 use crate::checksum::{Checksummer, Digests};
@@ -45,7 +45,10 @@ pub async fn put_object(
     super::object_lock::record(state, bucket, headers, query, Write::Put, &mut meta).await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
-    let customer_key = super::sse::customer_key(state, parts)?;
+    let mut encryption = super::sse::for_write(state, parts)?;
+    if encryption.is_none() && super::bucket_encryption::has_default(state, bucket).await? {
+        encryption = Some(super::sse::master_key(state)?);
+    }
     if payload
         .declared_length()
         .is_some_and(|length| length > MAX_OBJECT_SIZE)
@@ -57,17 +60,22 @@ pub async fn put_object(
     let intent = WriteIntent {
         condition,
         tags,
-        size_hint: match customer_key {
+        size_hint: match encryption {
             Some(_) => declared.map(crate::sse::segments::sealed_size),
             None => declared,
         },
     };
     let written = write_object(state, owner, bucket, key, intent, meta, async |writer| {
-        let (digests, sealed) = match &customer_key {
-            Some(key) => {
-                let (digests, sealed) =
-                    receive_sealed(writer, payload, plan.checksummer(), key, MAX_OBJECT_SIZE)
-                        .await?;
+        let (digests, sealed) = match &encryption {
+            Some(encryption) => {
+                let (digests, sealed) = receive_sealed(
+                    writer,
+                    payload,
+                    plan.checksummer(),
+                    encryption,
+                    MAX_OBJECT_SIZE,
+                )
+                .await?;
                 (digests, Some(sealed))
             }
             None => (receive(writer, payload, plan.checksummer()).await?, None),
@@ -83,8 +91,8 @@ pub async fn put_object(
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
     insert(out, header::ETAG, &quoted_etag(&written.etag));
-    if let Some(key) = &customer_key {
-        echo_customer_key(out, &key.md5);
+    if let Some(encryption) = &encryption {
+        encryption.echo(out);
     }
     written_version_header(out, written.committed.version_id.as_deref());
     insert_expiration(state, out, bucket, &written.committed).await;

@@ -34,6 +34,7 @@ use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::client_address::TrustedProxies;
 use crate::config::{Backend, Config, Limits};
 use crate::lifecycle::worker::Worker;
+use crate::sse::keyring::Keyring;
 use crate::state::AppState;
 
 pub use metrics::Metrics;
@@ -63,6 +64,8 @@ pub enum StartError {
     },
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("cannot set up SSE-S3 master keys: {0}")]
+    Keyring(String),
 }
 
 impl StartError {
@@ -129,7 +132,16 @@ impl Gateway {
         }
         let storage = open_storage(config).await?;
         let root_keys = bootstrap::ensure_keys(&storage, config).await?;
-        let state = AppState::new(Arc::new(storage), config);
+        let sse_keyring = match (&config.sse_master_keys, &config.backend) {
+            (Some(ring), _) => Some(ring.clone()),
+            // One command on a laptop: `--sse AES256` works out of the box.
+            // Not on Ozone, whose replicas must share one keyring.
+            (None, Backend::Embedded) => {
+                Some(Keyring::generated_in(&config.data_dir).map_err(StartError::Keyring)?)
+            }
+            (None, Backend::Ozone(_)) => None,
+        };
+        let state = AppState::new(Arc::new(storage), config, sse_keyring);
         let metrics = Arc::<Metrics>::default();
         let lifecycle = Worker::spawn(
             &state.storage,

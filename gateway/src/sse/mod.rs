@@ -1,4 +1,5 @@
-//! Server-side encryption with customer keys (SSE-C), above storage: the
+//! Server-side encryption with customer keys (SSE-C) and with the
+//! gateway's master keys (SSE-S3), above storage: the
 //! gateway seals an object's bytes before they reach either back end and
 //! opens them on the way out, so embedded and Ozone hold only ciphertext
 //! and behave alike. See docs/security.md, "Server-side encryption".
@@ -7,10 +8,14 @@
 //!   streaming sealer and opener;
 //! - [`object_key`]: the random per-object key and its sealing;
 //! - [`customer_key`]: the SSE-C request headers;
+//! - [`bucket_default`]: a bucket's default encryption document;
+//! - [`keyring`]: SSE-S3's master keys and their file;
 //! - [`record`]: the reserved metadata entry that describes an encrypted
 //!   object.
 
+pub mod bucket_default;
 pub mod customer_key;
+pub mod keyring;
 pub mod object_key;
 pub mod record;
 pub mod segments;

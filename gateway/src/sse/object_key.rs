@@ -1,9 +1,11 @@
 //! The per-object key: a random AES-256 data key and a random segment
 //! nonce base, made fresh for every object written encrypted. It is stored
-//! only sealed (AES-256-GCM) under a wrapping key the gateway does not
-//! keep: the customer's key for SSE-C. So a customer key never touches the
-//! disk, and whoever reads the stored bytes and metadata without the
-//! wrapping key learns nothing but sizes.
+//! only sealed (AES-256-GCM) under a wrapping key: the customer's key for
+//! SSE-C, which the gateway never keeps, or a master key of the keyring
+//! for SSE-S3, which lives outside the store. Whoever reads the stored
+//! bytes and metadata without the wrapping key learns nothing but sizes.
+//! What the sealing binds the key to (`aad`, see `Wrapping::aad`) makes a
+//! sealed key open only as what its record says it is.
 
 use aes_gcm::aead::{Aead, Payload};
 use aes_gcm::{Aes256Gcm, KeyInit, Nonce};
@@ -12,12 +14,6 @@ use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
 
 use super::segments::SealError;
-
-/// What sealing binds the object key to, so a sealed key is only ever
-/// opened as one (and with the plaintext size it was recorded with).
-fn aad(plain_size: u64) -> Vec<u8> {
-    format!("s3gw sse object key v1 {plain_size}").into_bytes()
-}
 
 pub struct ObjectKey {
     data_key: [u8; 32],
@@ -40,21 +36,20 @@ impl ObjectKey {
         Aes256Gcm::new(&self.data_key.into())
     }
 
-    /// The key sealed under `wrapping` for an object of `plain_size`
-    /// bytes, as base64 of nonce, ciphertext and tag.
-    pub fn seal(&self, wrapping: &[u8; 32], plain_size: u64) -> Result<String, SealError> {
+    /// The key sealed under `wrapping`, bound to `aad`, as base64 of
+    /// nonce, ciphertext and tag.
+    pub fn seal(&self, wrapping: &[u8; 32], aad: &[u8]) -> Result<String, SealError> {
         let mut nonce = [0u8; 12];
         rand::rng().fill_bytes(&mut nonce);
         let mut material = [0u8; 44];
         material[..32].copy_from_slice(&self.data_key);
         material[32..].copy_from_slice(&self.base);
-        let aad = aad(plain_size);
         let sealed = Aes256Gcm::new(wrapping.into())
             .encrypt(
                 Nonce::from_slice(&nonce),
                 Payload {
                     msg: &material,
-                    aad: &aad,
+                    aad,
                 },
             )
             .map_err(|_| SealError)?;
@@ -64,19 +59,12 @@ impl ObjectKey {
     }
 
     /// Opens what [`ObjectKey::seal`] made; `None` when `wrapping` is not the
-    /// key that sealed it or the record was changed.
-    pub fn open(sealed: &str, wrapping: &[u8; 32], plain_size: u64) -> Option<Self> {
+    /// key that sealed it or the record (`aad`) was changed.
+    pub fn open(sealed: &str, wrapping: &[u8; 32], aad: &[u8]) -> Option<Self> {
         let bytes = STANDARD.decode(sealed).ok()?;
         let (nonce, sealed) = bytes.split_at_checked(12)?;
-        let aad = aad(plain_size);
         let material = Aes256Gcm::new(wrapping.into())
-            .decrypt(
-                Nonce::from_slice(nonce),
-                Payload {
-                    msg: sealed,
-                    aad: &aad,
-                },
-            )
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad })
             .ok()?;
         let (data_key, base) = material.split_at_checked(32)?;
         Some(Self {
@@ -91,15 +79,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn opens_only_with_the_wrapping_key_and_size_it_was_sealed_with() {
+    fn opens_only_with_the_wrapping_key_and_binding_it_was_sealed_with() {
         let key = ObjectKey::random();
-        let sealed = key.seal(&[1; 32], 10).unwrap();
-        let opened = ObjectKey::open(&sealed, &[1; 32], 10).unwrap();
+        let sealed = key.seal(&[1; 32], b"ten").unwrap();
+        let opened = ObjectKey::open(&sealed, &[1; 32], b"ten").unwrap();
         assert_eq!((opened.data_key, opened.base), (key.data_key, key.base));
-        assert!(ObjectKey::open(&sealed, &[2; 32], 10).is_none());
-        assert!(ObjectKey::open(&sealed, &[1; 32], 11).is_none());
-        assert!(ObjectKey::open("not base64!", &[1; 32], 10).is_none());
-        assert!(ObjectKey::open("", &[1; 32], 10).is_none());
+        assert!(ObjectKey::open(&sealed, &[2; 32], b"ten").is_none());
+        assert!(ObjectKey::open(&sealed, &[1; 32], b"eleven").is_none());
+        assert!(ObjectKey::open("not base64!", &[1; 32], b"ten").is_none());
+        assert!(ObjectKey::open("", &[1; 32], b"ten").is_none());
     }
 
     #[test]

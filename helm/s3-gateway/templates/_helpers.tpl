@@ -124,6 +124,7 @@ true
 {{- define "s3-gateway.credentialsDir" -}}/etc/s3-gateway/credentials{{- end -}}
 {{- define "s3-gateway.tlsDir" -}}/etc/s3-gateway/tls{{- end -}}
 {{- define "s3-gateway.recordsKeyDir" -}}/etc/s3-gateway/records{{- end -}}
+{{- define "s3-gateway.sseMasterKeyDir" -}}/etc/s3-gateway/sse{{- end -}}
 
 {{- define "s3-gateway.recordsKeySecret" -}}
 {{- default (printf "%s-records-key" (include "s3-gateway.fullname" .)) .Values.ozone.recordsKey.existingSecret -}}
@@ -146,6 +147,9 @@ non-empty `config` value under its own TOML key.
 {{- end -}}
 {{- if include "s3-gateway.hasKeysFile" . -}}
 {{- $_ := set $settings "credentials" (printf "%s/%s" (include "s3-gateway.credentialsDir" .) .Values.credentials.secretKeys.keysFile) -}}
+{{- end -}}
+{{- if .Values.sseMasterKey.existingSecret -}}
+{{- $_ := set $settings "sse_master_key_file" (printf "%s/%s" (include "s3-gateway.sseMasterKeyDir" .) .Values.sseMasterKey.secretKey) -}}
 {{- end -}}
 {{- if .Values.tls.enabled -}}
 {{- $_ := set $settings "tls_cert" (printf "%s/tls.crt" (include "s3-gateway.tlsDir" .)) -}}

@@ -109,6 +109,11 @@ spec:
           mountPath: {{ include "s3-gateway.recordsKeyDir" . }}
           readOnly: true
         {{- end }}
+        {{- if .Values.sseMasterKey.existingSecret }}
+        - name: sse-master-key
+          mountPath: {{ include "s3-gateway.sseMasterKeyDir" . }}
+          readOnly: true
+        {{- end }}
         {{- with .Values.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -136,6 +141,17 @@ spec:
             path: tls.crt
           - key: tls.key
             path: tls.key
+    {{- end }}
+    {{- if .Values.sseMasterKey.existingSecret }}
+    - name: sse-master-key
+      secret:
+        secretName: {{ .Values.sseMasterKey.existingSecret }}
+        # root:fsGroup 0440, which the gateway accepts for a secret file
+        # (owner-only otherwise; docs/security.md).
+        defaultMode: 0440
+        items:
+          - key: {{ .Values.sseMasterKey.secretKey }}
+            path: {{ .Values.sseMasterKey.secretKey }}
     {{- end }}
     {{- if eq .Values.backend "ozone" }}
     - name: records-key

@@ -77,6 +77,7 @@ pub async fn create_multipart_upload(
     // Decided now, as S3 decides it; the version gets it at Complete.
     let (query, write) = (parts.uri.query(), crate::ops::object_lock::Write::Other);
     crate::ops::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
+    super::bucket_encryption::refuse_default(state, bucket, "CreateMultipartUpload").await?;
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,

@@ -137,7 +137,7 @@ pub async fn upload_part_copy(
         .map_err(|err| upload.error(err))?;
     let summer = Checksummer::new(algorithm);
     let digests = match source
-        .copy_into(state, owner, range, &mut writer, summer)
+        .copy_into(state, owner, range, &mut writer, summer, None)
         .await
     {
         Ok(digests) => digests,

@@ -30,6 +30,7 @@ use super::headers::{insert, object_meta_from_request, quoted_etag};
 use super::integrity::IntegrityPlan;
 use super::list::URL_ENCODE;
 use super::put::{Filled, MAX_OBJECT_SIZE, check_storage_class, write_object};
+use super::sse::write::Sealing;
 use super::tagging::tags_from_xml;
 use super::{empty_response, xml_response};
 use crate::auth::Payload;
@@ -156,6 +157,14 @@ async fn receive(
     super::acl::record_object_acl(state, &owner, None, &acl_header, bucket, &mut meta).await?;
     let write = super::object_lock::Write::Other;
     super::object_lock::record(state, bucket, &headers, None, write, &mut meta).await?;
+    // SSE-S3 by the form's field, else by the bucket's default.
+    let encryption = match field(&fields, super::sse::SSE_HEADER) {
+        Some(algorithm) => Some(super::sse::algorithm(state, algorithm.as_bytes())?),
+        None if super::bucket_encryption::has_default(state, bucket).await? => {
+            Some(super::sse::master_key(state)?)
+        }
+        None => None,
+    };
 
     let intent = WriteIntent {
         condition: WriteCondition::None,
@@ -167,15 +176,33 @@ async fn receive(
         .and_then(PostPolicy::length_range)
         .unwrap_or(0..=MAX_OBJECT_SIZE);
     let written = write_object(state, &owner, bucket, &key, intent, meta, async |writer| {
-        let digests = stream_file(&mut form, writer, &sizes, plan.checksummer()).await?;
+        let mut sealing = encryption
+            .as_ref()
+            .map(|encryption| Sealing::new(encryption, MAX_OBJECT_SIZE));
+        let (digests, received) = stream_file(
+            &mut form,
+            writer,
+            &sizes,
+            plan.checksummer(),
+            sealing.as_mut(),
+        )
+        .await?;
+        let sealed = match sealing {
+            Some(sealing) => Some(sealing.finish(writer, received, &digests).await?),
+            None => None,
+        };
         Ok(Filled {
             checksum: plan.verify(&digests, &HeaderMap::new())?,
             digests,
-            sealed: None,
+            sealed,
         })
     })
     .await?;
-    answer(parts, &fields, bucket, &key, &written.etag)
+    let mut response = answer(parts, &fields, bucket, &key, &written.etag)?;
+    if let Some(encryption) = &encryption {
+        encryption.echo(response.headers_mut());
+    }
+    Ok(response)
 }
 
 /// [`fields_before_file`], the policy check and the file read to its end,
@@ -253,14 +280,15 @@ const SIGNATURE_FIELDS: [&str; 4] = [
     "awsaccesskeyid",
 ];
 
-/// Streams the file part into the writer within the allowed sizes; returns
-/// its digests.
+/// Streams the file part into the writer (sealed by `sealing`, if any)
+/// within the allowed sizes; returns its digests and size.
 async fn stream_file(
     form: &mut FormReader<'_>,
     writer: &mut ObjectWriter,
     sizes: &RangeInclusive<u64>,
     mut summer: Checksummer,
-) -> S3Result<Digests> {
+    mut sealing: Option<&mut Sealing<'_>>,
+) -> S3Result<(Digests, u64)> {
     let max = (*sizes.end()).min(MAX_OBJECT_SIZE);
     let mut received: u64 = 0;
     while let Some(chunk) = form.next_chunk().await? {
@@ -269,7 +297,10 @@ async fn stream_file(
             return Err(S3Error::entity_too_large(max));
         }
         summer.update(&chunk);
-        writer.write(chunk).await?;
+        match sealing.as_deref_mut() {
+            Some(sealing) => sealing.write(writer, &chunk).await?,
+            None => writer.write(chunk).await?,
+        }
     }
     if received < *sizes.start() {
         return Err(S3Error::new(
@@ -278,7 +309,7 @@ async fn stream_file(
         )
         .with("MinSizeAllowed", sizes.start().to_string()));
     }
-    Ok(summer.finish())
+    Ok((summer.finish(), received))
 }
 
 /// The fields PutObject would take as headers, as a header map.

@@ -1,19 +1,30 @@
 //! Server-side encryption at the request's door: what is built passes,
 //! what is not is refused here, in this one place.
 //!
-//! Built: SSE-C (a customer-provided key) on PutObject, GetObject and
-//! HeadObject ([`write`], [`read`], the format in `crate::sse`). Not built:
-//! SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`, its KMS key id,
-//! context and bucket key), SSE-C on any other operation (CopyObject and
-//! its copy-source key, multipart, UploadPartCopy, PostObject). Storing
-//! plaintext while answering 200 would let a client believe its object is
-//! encrypted, so a request carrying any of those headers, as a header or
-//! as a presigned URL's query parameter, is answered `501 NotImplemented`
-//! naming it: on writes nothing is stored, on reads nothing is read.
-//! PostObject's form fields are checked the same way. An encrypted object
-//! reached by an operation that cannot open it (a copy's source,
-//! GetObjectAttributes) is refused as AWS refuses it without the key
-//! ([`refuse_encrypted`]), never served as ciphertext.
+//! Built ([`write`], [`read`], the format in `crate::sse`):
+//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject;
+//! - SSE-S3 (`x-amz-server-side-encryption: AES256`, the object key sealed
+//!   by the gateway's master key, `crate::sse::keyring`) on PutObject,
+//!   CopyObject (an SSE-S3 source is opened and copied as its plaintext)
+//!   and PostObject (its form field); its objects read back by GetObject
+//!   and HeadObject with no key from the client;
+//! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
+//!   a PutObject, CopyObject or PostObject that asks nothing; multipart
+//!   uploads, which cannot encrypt yet, are refused in such a bucket.
+//!
+//! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
+//! bucket key: there is no KMS), SSE-S3 on multipart uploads, SSE-C on any
+//! other operation (CopyObject and its copy-source key, multipart,
+//! UploadPartCopy, PostObject). Storing plaintext while answering 200
+//! would let a client believe its object is encrypted, so a request
+//! carrying any of those headers, as a header or as a presigned URL's
+//! query parameter, is answered `501 NotImplemented` naming it: on writes
+//! nothing is stored, on reads nothing is read. SSE-S3 without a keyring
+//! (the Ozone back end with no `sse_master_key_file`) is refused the same
+//! way, naming the setting. PostObject's form fields are checked the same
+//! way. An encrypted object reached by an operation that cannot open it
+//! (UploadPartCopy's source, GetObjectAttributes, an SSE-C copy source) is
+//! refused ([`refuse_encrypted`]), never served as ciphertext.
 
 pub mod read;
 pub mod write;
@@ -25,8 +36,12 @@ use storage_client::KeyInfo;
 use crate::error::{Code, S3Error};
 use crate::router::{Endpoint, Query};
 use crate::sse::customer_key::{self, CustomerKey};
-use crate::sse::record::Record;
+use crate::sse::record::{Record, Wrapping};
 use crate::state::AppState;
+use write::Encryption;
+
+/// SSE-S3's (and SSE-KMS's) header: the algorithm to encrypt with.
+pub const SSE_HEADER: &str = "x-amz-server-side-encryption";
 
 /// Every server-side encryption header starts with one of these:
 /// `x-amz-server-side-encryption` (SSE-S3 and SSE-KMS),
@@ -54,8 +69,15 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
         endpoint,
         Endpoint::PutObject { .. } | Endpoint::GetObject { .. } | Endpoint::HeadObject { .. }
     );
+    let takes_algorithm = matches!(
+        endpoint,
+        Endpoint::PutObject { .. } | Endpoint::CopyObject { .. }
+    );
     let refused_header = parts.headers.keys().find(|name| {
-        is_sse(name.as_str()) && !(takes_customer_key && CUSTOMER_HEADERS.contains(&name.as_str()))
+        let name = name.as_str();
+        is_sse(name)
+            && !(takes_customer_key && CUSTOMER_HEADERS.contains(&name))
+            && !(takes_algorithm && name == SSE_HEADER)
     });
     if let Some(name) = refused_header {
         return Err(refused(name.as_str()));
@@ -71,9 +93,13 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
 }
 
 /// Refuses a form upload with a server-side encryption field (names
-/// lower-cased).
+/// lower-cased) it does not implement: all but SSE-S3's algorithm, which
+/// [`algorithm`] judges.
 pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), S3Error> {
-    match names.into_iter().find(|name| is_sse(name)) {
+    match names
+        .into_iter()
+        .find(|name| is_sse(name) && *name != SSE_HEADER)
+    {
         Some(name) => Err(refused(name)),
         None => Ok(()),
     }
@@ -92,14 +118,87 @@ pub fn customer_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKe
     Ok(key)
 }
 
-/// Refuses an operation that cannot open encrypted objects the way AWS
-/// refuses a read without the key, so ciphertext is never copied out or
-/// described as the object.
+/// How a PutObject asks to be encrypted: by its SSE-C key or by its
+/// `x-amz-server-side-encryption` header; `None` when it asks nothing (the
+/// bucket's default may still apply, see `ops::bucket_encryption`).
+pub fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encryption>, S3Error> {
+    let customer = customer_key(state, parts)?;
+    let algorithm = parts.headers.get(SSE_HEADER).map(|value| value.as_bytes());
+    match (customer, algorithm) {
+        (Some(_), Some(_)) => Err(S3Error::invalid_argument(
+            "Server Side Encryption with Customer provided key is incompatible with the encryption method specified",
+        )
+        .with("ArgumentName", SSE_HEADER)),
+        (Some(customer), None) => Ok(Some(Encryption::Customer(customer))),
+        (None, Some(algorithm)) => self::algorithm(state, algorithm).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The encryption `x-amz-server-side-encryption` (a header, or a form
+/// field) names: only `AES256` (SSE-S3) is built.
+pub fn algorithm(state: &AppState, value: &[u8]) -> Result<Encryption, S3Error> {
+    match value {
+        b"AES256" => master_key(state),
+        b"aws:kms" | b"aws:kms:dsse" => Err(S3Error::new(
+            Code::NotImplemented,
+            "SSE-KMS is not implemented: this gateway has no KMS configured; use \
+             x-amz-server-side-encryption: AES256 (SSE-S3) or SSE-C",
+        )
+        .with("Header", SSE_HEADER)),
+        _ => Err(
+            S3Error::invalid_argument("The encryption method specified is not supported")
+                .with("ArgumentName", SSE_HEADER),
+        ),
+    }
+}
+
+/// The keyring's active master key, or the refusal that names the setting
+/// that would give one.
+pub fn master_key(state: &AppState) -> Result<Encryption, S3Error> {
+    match &state.sse_keyring {
+        Some(ring) => Ok(Encryption::Master(ring.active().clone())),
+        None => Err(no_master_key()),
+    }
+}
+
+/// SSE-S3 on a gateway without a keyring.
+pub fn no_master_key() -> S3Error {
+    S3Error::new(
+        Code::NotImplemented,
+        "SSE-S3 is not available: this gateway has no master key configured (sse_master_key_file, S3GW_SSE_MASTER_KEY_FILE); nothing was stored",
+    )
+    .with("Header", SSE_HEADER)
+}
+
+/// Refuses an operation that cannot open encrypted objects (all but
+/// GetObject, HeadObject and, for SSE-S3, CopyObject): an SSE-C one the
+/// way AWS refuses a read without the key, an SSE-S3 one as not
+/// implemented here. Ciphertext is never copied out or described as the
+/// object.
 pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
     match Record::of(&info.meta) {
         Ok(None) => Ok(()),
+        Ok(Some(Record {
+            wrapping: Wrapping::Master { .. },
+            ..
+        })) => Err(S3Error::new(
+            Code::NotImplemented,
+            "This operation is not implemented for objects stored with SSE-S3",
+        )),
         Ok(Some(_)) | Err(_) => Err(read::key_required()),
     }
+}
+
+/// Whether `info` is stored SSE-S3 (what the gateway can open by itself).
+pub fn is_sse_s3(info: &KeyInfo) -> bool {
+    matches!(
+        Record::of(&info.meta),
+        Ok(Some(Record {
+            wrapping: Wrapping::Master { .. },
+            ..
+        }))
+    )
 }
 
 fn is_sse(name: &str) -> bool {
@@ -117,9 +216,9 @@ fn refused(name: &str) -> S3Error {
     S3Error::new(
         Code::NotImplemented,
         format!(
-            "This server-side encryption is not implemented: the gateway encrypts only with \
-             customer keys (SSE-C) on PutObject, GetObject and HeadObject, and refuses {name} \
-             here"
+            "This server-side encryption is not implemented: the gateway encrypts with \
+             customer keys (SSE-C) on PutObject, GetObject and HeadObject and with its own \
+             keys (SSE-S3) on PutObject, CopyObject and PostObject, and refuses {name} here"
         ),
     )
     .with("Header", name)
@@ -138,6 +237,13 @@ mod tests {
 
     fn copy() -> Endpoint {
         Endpoint::CopyObject {
+            bucket: "b".into(),
+            key: "k".into(),
+        }
+    }
+
+    fn create_upload() -> Endpoint {
+        Endpoint::CreateMultipartUpload {
             bucket: "b".into(),
             key: "k".into(),
         }
@@ -166,18 +272,22 @@ mod tests {
             "x-amz-copy-source-server-side-encryption-customer-key-md5",
         ] {
             let err = refuse(
-                &copy(),
+                &create_upload(),
                 &parts("/b/k", &[("content-type", "a/b"), (name, "v")]),
             )
             .expect_err(name);
             assert_eq!((err.code, err.status.as_u16()), ("NotImplemented", 501));
             let lower = name.to_ascii_lowercase();
             assert!(err.message.contains(&lower), "{}", err.message);
-            assert_eq!(
-                refuse_fields([lower.as_str()]).unwrap_err().code,
-                "NotImplemented"
-            );
+            if lower != SSE_HEADER {
+                assert_eq!(
+                    refuse_fields([lower.as_str()]).unwrap_err().code,
+                    "NotImplemented"
+                );
+            }
         }
+        // SSE-S3's form field is PostObject's to judge (`algorithm`).
+        refuse_fields([SSE_HEADER]).unwrap();
     }
 
     #[test]
@@ -192,12 +302,16 @@ mod tests {
             );
         }
         for name in [
-            "x-amz-server-side-encryption",
+            "x-amz-server-side-encryption-aws-kms-key-id",
             "x-amz-copy-source-server-side-encryption-customer-key",
         ] {
             let err = refuse(&put(), &parts("/b/k", &[(name, "v")])).unwrap_err();
             assert_eq!(err.code, "NotImplemented");
         }
+        // SSE-S3's algorithm is PutObject's and CopyObject's to judge
+        // (`for_write`).
+        refuse(&put(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
+        refuse(&copy(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
         // Presigned: as headers only.
         let presigned = "/b/k?x-amz-server-side-encryption-customer-algorithm=AES256";
         assert!(refuse(&put(), &parts(presigned, &[])).is_err());
