@@ -1,8 +1,9 @@
 """Server-side encryption with customer keys (SSE-C) on PutObject, GetObject and HeadObject
 (issue 22, item 1): objects are stored as AES-256-GCM segments under a per-object key sealed by
 the customer's key, read back whole or by range with the key, and refused as AWS refuses them
-without it or with another. What is not built (SSE-S3, SSE-KMS, SSE-C on copy and multipart,
-bucket default encryption) stays refused: test_sse_refused.py."""
+without it or with another; CopyObject opens an SSE-C source with the key in its
+`x-amz-copy-source-` headers and seals the copy with the request's own. What is not built
+(SSE-KMS, SSE-C on multipart) stays refused: test_sse_refused.py."""
 
 import base64
 import hashlib
@@ -185,9 +186,6 @@ def test_operations_that_cannot_open_an_encrypted_object_refuse_it(sse_s3, sse_r
     sse_s3.put_object(Bucket=sse_bucket, Key="k", Body=b"secret", **SSE_C)
     source = {"Bucket": sse_bucket, "Key": "k"}
     refused(sse_s3.copy_object, (400, "InvalidRequest"), Bucket=sse_bucket, Key="copy", CopySource=source)
-    # With the source's key: SSE-C copies are not built yet.
-    refused(sse_s3.copy_object, (501, "NotImplemented"), Bucket=sse_bucket, Key="copy", CopySource=source,
-            CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=KEY)
     upload = sse_s3.create_multipart_upload(Bucket=sse_bucket, Key="mpu")["UploadId"]
     try:
         refused(sse_s3.upload_part_copy, (400, "InvalidRequest"), Bucket=sse_bucket, Key="mpu",
@@ -199,6 +197,34 @@ def test_operations_that_cannot_open_an_encrypted_object_refuse_it(sse_s3, sse_r
     assert_s3_error(attributes, 400, "InvalidRequest")
     with pytest.raises(ClientError):
         sse_s3.head_object(Bucket=sse_bucket, Key="copy")
+
+
+def test_copies_open_the_source_with_its_key_and_seal_with_theirs(server, sse_s3, sse_bucket):
+    body = os.urandom(300_000)
+    sse_s3.put_object(Bucket=sse_bucket, Key="src", Body=body, **SSE_C)
+    source = {"Bucket": sse_bucket, "Key": "src"}
+    with_source_key = {"CopySourceSSECustomerAlgorithm": "AES256", "CopySourceSSECustomerKey": KEY}
+    # Another key for the source is AWS's 403; a source key for a plain source is refused.
+    refused(sse_s3.copy_object, (403, "AccessDenied"), Bucket=sse_bucket, Key="c", CopySource=source,
+            CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=WRONG["SSECustomerKey"])
+    # SSE-C to SSE-C under a new key, echoed as AWS echoes it.
+    copied = sse_s3.copy_object(Bucket=sse_bucket, Key="c", CopySource=source, **with_source_key, **WRONG)
+    assert copied["SSECustomerAlgorithm"] == "AES256"
+    assert copied["SSECustomerKeyMD5"] == base64.b64encode(hashlib.md5(WRONG["SSECustomerKey"]).digest()).decode()
+    assert sse_s3.get_object(Bucket=sse_bucket, Key="c", **WRONG)["Body"].read() == body
+    refused(sse_s3.get_object, (403, "AccessDenied"), Bucket=sse_bucket, Key="c", **SSE_C)
+    # To SSE-S3, and to plaintext (what the copy request asks is what the copy gets).
+    sse_s3.copy_object(Bucket=sse_bucket, Key="s3", CopySource=source, ServerSideEncryption="AES256",
+                       **with_source_key)
+    answer = sse_s3.get_object(Bucket=sse_bucket, Key="s3")
+    assert (answer["Body"].read(), answer["ServerSideEncryption"]) == (body, "AES256")
+    sse_s3.copy_object(Bucket=sse_bucket, Key="plain", CopySource=source, **with_source_key)
+    assert sse_s3.get_object(Bucket=sse_bucket, Key="plain")["Body"].read() == body
+    refused(sse_s3.copy_object, (400, "InvalidRequest"), Bucket=sse_bucket, Key="x",
+            CopySource={"Bucket": sse_bucket, "Key": "plain"}, **with_source_key)
+    # An SSE-S3 source into SSE-C.
+    sse_s3.copy_object(Bucket=sse_bucket, Key="back", CopySource={"Bucket": sse_bucket, "Key": "s3"}, **SSE_C)
+    assert sse_s3.get_object(Bucket=sse_bucket, Key="back", **SSE_C)["Body"].read() == body
 
 
 def test_overwriting_with_and_without_encryption(sse_s3, sse_bucket):

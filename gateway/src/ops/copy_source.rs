@@ -73,9 +73,10 @@ impl CopySource {
         })
     }
 
-    /// As [`CopySource::from_request`], but an SSE-S3 source is opened
-    /// with the keyring and copied as its plaintext (an SSE-C one, whose
-    /// key the copy-source headers would carry, is still refused).
+    /// As [`CopySource::from_request`], but an encrypted source is opened
+    /// and copied as its plaintext: an SSE-S3 one with the keyring, an
+    /// SSE-C one with the key the `x-amz-copy-source-` SSE-C headers carry
+    /// (refused without it, or with another key, as AWS refuses them).
     pub(crate) async fn from_request_opening(
         state: &AppState,
         parts: &Parts,
@@ -88,12 +89,8 @@ impl CopySource {
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
-        let opened = if super::sse::is_sse_s3(&info) {
-            Opened::check(&info, None, state.sse_keyring.as_deref())?
-        } else {
-            super::sse::refuse_encrypted(&info)?;
-            None
-        };
+        let source_key = super::sse::copy_source_key(state, parts)?;
+        let opened = Opened::check(&info, source_key.as_ref(), state.sse_keyring.as_deref())?;
         Ok(Self {
             bucket,
             key,

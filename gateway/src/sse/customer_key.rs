@@ -14,6 +14,12 @@ use crate::error::S3Error;
 pub const ALGORITHM: &str = "x-amz-server-side-encryption-customer-algorithm";
 pub const KEY: &str = "x-amz-server-side-encryption-customer-key";
 pub const KEY_MD5: &str = "x-amz-server-side-encryption-customer-key-md5";
+/// The same three for a copy's source (CopyObject, UploadPartCopy).
+pub const SOURCE_HEADERS: [&str; 3] = [
+    "x-amz-copy-source-server-side-encryption-customer-algorithm",
+    "x-amz-copy-source-server-side-encryption-customer-key",
+    "x-amz-copy-source-server-side-encryption-customer-key-md5",
+];
 /// The one algorithm SSE-C has.
 pub const AES256: &str = "AES256";
 
@@ -27,8 +33,18 @@ pub struct CustomerKey {
 impl CustomerKey {
     /// The key the SSE-C headers carry; `None` when none of them is sent.
     pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, S3Error> {
+        Self::from_named(headers, [ALGORITHM, KEY, KEY_MD5])
+    }
+
+    /// The key of a copy's source, in the `x-amz-copy-source-` headers.
+    pub fn from_copy_source_headers(headers: &HeaderMap) -> Result<Option<Self>, S3Error> {
+        Self::from_named(headers, SOURCE_HEADERS)
+    }
+
+    fn from_named(headers: &HeaderMap, names: [&'static str; 3]) -> Result<Option<Self>, S3Error> {
+        let [algorithm_name, key_name, md5_name] = names;
         let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or_default());
-        let (algorithm, key, md5) = (text(ALGORITHM), text(KEY), text(KEY_MD5));
+        let (algorithm, key, md5) = (text(algorithm_name), text(key_name), text(md5_name));
         if algorithm.is_none() && key.is_none() && md5.is_none() {
             return Ok(None);
         }
@@ -39,13 +55,13 @@ impl CustomerKey {
             Some(AES256) => {}
             Some(_) => {
                 return Err(argument(
-                    ALGORITHM,
+                    algorithm_name,
                     "The requested encryption algorithm is not valid, must be AES256.",
                 ));
             }
             None => {
                 return Err(argument(
-                    ALGORITHM,
+                    algorithm_name,
                     "Requests specifying Server Side Encryption with Customer provided keys \
                      must provide a valid encryption algorithm.",
                 ));
@@ -53,7 +69,7 @@ impl CustomerKey {
         }
         let Some(key) = key else {
             return Err(argument(
-                KEY,
+                key_name,
                 "Requests specifying Server Side Encryption with Customer provided keys must \
                  provide an appropriate secret key.",
             ));
@@ -64,13 +80,13 @@ impl CustomerKey {
             .and_then(|bytes| bytes.try_into().ok())
             .ok_or_else(|| {
                 argument(
-                    KEY,
+                    key_name,
                     "The secret key was invalid for the specified algorithm.",
                 )
             })?;
         let Some(md5) = md5 else {
             return Err(argument(
-                KEY_MD5,
+                md5_name,
                 "Requests specifying Server Side Encryption with Customer provided keys must \
                  provide the client calculated MD5 of the secret key.",
             ));
@@ -78,7 +94,7 @@ impl CustomerKey {
         let computed = STANDARD.encode(Md5::digest(key));
         if md5.trim() != computed {
             return Err(argument(
-                KEY_MD5,
+                md5_name,
                 "The calculated MD5 hash of the key did not match the hash that was provided.",
             ));
         }

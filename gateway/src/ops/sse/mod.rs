@@ -2,10 +2,12 @@
 //! what is not is refused here, in this one place.
 //!
 //! Built ([`write`], [`read`], the format in `crate::sse`):
-//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject;
+//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject
+//!   and CopyObject (the destination's key, and the source's in the
+//!   `x-amz-copy-source-` SSE-C headers, `copy_source_key`);
 //! - SSE-S3 (`x-amz-server-side-encryption: AES256`, the object key sealed
 //!   by the gateway's master key, `crate::sse::keyring`) on PutObject,
-//!   CopyObject (an SSE-S3 source is opened and copied as its plaintext)
+//!   CopyObject (an encrypted source is opened and copied as its plaintext)
 //!   and PostObject (its form field); its objects read back by GetObject
 //!   and HeadObject with no key from the client;
 //! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
@@ -14,8 +16,7 @@
 //!
 //! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
 //! bucket key: there is no KMS), SSE-S3 on multipart uploads, SSE-C on any
-//! other operation (CopyObject and its copy-source key, multipart,
-//! UploadPartCopy, PostObject). Storing plaintext while answering 200
+//! other operation (multipart, UploadPartCopy, PostObject). Storing plaintext while answering 200
 //! would let a client believe its object is encrypted, so a request
 //! carrying any of those headers, as a header or as a presigned URL's
 //! query parameter, is answered `501 NotImplemented` naming it: on writes
@@ -67,8 +68,12 @@ const CUSTOMER_HEADERS: [&str; 3] = [
 pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
     let takes_customer_key = matches!(
         endpoint,
-        Endpoint::PutObject { .. } | Endpoint::GetObject { .. } | Endpoint::HeadObject { .. }
+        Endpoint::PutObject { .. }
+            | Endpoint::GetObject { .. }
+            | Endpoint::HeadObject { .. }
+            | Endpoint::CopyObject { .. }
     );
+    let takes_source_key = matches!(endpoint, Endpoint::CopyObject { .. });
     let takes_algorithm = matches!(
         endpoint,
         Endpoint::PutObject { .. } | Endpoint::CopyObject { .. }
@@ -77,6 +82,7 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
         let name = name.as_str();
         is_sse(name)
             && !(takes_customer_key && CUSTOMER_HEADERS.contains(&name))
+            && !(takes_source_key && customer_key::SOURCE_HEADERS.contains(&name))
             && !(takes_algorithm && name == SSE_HEADER)
     });
     if let Some(name) = refused_header {
@@ -109,6 +115,19 @@ pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
 /// connection may carry one.
 pub fn customer_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
     let key = CustomerKey::from_headers(&parts.headers)?;
+    if key.is_some() && !state.sse_c_allowed {
+        return Err(S3Error::invalid_request(
+            "Requests specifying Server Side Encryption with Customer provided keys must be \
+             made over a secure connection.",
+        ));
+    }
+    Ok(key)
+}
+
+/// The SSE-C key of a CopyObject's source (its `x-amz-copy-source-`
+/// headers), once the connection may carry one.
+pub fn copy_source_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
+    let key = CustomerKey::from_copy_source_headers(&parts.headers)?;
     if key.is_some() && !state.sse_c_allowed {
         return Err(S3Error::invalid_request(
             "Requests specifying Server Side Encryption with Customer provided keys must be \
@@ -188,17 +207,6 @@ pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
         )),
         Ok(Some(_)) | Err(_) => Err(read::key_required()),
     }
-}
-
-/// Whether `info` is stored SSE-S3 (what the gateway can open by itself).
-pub fn is_sse_s3(info: &KeyInfo) -> bool {
-    matches!(
-        Record::of(&info.meta),
-        Ok(Some(Record {
-            wrapping: Wrapping::Master { .. },
-            ..
-        }))
-    )
 }
 
 fn is_sse(name: &str) -> bool {
