@@ -71,12 +71,15 @@ def release(s3, bucket: str) -> None:
 
 @pytest.mark.parametrize("lock", LOCKS, ids=["governance", "compliance", "legal-hold"])
 def test_a_write_asking_for_a_lock_in_a_bucket_without_lock_is_refused(root_s3, bucket, lock):
-    refused = (400, "InvalidRequest", "Bucket is missing Object Lock Configuration")
-    assert error_of(root_s3.put_object, Bucket=bucket, Key="k", Body=b"x", **lock) == refused
+    # On Ozone no bucket can have a lock: a lock is not implemented there at all.
+    refused = ((501, "NotImplemented") if OZONE_OM else
+               (400, "InvalidRequest", "Bucket is missing Object Lock Configuration"))
+    width = len(refused)
+    assert error_of(root_s3.put_object, Bucket=bucket, Key="k", Body=b"x", **lock)[:width] == refused
     root_s3.put_object(Bucket=bucket, Key="src", Body=b"x")
     assert error_of(root_s3.copy_object, Bucket=bucket, Key="k", CopySource=f"{bucket}/src",
-                    **lock) == refused
-    assert error_of(root_s3.create_multipart_upload, Bucket=bucket, Key="k", **lock) == refused
+                    **lock)[:width] == refused
+    assert error_of(root_s3.create_multipart_upload, Bucket=bucket, Key="k", **lock)[:width] == refused
     keys = [o["Key"] for o in root_s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
     assert keys == ["src"]
     assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
