@@ -51,26 +51,16 @@ pub(crate) struct CopySource {
 impl CopySource {
     /// Parses `x-amz-copy-source`, looks the object up as `owner` (whose
     /// access to the source bucket the OM checks) and evaluates the
-    /// `x-amz-copy-source-if-*` headers against it.
+    /// `x-amz-copy-source-if-*` headers against it; an encrypted source is
+    /// refused (UploadPartCopy cannot open one yet).
     pub(crate) async fn from_request(
         state: &AppState,
         parts: &Parts,
         owner: &Owner,
     ) -> S3Result<Self> {
-        let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
-        let info = state
-            .storage
-            .lookup_version(owner, &bucket, &key, version_id.as_deref())
-            .await
-            .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
-        check_preconditions(&parts.headers, &info)?;
-        super::sse::refuse_encrypted(&info)?;
-        Ok(Self {
-            bucket,
-            key,
-            info,
-            opened: None,
-        })
+        let source = Self::looked_up(state, parts, owner).await?;
+        super::sse::refuse_encrypted(&source.info)?;
+        Ok(source)
     }
 
     /// As [`CopySource::from_request`], but an encrypted source is opened
@@ -82,6 +72,15 @@ impl CopySource {
         parts: &Parts,
         owner: &Owner,
     ) -> S3Result<Self> {
+        let mut source = Self::looked_up(state, parts, owner).await?;
+        let source_key = super::sse::copy_source_key(state, parts)?;
+        let keyring = state.sse_keyring.as_deref();
+        source.opened = Opened::check(&source.info, source_key.as_ref(), keyring)?;
+        Ok(source)
+    }
+
+    /// The source the request names, looked up, its preconditions held.
+    async fn looked_up(state: &AppState, parts: &Parts, owner: &Owner) -> S3Result<Self> {
         let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
         let info = state
             .storage
@@ -89,13 +88,11 @@ impl CopySource {
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;
-        let source_key = super::sse::copy_source_key(state, parts)?;
-        let opened = Opened::check(&info, source_key.as_ref(), state.sse_keyring.as_deref())?;
         Ok(Self {
             bucket,
             key,
             info,
-            opened,
+            opened: None,
         })
     }
 

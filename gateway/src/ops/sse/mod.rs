@@ -111,23 +111,27 @@ pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
     }
 }
 
-/// The SSE-C key a PutObject, GetObject or HeadObject carries, once the
-/// connection may carry one.
+/// The SSE-C key a PutObject, GetObject, HeadObject or CopyObject carries
+/// for its own object, once the connection may carry one.
 pub fn customer_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
-    let key = CustomerKey::from_headers(&parts.headers)?;
-    if key.is_some() && !state.sse_c_allowed {
-        return Err(S3Error::invalid_request(
-            "Requests specifying Server Side Encryption with Customer provided keys must be \
-             made over a secure connection.",
-        ));
-    }
-    Ok(key)
+    allowed_over(state, CustomerKey::from_headers(&parts.headers)?)
 }
 
 /// The SSE-C key of a CopyObject's source (its `x-amz-copy-source-`
-/// headers), once the connection may carry one.
+/// headers), by the same rule.
 pub fn copy_source_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
-    let key = CustomerKey::from_copy_source_headers(&parts.headers)?;
+    allowed_over(
+        state,
+        CustomerKey::from_copy_source_headers(&parts.headers)?,
+    )
+}
+
+/// `key`, unless the connection may not carry one (plain HTTP without
+/// `sse_c_over_http`), as AWS refuses it.
+fn allowed_over(
+    state: &AppState,
+    key: Option<CustomerKey>,
+) -> Result<Option<CustomerKey>, S3Error> {
     if key.is_some() && !state.sse_c_allowed {
         return Err(S3Error::invalid_request(
             "Requests specifying Server Side Encryption with Customer provided keys must be \
