@@ -79,4 +79,13 @@ impl CredentialSource for StorageCredentials {
         // other fault to 500, so a storage hiccup never reads as a bad key.
         Box::pin(async move { Ok(self.0.credential(access_key).await?) })
     }
+
+    fn vouch<'a>(
+        &'a self,
+        access_key: &'a str,
+        string_to_sign: &'a str,
+        signature: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<bool, S3Error>> + Send + 'a>> {
+        Box::pin(async move { Ok(self.0.vouch(access_key, string_to_sign, signature).await?) })
+    }
 }

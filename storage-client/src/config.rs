@@ -229,6 +229,10 @@ pub struct OzoneStorageConfig {
     /// TLS to every OM and datanode, for a cluster with
     /// `hdds.grpc.tls.enabled`; plaintext gRPC when `None`.
     pub tls: Option<OzoneTls>,
+    /// Whether an access key the gateway holds no credential for may sign
+    /// requests with the secret the OM's own S3 secret store holds for it
+    /// (security on only: the OM vouches for each request's signature).
+    pub user_secrets: bool,
     /// Secrets of the identities tests act as without a stored credential
     /// (on a security-on cluster every request is signed).
     #[cfg(feature = "test-support")]
@@ -256,6 +260,7 @@ impl OzoneStorageConfig {
             system_secret: None,
             records_key: None,
             tls: None,
+            user_secrets: true,
             #[cfg(feature = "test-support")]
             test_secrets: Vec::new(),
         }

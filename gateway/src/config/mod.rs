@@ -160,6 +160,8 @@ pub struct OzoneSettings {
     pub records_key: Option<RecordsKey>,
     /// TLS to the cluster's servers (`hdds.grpc.tls.enabled`).
     pub tls: Option<OzoneTls>,
+    /// Whether keys of Ozone's own users are vouched for by the OM.
+    pub user_secrets: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,6 +281,7 @@ impl Config {
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
             tls: ozone.tls.clone(),
+            user_secrets: ozone.user_secrets.unwrap_or(defaults.user_secrets),
             key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
             metadata_cache_ttl: self
                 .metadata_cache_ttl
@@ -596,6 +599,7 @@ impl Layer {
                 })
                 .transpose()?,
             tls: self.ozone_tls()?,
+            user_secrets: self.flag("ozone_user_secrets")?,
         }))
     }
 

@@ -22,6 +22,13 @@ pub(crate) trait CredentialStore: Send + Sync {
     /// for `access_key` where that store must agree (Ozone with security
     /// on); `InvalidArgument` saying what to do.
     async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()>;
+    /// Whether the back end's own S3 secret store vouches for `signature`
+    /// of `string_to_sign` (SigV4) by `access_key`, a key the gateway
+    /// holds no credential for: Ozone with security on asks its OM, which
+    /// from then on acts as that user for the key's requests; `false`
+    /// where no store vouches, or it refuses (a wrong signature, an
+    /// unknown key: it does not say which).
+    async fn vouch(&self, access_key: &str, string_to_sign: &str, signature: &str) -> Result<bool>;
     async fn list_credentials(&self) -> Result<Vec<Credential>>;
     /// Returns false if no such key existed.
     async fn delete_credential(&self, access_key: &str) -> Result<bool>;

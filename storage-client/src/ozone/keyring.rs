@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use crate::{Credential, Result, SystemSecret};
 
+use super::proto::hadoop::ozone::S3Authentication;
+
 use super::records::RECORDS_VOLUME;
 use super::records::{RecordId, Sealer};
 
@@ -86,18 +88,38 @@ impl CredentialRecords {
     }
 }
 
+/// How the OM client signs for one access id.
+#[derive(Clone)]
+pub(super) enum Signer {
+    /// With its S3 secret.
+    Secret(Arc<str>),
+    /// With a signature the OM vouched for: a request the id's own client
+    /// signed under the secret only the OM holds (an Ozone user's key,
+    /// see [`crate::om::CredentialStore::vouch`]). The OM checks the
+    /// signature of its string to sign and nothing else, so it stands for
+    /// the id in any command, as it does for Ozone's own S3 gateway.
+    Vouched(Arc<S3Authentication>),
+    /// As the gateway's own identity: the id has neither a credential in
+    /// the gateway nor a vouched signature (an Ozone user's key whose
+    /// holder signed nothing lately, its bucket read through another key's
+    /// grant or by the lifecycle worker; a deleted key's buckets). The
+    /// gateway has decided the request; it acts on that as itself.
+    System,
+}
+
 pub(super) struct Keyring {
     system_id: &'static str,
     /// The system identity's secret, and with the `test-support` feature
     /// those of the identities tests act as without a stored credential.
     fixed: HashMap<String, Arc<str>>,
     place: CredentialRecords,
-    users: moka::future::Cache<String, Arc<str>>,
+    users: moka::future::Cache<String, Signer>,
 }
 
 impl Keyring {
-    /// User secrets are kept `ttl` (the credentials' staleness bound), at
-    /// most `capacity` of them; those of `fixed` always.
+    /// User secrets and vouched signatures are kept `ttl` (the
+    /// credentials' staleness bound), at most `capacity` of them; those of
+    /// `fixed` always.
     pub(super) fn new(
         (system_id, system_secret): (&'static str, SystemSecret),
         fixed: Vec<(String, SystemSecret)>,
@@ -125,14 +147,19 @@ impl Keyring {
         self.system_id
     }
 
+    /// The system identity's secret.
+    pub(super) fn system_secret(&self) -> Arc<str> {
+        Arc::clone(&self.fixed[self.system_id])
+    }
+
     pub(super) fn place(&self) -> &CredentialRecords {
         &self.place
     }
 
-    /// The secret of `access_id` if it is known without a lookup.
-    pub(super) async fn known(&self, access_id: &str) -> Option<Arc<str>> {
+    /// How to sign for `access_id`, if that is known without a lookup.
+    pub(super) async fn known(&self, access_id: &str) -> Option<Signer> {
         if let Some(secret) = self.fixed.get(access_id) {
-            return Some(Arc::clone(secret));
+            return Some(Signer::Secret(Arc::clone(secret)));
         }
         self.users.get(access_id).await
     }
@@ -140,9 +167,37 @@ impl Keyring {
     pub(super) async fn remember(&self, access_id: &str, secret: &str) {
         if !self.fixed.contains_key(access_id) {
             self.users
-                .insert(access_id.to_owned(), Arc::from(secret))
+                .insert(access_id.to_owned(), Signer::Secret(Arc::from(secret)))
                 .await;
         }
+    }
+
+    /// Signs for `access_id` as the system identity until its credential
+    /// or a vouched signature turns up, or `ttl` passes.
+    pub(super) async fn remember_as_system(&self, access_id: &str) {
+        if !self.fixed.contains_key(access_id) {
+            self.users
+                .insert(access_id.to_owned(), Signer::System)
+                .await;
+        }
+    }
+
+    /// Keeps the newest signature the OM vouched for `access_id`, unless
+    /// the gateway holds a secret for it.
+    pub(super) async fn remember_vouched(&self, access_id: &str, proof: S3Authentication) {
+        if self.fixed.contains_key(access_id) {
+            return;
+        }
+        let proof = Signer::Vouched(Arc::new(proof));
+        self.users
+            .entry_by_ref(access_id)
+            .and_upsert_with(|held| async move {
+                match held.map(moka::Entry::into_value) {
+                    Some(secret @ Signer::Secret(_)) => secret,
+                    _ => proof,
+                }
+            })
+            .await;
     }
 
     pub(super) async fn forget(&self, access_id: &str) {
@@ -216,28 +271,66 @@ mod tests {
         Keyring::new(system, fixed, place, ttl, 10)
     }
 
+    /// What `signer` signs with, as text: the secret, the vouched
+    /// signature, or `system`.
+    fn shown(signer: Option<Signer>) -> Option<String> {
+        signer.map(|signer| match signer {
+            Signer::Secret(secret) => secret.to_string(),
+            Signer::Vouched(proof) => proof.signature.clone().unwrap_or_default(),
+            Signer::System => "system".to_owned(),
+        })
+    }
+
+    fn proof(signature: &str) -> S3Authentication {
+        S3Authentication {
+            string_to_sign: Some("AWS4-HMAC-SHA256\n...".into()),
+            signature: Some(signature.into()),
+            access_id: Some("bob".into()),
+        }
+    }
+
     #[tokio::test]
     async fn knows_the_system_secret_and_remembered_ones() {
         let keys = keyring(Duration::from_secs(60));
-        assert_eq!(keys.known(".s3gw").await.as_deref(), Some("sys"));
-        assert_eq!(keys.known("alice").await, None);
+        assert_eq!(shown(keys.known(".s3gw").await).as_deref(), Some("sys"));
+        assert_eq!(shown(keys.known("alice").await), None);
         keys.remember("alice", "a-secret").await;
-        assert_eq!(keys.known("alice").await.as_deref(), Some("a-secret"));
+        assert_eq!(
+            shown(keys.known("alice").await).as_deref(),
+            Some("a-secret")
+        );
         keys.forget("alice").await;
-        assert_eq!(keys.known("alice").await, None);
+        assert_eq!(shown(keys.known("alice").await), None);
         // Configured secrets are not replaced by stored ones.
         for (id, secret) in [(".s3gw", "sys"), ("tester", "t")] {
             keys.remember(id, "other").await;
+            keys.remember_vouched(id, proof("v")).await;
+            keys.remember_as_system(id).await;
             keys.forget(id).await;
-            assert_eq!(keys.known(id).await.as_deref(), Some(secret));
+            assert_eq!(shown(keys.known(id).await).as_deref(), Some(secret));
         }
+    }
+
+    #[tokio::test]
+    async fn a_vouched_signature_is_replaced_by_a_newer_one_but_never_replaces_a_secret() {
+        let keys = keyring(Duration::from_secs(60));
+        keys.remember_as_system("bob").await;
+        assert_eq!(shown(keys.known("bob").await).as_deref(), Some("system"));
+        keys.remember_vouched("bob", proof("first")).await;
+        keys.remember_vouched("bob", proof("second")).await;
+        assert_eq!(shown(keys.known("bob").await).as_deref(), Some("second"));
+        keys.remember("bob", "b-secret").await;
+        keys.remember_vouched("bob", proof("third")).await;
+        assert_eq!(shown(keys.known("bob").await).as_deref(), Some("b-secret"));
     }
 
     #[tokio::test]
     async fn a_zero_ttl_keeps_no_user_secret() {
         let keys = keyring(Duration::ZERO);
         keys.remember("alice", "a-secret").await;
-        assert_eq!(keys.known("alice").await, None);
+        keys.remember_vouched("bob", proof("v")).await;
+        assert_eq!(shown(keys.known("alice").await), None);
+        assert_eq!(shown(keys.known("bob").await), None);
     }
 
     #[test]

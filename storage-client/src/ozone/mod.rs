@@ -80,7 +80,8 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         sealer,
         config.bucket_prefix.clone(),
         config.open_key_expiry,
-    );
+    )
+    .vouching_for_users(config.user_secrets);
     metadata.prepare().await?;
     let reader = DnClient::new(DnConfig {
         connect_timeout: config.connect_timeout,

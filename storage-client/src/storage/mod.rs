@@ -123,6 +123,19 @@ impl Storage {
         self.om.check_secret(access_key, secret).await
     }
 
+    /// Whether the back end's own S3 secret store vouches for this SigV4
+    /// signature by an access key the gateway holds no credential for
+    /// (Ozone's users' keys, asked of the OM for every request: a revoked
+    /// secret stops the key at once); `false` where none does.
+    pub async fn vouch(
+        &self,
+        access_key: &str,
+        string_to_sign: &str,
+        signature: &str,
+    ) -> Result<bool> {
+        self.om.vouch(access_key, string_to_sign, signature).await
+    }
+
     pub async fn put_credential(&self, cred: Credential) -> Result<()> {
         let access_key = cred.access_key.clone();
         let result = self.om.put_credential(cred).await;

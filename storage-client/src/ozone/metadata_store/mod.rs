@@ -133,6 +133,8 @@ pub(crate) struct OzoneMetadata {
     /// Open keys by id with what Ozone wants repeated on AllocateBlock and
     /// CommitKey; those of abandoned uploads expire.
     open_keys: moka::future::Cache<u64, OzoneOpenKey>,
+    /// Whether the OM is asked to vouch for keys of Ozone's own users.
+    vouches_for_users: bool,
 }
 
 impl OzoneMetadata {
@@ -169,7 +171,15 @@ impl OzoneMetadata {
             open_keys: moka::future::Cache::builder()
                 .time_to_idle(abandon_after)
                 .build(),
+            vouches_for_users: false,
         }
+    }
+
+    /// Asks the OM to vouch for the signatures of access keys the gateway
+    /// holds no credential for (`ozone_user_secrets`).
+    pub(crate) fn vouching_for_users(mut self, on: bool) -> Self {
+        self.vouches_for_users = on;
+        self
     }
 
     /// Checks that the OM answers and creates the records volume and the
