@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -21,7 +22,7 @@ func main() {
 		minioMain(os.Args[2:])
 		return
 	}
-	wanted, e := startUp(os.Args[1:], scenarioNames)
+	wanted, e := startUp(os.Args[1:], append(slices.Clone(scenarioNames), securityScenarioNames...))
 	ctx := context.Background()
 	report := reporter{sdk: "go-v2", version: moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3")}
 	s := &scenarios{endpoint: e, s3: makeClient(e, true), prefix: "go-v2-" + randomSuffix()}
@@ -36,11 +37,18 @@ func main() {
 		"presigned":         s.presignedScenario,
 		"checksum-default":  s.checksumDefaultScenario,
 		"checksum-off":      s.checksumOffScenario,
+		"sse-s3":            s.sseS3Scenario,
+		"sse-c":             s.sseCScenario,
+		"object-lock":       s.objectLockScenario,
+		"policy-condition":  s.policyConditionScenario,
 	}
 	setup := func() error { return s.createBucket(ctx, s.bucket()) }
 	runScenarios(ctx, report, wanted, bodies, s.prefix, setup)
 	removeBucket(ctx, s.s3, s.prefix)
 	removeBucket(ctx, s.s3, s.prefix+"-b")
+	removeBucket(ctx, s.s3, s.prefix+"-e")
+	removeBucket(ctx, s.s3, s.prefix+"-p")
+	removeLockedBucket(ctx, s.s3, s.prefix+"-l")
 }
 
 // removeBucket is best-effort cleanup: every object and pending upload, then the bucket.

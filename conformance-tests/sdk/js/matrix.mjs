@@ -37,6 +37,7 @@ import {
   paginateListObjectsV2,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { Failure, SECURITY_SCENARIOS, SecurityScenarios } from "./security.mjs";
 
 const SCENARIOS = [
   "bucket",
@@ -51,7 +52,7 @@ const SCENARIOS = [
   "checksum-off",
 ];
 // Scenarios only this client runs (see ../run-matrix).
-const EXTRA_SCENARIOS = ["access", "versioning"];
+const EXTRA_SCENARIOS = ["access", "versioning", ...SECURITY_SCENARIOS];
 const ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers";
 const PART_SIZE = 5 * 1024 * 1024;
 // Larger than one aws-chunked chunk, so streaming uploads span several chunks and a trailer.
@@ -72,8 +73,6 @@ const EXPECTED_TREE_PAGES = [
   [[], ["tree/dir2/", "tree/dir3/"]],
 ];
 const TAGS = { project: "s3gw", tier: "gold" };
-
-class Failure extends Error {}
 
 function check(condition, message) {
   if (!condition) throw new Failure(message);
@@ -512,6 +511,7 @@ async function main() {
   ).version;
   const s3 = makeClient(endpoint, true);
   const scenarios = new Scenarios(endpoint, s3, `js-v3-${randomBytes(4).toString("hex")}`);
+  const security = new SecurityScenarios(scenarios);
   const bodies = {
     bucket: () => scenarios.bucketScenario(),
     object: () => scenarios.objectScenario(),
@@ -524,6 +524,10 @@ async function main() {
     "checksum-default": () => scenarios.checksumDefaultScenario(),
     "checksum-off": () => scenarios.checksumOffScenario(),
     access: () => scenarios.accessScenario(),
+    "sse-s3": () => security.sseS3(),
+    "sse-c": () => security.sseC(),
+    "object-lock": () => security.objectLock(),
+    "policy-condition": () => security.policyCondition(),
     versioning: async () => {
       const versioned = new VersioningScenario(s3, `${scenarios.prefix}-v`);
       await scenarios.createBucket(versioned.bucket);
@@ -547,8 +551,8 @@ async function main() {
         continue;
       }
       try {
-        await bodies[name]();
-        emit(version, name, true, "");
+        const note = await bodies[name]();
+        emit(version, name, true, note ?? "");
       } catch (error) {
         emit(version, name, false, describeError(error));
       }
@@ -556,6 +560,9 @@ async function main() {
   } finally {
     await removeBucket(s3, scenarios.bucket);
     await removeBucket(s3, `${scenarios.prefix}-b`);
+    await removeBucket(s3, `${scenarios.prefix}-e`);
+    await removeBucket(s3, `${scenarios.prefix}-p`);
+    await security.removeLockedBucket((what) => (error) => console.error(`js-v3: cleanup ${what} failed: ${describeError(error)}`));
   }
 }
 
