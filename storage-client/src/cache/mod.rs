@@ -92,6 +92,10 @@ enum CredentialMiss {
 pub(crate) struct MetadataCache {
     credentials: Layer<String, Credential, CredentialMiss>,
     access_keys: AccessKeys,
+    /// Keys the back end's own secret store vouched for lately (Ozone's
+    /// users' keys): not the gateway's, so their requests neither look up
+    /// a credential nor wait for the next listing of [`access_keys`].
+    vouched: moka::future::Cache<String, ()>,
     buckets: Layer<String, Arc<BucketInfo>, StorageError>,
     /// By bucket and kind; a bucket's writes bump the bucket's generation.
     documents: Layer<(String, BucketDocument), Option<Arc<str>>, StorageError>,
@@ -104,6 +108,10 @@ impl MetadataCache {
         Self {
             credentials: Layer::new(config.capacity, metadata),
             access_keys: AccessKeys::new(config.unknown_key_ttl, config.capacity),
+            vouched: moka::future::Cache::builder()
+                .time_to_live(config.metadata_ttl)
+                .max_capacity(config.capacity)
+                .build(),
             buckets: Layer::new(config.capacity, metadata),
             documents: Layer::new(config.capacity, metadata),
             lookups: Layer::new(
@@ -124,7 +132,9 @@ impl MetadataCache {
     where
         L: Future<Output = Result<Vec<String>>>,
     {
-        if !self.access_keys.may_exist(access_key, list).await {
+        if self.vouched.contains_key(access_key)
+            || !self.access_keys.may_exist(access_key, list).await
+        {
             return Ok(None);
         }
         let load = async {
@@ -147,9 +157,17 @@ impl MetadataCache {
 
     /// Call after this replica wrote `access_key`'s credential: whether it
     /// exists now.
-    pub(crate) fn wrote_credential(&self, access_key: &str, exists: bool) {
+    pub(crate) async fn wrote_credential(&self, access_key: &str, exists: bool) {
         self.credentials.wrote(access_key);
         self.access_keys.wrote(access_key, exists);
+        self.vouched.invalidate(access_key).await;
+    }
+
+    /// Call when the back end's own secret store vouched for a request by
+    /// `access_key`, a key the gateway has no credential for: until the
+    /// metadata bound passes, its requests go straight to being vouched.
+    pub(crate) async fn vouched(&self, access_key: &str) {
+        self.vouched.insert(access_key.to_owned(), ()).await;
     }
 
     pub(crate) async fn bucket_facts(

@@ -265,15 +265,31 @@ async fn unknown_access_keys_cost_no_lookup_each() {
 async fn a_key_written_here_works_at_once_and_a_deleted_one_stops() {
     let keys = Keys::new(cache(|c| c.unknown_key_ttl = Duration::from_millis(50)));
     assert_eq!(keys.credential("NEW", &[]).await, None);
-    keys.cache.wrote_credential("NEW", true);
+    keys.cache.wrote_credential("NEW", true).await;
     assert!(keys.credential("NEW", &["NEW"]).await.is_some());
     assert_eq!(
         keys.counts().0,
         1,
         "a key written here needs no new listing"
     );
-    keys.cache.wrote_credential("NEW", false);
+    keys.cache.wrote_credential("NEW", false).await;
     assert_eq!(keys.credential("NEW", &[]).await, None);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_vouched_key_waits_for_no_listing_until_it_becomes_the_gateways() {
+    let keys = Keys::new(cache(|c| c.unknown_key_ttl = Duration::from_secs(3600)));
+    assert_eq!(keys.credential("OZONEUSER", &[]).await, None);
+    let before = keys.counts();
+    keys.cache.vouched("OZONEUSER").await;
+    // Within the hour-long unknown-key bound a second listing would be a
+    // wait; a vouched key needs neither listing nor lookup.
+    for _ in 0..3 {
+        assert_eq!(keys.credential("OZONEUSER", &[]).await, None);
+    }
+    assert_eq!(keys.counts(), before);
+    keys.cache.wrote_credential("OZONEUSER", true).await;
+    assert!(keys.credential("OZONEUSER", &["OZONEUSER"]).await.is_some());
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -345,7 +361,7 @@ async fn a_key_written_past_the_capacity_drops_the_set_without_waiting() {
     }));
     without_waiting_for_a_listing(async {
         assert_eq!(keys.credential("NOBODY", &["ALICE", "BOB"]).await, None);
-        keys.cache.wrote_credential("CAROL", true);
+        keys.cache.wrote_credential("CAROL", true).await;
         let stored = ["ALICE", "BOB", "CAROL"];
         assert!(keys.credential("CAROL", &stored).await.is_some());
         assert_eq!(keys.credential("NOBODY", &stored).await, None);

@@ -133,14 +133,18 @@ impl Storage {
         string_to_sign: &str,
         signature: &str,
     ) -> Result<bool> {
-        self.om.vouch(access_key, string_to_sign, signature).await
+        let vouched = self.om.vouch(access_key, string_to_sign, signature).await?;
+        if vouched {
+            self.cache.vouched(access_key).await;
+        }
+        Ok(vouched)
     }
 
     pub async fn put_credential(&self, cred: Credential) -> Result<()> {
         let access_key = cred.access_key.clone();
         let result = self.om.put_credential(cred).await;
         // Even a failed write may have stored the key: never refuse it unasked.
-        self.cache.wrote_credential(&access_key, true);
+        self.cache.wrote_credential(&access_key, true).await;
         result
     }
 
@@ -151,7 +155,9 @@ impl Storage {
     /// Returns false if no such key existed.
     pub async fn delete_credential(&self, access_key: &str) -> Result<bool> {
         let result = self.om.delete_credential(access_key).await;
-        self.cache.wrote_credential(access_key, result.is_err());
+        self.cache
+            .wrote_credential(access_key, result.is_err())
+            .await;
         result
     }
 
