@@ -1,8 +1,8 @@
 """Ozone's own users sign with the S3 secrets Ozone gave them (`ozone s3 getsecret`), with
 nothing configured in the gateway: the OM vouches for each request's signature (the gateway
-rebuilds the string to sign from the request it serves) and then acts as that user, as
-Ozone's own S3 gateway does (`ozone_user_secrets`, docs/security.md). A revoked secret stops
-the key at its next request. Runs on the profiles with security on; with security off the
+rebuilds the string to sign from the request it serves; aws-chunked chunk signatures are
+vouched for one by one) and then acts as that user, as Ozone's own S3 gateway does
+(`ozone_user_secrets`, docs/security.md). A revoked secret stops the key at its next request. Runs on the profiles with security on; with security off the
 OM checks no signature, so an unknown key stays refused (test_auth_errors.py)."""
 
 import os
@@ -14,7 +14,7 @@ import requests
 from botocore.exceptions import ClientError
 
 import ozone_cluster
-from aws_chunked import SIGNED_PAYLOAD, signed_body, split
+from aws_chunked import SIGNED_PAYLOAD, SIGNED_PAYLOAD_TRAILER, crc32_base64, signed_body, split
 from conftest import OZONE_OM, Credentials, make_s3_client, payload
 from raw_client import RawClient, object_path
 
@@ -93,22 +93,42 @@ def test_a_revoked_secret_stops_the_key_at_its_next_request(target):
         time.sleep(1)
 
 
-def test_a_signed_chunked_body_is_refused_without_the_secret_in_the_gateway(target):
+@pytest.mark.parametrize("trailer", [False, True], ids=["signed-chunks", "signed-chunks-and-trailer"])
+def test_every_chunk_signature_is_vouched_for_by_the_om(target, trailer):
+    """The gateway has no secret to check chunk signatures with: each one (the final chunk's
+    and the trailer's too) goes to the OM before its chunk is released, so a changed chunk
+    fails the upload and stores nothing."""
     user, secret = ozone_user_key()
     s3 = client_of(target, user, secret)
     bucket = f"ozuser-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket)
-    try:
-        raw = RawClient(target.endpoint, Credentials(user, secret, target.creds.region))
-        body = b"x" * 100_000
-        path = object_path(bucket, "chunked")
+    raw = RawClient(target.endpoint, Credentials(user, secret, target.creds.region))
+    body = payload(3 * 65536 + 1234, user)
+    trailers = {"x-amz-checksum-crc32": crc32_base64(body)} if trailer else None
+
+    def put(key: str, **tamper):
+        path = object_path(bucket, key)
         headers = {"Content-Encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(body))}
-        seed = raw.sign("PUT", path, headers=headers, payload_hash=SIGNED_PAYLOAD)
-        response = raw.send("PUT", raw.url(path), seed.headers, signed_body(seed, split(body, 65536)))
-        assert response.status_code == 400, response.text
-        assert "<Code>InvalidRequest</Code>" in response.text and "chunk signatures" in response.text
-        assert error_code(lambda: s3.head_object(Bucket=bucket, Key="chunked"))[1] == 404
+        if trailer:
+            headers["x-amz-trailer"] = "x-amz-checksum-crc32"
+        seed = raw.sign("PUT", path, headers=headers,
+                        payload_hash=SIGNED_PAYLOAD_TRAILER if trailer else SIGNED_PAYLOAD)
+        return raw.send("PUT", raw.url(path), seed.headers, signed_body(seed, split(body, 65536), trailers, **tamper))
+
+    try:
+        response = put("chunked")
+        assert response.status_code == 200, response.text
+        assert s3.get_object(Bucket=bucket, Key="chunked")["Body"].read() == body
+        tampers = [{"tamper_chunk": 1}, {"tamper_chunk": 3}]  # a data chunk; the final empty one
+        if trailer:
+            tampers.append({"tamper_trailer_signature": True})
+        for tamper in tampers:
+            response = put("tampered", **tamper)
+            assert response.status_code == 403, (tamper, response.text)
+            assert "<Code>SignatureDoesNotMatch</Code>" in response.text, tamper
+            assert error_code(lambda: s3.head_object(Bucket=bucket, Key="tampered"))[1] == 404
     finally:
+        s3.delete_object(Bucket=bucket, Key="chunked")
         s3.delete_bucket(Bucket=bucket)
 
 

@@ -13,7 +13,7 @@ use http::HeaderMap;
 
 use super::errors::{chunk_signature_mismatch, incomplete_body, malformed_chunk};
 use super::sigv4::{SigningContext, signatures_match};
-use super::trailer::{MAX_TRAILER_BYTES, TrailerCollector};
+use super::trailer::{MAX_TRAILER_BYTES, TrailerCollector, TrailerSigning};
 use crate::error::S3Error;
 
 /// Longest chunk-size line: 16 hex digits plus `;chunk-signature=` and 64
@@ -25,6 +25,19 @@ pub(crate) struct SignatureChain {
     pub context: SigningContext,
     /// The previous signature: the request's seed signature at first.
     pub previous: String,
+    /// `Some` where the signing key is not here (a key whose secret the
+    /// back end's store holds, [`super::CredentialSource::vouch`]): each
+    /// signature is queued with what it signs, to be vouched for before
+    /// its chunk is released ([`ChunkedDecoder::take_vouchers`]), and the
+    /// chain goes on from the signature as provided, which the vouching
+    /// checks.
+    pub vouched: Option<Vec<Voucher>>,
+}
+
+/// A signature to be vouched for, and the string it signs.
+pub(crate) struct Voucher {
+    pub string_to_sign: String,
+    pub signature: String,
 }
 
 pub(crate) struct ChunkedDecoder {
@@ -269,10 +282,30 @@ impl ChunkedDecoder {
         Ok(())
     }
 
+    /// The signatures queued for vouching since the last call, in order
+    /// (empty unless the chain is [`SignatureChain::vouched`]). The caller
+    /// releases the chunk [`Self::next`] just returned, or takes the end of
+    /// the body, only once all of them are vouched for.
+    pub(crate) fn take_vouchers(&mut self) -> Vec<Voucher> {
+        self.chain
+            .as_mut()
+            .and_then(|chain| chain.vouched.as_mut())
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     fn verify_chunk(&mut self, data: &[u8], provided: &str) -> Result<(), S3Error> {
         let Some(chain) = &mut self.chain else {
             return Ok(());
         };
+        if let Some(pending) = &mut chain.vouched {
+            pending.push(Voucher {
+                string_to_sign: chain.context.chunk_string_to_sign(&chain.previous, data),
+                signature: provided.to_owned(),
+            });
+            provided.clone_into(&mut chain.previous);
+            return Ok(());
+        }
         let expected = chain.context.chunk_signature(&chain.previous, data);
         if !signatures_match(&expected, provided) {
             return Err(chunk_signature_mismatch());
@@ -282,10 +315,23 @@ impl ChunkedDecoder {
     }
 
     fn finish_trailer(&mut self) -> Result<(), S3Error> {
-        let collector = std::mem::take(&mut self.trailer);
-        let signing = match (&self.chain, self.signed_trailer) {
-            (Some(chain), true) => Some((&chain.context, chain.previous.as_str())),
-            _ => None,
+        let mut collector = std::mem::take(&mut self.trailer);
+        let signing = match (&mut self.chain, self.signed_trailer) {
+            (Some(chain), true) => match &mut chain.vouched {
+                Some(pending) => {
+                    if let Some((string_to_sign, signature)) =
+                        collector.signed(&chain.context, &chain.previous)
+                    {
+                        pending.push(Voucher {
+                            string_to_sign,
+                            signature,
+                        });
+                    }
+                    TrailerSigning::Vouched
+                }
+                None => TrailerSigning::Check(&chain.context, chain.previous.as_str()),
+            },
+            _ => TrailerSigning::Unsigned,
         };
         self.trailers = collector.finish(&self.declared_trailers, signing)?;
         self.state = State::Done;
@@ -379,6 +425,7 @@ pub(crate) mod tests {
         let chain = signed.then(|| SignatureChain {
             context: context(),
             previous: SEED.to_owned(),
+            vouched: None,
         });
         let declared = trailers.iter().map(|name| (*name).to_owned()).collect();
         ChunkedDecoder::new(
@@ -651,6 +698,7 @@ pub(crate) mod tests {
         let chain = SignatureChain {
             context,
             previous: SEED.to_owned(),
+            vouched: None,
         };
         let (data, _) = run(
             ChunkedDecoder::new(Some(chain), Vec::new(), false, 66_560, MAX_SIGNED_CHUNK),

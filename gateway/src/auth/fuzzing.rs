@@ -67,6 +67,7 @@ pub fn decode(
     let chain = mode.signed().then(|| SignatureChain {
         context: context(),
         previous: SEED.to_owned(),
+        vouched: None,
     });
     let declared = trailers.iter().map(|name| (*name).to_owned()).collect();
     let mut decoder = ChunkedDecoder::new(

@@ -56,7 +56,7 @@ use self::errors::{
     unsigned_headers,
 };
 pub use self::payload::Payload;
-use self::payload::{BodyLimits, PayloadMode};
+use self::payload::{BodyLimits, PayloadMode, Vouching};
 use self::signing_key_cache::SigningKeyCache;
 use self::sigv4::{
     CanonicalInput, ScopeProblem, SigningContext, canonical_request, format_amz_date,
@@ -374,6 +374,7 @@ impl Verifier {
             context,
             request.signature,
             &self.body_limits,
+            None,
         )?;
         Ok(Authenticated {
             identity: Identity::new(stored.access_key),
@@ -405,18 +406,15 @@ impl Verifier {
         {
             return Err(unknown_access_key(request.access_key));
         }
-        if matches!(mode, PayloadMode::Chunked { signed: true, .. }) {
-            return Err(invalid_request(
-                "This access key's secret is held by the Ozone Manager, not the gateway, so \
-                 aws-chunked chunk signatures cannot be checked: sign the payload hash, or send \
-                 UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER",
-            ));
-        }
-        // No chunk is signed, so no signing key is needed past this point.
+        // Chunk signatures are vouched for like the seed: the key is not here.
         let context = SigningContext {
             key: [0; 32],
             stamp: request.stamp.to_owned(),
             scope: request.scope.clone(),
+        };
+        let vouching = Vouching {
+            source: Arc::clone(&self.source),
+            access_key: request.access_key.to_owned(),
         };
         let payload = build_payload(
             parts,
@@ -425,6 +423,7 @@ impl Verifier {
             context,
             request.signature,
             &self.body_limits,
+            Some(vouching),
         )?;
         Ok(Authenticated {
             identity: Identity::new(request.access_key.to_owned()),
@@ -635,6 +634,7 @@ fn build_payload(
     context: SigningContext,
     seed_signature: &str,
     limits: &BodyLimits,
+    vouching: Option<Vouching>,
 ) -> Result<Payload, S3Error> {
     let content_length = length_header(parts, CONTENT_LENGTH.as_str())?;
     Ok(match mode {
@@ -650,6 +650,7 @@ fn build_payload(
             let chain = signed.then(|| SignatureChain {
                 context,
                 previous: seed_signature.to_owned(),
+                vouched: vouching.is_some().then(Vec::new),
             });
             let decoder = ChunkedDecoder::new(
                 chain,
@@ -658,7 +659,14 @@ fn build_payload(
                 decoded_length,
                 limits.max_signed_chunk,
             );
-            Payload::chunked(body, decoder, decoded_length, limits)
+            // Only a signed chain has anything to vouch for.
+            Payload::chunked(
+                body,
+                decoder,
+                decoded_length,
+                limits,
+                vouching.filter(|_| signed),
+            )
         }
     })
 }

@@ -1,6 +1,7 @@
 //! The verified request body handed to operations, for every payload mode
 //! `x-amz-content-sha256` can name.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -10,10 +11,12 @@ use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::CredentialSource;
 use super::chunk_budget::ChunkBudget;
-use super::chunked::ChunkedDecoder;
+use super::chunked::{ChunkedDecoder, Voucher};
 use super::errors::{
-    body_too_short, incomplete_body, invalid_argument, invalid_request, sha256_mismatch,
+    body_too_short, chunk_signature_mismatch, incomplete_body, invalid_argument, invalid_request,
+    sha256_mismatch,
 };
 use crate::config::Limits;
 use crate::error::S3Error;
@@ -105,7 +108,36 @@ enum Framing {
         budget: ChunkBudget,
         /// Room in the budget for the signed chunk being buffered.
         reserved: Option<OwnedSemaphorePermit>,
+        /// Who vouches for the chunk signatures, where the key is not here.
+        vouching: Option<Vouching>,
     },
+}
+
+/// The store that vouches for the chunk signatures of a key the gateway
+/// holds no secret for, one round trip per signature.
+pub(crate) struct Vouching {
+    pub source: Arc<dyn CredentialSource>,
+    pub access_key: String,
+}
+
+impl Vouching {
+    /// Whether every signature of `vouchers` is vouched for, in order.
+    async fn settle(&self, vouchers: Vec<Voucher>) -> Result<(), S3Error> {
+        for voucher in vouchers {
+            let vouched = self
+                .source
+                .vouch(
+                    &self.access_key,
+                    &voucher.string_to_sign,
+                    &voucher.signature,
+                )
+                .await?;
+            if !vouched {
+                return Err(chunk_signature_mismatch());
+            }
+        }
+        Ok(())
+    }
 }
 
 enum Outcome {
@@ -189,16 +221,19 @@ impl Payload {
     }
 
     /// An aws-chunked body of `decoded_length` bytes once decoded.
+    /// `vouching` with a decoder whose chain is vouched for elsewhere.
     pub(crate) fn chunked(
         body: Body,
         decoder: ChunkedDecoder,
         decoded_length: u64,
         limits: &BodyLimits,
+        vouching: Option<Vouching>,
     ) -> Self {
         let framing = Framing::Chunked {
             decoder: Box::new(decoder),
             budget: limits.chunk_budget.clone(),
             reserved: None,
+            vouching,
         };
         Self::with_framing(body, limits, framing, Some(decoded_length))
     }
@@ -271,8 +306,12 @@ impl Payload {
                 decoder,
                 budget,
                 reserved,
+                vouching,
             } => loop {
                 if let Some(data) = decoder.next()? {
+                    if let Some(vouching) = vouching {
+                        vouching.settle(decoder.take_vouchers()).await?;
+                    }
                     // A verified chunk has left the decoder's buffer.
                     *reserved = None;
                     return Ok(Some(data));
@@ -285,7 +324,11 @@ impl Payload {
                 match read_data(&mut self.body, self.idle_timeout).await? {
                     Some(data) => decoder.push(data),
                     None => {
-                        self.trailers = decoder.finish()?;
+                        let trailers = decoder.finish()?;
+                        if let Some(vouching) = vouching {
+                            vouching.settle(decoder.take_vouchers()).await?;
+                        }
+                        self.trailers = trailers;
                         return Ok(None);
                     }
                 }
@@ -442,6 +485,7 @@ mod tests {
             decoder,
             5,
             &limits(),
+            None,
         );
         assert_eq!(payload.declared_length(), Some(5));
         let (data, error) = drain(&mut payload).await;

@@ -242,25 +242,40 @@ pub(crate) struct SigningContext {
 impl SigningContext {
     /// The signature of one aws-chunked chunk, chained from `previous`.
     pub(crate) fn chunk_signature(&self, previous: &str, data: &[u8]) -> String {
-        let string_to_sign = format!(
+        sign(&self.key, &self.chunk_string_to_sign(previous, data))
+    }
+
+    /// What [`Self::chunk_signature`] signs.
+    pub(crate) fn chunk_string_to_sign(&self, previous: &str, data: &[u8]) -> String {
+        format!(
             "AWS4-HMAC-SHA256-PAYLOAD\n{}\n{}\n{previous}\n{EMPTY_SHA256}\n{}",
             self.stamp,
             self.scope,
             sha256_hex(data)
-        );
-        sign(&self.key, &string_to_sign)
+        )
     }
 
     /// The signature of the trailer block (`name:value\n` per trailer,
     /// sorted), chained from the final chunk's signature.
     pub(crate) fn trailer_signature(&self, previous: &str, canonical_trailers: &str) -> String {
-        let string_to_sign = format!(
+        sign(
+            &self.key,
+            &self.trailer_string_to_sign(previous, canonical_trailers),
+        )
+    }
+
+    /// What [`Self::trailer_signature`] signs.
+    pub(crate) fn trailer_string_to_sign(
+        &self,
+        previous: &str,
+        canonical_trailers: &str,
+    ) -> String {
+        format!(
             "AWS4-HMAC-SHA256-TRAILER\n{}\n{}\n{previous}\n{}",
             self.stamp,
             self.scope,
             sha256_hex(canonical_trailers.as_bytes())
-        );
-        sign(&self.key, &string_to_sign)
+        )
     }
 }
 

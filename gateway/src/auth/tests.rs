@@ -443,8 +443,8 @@ async fn a_key_held_elsewhere_is_vouched_for_there_and_acts_as_itself() {
         (error.code, error.status.as_u16()),
         ("InvalidAccessKeyId", 403)
     );
-    // Chunk signatures need the secret: a signed chunked body is refused
-    // even with a good seed signature.
+    // Each chunk signature (and the final chunk's) is vouched for too,
+    // before its chunk is released.
     let auth = authorization(
         "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class",
         "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
@@ -463,10 +463,29 @@ async fn a_key_held_elsewhere_is_vouched_for_there_and_acts_as_itself() {
             ("authorization", &auth),
         ],
     );
-    let error = check(&verifier, &chunked, b"", example_time())
+    let encoder = Encoder {
+        context: Some(example_context()),
+        seed: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".to_owned(),
+    };
+    let wire = encoder.encode(&[&[b'a'; 65_536], &[b'a'; 1024]], &[], false);
+    let data = check(&verifier, &chunked, &wire, example_time())
+        .await
+        .unwrap();
+    assert_eq!(data, vec![b'a'; 66_560]);
+    let mut tampered = wire.clone();
+    tampered[66_000] = b'b';
+    let error = check(&verifier, &chunked, &tampered, example_time())
         .await
         .unwrap_err();
-    assert_eq!((error.code, error.status.as_u16()), ("InvalidRequest", 400));
+    assert_eq!(error.code, "SignatureDoesNotMatch");
+    // The final chunk's signature is vouched for before the body ends.
+    let mut last_changed = wire;
+    let at = last_changed.len() - 10;
+    last_changed[at] = if last_changed[at] == b'0' { b'1' } else { b'0' };
+    let error = check(&verifier, &chunked, &last_changed, example_time())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "SignatureDoesNotMatch");
     // A key neither here nor there.
     let other = Verifier::new(Arc::new(VouchingSource(HashMap::new())), "us-east-1");
     let error = check(&other, &get("bytes=0-9"), b"", example_time())

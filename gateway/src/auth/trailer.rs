@@ -24,6 +24,16 @@ pub(crate) fn declared_names(header: &str) -> Vec<String> {
         .collect()
 }
 
+/// How the trailer block's signature is checked.
+pub(crate) enum TrailerSigning<'a> {
+    /// An unsigned payload: the block must carry no signature.
+    Unsigned,
+    /// Chained from the previous signature, checked here.
+    Check(&'a SigningContext, &'a str),
+    /// Present, and vouched for elsewhere ([`TrailerCollector::signed`]).
+    Vouched,
+}
+
 #[derive(Default)]
 pub(crate) struct TrailerCollector {
     entries: Vec<(String, String)>,
@@ -70,32 +80,49 @@ impl TrailerCollector {
         Ok(())
     }
 
+    /// The `x-amz-trailer-signature` of the block and what it signs, for a
+    /// chain whose signatures are vouched for elsewhere
+    /// ([`super::chunked::SignatureChain::vouched`]); `None` without one.
+    pub(crate) fn signed(
+        &mut self,
+        context: &SigningContext,
+        previous: &str,
+    ) -> Option<(String, String)> {
+        self.entries.sort();
+        let signature = self.signature.clone()?;
+        Some((
+            context.trailer_string_to_sign(previous, &self.canonical()),
+            signature,
+        ))
+    }
+
     /// Checks the block is complete (and, when `signing` is given, that its
     /// signature chains from `previous`), and returns it as headers.
     pub(crate) fn finish(
         mut self,
         declared: &[String],
-        signing: Option<(&SigningContext, &str)>,
+        signing: TrailerSigning<'_>,
     ) -> Result<HeaderMap, S3Error> {
         self.entries.sort();
         match (signing, &self.signature) {
-            (Some((context, previous)), Some(provided)) => {
+            (TrailerSigning::Check(context, previous), Some(provided)) => {
                 let expected = context.trailer_signature(previous, &self.canonical());
                 if !signatures_match(&expected, provided) {
                     return Err(chunk_signature_mismatch());
                 }
             }
-            (Some(_), None) => {
+            (TrailerSigning::Vouched, Some(_)) => {}
+            (TrailerSigning::Check(..) | TrailerSigning::Vouched, None) => {
                 return Err(invalid_request(
                     "The trailer x-amz-trailer-signature is missing",
                 ));
             }
-            (None, Some(_)) => {
+            (TrailerSigning::Unsigned, Some(_)) => {
                 return Err(invalid_request(
                     "x-amz-trailer-signature is not allowed with an unsigned payload",
                 ));
             }
-            (None, None) => {}
+            (TrailerSigning::Unsigned, None) => {}
         }
         if let Some(missing) = declared
             .iter()
@@ -144,7 +171,9 @@ mod tests {
         collector
             .add_line(b"x-amz-checksum-crc32:AAAAAA==", &declared)
             .unwrap();
-        let headers = collector.finish(&declared, None).unwrap();
+        let headers = collector
+            .finish(&declared, TrailerSigning::Unsigned)
+            .unwrap();
         assert_eq!(headers["x-amz-checksum-crc32"], "AAAAAA==");
     }
 
@@ -156,7 +185,9 @@ mod tests {
             .add_line(b"x-amz-checksum-crc32c: AAAA==\n", &declared)
             .unwrap();
         assert_eq!(
-            collector.finish(&declared, None).unwrap()["x-amz-checksum-crc32c"],
+            collector
+                .finish(&declared, TrailerSigning::Unsigned)
+                .unwrap()["x-amz-checksum-crc32c"],
             "AAAA=="
         );
         let mut collector = TrailerCollector::default();
@@ -164,7 +195,9 @@ mod tests {
             .add_line(b"x-amz-checksum-crc32c:AAAA==\x0c", &declared)
             .unwrap();
         assert!(
-            collector.finish(&declared, None).is_err(),
+            collector
+                .finish(&declared, TrailerSigning::Unsigned)
+                .is_err(),
             "a form feed is not a valid value"
         );
     }
@@ -185,7 +218,7 @@ mod tests {
             .unwrap();
         assert!(
             collector
-                .finish(&declared, Some((&context(), "prev")))
+                .finish(&declared, TrailerSigning::Check(&context(), "prev"))
                 .is_ok()
         );
 
@@ -200,7 +233,7 @@ mod tests {
             )
             .unwrap();
         let error = tampered
-            .finish(&declared, Some((&context(), "prev")))
+            .finish(&declared, TrailerSigning::Check(&context(), "prev"))
             .unwrap_err();
         assert_eq!(error.code, "SignatureDoesNotMatch");
     }
@@ -209,7 +242,7 @@ mod tests {
     fn refuses_missing_undeclared_and_malformed_trailers() {
         let declared = declared_names("x-amz-checksum-crc32");
         let error = TrailerCollector::default()
-            .finish(&declared, None)
+            .finish(&declared, TrailerSigning::Unsigned)
             .unwrap_err();
         assert_eq!(error.code, "InvalidRequest");
 
@@ -222,7 +255,7 @@ mod tests {
         assert!(collector.add_line(b"no colon", &declared).is_err());
 
         let error = TrailerCollector::default()
-            .finish(&[], Some((&context(), "prev")))
+            .finish(&[], TrailerSigning::Check(&context(), "prev"))
             .unwrap_err();
         assert_eq!(error.code, "InvalidRequest");
 
@@ -230,6 +263,6 @@ mod tests {
         unsigned
             .add_line(b"x-amz-trailer-signature:00", &[])
             .unwrap();
-        assert!(unsigned.finish(&[], None).is_err());
+        assert!(unsigned.finish(&[], TrailerSigning::Unsigned).is_err());
     }
 }
