@@ -314,6 +314,40 @@ def test_bypassing_governance_needs_its_permission(root_s3, managed_target, seco
     root_s3.delete_bucket_policy(Bucket=name)
 
 
+@keeps_versions
+def test_get_and_head_show_a_lock_only_to_callers_allowed_to_read_it(root_s3, managed_target, second_key,
+                                                                     bucket_names):
+    name = locked_bucket(root_s3, bucket_names)
+    until = later(days=1)
+    root_s3.put_object(Bucket=name, Key="k", Body=b"x", ObjectLockMode="GOVERNANCE",
+                       ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON")
+    lock_fields = ("ObjectLockMode", "ObjectLockRetainUntilDate", "ObjectLockLegalHoldStatus")
+    owner_view = root_s3.head_object(Bucket=name, Key="k")
+    assert [owner_view.get(f) is not None for f in lock_fields] == [True, True, True]
+    alt = make_s3_client(managed_target.endpoint, second_key)
+    arn = f"arn:aws:s3:::{name}/*"
+    user = {"AWS": [second_key.access_key]}
+
+    def allow(*actions):
+        root_s3.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": user, "Action": list(actions), "Resource": arn}]}))
+
+    def shown(call) -> list[str]:
+        answer = call(Bucket=name, Key="k")
+        if "Body" in answer:
+            answer["Body"].close()
+        return [f for f in lock_fields if answer.get(f) is not None]
+
+    allow("s3:GetObject")
+    assert shown(alt.head_object) == shown(alt.get_object) == []
+    allow("s3:GetObject", "s3:GetObjectRetention")
+    assert shown(alt.head_object) == shown(alt.get_object) == ["ObjectLockMode", "ObjectLockRetainUntilDate"]
+    allow("s3:GetObject", "s3:GetObjectLegalHold")
+    assert shown(alt.head_object) == ["ObjectLockLegalHoldStatus"]
+    root_s3.delete_bucket_policy(Bucket=name)
+    root_s3.put_object_legal_hold(Bucket=name, Key="k", LegalHold={"Status": "OFF"})
+
+
 @pytest.fixture(scope="module")
 def fast_lifecycle(tmp_path_factory):
     if OZONE_OM:

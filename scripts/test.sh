@@ -170,15 +170,16 @@ ozone_ha_secure() {
 # a secure OM and its datanodes check of our requests, the storage suite, and
 # the core S3 operations through the gateway and (secure only: Ozone's own
 # gateway cannot run on the loopback TLS cluster) the reads across it and
-# Ozone's own S3 gateway, the start's refusals, and an Ozone user's attack on the
-# gateway's records (issue 19: test_ozone_records.py) (433 tests, about 2 min here); with
+# Ozone's own S3 gateway, the start's refusals, an Ozone user's attack on the
+# gateway's records (issue 19: test_ozone_records.py) and Ozone users' own keys
+# vouched by the OM (test_ozone_user_secrets.py) (441 tests, about 2 min here); with
 # S3GW_OZONE_SECURE=full the whole pytest suite (6 min).
 ozone_secure() {
     local status=0 tests=(conformance-tests/test_objects.py conformance-tests/test_multipart.py
         conformance-tests/test_identity.py conformance-tests/test_buckets.py conformance-tests/test_list.py
         conformance-tests/test_conditional.py conformance-tests/test_copy.py conformance-tests/test_tagging.py
         conformance-tests/test_ozone_cross_gateway.py conformance-tests/test_ozone_secure_start.py
-        conformance-tests/test_ozone_records.py)
+        conformance-tests/test_ozone_records.py conformance-tests/test_ozone_user_secrets.py)
     [[ "${S3GW_OZONE_SECURE:-}" == full ]] && tests=(conformance-tests)
     echo "==> cargo test: the storage suite and the secure cluster's checks (Ozone, secure)"
     cargo test -p storage-client --test ozone --test ozone_live --test ozone_secure -- --ignored || status=1

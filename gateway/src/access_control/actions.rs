@@ -371,24 +371,14 @@ pub const TABLE: &[Row] = &[
         &["DeleteObjectVersionTagging"],
         PolicyOnly,
     ),
-    row(
-        "GetObjectLegalHold",
-        &["GetObjectLegalHold"],
-        On::Object,
-        PolicyOnly,
-    ),
+    GET_OBJECT_LEGAL_HOLD,
     row(
         "PutObjectLegalHold",
         &["PutObjectLegalHold"],
         On::Object,
         PolicyOnly,
     ),
-    row(
-        "GetObjectRetention",
-        &["GetObjectRetention"],
-        On::Object,
-        PolicyOnly,
-    ),
+    GET_OBJECT_RETENTION,
     row(
         "PutObjectRetention",
         &["PutObjectRetention"],
@@ -450,6 +440,24 @@ pub const COPY_SOURCE: Row = versioned(
 /// What telling a missing key apart from a forbidden one needs: listing
 /// the bucket (S3 answers `404 NoSuchKey` only to a caller that may).
 pub const LIST_BUCKET: Row = row("ListBucket", &["ListBucket"], On::Bucket, Bucket(Read));
+
+/// Reading a version's legal hold; also what seeing it among GET and
+/// HEAD's headers needs, as AWS shows it only to callers allowed this.
+pub const GET_OBJECT_LEGAL_HOLD: Row = row(
+    "GetObjectLegalHold",
+    &["GetObjectLegalHold"],
+    On::Object,
+    PolicyOnly,
+);
+
+/// Reading a version's retention; also what seeing it among GET and
+/// HEAD's headers needs.
+pub const GET_OBJECT_RETENTION: Row = row(
+    "GetObjectRetention",
+    &["GetObjectRetention"],
+    On::Object,
+    PolicyOnly,
+);
 
 /// What a request asking to bypass GOVERNANCE retention (a version's
 /// delete, PutObjectRetention) needs besides its own actions, on the

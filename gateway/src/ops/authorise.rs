@@ -52,6 +52,18 @@ pub(super) struct Authorised {
     /// Whether the request asked to bypass GOVERNANCE retention and the
     /// caller is allowed `s3:BypassGovernanceRetention` on its object.
     bypass_governance: bool,
+    /// Which of a version's lock headers a GET or HEAD may show.
+    lock_headers: LockHeaders,
+}
+
+/// Which lock headers GET and HEAD show: AWS shows a version's retention
+/// only to a caller allowed `s3:GetObjectRetention` on it, its legal hold
+/// only with `s3:GetObjectLegalHold` (the owner, unless a policy denies
+/// it; others by a policy only).
+#[derive(Clone, Copy, Default)]
+pub(super) struct LockHeaders {
+    pub retention: bool,
+    pub legal_hold: bool,
 }
 
 /// What one request loaded of its bucket, once: its facts and parsed
@@ -114,6 +126,7 @@ impl Authorised {
             bucket: None,
             may_list: Some(true),
             bypass_governance: false,
+            lock_headers: LockHeaders::default(),
         }
     }
 
@@ -132,6 +145,7 @@ impl Authorised {
             bucket: Some(BucketContext::new(access, who)),
             may_list,
             bypass_governance: false,
+            lock_headers: LockHeaders::default(),
         }
     }
 
@@ -169,6 +183,7 @@ impl Authorised {
             judged: self.judged.take(),
             context: self.bucket.as_ref(),
             may_list: self.may_list,
+            lock_headers: self.lock_headers,
         }
     }
 
@@ -192,9 +207,15 @@ pub(super) struct ObjectVersion<'a> {
     judged: Option<Box<KeyInfo>>,
     context: Option<&'a BucketContext>,
     may_list: Option<bool>,
+    lock_headers: LockHeaders,
 }
 
 impl<'a> ObjectVersion<'a> {
+    /// Which of the version's lock headers the caller may be shown.
+    pub(super) fn lock_headers(&self) -> LockHeaders {
+        self.lock_headers
+    }
+
     /// The owner of the object's bucket, for storage.
     pub(super) fn owner(&self) -> &'a Owner {
         self.owner
@@ -318,11 +339,26 @@ fn may_bypass_governance(
     key: &str,
     context: &dyn Context,
 ) -> bool {
-    let need = Need::of(
+    allowed(
+        access,
+        who,
         &actions::BYPASS_GOVERNANCE_RETENTION,
-        Resource::Object(bucket, key),
-        None,
-    );
+        bucket,
+        key,
+        context,
+    )
+}
+
+/// Whether `who` is allowed `action` (a policy-only one) on the object.
+fn allowed(
+    access: &BucketAccess,
+    who: &Identity,
+    action: &'static actions::Row,
+    bucket: &str,
+    key: &str,
+    context: &dyn Context,
+) -> bool {
+    let need = Need::of(action, Resource::Object(bucket, key), None);
     matches!(
         access.decide(who, need, context),
         Decision::Owner | Decision::Granted
@@ -377,6 +413,7 @@ async fn authorise_in(
             bucket: Some(BucketContext::new(access, who)),
             may_list: Some(true),
             bypass_governance: false,
+            lock_headers: LockHeaders::default(),
         });
     }
     let Some(need) = decision::need(endpoint) else {
@@ -399,6 +436,16 @@ async fn authorise_in(
     {
         authorised.bypass_governance =
             may_bypass_governance(&loaded.access, who, bucket, key, context);
+    }
+    if let Endpoint::GetObject { bucket, key, .. } | Endpoint::HeadObject { bucket, key, .. } =
+        endpoint
+        && let Some(loaded) = &authorised.bucket
+    {
+        let may = |action| allowed(&loaded.access, who, action, bucket, key, context);
+        authorised.lock_headers = LockHeaders {
+            retention: may(&actions::GET_OBJECT_RETENTION),
+            legal_hold: may(&actions::GET_OBJECT_LEGAL_HOLD),
+        };
     }
     if let Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. } = endpoint {
         let (bucket, key, version) = parse_copy_source(&parts.headers)?;

@@ -68,6 +68,7 @@ pub async fn get_object(
     let owner = object.owner();
     let bucket = object.bucket();
     let customer_key = super::sse::customer_key(state, parts)?;
+    let lock_headers = object.lock_headers();
     let info = object.resolve(state).await?;
     let opened = Opened::check(&info, customer_key.as_ref(), state.sse_keyring.as_deref())?;
 
@@ -100,7 +101,7 @@ pub async fn get_object(
     *response.status_mut() = status;
     let out = response.headers_mut();
     object_headers(out, &info);
-    super::object_lock::response_headers(out, &info);
+    super::object_lock::response_headers(out, &info, lock_headers);
     version_headers(out, info.version_id.as_deref(), false);
     if !names_a_version(parts) {
         insert_expiration(state, out, bucket, &info).await;

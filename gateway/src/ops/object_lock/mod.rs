@@ -19,6 +19,7 @@ mod write;
 use http::{HeaderMap, HeaderName};
 use storage_client::{KeyInfo, LEGAL_HOLD_ENTRY, RETENTION_ENTRY, Retention};
 
+use super::authorise::LockHeaders;
 use super::headers::insert;
 use crate::xml;
 
@@ -43,20 +44,22 @@ pub fn is_lock_entry(name: &str) -> bool {
     name == RETENTION_ENTRY || name == LEGAL_HOLD_ENTRY
 }
 
-/// GET and HEAD's lock headers for a version that has a lock. An entry
-/// that cannot be read shows nothing here; deletes still refuse it.
-pub fn response_headers(out: &mut HeaderMap, info: &KeyInfo) {
+/// GET and HEAD's lock headers for a version that has a lock, those the
+/// caller may see (`shown`). An entry that cannot be read shows nothing
+/// here; deletes still refuse it.
+pub(super) fn response_headers(out: &mut HeaderMap, info: &KeyInfo, shown: LockHeaders) {
     let user = &info.meta.user;
     if let Some(retention) = user
         .get(RETENTION_ENTRY)
         .and_then(|t| Retention::from_entry(t))
+        .filter(|_| shown.retention)
     {
         let mode = HeaderName::from_static("x-amz-object-lock-mode");
         insert(out, mode, retention.mode.name());
         let until = HeaderName::from_static("x-amz-object-lock-retain-until-date");
         insert(out, until, &xml::iso8601(retention.until));
     }
-    if let Some(status) = user.get(LEGAL_HOLD_ENTRY) {
+    if let Some(status) = user.get(LEGAL_HOLD_ENTRY).filter(|_| shown.legal_hold) {
         let hold = HeaderName::from_static("x-amz-object-lock-legal-hold");
         insert(out, hold, status);
     }
