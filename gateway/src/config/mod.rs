@@ -888,12 +888,14 @@ mod tests {
                 ),
                 "ozone_connect_timeout" => (None, Some(ozone.connect_timeout.as_secs())),
                 "ozone_request_timeout" => (None, Some(ozone.request_timeout.as_secs())),
+                "ozone_user_secrets" => (None, Some(u64::from(ozone.user_secrets))),
                 other => panic!("{other}: no storage-client default to compare with"),
             };
             let parse = |text: &str| match s.kind {
                 settings::Kind::Size { .. } | settings::Kind::SizeOrOff { .. } => size(text),
                 settings::Kind::Duration { .. } => duration(text),
-                _ => panic!("{}: a storage default is a size or a duration", s.key),
+                settings::Kind::Flag => u64::from(text == "true"),
+                _ => panic!("{}: a storage default is a size, a duration or a flag", s.key),
             };
             assert_eq!(e.map(parse), embedded_actual, "{} on embedded", s.key);
             assert_eq!(o.map(parse), ozone_actual, "{} on ozone", s.key);
