@@ -895,7 +895,10 @@ mod tests {
                 settings::Kind::Size { .. } | settings::Kind::SizeOrOff { .. } => size(text),
                 settings::Kind::Duration { .. } => duration(text),
                 settings::Kind::Flag => u64::from(text == "true"),
-                _ => panic!("{}: a storage default is a size, a duration or a flag", s.key),
+                _ => panic!(
+                    "{}: a storage default is a size, a duration or a flag",
+                    s.key
+                ),
             };
             assert_eq!(e.map(parse), embedded_actual, "{} on embedded", s.key);
             assert_eq!(o.map(parse), ozone_actual, "{} on ozone", s.key);

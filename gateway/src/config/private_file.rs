@@ -63,6 +63,25 @@ fn own_groups() -> Vec<u32> {
     groups
 }
 
+/// The text of the file at `path`, which holds `what`, once [`check`]
+/// passes; else a one-line reason naming the file.
+pub fn read(path: &Path, what: &str) -> Result<String, String> {
+    check(path, what)?;
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// A temporary file holding `text` with permission bits `mode`, for the
+/// tests of the secret files' readers.
+#[cfg(test)]
+pub(super) fn file_with(text: &str, mode: u32) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    file.write_all(text.as_bytes()).expect("write");
+    std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode)).expect("chmod");
+    file
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;

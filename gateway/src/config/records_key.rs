@@ -20,8 +20,8 @@ pub fn read(path: &Path) -> Result<RecordsKey, String> {
     if !path.exists() {
         return Err(format!("cannot read {shown}: no such file ({HOW_TO_MAKE})"));
     }
-    super::private_file::check(path, "the key that seals the gateway's records in Ozone")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text =
+        super::private_file::read(path, "the key that seals the gateway's records in Ozone")?;
     let key = text.trim();
     if key.len() < RecordsKey::MIN_BYTES || key.contains(char::is_whitespace) {
         return Err(format!(
@@ -34,18 +34,8 @@ pub fn read(path: &Path) -> Result<RecordsKey, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-
+    use super::super::private_file::file_with;
     use super::*;
-
-    fn file_with(text: &str, mode: u32) -> tempfile::NamedTempFile {
-        let mut file = tempfile::NamedTempFile::new().expect("temp file");
-        file.write_all(text.as_bytes()).expect("write");
-        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode))
-            .expect("chmod");
-        file
-    }
 
     const KEY: &str = "q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=";
 

@@ -9,28 +9,16 @@ use crate::sse::keyring::Keyring;
 
 /// Reads the keyring; `Err` is a one-line reason naming the file.
 pub fn read(path: &Path) -> Result<Keyring, String> {
-    super::private_file::check(path, "the SSE-S3 master keys")?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = super::private_file::read(path, "the SSE-S3 master keys")?;
     Keyring::parse(&text, path)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-
+    use super::super::private_file::file_with;
     use super::*;
 
     const LINE: &str = "k1 q8Wl3mJ0c2Z1n3VgYkQx0tJmH1m5o8YbQp0yqK3wRz8=\n";
-
-    fn file_with(text: &str, mode: u32) -> tempfile::NamedTempFile {
-        let mut file = tempfile::NamedTempFile::new().expect("temp file");
-        file.write_all(text.as_bytes()).expect("write");
-        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode))
-            .expect("chmod");
-        file
-    }
 
     #[test]
     fn reads_a_private_keyring_and_refuses_a_shared_one() {

@@ -13,8 +13,7 @@ use storage_client::SystemSecret;
 /// naming the file.
 pub fn read(path: &Path) -> Result<SystemSecret, String> {
     let shown = path.display();
-    super::private_file::check(path, "the gateway's Ozone secret")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text = super::private_file::read(path, "the gateway's Ozone secret")?;
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -39,18 +38,8 @@ pub fn read(path: &Path) -> Result<SystemSecret, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-
+    use super::super::private_file::file_with;
     use super::*;
-
-    fn file_with(text: &str, mode: u32) -> tempfile::NamedTempFile {
-        let mut file = tempfile::NamedTempFile::new().expect("temp file");
-        file.write_all(text.as_bytes()).expect("write");
-        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode))
-            .expect("chmod");
-        file
-    }
 
     #[test]
     fn reads_a_bare_secret_or_ozones_getsecret_output() {
