@@ -155,7 +155,7 @@ fn embedded_read_1kib(bencher: divan::Bencher) {
                 read += piece.expect("reads").len();
             }
             assert_eq!(read, 1024);
-        })
+        });
     });
 }
 

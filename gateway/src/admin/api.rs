@@ -156,7 +156,7 @@ async fn handle(
                 buckets::delete(&state.storage, &decoded(rest)?, force).await?;
                 Ok(empty_response(StatusCode::NO_CONTENT))
             }
-            (Some((_, "owner")), _) | (None, _) if !rest.is_empty() => {
+            (Some((_, "owner")) | None, _) if !rest.is_empty() => {
                 Err(S3Error::method_not_allowed())
             }
             _ => Err(no_such_resource()),

@@ -42,7 +42,7 @@ pub async fn insert_expiration(
         }
         Ok(None) => {}
         Err(error) => {
-            tracing::warn!(bucket, %error, "no x-amz-expiration: the lifecycle configuration cannot be read")
+            tracing::warn!(bucket, %error, "no x-amz-expiration: the lifecycle configuration cannot be read");
         }
     }
 }

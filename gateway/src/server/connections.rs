@@ -309,7 +309,7 @@ impl Server {
         match &self.tls {
             None => {
                 self.watch(stream, &activity, limits, lane, client, None)
-                    .await
+                    .await;
             }
             Some(certificates) => {
                 let acceptor = certificates.acceptor();
@@ -317,7 +317,7 @@ impl Server {
                     Ok(Ok(stream)) => {
                         let tls = tls_version(stream.get_ref().1.protocol_version());
                         self.watch(stream, &activity, limits, lane, client, Some(tls))
-                            .await
+                            .await;
                     }
                     Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                     Err(_elapsed) => tracing::debug!("TLS handshake timed out"),

@@ -69,7 +69,7 @@ pub(super) async fn prepare(om: &OmClient, owner: &str, buckets: &[String]) -> R
     {
         Ok(()) => {
             om.set_acls(owner, ObjectType::Volume, &volume_path, owner_only(owner))
-                .await?
+                .await?;
         }
         Err(StorageError::BucketAlreadyExists) => {}
         Err(StorageError::AccessDenied) => {
@@ -96,7 +96,7 @@ pub(super) async fn prepare(om: &OmClient, owner: &str, buckets: &[String]) -> R
         match om.create_bucket(owner, bucket, "").await {
             Ok(()) => {
                 om.set_acls(owner, ObjectType::Bucket, &path, owner_only(owner))
-                    .await?
+                    .await?;
             }
             Err(StorageError::BucketAlreadyExists) => {}
             Err(e) => return Err(e),

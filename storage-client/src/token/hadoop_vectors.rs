@@ -19,11 +19,10 @@ struct Record {
 
 impl Record {
     fn get(&self, key: &str) -> &str {
-        self.fields
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-            .unwrap_or_else(|| panic!("{} record without {key}", self.kind))
+        self.fields.iter().find(|(k, _)| k == key).map_or_else(
+            || panic!("{} record without {key}", self.kind),
+            |(_, v)| v.as_str(),
+        )
     }
 
     fn name(&self) -> &str {

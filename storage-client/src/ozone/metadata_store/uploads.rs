@@ -326,7 +326,7 @@ impl UploadStore for OzoneMetadata {
             Ok(recorded) => {
                 self.checksums
                     .forget_upload(upload_id, recorded.into_keys())
-                    .await
+                    .await;
             }
             Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
         }

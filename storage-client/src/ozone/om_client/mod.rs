@@ -634,8 +634,7 @@ fn local_ip_towards(address: &str) -> String {
             socket.connect(address)?;
             socket.local_addr()
         })
-        .map(|local| local.ip().to_string())
-        .unwrap_or_else(|_| "127.0.0.1".into())
+        .map_or_else(|_| "127.0.0.1".into(), |local| local.ip().to_string())
 }
 
 fn local_hostname() -> String {
