@@ -3,17 +3,21 @@
 //! CompleteMultipartUpload, LifecycleConfiguration (with its rules),
 //! CORSConfiguration, AccessControlPolicy and ObjectLockConfiguration
 //! (whose stored forms must read back as what was accepted),
-//! PublicAccessBlockConfiguration, Retention and LegalHold.
+//! PublicAccessBlockConfiguration, Retention and LegalHold,
+//! VersioningConfiguration, OwnershipControls and
+//! ServerSideEncryptionConfiguration (these two read back too).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use s3_gateway::access_control::acl::Acl;
+use s3_gateway::access_control::object_ownership::ObjectOwnership;
 use s3_gateway::access_control::public_access::PublicAccessBlock;
 use s3_gateway::lifecycle::rules::{Configuration, MAX_RULES};
 use s3_gateway::ops::fuzzing::{
     CorsConfiguration, ObjectLockConfiguration, requested_retention, requested_status,
-    tags_from_xml,
+    tags_from_xml, versioning_from_xml,
 };
+use s3_gateway::sse::bucket_default::BucketDefault;
 use s3_gateway::xml::{CompleteMultipartUpload, CreateBucketConfiguration, Delete, from_xml};
 use storage_client::ChecksumAlgorithm;
 
@@ -22,6 +26,23 @@ const OWNER: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47
 
 fuzz_target!(|body: &[u8]| {
     let _ = from_xml::<CreateBucketConfiguration>(body);
+    let _ = versioning_from_xml(body);
+    if let Ok(ownership) = ObjectOwnership::from_xml(body) {
+        let stored = ownership.to_xml().expect("an accepted setting renders");
+        assert_eq!(
+            ObjectOwnership::from_xml(stored.as_bytes()).ok(),
+            Some(ownership),
+            "the stored ownership reads back as accepted"
+        );
+    }
+    if let Ok(default) = BucketDefault::from_xml(body) {
+        let stored = default.to_xml().expect("an accepted default renders");
+        assert_eq!(
+            BucketDefault::from_xml(stored.as_bytes()).ok(),
+            Some(default),
+            "the stored default encryption reads back as accepted"
+        );
+    }
     let _ = from_xml::<Delete>(body);
     if let Ok(tags) = tags_from_xml(body) {
         assert!(tags.len() <= 10, "more than 10 tags accepted");

@@ -22,6 +22,11 @@ pub use super::tagging::{tags_from_header, tags_from_xml};
 use crate::auth::Payload;
 use crate::error::S3Result;
 
+/// The versioning state a PutBucketVersioning body asks for.
+pub fn versioning_from_xml(body: &[u8]) -> S3Result<storage_client::Versioning> {
+    super::versioning::requested_versioning(&crate::xml::from_xml(body)?)
+}
+
 /// The bucket and key `x-amz-copy-source` names.
 pub fn copy_source(headers: &HeaderMap) -> S3Result<(String, String)> {
     super::copy_source::parse_copy_source(headers).map(|(bucket, key, _)| (bucket, key))

@@ -62,7 +62,7 @@ pub async fn put_bucket_versioning(
 /// The state a PutBucketVersioning body asks for. MFA Delete needs an MFA
 /// device S3 checks on every versioned delete, which this gateway has no
 /// notion of: asking for it is refused, naming it.
-fn requested_versioning(request: &xml::VersioningRequest) -> S3Result<Versioning> {
+pub(super) fn requested_versioning(request: &xml::VersioningRequest) -> S3Result<Versioning> {
     match request.mfa_delete.as_deref() {
         None | Some("Disabled") => {}
         Some("Enabled") => {
