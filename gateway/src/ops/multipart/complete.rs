@@ -62,6 +62,20 @@ pub async fn complete_multipart_upload(
         }
         Err(err) => return Err(upload.error(err)),
     };
+    // AWS takes an SSE-C upload's key here too: if sent, it must be the
+    // upload's; it is required where the upload has a checksum algorithm
+    // (the CompleteMultipartUpload reference), and optional otherwise.
+    let customer_key = crate::ops::sse::customer_key(state, parts)?;
+    let is_customer = matches!(
+        crate::sse::record::Stored::of(&info.meta)
+            .as_ref()
+            .map(|s| s.as_ref().map(|s| s.wrapping())),
+        Ok(Some(crate::sse::record::Wrapping::Customer { .. }))
+    );
+    if customer_key.is_some() || (is_customer && info.checksum_algorithm.is_some()) {
+        let keyring = state.sse_keyring.as_deref();
+        crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keyring)?;
+    }
     let stored = state
         .storage
         .all_parts(owner, upload.bucket, upload.key, upload.upload_id)
@@ -134,6 +148,13 @@ fn completed_response(
         );
     }
     written_version_header(response.headers_mut(), object.version_id.as_deref());
+    // An SSE-S3 object is answered with its encryption, as AWS answers
+    // (whose CompleteMultipartUpload response has no SSE-C headers).
+    if let Ok(Some(stored)) = crate::sse::record::Stored::of(&object.meta)
+        && let wrapping @ crate::sse::record::Wrapping::Master { .. } = stored.wrapping()
+    {
+        crate::ops::sse::write::echo(response.headers_mut(), wrapping);
+    }
     Ok(response)
 }
 
