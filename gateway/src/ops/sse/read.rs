@@ -32,8 +32,12 @@ pub struct Opened {
 }
 
 enum Layout {
-    /// Written in one piece: one segmented stream.
-    Whole { cipher: Aes256Gcm, base: [u8; 12] },
+    /// Written in one piece: one segmented stream. (The cipher's key
+    /// schedule is large: boxed, as the other variant is small.)
+    Whole {
+        cipher: Box<Aes256Gcm>,
+        base: [u8; 12],
+    },
     /// Written part by part: each part its own stream (`crate::sse::multipart`).
     Parts {
         upload: ObjectKey,
@@ -86,7 +90,7 @@ impl Opened {
                     plain_size: record.plain_size,
                     wrapping: record.wrapping,
                     layout: Layout::Whole {
-                        cipher: object_key.cipher(),
+                        cipher: Box::new(object_key.cipher()),
                         base: object_key.base,
                     },
                 }))
@@ -132,7 +136,7 @@ impl Opened {
             Layout::Whole { cipher, base } => {
                 let sealed = SealedRange::new(range, self.plain_size);
                 let stored = storage.read(owner, info, sealed.stored.clone()).await?;
-                Ok(sealed.open(cipher.clone(), *base, stored).boxed())
+                Ok(sealed.open(Aes256Gcm::clone(cipher), *base, stored).boxed())
             }
             Layout::Parts { upload, parts } => {
                 let pieces: Vec<(PlainPart, Range<u64>)> = parts
