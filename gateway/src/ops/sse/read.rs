@@ -290,3 +290,57 @@ fn damaged(info: &KeyInfo, why: &dyn std::fmt::Display) -> S3Error {
     tracing::error!(bucket = %info.bucket, key = %info.key, "encrypted object is damaged: {why}");
     S3Error::internal("The encrypted object is damaged and cannot be read")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use storage_client::{ObjectMeta, PartSummary};
+
+    use super::*;
+    use crate::sse::multipart::stored_size;
+
+    fn info(parts: &[(u16, u64)]) -> KeyInfo {
+        KeyInfo {
+            bucket: "b".into(),
+            key: "k".into(),
+            size: parts.iter().map(|part| part.1).sum(),
+            etag: "e-2".into(),
+            last_modified: SystemTime::UNIX_EPOCH,
+            owner: "o".into(),
+            meta: ObjectMeta::default(),
+            tags: Vec::new(),
+            checksum: None,
+            locations: Vec::new(),
+            parts: parts
+                .iter()
+                .map(|&(number, size)| PartSummary {
+                    number,
+                    size,
+                    etag: "e".into(),
+                    checksum: None,
+                })
+                .collect(),
+            version_id: None,
+        }
+    }
+
+    #[test]
+    fn a_multipart_layout_follows_from_the_stored_part_sizes() {
+        let (first, last) = (stored_size(5 << 20), stored_size(7));
+        let parts = plain_parts(&info(&[(1, first), (4, last)])).unwrap();
+        let layout: Vec<_> = parts
+            .iter()
+            .map(|p| (p.number, p.stored_start, p.plain_start, p.plain_size))
+            .collect();
+        assert_eq!(layout, vec![(1, 0, 0, 5 << 20), (4, first, 5 << 20, 7)]);
+        // Damage: no parts, parts out of order, a size no part seals to,
+        // parts that do not add up to the object.
+        assert!(plain_parts(&info(&[])).is_err());
+        assert!(plain_parts(&info(&[(2, first), (1, last)])).is_err());
+        assert!(plain_parts(&info(&[(1, first + 1)])).is_err());
+        let mut short = info(&[(1, first)]);
+        short.size -= 1;
+        assert!(plain_parts(&short).is_err());
+    }
+}

@@ -366,3 +366,93 @@ pub fn echo(out: &mut HeaderMap, wrapping: &Wrapping) {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::sse::record::ENTRY;
+
+    fn customer(byte: u8) -> CustomerKey {
+        CustomerKey {
+            key: [byte; 32],
+            md5: format!("md5-of-{byte}"),
+        }
+    }
+
+    /// What opening the upload of `meta` for a part answers.
+    fn opened(
+        meta: &ObjectMeta,
+        key: Option<&CustomerKey>,
+        keyring: Option<&Keyring>,
+    ) -> Result<bool, (u16, &'static str)> {
+        Upload::open(meta, key, keyring)
+            .map(|upload| upload.is_some())
+            .map_err(|err| (err.status.as_u16(), err.code))
+    }
+
+    #[test]
+    fn every_part_of_an_sse_c_upload_needs_its_key() {
+        let mut meta = ObjectMeta::default();
+        Encryption::Customer(customer(1))
+            .begin_upload(&mut meta)
+            .unwrap();
+        assert_eq!(opened(&meta, Some(&customer(1)), None), Ok(true));
+        // Without the key, or with another: AWS's 400.
+        assert_eq!(opened(&meta, None, None), Err((400, "InvalidRequest")));
+        assert_eq!(
+            opened(&meta, Some(&customer(2)), None),
+            Err((400, "InvalidRequest"))
+        );
+        // A key for an upload not begun with one.
+        let plain = ObjectMeta::default();
+        assert_eq!(opened(&plain, None, None), Ok(false));
+        assert_eq!(
+            opened(&plain, Some(&customer(1)), None),
+            Err((400, "InvalidRequest"))
+        );
+        // A record whose sealed key was changed: the store's fault, never
+        // the client's, and nothing is sealed with a key it cannot open.
+        let text = meta.user[ENTRY].clone();
+        let (head, _) = text.rsplit_once(' ').unwrap();
+        let mut damaged = meta.clone();
+        damaged
+            .user
+            .insert(ENTRY.into(), format!("{head} c2VhbGVk"));
+        assert_eq!(
+            opened(&damaged, Some(&customer(1)), None),
+            Err((500, "InternalError"))
+        );
+    }
+
+    #[test]
+    fn an_sse_s3_upload_opens_with_the_keyring_that_sealed_it() {
+        let ring = Keyring::parse(
+            "k1 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+            Path::new("keys"),
+        )
+        .unwrap();
+        let mut meta = ObjectMeta::default();
+        Encryption::Master(ring.active().clone())
+            .begin_upload(&mut meta)
+            .unwrap();
+        assert_eq!(opened(&meta, None, Some(&ring)), Ok(true));
+        // A customer key is not applicable to it.
+        assert_eq!(
+            opened(&meta, Some(&customer(1)), Some(&ring)),
+            Err((400, "InvalidRequest"))
+        );
+        // Its master key gone from the keyring: damage, not the client's.
+        assert_eq!(opened(&meta, None, None), Err((500, "InternalError")));
+        let other = Keyring::parse(
+            "k2 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+            Path::new("keys"),
+        )
+        .unwrap();
+        assert_eq!(
+            opened(&meta, None, Some(&other)),
+            Err((500, "InternalError"))
+        );
+    }
+}
