@@ -10,6 +10,7 @@ import base64
 import hashlib
 import os
 import time
+import zlib
 
 import pytest
 from botocore.exceptions import ClientError
@@ -289,3 +290,25 @@ def test_no_plaintext_of_a_multipart_object_is_stored(server, sse_s3, sse_bucket
     for scheme, marker in markers.items():
         assert marker not in stored, scheme
     assert sse_s3.get_object(Bucket=sse_bucket, Key="copied")["Body"].read() == body(markers["copied"], 200_000)
+
+
+def test_completion_judges_the_plaintext_parts(sse_s3, sse_bucket):
+    # A FULL_OBJECT checksum is combined from the parts' plaintext lengths.
+    parts = bodies("crc", (PART, 5000))
+    created, answers, done = upload_all(sse_s3, sse_bucket, "crc", parts, {"ChecksumAlgorithm": "CRC32"},
+                                        ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT", **SSE_S3)
+    whole = base64.b64encode(zlib.crc32(b"".join(parts)).to_bytes(4, "big")).decode()
+    assert done["ChecksumCRC32"] == whole
+    head = sse_s3.head_object(Bucket=sse_bucket, Key="crc", ChecksumMode="ENABLED")
+    assert (head["ChecksumCRC32"], head["ContentLength"]) == (whole, len(b"".join(parts)))
+    # A part the client sent below 5 MiB is too small, however much larger it is stored.
+    upload = sse_s3.create_multipart_upload(Bucket=sse_bucket, Key="small", **SSE_C)["UploadId"]
+    try:
+        small = [sse_s3.upload_part(Bucket=sse_bucket, Key="small", UploadId=upload, PartNumber=n,
+                                    Body=b"s" * (PART - 100), **SSE_C) for n in (1, 2)]
+        err = refused(sse_s3.complete_multipart_upload, (400, "EntityTooSmall"), Bucket=sse_bucket, Key="small",
+                      UploadId=upload, MultipartUpload={"Parts": [{"PartNumber": n, "ETag": a["ETag"]}
+                                                                  for n, a in enumerate(small, start=1)]})
+        assert err.response["Error"]["ProposedSize"] == str(PART - 100)
+    finally:
+        sse_s3.abort_multipart_upload(Bucket=sse_bucket, Key="small", UploadId=upload)
