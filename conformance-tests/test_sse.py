@@ -2,8 +2,8 @@
 (issue 22, item 1): objects are stored as AES-256-GCM segments under a per-object key sealed by
 the customer's key, read back whole or by range with the key, and refused as AWS refuses them
 without it or with another; CopyObject opens an SSE-C source with the key in its
-`x-amz-copy-source-` headers and seals the copy with the request's own. What is not built
-(SSE-KMS, SSE-C on multipart) stays refused: test_sse_refused.py."""
+`x-amz-copy-source-` headers and seals the copy with the request's own. Multipart uploads:
+test_sse_multipart.py. What is not built (SSE-KMS) stays refused: test_sse_refused.py."""
 
 import base64
 import hashlib

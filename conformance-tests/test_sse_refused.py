@@ -1,8 +1,9 @@
 """Server-side encryption that is not built yet is refused: SSE-KMS on every path, SSE-S3
-everywhere but PutObject, PostObject and CopyObject (test_sse_s3.py), SSE-C everywhere but PutObject, GetObject,
-HeadObject and CopyObject (test_sse.py), and PostObject's (but SSE-S3's, test_sse_s3.py)
-encryption form fields are answered 501 NotImplemented naming the header, and nothing is
-stored (issue 19, item 2; issue 22, item 1)."""
+everywhere but PutObject, PostObject, CopyObject (test_sse_s3.py) and CreateMultipartUpload
+(test_sse_multipart.py), SSE-C everywhere but PutObject, GetObject, HeadObject, CopyObject
+(test_sse.py) and multipart uploads (test_sse_multipart.py), and PostObject's (but SSE-S3's,
+test_sse_s3.py) encryption form fields are answered 501 NotImplemented naming the header, and
+nothing is stored (issue 19, item 2; issue 22, item 1)."""
 
 import base64
 import hashlib
@@ -64,19 +65,32 @@ def test_copy_and_multipart_with_encryption_are_refused(root_s3, bucket, params,
     if params not in (WRITE_CASES["sse-s3"][0], WRITE_CASES["sse-c"][0]):
         refused(root_s3.copy_object, header, Bucket=bucket, Key="copy", CopySource=source, **params)
         absent(root_s3, bucket, "copy")
-    refused(root_s3.create_multipart_upload, header, Bucket=bucket, Key="mpu", **params)
-    assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    # CreateMultipartUpload takes both too (test_sse_multipart.py); SSE-C over plain HTTP is
+    # refused below.
+    if params not in (WRITE_CASES["sse-s3"][0], WRITE_CASES["sse-c"][0]):
+        refused(root_s3.create_multipart_upload, header, Bucket=bucket, Key="mpu", **params)
+        assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
 
-def test_upload_part_and_part_copy_with_encryption_are_refused(root_s3, bucket):
+def test_multipart_customer_keys_over_plain_http_are_refused(root_s3, bucket):
+    # Multipart uploads take them (test_sse_multipart.py), over TLS only unless
+    # sse_c_over_http: as AWS.
     root_s3.put_object(Bucket=bucket, Key="src", Body=b"s" * MIB)
+    with pytest.raises(ClientError) as err:
+        root_s3.create_multipart_upload(Bucket=bucket, Key="mpu", **SSE_C)
+    assert (status(err.value), error_code(err.value)) == (400, "InvalidRequest")
+    assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     upload = root_s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
     try:
-        refused(root_s3.upload_part, "x-amz-server-side-encryption-customer-",
-                Bucket=bucket, Key="mpu", UploadId=upload, PartNumber=1, Body=b"p" * MIB, **SSE_C)
-        refused(root_s3.upload_part_copy, "x-amz-copy-source-server-side-encryption-customer-",
-                Bucket=bucket, Key="mpu", UploadId=upload, PartNumber=2,
-                CopySource={"Bucket": bucket, "Key": "src"}, **COPY_SOURCE_SSE_C)
+        for call, extra in [
+            (root_s3.upload_part, {"PartNumber": 1, "Body": b"p" * MIB, **SSE_C}),
+            (root_s3.upload_part_copy, {"PartNumber": 2, "CopySource": {"Bucket": bucket, "Key": "src"},
+                                        **COPY_SOURCE_SSE_C}),
+        ]:
+            with pytest.raises(ClientError) as err:
+                call(Bucket=bucket, Key="mpu", UploadId=upload, **extra)
+            assert (status(err.value), error_code(err.value)) == (400, "InvalidRequest")
+            assert "secure connection" in err.value.response["Error"]["Message"]
         assert root_s3.list_parts(Bucket=bucket, Key="mpu", UploadId=upload).get("Parts", []) == []
     finally:
         root_s3.abort_multipart_upload(Bucket=bucket, Key="mpu", UploadId=upload)

@@ -47,8 +47,8 @@ pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, UploadInfo,
-    UploadListPage, UploadListQuery,
+    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings,
+    UploadInfo, UploadListPage, UploadListQuery,
 };
 pub use object_lock::{
     LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, RETENTION_ENTRY, Retention, RetentionMode,

@@ -43,6 +43,15 @@ pub struct UploadInfo {
     pub checksum_type: Option<ChecksumType>,
 }
 
+/// What UploadPart needs of its upload before the part's first byte.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartSettings {
+    /// The algorithm every part is checksummed with, if any.
+    pub checksum_algorithm: Option<ChecksumAlgorithm>,
+    /// The metadata the upload was started with ([`NewUpload::meta`]).
+    pub meta: ObjectMeta,
+}
+
 /// What `ObjectWriter::commit_part` records with the bytes of a part.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartCommit {

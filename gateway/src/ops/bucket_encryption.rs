@@ -1,9 +1,7 @@
 //! Put/Get/DeleteBucketEncryption, and a bucket's default encryption as
-//! the write paths read it: PutObject, CopyObject and PostObject encrypt
-//! with SSE-S3 what arrives without encryption headers (fields), and a
-//! write path that cannot encrypt yet
-//! refuses such a bucket ([`refuse_default`]) rather than store plaintext
-//! in a bucket its owner asked to be encrypted.
+//! the write paths read it: PutObject, CopyObject, PostObject and
+//! CreateMultipartUpload encrypt with SSE-S3 what arrives without
+//! encryption headers (fields).
 
 use axum::response::Response;
 use http::StatusCode;
@@ -64,19 +62,4 @@ pub async fn has_default(state: &AppState, bucket: &str) -> S3Result<bool> {
     })
     .await?;
     Ok(parsed.is_some())
-}
-
-/// Refuses `operation`, which cannot encrypt yet, on a bucket with default
-/// encryption: storing plaintext there would break the owner's setting.
-pub async fn refuse_default(state: &AppState, bucket: &str, operation: &str) -> S3Result<()> {
-    if has_default(state, bucket).await? {
-        return Err(S3Error::new(
-            Code::NotImplemented,
-            format!(
-                "{operation} into a bucket with default encryption is not implemented: the \
-                 gateway cannot encrypt it yet and does not store plaintext there"
-            ),
-        ));
-    }
-    Ok(())
 }

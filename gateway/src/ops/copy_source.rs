@@ -51,20 +51,8 @@ pub(crate) struct CopySource {
 impl CopySource {
     /// Parses `x-amz-copy-source`, looks the object up as `owner` (whose
     /// access to the source bucket the OM checks) and evaluates the
-    /// `x-amz-copy-source-if-*` headers against it; an encrypted source is
-    /// refused (UploadPartCopy cannot open one yet).
-    pub(crate) async fn from_request(
-        state: &AppState,
-        parts: &Parts,
-        owner: &Owner,
-    ) -> S3Result<Self> {
-        let source = Self::looked_up(state, parts, owner).await?;
-        super::sse::refuse_encrypted(&source.info)?;
-        Ok(source)
-    }
-
-    /// As [`CopySource::from_request`], but an encrypted source is opened
-    /// and copied as its plaintext: an SSE-S3 one with the keyring, an
+    /// `x-amz-copy-source-if-*` headers against it. An encrypted source is
+    /// opened and copied as its plaintext: an SSE-S3 one with the keyring, an
     /// SSE-C one with the key the `x-amz-copy-source-` SSE-C headers carry
     /// (refused without it, or with another key, as AWS refuses them).
     pub(crate) async fn from_request_opening(
@@ -105,10 +93,12 @@ impl CopySource {
     }
 
     /// The bytes `x-amz-copy-source-range` selects, or the whole object.
+    /// An encrypted source's range is of its plaintext.
     pub(crate) fn range(&self, headers: &HeaderMap) -> S3Result<Range<u64>> {
+        let size = self.plain_size();
         match headers.get(COPY_SOURCE_RANGE) {
-            None => Ok(0..self.info.size),
-            Some(value) => copy_range(value.to_str().unwrap_or_default(), self.info.size),
+            None => Ok(0..size),
+            Some(value) => copy_range(value.to_str().unwrap_or_default(), size),
         }
     }
 
@@ -140,15 +130,11 @@ impl CopySource {
                 .map(|piece| piece.map_err(naming))
                 .boxed(),
             Some(opened) => {
-                let sealed = opened.stored_range(range);
-                let stored = state
-                    .storage
-                    .read(owner, &self.info, sealed.stored.clone())
-                    .await
-                    .map_err(naming)?;
                 let (bucket, key) = (self.bucket.clone(), self.key.clone());
                 opened
-                    .open(sealed, stored)
+                    .read(&state.storage, owner, &self.info, range)
+                    .await
+                    .map_err(naming)?
                     .map(move |piece| {
                         piece.map_err(|err| {
                             tracing::error!(%bucket, %key, error = %err, "encrypted copy source failed");

@@ -11,11 +11,13 @@
 //! - [`bucket_default`]: a bucket's default encryption document;
 //! - [`keyring`]: SSE-S3's master keys and their file;
 //! - [`record`]: the reserved metadata entry that describes an encrypted
-//!   object.
+//!   object;
+//! - [`multipart`]: multipart uploads, encrypted part by part.
 
 pub mod bucket_default;
 pub mod customer_key;
 pub mod keyring;
+pub mod multipart;
 pub mod object_key;
 pub mod record;
 pub mod segments;

@@ -11,10 +11,13 @@ use aes_gcm::aead::{Aead, Payload};
 use aes_gcm::{Aes256Gcm, KeyInit, Nonce};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, Mac};
 use rand::RngCore;
+use sha2::Sha256;
 
 use super::segments::SealError;
 
+#[derive(Clone)]
 pub struct ObjectKey {
     data_key: [u8; 32],
     pub base: [u8; 12],
@@ -30,6 +33,33 @@ impl ObjectKey {
         rng.fill_bytes(&mut key.data_key);
         rng.fill_bytes(&mut key.base);
         key
+    }
+
+    /// Part `number`'s own key, derived from this upload key (see
+    /// `super::multipart`): HMAC-SHA256 under the upload's data key of a
+    /// label, the part number and the part's random salt, once for the
+    /// data key and once for the nonce base. Each upload of a part draws a
+    /// fresh salt, so no two part streams share a key, and a part opens
+    /// only as the part number of the upload it was written for.
+    pub fn for_part(&self, number: u16, salt: &[u8]) -> Self {
+        let derive = |label: &[u8]| {
+            let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.data_key)
+                .expect("HMAC takes any key length");
+            mac.update(label);
+            mac.update(&self.base);
+            mac.update(&number.to_be_bytes());
+            mac.update(salt);
+            mac.finalize().into_bytes()
+        };
+        let data_key = derive(b"s3gw sse part key v1");
+        let base = derive(b"s3gw sse part nonce v1");
+        let mut part = Self {
+            data_key: [0; 32],
+            base: [0; 12],
+        };
+        part.data_key.copy_from_slice(&data_key);
+        part.base.copy_from_slice(&base[..12]);
+        part
     }
 
     pub fn cipher(&self) -> Aes256Gcm {
@@ -88,6 +118,23 @@ mod tests {
         assert!(ObjectKey::open(&sealed, &[1; 32], b"eleven").is_none());
         assert!(ObjectKey::open("not base64!", &[1; 32], b"ten").is_none());
         assert!(ObjectKey::open("", &[1; 32], b"ten").is_none());
+    }
+
+    #[test]
+    fn part_keys_are_bound_to_upload_number_and_salt() {
+        let upload = ObjectKey::random();
+        let part = upload.for_part(3, &[5; 16]);
+        let again = upload.for_part(3, &[5; 16]);
+        assert_eq!((part.data_key, part.base), (again.data_key, again.base));
+        for other in [
+            upload.for_part(4, &[5; 16]),
+            upload.for_part(3, &[6; 16]),
+            ObjectKey::random().for_part(3, &[5; 16]),
+        ] {
+            assert_ne!(part.data_key, other.data_key);
+            assert_ne!(part.base, other.base);
+        }
+        assert_ne!(part.data_key, upload.data_key);
     }
 
     #[test]

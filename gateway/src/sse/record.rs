@@ -13,6 +13,9 @@ pub const ENTRY: &str = "s3gw sse";
 const VERSION: &str = "v1";
 const SSE_C: &str = "SSE-C";
 const SSE_S3: &str = "SSE-S3";
+/// The version of an upload's record (and of the object it completes
+/// into): encrypted part by part, see `super::multipart`.
+const MULTIPART_VERSION: &str = "mp1";
 
 /// The key that sealed the object key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +38,96 @@ impl Wrapping {
             }
         }
         .into_bytes()
+    }
+}
+
+impl Wrapping {
+    fn fields(&self) -> (&'static str, &str) {
+        match self {
+            Self::Customer { key_md5 } => (SSE_C, key_md5),
+            Self::Master { key_id } => (SSE_S3, key_id),
+        }
+    }
+
+    fn parse(scheme: &str, wrapper: &str) -> Result<Self, Unreadable> {
+        match scheme {
+            SSE_C => Ok(Self::Customer {
+                key_md5: wrapper.to_owned(),
+            }),
+            SSE_S3 => Ok(Self::Master {
+                key_id: wrapper.to_owned(),
+            }),
+            _ => Err(Unreadable),
+        }
+    }
+
+    /// What sealing a multipart upload's key binds it to: the scheme and
+    /// the wrapping key's name (the size is not known when it is sealed).
+    pub fn upload_aad(&self) -> Vec<u8> {
+        let (scheme, wrapper) = self.fields();
+        format!("s3gw sse upload key v1 {scheme} {wrapper}").into_bytes()
+    }
+}
+
+/// A multipart upload encrypted part by part, and the object it completes
+/// into (the upload's metadata becomes the object's): what wrapped the
+/// upload key and the upload key, sealed. Each part's own key is derived
+/// from it (see `super::multipart`); sizes come from the parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UploadRecord {
+    pub wrapping: Wrapping,
+    /// The upload key, sealed (see `ObjectKey::seal`).
+    pub sealed_key: String,
+}
+
+impl UploadRecord {
+    pub fn store(&self, meta: &mut ObjectMeta) {
+        let (scheme, wrapper) = self.wrapping.fields();
+        meta.user.insert(
+            ENTRY.to_owned(),
+            format!("{MULTIPART_VERSION} {scheme} {wrapper} {}", self.sealed_key),
+        );
+    }
+}
+
+/// Whatever an encrypted object's (or upload's) entry records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Written in one piece (PutObject, CopyObject, PostObject).
+    Object(Record),
+    /// Written part by part (a multipart upload).
+    Multipart(UploadRecord),
+}
+
+impl Stored {
+    /// The entry of an object or upload, `None` when it is unencrypted.
+    pub fn of(meta: &ObjectMeta) -> Result<Option<Self>, Unreadable> {
+        let Some(text) = meta.user.get(ENTRY) else {
+            return Ok(None);
+        };
+        let Some(rest) = text
+            .strip_prefix(MULTIPART_VERSION)
+            .and_then(|r| r.strip_prefix(' '))
+        else {
+            return Ok(Record::of(meta)?.map(Self::Object));
+        };
+        let mut fields = rest.split(' ');
+        let (Some(scheme), Some(wrapper), Some(sealed), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(Unreadable);
+        };
+        Ok(Some(Self::Multipart(UploadRecord {
+            wrapping: Wrapping::parse(scheme, wrapper)?,
+            sealed_key: sealed.to_owned(),
+        })))
+    }
+
+    pub fn wrapping(&self) -> &Wrapping {
+        match self {
+            Self::Object(record) => &record.wrapping,
+            Self::Multipart(upload) => &upload.wrapping,
+        }
     }
 }
 
@@ -69,15 +162,7 @@ impl Record {
         ) else {
             return Err(Unreadable);
         };
-        let wrapping = match scheme {
-            SSE_C => Wrapping::Customer {
-                key_md5: wrapper.to_owned(),
-            },
-            SSE_S3 => Wrapping::Master {
-                key_id: wrapper.to_owned(),
-            },
-            _ => return Err(Unreadable),
-        };
+        let wrapping = Wrapping::parse(scheme, wrapper)?;
         Ok(Some(Self {
             plain_size: size.parse().map_err(|_| Unreadable)?,
             wrapping,
@@ -86,10 +171,7 @@ impl Record {
     }
 
     pub fn store(&self, meta: &mut ObjectMeta) {
-        let (scheme, wrapper) = match &self.wrapping {
-            Wrapping::Customer { key_md5 } => (SSE_C, key_md5),
-            Wrapping::Master { key_id } => (SSE_S3, key_id),
-        };
+        let (scheme, wrapper) = self.wrapping.fields();
         meta.user.insert(
             ENTRY.to_owned(),
             format!(
@@ -149,6 +231,39 @@ mod tests {
                 key_id: "k1".into()
             }
         );
+    }
+
+    #[test]
+    fn an_upload_record_reads_back_as_multipart() {
+        for wrapping in [
+            Wrapping::Customer {
+                key_md5: "bWQ1".into(),
+            },
+            Wrapping::Master {
+                key_id: "k1".into(),
+            },
+        ] {
+            let upload = UploadRecord {
+                wrapping: wrapping.clone(),
+                sealed_key: "c2VhbGVk".into(),
+            };
+            let mut meta = ObjectMeta::default();
+            upload.store(&mut meta);
+            let stored = Stored::of(&meta).unwrap().unwrap();
+            assert_eq!(stored.wrapping(), &wrapping);
+            assert_eq!(stored, Stored::Multipart(upload));
+            // A gateway that knows only whole objects cannot read it.
+            assert!(Record::of(&meta).is_err());
+        }
+        let mut meta = ObjectMeta::default();
+        meta.user
+            .insert(ENTRY.into(), "v1 SSE-S3 5 k1 c2VhbGVk".into());
+        assert!(matches!(Stored::of(&meta), Ok(Some(Stored::Object(_)))));
+        for text in ["mp1 SSE-C a", "mp1 SSE-KMS a b", "mp1 SSE-C a b c", "mp1"] {
+            let mut meta = ObjectMeta::default();
+            meta.user.insert(ENTRY.into(), text.into());
+            assert!(Stored::of(&meta).is_err(), "{text}");
+        }
     }
 
     #[test]

@@ -35,6 +35,14 @@ pub fn sealed_size(plain: u64) -> u64 {
     plain + TAG * segment_count(plain)
 }
 
+/// The plaintext size of a stored stream of `sealed` bytes; `None` when no
+/// plaintext seals to that size.
+pub fn plain_size(sealed: u64) -> Option<u64> {
+    let segments = sealed.div_ceil(SEALED_SEGMENT).max(1);
+    let plain = sealed.checked_sub(segments * TAG)?;
+    (sealed_size(plain) == sealed).then_some(plain)
+}
+
 /// A segment's nonce: the base, with the index in bytes 7..11 and the
 /// last-segment flag in byte 11.
 fn nonce(base: &[u8; 12], index: u32, last: bool) -> [u8; 12] {
@@ -308,6 +316,12 @@ mod tests {
             }
         }
         assert_eq!(sealed_size(0), TAG);
+        for len in [0, 1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 5 * SEGMENT + 7] {
+            assert_eq!(plain_size(sealed_size(len)), Some(len), "{len}");
+        }
+        for sealed in [0, TAG - 1, SEALED_SEGMENT + 1, SEALED_SEGMENT + TAG] {
+            assert_eq!(plain_size(sealed), None, "{sealed}");
+        }
     }
 
     #[test]

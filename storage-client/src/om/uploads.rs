@@ -4,8 +4,8 @@ use async_trait::async_trait;
 
 use super::{ObjectRef, OpenKey, ScanRange};
 use crate::{
-    BlockLocation, ChecksumAlgorithm, CompleteUpload, KeyInfo, NewUpload, Owner, PartCommit,
-    PartInfo, Result, UploadInfo,
+    BlockLocation, CompleteUpload, KeyInfo, NewUpload, Owner, PartCommit, PartInfo, PartSettings,
+    Result, UploadInfo,
 };
 
 /// One multipart upload of one object.
@@ -34,15 +34,12 @@ pub(crate) trait UploadStore: Send + Sync {
     ) -> Result<UploadInfo>;
     /// The upload, `NoSuchUpload` unless it is in progress for its object.
     async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo>;
-    /// The checksum algorithm of the upload's parts: all UploadPart needs
-    /// to know of it before writing. `NoSuchUpload` unless it is in
-    /// progress, either here or from `create_part`: a back end whose
-    /// `create_part` refuses such an upload need not look it up twice.
-    async fn part_checksum_algorithm(
-        &self,
-        owner: &Owner,
-        upload: &UploadRef,
-    ) -> Result<Option<ChecksumAlgorithm>>;
+    /// The checksum algorithm of the upload's parts and the metadata it
+    /// was started with: all UploadPart needs to know of it before
+    /// writing. `NoSuchUpload` unless it is in progress, either here or
+    /// from `create_part`: a back end whose `create_part` refuses such an
+    /// upload need not look it up twice.
+    async fn part_settings(&self, owner: &Owner, upload: &UploadRef) -> Result<PartSettings>;
     /// Starts writing a part, to be committed with `commit_part`.
     /// `size_hint` as in [`crate::WriteIntent`].
     async fn create_part(

@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, Result, StorageError};
+use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, StorageError};
 
 use super::model::{KeyExpectation, OzoneKey};
-use super::object_mapping::{checksum_text, parse_checksum};
+use super::object_mapping::{checksum_text, meta_from_metadata, object_metadata, parse_checksum};
 use super::om_client::{OmClient, volume_and_bucket};
 use super::records::{RecordId, Sealer};
 
@@ -43,6 +43,9 @@ const GENERATION_KEY: &str = "s3gw-generation";
 const CONTENT_KEY: &str = "s3gw-content";
 /// Followed by the part number: one entry per part of a completed object.
 const PART_KEY_PREFIX: &str = "s3gw-part-";
+/// Followed by an entry's Ozone metadata name: the metadata the upload
+/// was started with, which Ozone does not hand back before completion.
+const UPLOAD_META_PREFIX: &str = "s3gw-upload-meta-";
 /// Records listed per ListKeys call (the OM's own cap).
 const LIST_BATCH: usize = 1000;
 /// Upload settings kept: an entry is about 100 bytes, so at most ~1 MB
@@ -52,8 +55,23 @@ const KEPT_UPLOADS: u64 = 10_000;
 /// client pausing longer between parts pays one record read.
 const KEEP_UPLOAD_IDLE: Duration = Duration::from_secs(3600);
 
-/// An upload's checksum algorithm and type.
-pub(super) type UploadSettings = (Option<ChecksumAlgorithm>, Option<ChecksumType>);
+/// An upload's checksum algorithm and type, and the metadata it was
+/// started with (which becomes the object's at completion: the gateway's
+/// server-side encryption record is in it, needed by every part).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct UploadSettings {
+    pub algorithm: Option<ChecksumAlgorithm>,
+    pub kind: Option<ChecksumType>,
+    pub meta: ObjectMeta,
+}
+
+impl UploadSettings {
+    /// Whether there is anything to record: an upload with neither is
+    /// recorded by nothing (and costs the OM no write).
+    pub fn worth_recording(&self) -> bool {
+        self.algorithm.is_some() || self.meta != ObjectMeta::default()
+    }
+}
 
 /// A completed object's checksums.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -111,17 +129,23 @@ impl ChecksumRecords {
         }
     }
 
-    /// The new upload's checksum algorithm and type: a record where it has
-    /// an algorithm, and kept here either way.
+    /// The new upload's checksum algorithm and type and its metadata: a
+    /// record where it has either, and kept here either way.
     pub async fn record_upload(&self, upload_id: &str, settings: UploadSettings) -> Result<()> {
-        if let (Some(algorithm), kind) = settings {
-            let fields = [
-                (ALGORITHM_KEY.to_owned(), algorithm.name().to_owned()),
-                (
+        if settings.worth_recording() {
+            let mut fields = Vec::new();
+            if let Some(algorithm) = settings.algorithm {
+                fields.push((ALGORITHM_KEY.to_owned(), algorithm.name().to_owned()));
+                fields.push((
                     TYPE_KEY.to_owned(),
-                    kind.map_or("", ChecksumType::name).to_owned(),
-                ),
-            ];
+                    settings.kind.map_or("", ChecksumType::name).to_owned(),
+                ));
+            }
+            fields.extend(
+                object_metadata(&settings.meta, None)
+                    .into_iter()
+                    .map(|(name, value)| (format!("{UPLOAD_META_PREFIX}{name}"), value)),
+            );
             self.put(&upload_name(upload_id), &fields).await?;
         }
         self.uploads.insert(upload_id.to_owned(), settings).await;
@@ -136,14 +160,24 @@ impl ChecksumRecords {
         let settings = match self.get(&upload_name(upload_id)).await? {
             Some(fields) => {
                 let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
-                (
-                    ChecksumAlgorithm::from_name(field(ALGORITHM_KEY)),
-                    ChecksumType::from_name(field(TYPE_KEY)),
-                )
+                let meta = fields
+                    .iter()
+                    .filter_map(|(name, value)| {
+                        let name = name.strip_prefix(UPLOAD_META_PREFIX)?;
+                        Some((name.to_owned(), value.clone()))
+                    })
+                    .collect();
+                UploadSettings {
+                    algorithm: ChecksumAlgorithm::from_name(field(ALGORITHM_KEY)),
+                    kind: ChecksumType::from_name(field(TYPE_KEY)),
+                    meta: meta_from_metadata(&meta).0,
+                }
             }
-            None => (None, None),
+            None => UploadSettings::default(),
         };
-        self.uploads.insert(upload_id.to_owned(), settings).await;
+        self.uploads
+            .insert(upload_id.to_owned(), settings.clone())
+            .await;
         Ok(settings)
     }
 

@@ -21,9 +21,9 @@ use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
 use crate::{
     BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, DeleteCondition,
     Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
-    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, ReclaimStats, Result,
-    SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage, UploadListQuery,
-    WriteIntent,
+    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, PartSettings, ReclaimStats,
+    Result, SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage,
+    UploadListQuery, WriteIntent,
 };
 
 pub struct Storage {
@@ -484,8 +484,24 @@ impl Storage {
         key: &str,
         upload_id: &str,
     ) -> Result<Option<ChecksumAlgorithm>> {
+        Ok(self
+            .part_settings(owner, bucket, key, upload_id)
+            .await?
+            .checksum_algorithm)
+    }
+
+    /// What UploadPart needs of the upload: its parts' checksum algorithm
+    /// and the metadata it was started with. `NoSuchUpload` as
+    /// [`Storage::part_checksum_algorithm`].
+    pub async fn part_settings(
+        &self,
+        owner: &Owner,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+    ) -> Result<PartSettings> {
         self.om
-            .part_checksum_algorithm(owner, &upload_ref(bucket, key, upload_id))
+            .part_settings(owner, &upload_ref(bucket, key, upload_id))
             .await
     }
 

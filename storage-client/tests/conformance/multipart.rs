@@ -325,10 +325,15 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
             .unwrap(),
         None
     );
-    let upload = NewUpload {
+    let mut upload = NewUpload {
         checksum_algorithm: Some(ChecksumAlgorithm::Sha256),
         ..NewUpload::default()
     };
+    upload
+        .meta
+        .user
+        .insert("gateway record".into(), "kept for every part".into());
+    let meta = upload.meta.clone();
     let summed = s
         .create_multipart_upload(&a, "b", "summed", upload)
         .await
@@ -341,7 +346,23 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
                 .unwrap(),
             Some(ChecksumAlgorithm::Sha256)
         );
+        // The metadata the upload began with, which UploadPart may need
+        // (the gateway's encryption record), on every back end.
+        assert_eq!(
+            s.part_settings(&a, "b", "summed", &summed)
+                .await
+                .unwrap()
+                .meta,
+            meta
+        );
     }
+    assert_eq!(
+        s.multipart_upload(&a, "b", "summed", &summed)
+            .await
+            .unwrap()
+            .meta,
+        meta
+    );
     if caps.checks_owner {
         assert!(matches!(
             s.part_checksum_algorithm(&bob(), "b", "summed", &summed)

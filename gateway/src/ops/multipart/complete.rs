@@ -22,6 +22,7 @@ use crate::ops::headers::written_version_header;
 use crate::ops::headers::{insert, quoted_etag};
 use crate::ops::put::write_condition;
 use crate::ops::xml_response;
+use crate::sse::record::{Stored, Wrapping};
 use crate::state::AppState;
 use crate::xml::{self, ChecksumValues, CompletedPart, S3_NAMESPACE};
 
@@ -62,11 +63,30 @@ pub async fn complete_multipart_upload(
         }
         Err(err) => return Err(upload.error(err)),
     };
-    let stored = state
+    // AWS takes an SSE-C upload's key here too: if sent, it must be the
+    // upload's; it is required where the upload has a checksum algorithm
+    // (the CompleteMultipartUpload reference), and optional otherwise.
+    let customer_key = crate::ops::sse::customer_key(state, parts)?;
+    let stored_record = Stored::of(&info.meta);
+    let encrypted = matches!(stored_record, Ok(Some(Stored::Multipart(_))));
+    let is_customer = matches!(
+        stored_record
+            .as_ref()
+            .map(|s| s.as_ref().map(Stored::wrapping)),
+        Ok(Some(Wrapping::Customer { .. }))
+    );
+    if customer_key.is_some() || (is_customer && info.checksum_algorithm.is_some()) {
+        let keyring = state.sse_keyring.as_deref();
+        crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keyring)?;
+    }
+    let mut stored = state
         .storage
         .all_parts(owner, upload.bucket, upload.key, upload.upload_id)
         .await
         .map_err(|err| upload.error(err))?;
+    if encrypted {
+        plaintext_sizes(&mut stored)?;
+    }
     let plan = plan(&info, &stored, &request.parts)?;
     check_declared_checksum(&parts.headers, plan.checksum.as_ref())?;
 
@@ -134,7 +154,30 @@ fn completed_response(
         );
     }
     written_version_header(response.headers_mut(), object.version_id.as_deref());
+    // An SSE-S3 object is answered with its encryption, as AWS answers
+    // (whose CompleteMultipartUpload response has no SSE-C headers).
+    if let Ok(Some(stored)) = Stored::of(&object.meta)
+        && let wrapping @ Wrapping::Master { .. } = stored.wrapping()
+    {
+        crate::ops::sse::write::echo(response.headers_mut(), wrapping);
+    }
     Ok(response)
+}
+
+/// An encrypted upload's parts as the client sent them: the minimum part
+/// size, the object size limit and a FULL_OBJECT checksum's combination
+/// are all about the plaintext.
+fn plaintext_sizes(parts: &mut [PartInfo]) -> Result<(), S3Error> {
+    for part in parts {
+        part.size = crate::sse::multipart::plain_size(part.size).ok_or_else(|| {
+            tracing::error!(
+                part = part.number,
+                "encrypted part has a size no part seals to"
+            );
+            S3Error::internal("The encrypted upload is damaged and cannot be completed")
+        })?;
+    }
+    Ok(())
 }
 
 /// What completion will store, computed from the part records.

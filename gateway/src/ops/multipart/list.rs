@@ -12,6 +12,7 @@ use crate::ops::list::Encoder;
 use crate::ops::put::STORAGE_CLASS;
 use crate::ops::xml_response;
 use crate::router::Query;
+use crate::sse::record::Stored;
 use crate::state::AppState;
 use crate::xml::{self, ChecksumValues, CommonPrefix, S3_NAMESPACE};
 
@@ -49,6 +50,12 @@ pub async fn list_parts(
     // The object's owner to be: the writer under ObjectWriter ownership
     // (its ACL, recorded when the upload began), else the bucket's owner.
     let object_owner = object_acl::stored(&info.meta)?.map(|acl| acl.owner);
+    // An encrypted upload's parts are listed at the sizes the client sent.
+    let encrypted = matches!(Stored::of(&info.meta), Ok(Some(Stored::Multipart(_))));
+    let size = |stored: u64| match encrypted {
+        true => crate::sse::multipart::plain_size(stored).unwrap_or(stored),
+        false => stored,
+    };
     let owner = || match &object_owner {
         Some(id) => xml::Owner::from_canonical_id(id.clone()),
         None => xml::Owner::from_access_key(&info.owner),
@@ -71,7 +78,7 @@ pub async fn list_parts(
                     part_number: part.number,
                     last_modified: xml::iso8601(part.last_modified),
                     etag: quoted_etag(&part.etag),
-                    size: part.size,
+                    size: size(part.size),
                     checksum: part
                         .checksum
                         .as_ref()

@@ -77,7 +77,19 @@ pub async fn create_multipart_upload(
     // Decided now, as S3 decides it; the version gets it at Complete.
     let (query, write) = (parts.uri.query(), crate::ops::object_lock::Write::Other);
     crate::ops::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
-    super::bucket_encryption::refuse_default(state, bucket, "CreateMultipartUpload").await?;
+    // Encrypted as asked, or by the bucket's default: the upload key is
+    // recorded in the upload's metadata, which the object inherits.
+    let encryption = match super::sse::for_write(state, parts)? {
+        Some(asked) => Some(asked),
+        None if super::bucket_encryption::has_default(state, bucket).await? => {
+            Some(super::sse::master_key(state)?)
+        }
+        None => None,
+    };
+    meta.user.remove(crate::sse::record::ENTRY);
+    if let Some(encryption) = &encryption {
+        encryption.begin_upload(&mut meta)?;
+    }
     let upload = NewUpload {
         meta,
         tags: tags_from_header(headers)?,
@@ -106,6 +118,9 @@ pub async fn create_multipart_upload(
             &alg.name().to_ascii_uppercase(),
         );
         insert(out, HeaderName::from_static(CHECKSUM_TYPE), kind.name());
+    }
+    if let Some(encryption) = &encryption {
+        encryption.echo(response.headers_mut());
     }
     Ok(response)
 }

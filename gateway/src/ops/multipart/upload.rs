@@ -16,21 +16,32 @@ use crate::ops::empty_response;
 use crate::ops::headers::{insert, insert_checksum, quoted_etag};
 use crate::ops::integrity::IntegrityPlan;
 use crate::ops::put::{MAX_OBJECT_SIZE, receive};
+use crate::ops::sse::write::{Sealing, Upload, receive_sealing};
 use crate::ops::xml_response;
 use crate::state::AppState;
 use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
 
-/// The algorithm every part of `upload` is checksummed with, if any.
-async fn upload_algorithm(
+/// The algorithm every part of `upload` is checksummed with, if any, and
+/// the upload's encryption, opened with the request's SSE-C key (if the
+/// upload has one, the request must carry it).
+async fn upload_settings(
     state: &AppState,
     owner: &Owner,
+    parts: &Parts,
     upload: &UploadRef<'_>,
-) -> Result<Option<ChecksumAlgorithm>, S3Error> {
-    state
+) -> Result<(Option<ChecksumAlgorithm>, Option<Upload>), S3Error> {
+    let customer_key = crate::ops::sse::customer_key(state, parts)?;
+    let settings = state
         .storage
-        .part_checksum_algorithm(owner, upload.bucket, upload.key, upload.upload_id)
+        .part_settings(owner, upload.bucket, upload.key, upload.upload_id)
         .await
-        .map_err(|err| upload.error(err))
+        .map_err(|err| upload.error(err))?;
+    let encrypted = Upload::open(
+        &settings.meta,
+        customer_key.as_ref(),
+        state.sse_keyring.as_deref(),
+    )?;
+    Ok((settings.checksum_algorithm, encrypted))
 }
 
 pub async fn upload_part(
@@ -48,7 +59,7 @@ pub async fn upload_part(
     {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
-    let required = upload_algorithm(state, owner, &upload).await?;
+    let (required, encrypted) = upload_settings(state, owner, parts, &upload).await?;
     if let (Some(sent), Some(required)) = (plan.algorithm(), required)
         && sent != required
     {
@@ -62,7 +73,11 @@ pub async fn upload_part(
     // sent none, so completion can combine them.
     let summer = Checksummer::new(plan.algorithm().or(required));
 
-    let size_hint = payload.declared_length();
+    // What storage will hold: an encrypted part's sealed size.
+    let size_hint = payload.declared_length().map(|plain| match &encrypted {
+        Some(_) => crate::sse::multipart::stored_size(plain),
+        None => plain,
+    });
     let mut writer = state
         .storage
         .create_part(
@@ -75,10 +90,22 @@ pub async fn upload_part(
         )
         .await
         .map_err(|err| upload.error(err))?;
-    let verified = receive(&mut writer, payload, summer)
-        .await
-        .and_then(|digests| Ok((plan.verify(&digests, payload.trailers())?, digests)));
-    let (checksum, digests) = match verified {
+    // An encrypted upload's part is sealed on its way in; its ETag is
+    // what the single-PUT rule gives (see `Sealed::etag`).
+    let received = match &encrypted {
+        None => receive(&mut writer, payload, summer)
+            .await
+            .map(|digests| (digests.etag(), digests)),
+        Some(encrypted) => {
+            let sealing = Sealing::part(encrypted, number, MAX_OBJECT_SIZE);
+            receive_sealing(&mut writer, payload, summer, sealing, MAX_OBJECT_SIZE)
+                .await
+                .map(|(digests, sealed)| (sealed.etag, digests))
+        }
+    };
+    let verified =
+        received.and_then(|(etag, digests)| Ok((plan.verify(&digests, payload.trailers())?, etag)));
+    let (checksum, etag) = match verified {
         Ok(verified) => verified,
         Err(err) => {
             writer.abort().await;
@@ -86,19 +113,15 @@ pub async fn upload_part(
         }
     };
     let part = writer
-        .commit_part(
-            upload.upload_id,
-            number,
-            PartCommit {
-                etag: digests.etag(),
-                checksum,
-            },
-        )
+        .commit_part(upload.upload_id, number, PartCommit { etag, checksum })
         .await
         .map_err(|err| upload.error(err))?;
 
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
+    if let Some(encrypted) = &encrypted {
+        encrypted.echo(out);
+    }
     insert(out, header::ETAG, &quoted_etag(&part.etag));
     if let Some(checksum) = &part.checksum {
         insert_checksum(out, checksum.algorithm, &checksum.value, None);
@@ -116,13 +139,19 @@ pub async fn upload_part_copy(
     upload: UploadRef<'_>,
     number: u16,
 ) -> Result<Response, S3Error> {
-    let algorithm = upload_algorithm(state, owner, &upload).await?;
-    let source = CopySource::from_request(state, parts, owner).await?;
+    let (algorithm, encrypted) = upload_settings(state, owner, parts, &upload).await?;
+    // An encrypted source is opened (an SSE-C one with the key in the
+    // x-amz-copy-source- SSE-C headers) and copied as its plaintext.
+    let source = CopySource::from_request_opening(state, parts, owner).await?;
     let range = source.range(&parts.headers)?;
     if range.end - range.start > MAX_OBJECT_SIZE {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
-    let size_hint = Some(range.end - range.start);
+    let plain_len = range.end - range.start;
+    let size_hint = Some(match &encrypted {
+        Some(_) => crate::sse::multipart::stored_size(plain_len),
+        None => plain_len,
+    });
     let mut writer = state
         .storage
         .create_part(
@@ -136,11 +165,22 @@ pub async fn upload_part_copy(
         .await
         .map_err(|err| upload.error(err))?;
     let summer = Checksummer::new(algorithm);
-    let digests = match source
-        .copy_into(state, owner, range, &mut writer, summer, None)
-        .await
-    {
-        Ok(digests) => digests,
+    let mut sealing = encrypted
+        .as_ref()
+        .map(|encrypted| Sealing::part(encrypted, number, MAX_OBJECT_SIZE));
+    let copied = async {
+        let digests = source
+            .copy_into(state, owner, range, &mut writer, summer, sealing.as_mut())
+            .await?;
+        let etag = match sealing {
+            Some(sealing) => sealing.finish(&mut writer, plain_len, &digests).await?.etag,
+            None => digests.etag(),
+        };
+        Ok::<_, S3Error>((etag, digests))
+    }
+    .await;
+    let (etag, digests) = match copied {
+        Ok(copied) => copied,
         Err(err) => {
             writer.abort().await;
             return Err(err);
@@ -148,17 +188,10 @@ pub async fn upload_part_copy(
     };
     let checksum = digests.stored_checksum();
     let part = writer
-        .commit_part(
-            upload.upload_id,
-            number,
-            PartCommit {
-                etag: digests.etag(),
-                checksum,
-            },
-        )
+        .commit_part(upload.upload_id, number, PartCommit { etag, checksum })
         .await
         .map_err(|err| upload.error(err))?;
-    xml_response(
+    let mut response = xml_response(
         "CopyPartResult",
         &xml::CopyObjectResult {
             xmlns: S3_NAMESPACE,
@@ -169,5 +202,9 @@ pub async fn upload_part_copy(
                 .as_ref()
                 .and_then(ChecksumValues::from_stored_part),
         },
-    )
+    )?;
+    if let Some(encrypted) = &encrypted {
+        encrypted.echo(response.headers_mut());
+    }
+    Ok(response)
 }

@@ -2,21 +2,24 @@
 //! what is not is refused here, in this one place.
 //!
 //! Built ([`write`], [`read`], the format in `crate::sse`):
-//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject
-//!   and CopyObject (the destination's key, and the source's in the
-//!   `x-amz-copy-source-` SSE-C headers, `copy_source_key`);
+//! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject,
+//!   CopyObject (the destination's key, and the source's in the
+//!   `x-amz-copy-source-` SSE-C headers, `copy_source_key`) and multipart
+//!   uploads (CreateMultipartUpload, every UploadPart and UploadPartCopy,
+//!   whose source key is taken as CopyObject's);
 //! - SSE-S3 (`x-amz-server-side-encryption: AES256`, the object key sealed
 //!   by the gateway's master key, `crate::sse::keyring`) on PutObject,
-//!   CopyObject (an encrypted source is opened and copied as its plaintext)
-//!   and PostObject (its form field); its objects read back by GetObject
-//!   and HeadObject with no key from the client;
+//!   CopyObject (an encrypted source is opened and copied as its plaintext),
+//!   PostObject (its form field) and CreateMultipartUpload (its parts are
+//!   then sealed with no header); its objects read back by GetObject and
+//!   HeadObject with no key from the client;
 //! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
-//!   a PutObject, CopyObject or PostObject that asks nothing; multipart
-//!   uploads, which cannot encrypt yet, are refused in such a bucket.
+//!   a PutObject, CopyObject, PostObject or CreateMultipartUpload that asks
+//!   nothing.
 //!
 //! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
-//! bucket key: there is no KMS), SSE-S3 on multipart uploads, SSE-C on any
-//! other operation (multipart, UploadPartCopy, PostObject). Storing plaintext while answering 200
+//! bucket key: there is no KMS), SSE-C on PostObject and
+//! GetObjectAttributes. Storing plaintext while answering 200
 //! would let a client believe its object is encrypted, so a request
 //! carrying any of those headers, as a header or as a presigned URL's
 //! query parameter, is answered `501 NotImplemented` naming it: on writes
@@ -24,8 +27,8 @@
 //! (the Ozone back end with no `sse_master_key_file`) is refused the same
 //! way, naming the setting. PostObject's form fields are checked the same
 //! way. An encrypted object reached by an operation that cannot open it
-//! (UploadPartCopy's source, GetObjectAttributes, an SSE-C copy source) is
-//! refused ([`refuse_encrypted`]), never served as ciphertext.
+//! (GetObjectAttributes) is refused ([`refuse_encrypted`]), never
+//! described from its ciphertext.
 
 pub mod read;
 pub mod write;
@@ -37,7 +40,7 @@ use storage_client::KeyInfo;
 use crate::error::{Code, S3Error};
 use crate::router::{Endpoint, Query};
 use crate::sse::customer_key::{self, CustomerKey};
-use crate::sse::record::{Record, Wrapping};
+use crate::sse::record::{Stored, Wrapping};
 use crate::state::AppState;
 use write::Encryption;
 
@@ -72,11 +75,20 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
             | Endpoint::GetObject { .. }
             | Endpoint::HeadObject { .. }
             | Endpoint::CopyObject { .. }
+            | Endpoint::CreateMultipartUpload { .. }
+            | Endpoint::UploadPart { .. }
+            | Endpoint::UploadPartCopy { .. }
+            | Endpoint::CompleteMultipartUpload { .. }
     );
-    let takes_source_key = matches!(endpoint, Endpoint::CopyObject { .. });
+    let takes_source_key = matches!(
+        endpoint,
+        Endpoint::CopyObject { .. } | Endpoint::UploadPartCopy { .. }
+    );
     let takes_algorithm = matches!(
         endpoint,
-        Endpoint::PutObject { .. } | Endpoint::CopyObject { .. }
+        Endpoint::PutObject { .. }
+            | Endpoint::CopyObject { .. }
+            | Endpoint::CreateMultipartUpload { .. }
     );
     let refused_header = parts.headers.keys().find(|name| {
         let name = name.as_str();
@@ -195,17 +207,18 @@ pub fn no_master_key() -> S3Error {
 }
 
 /// Refuses an operation that cannot open encrypted objects (all but
-/// GetObject, HeadObject and, for SSE-S3, CopyObject): an SSE-C one the
+/// GetObject, HeadObject, CopyObject and UploadPartCopy): an SSE-C one the
 /// way AWS refuses a read without the key, an SSE-S3 one as not
 /// implemented here. Ciphertext is never copied out or described as the
 /// object.
 pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
-    match Record::of(&info.meta) {
+    let stored = Stored::of(&info.meta);
+    match stored
+        .as_ref()
+        .map(|stored| stored.as_ref().map(Stored::wrapping))
+    {
         Ok(None) => Ok(()),
-        Ok(Some(Record {
-            wrapping: Wrapping::Master { .. },
-            ..
-        })) => Err(S3Error::new(
+        Ok(Some(Wrapping::Master { .. })) => Err(S3Error::new(
             Code::NotImplemented,
             "This operation is not implemented for objects stored with SSE-S3",
         )),
@@ -229,8 +242,9 @@ fn refused(name: &str) -> S3Error {
         Code::NotImplemented,
         format!(
             "This server-side encryption is not implemented: the gateway encrypts with \
-             customer keys (SSE-C) on PutObject, GetObject and HeadObject and with its own \
-             keys (SSE-S3) on PutObject, CopyObject and PostObject, and refuses {name} here"
+             customer keys (SSE-C) on PutObject, GetObject, HeadObject, CopyObject and \
+             multipart uploads and with its own keys (SSE-S3) on PutObject, CopyObject, \
+             PostObject and CreateMultipartUpload, and refuses {name} here"
         ),
     )
     .with("Header", name)
@@ -261,6 +275,33 @@ mod tests {
         }
     }
 
+    fn upload_part(copy: bool) -> Endpoint {
+        let (bucket, key, upload_id) = ("b".into(), "k".into(), "u".into());
+        if copy {
+            Endpoint::UploadPartCopy {
+                bucket,
+                key,
+                part_number: 1,
+                upload_id,
+            }
+        } else {
+            Endpoint::UploadPart {
+                bucket,
+                key,
+                part_number: 1,
+                upload_id,
+            }
+        }
+    }
+
+    fn attributes() -> Endpoint {
+        Endpoint::GetObjectAttributes {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: None,
+        }
+    }
+
     fn parts(uri: &str, headers: &[(&str, &str)]) -> Parts {
         let mut builder = http::Request::builder().uri(uri);
         for (name, value) in headers {
@@ -284,7 +325,7 @@ mod tests {
             "x-amz-copy-source-server-side-encryption-customer-key-md5",
         ] {
             let err = refuse(
-                &create_upload(),
+                &attributes(),
                 &parts("/b/k", &[("content-type", "a/b"), (name, "v")]),
             )
             .expect_err(name);
@@ -317,6 +358,25 @@ mod tests {
         let kms = "x-amz-server-side-encryption-aws-kms-key-id";
         for endpoint in [put(), copy()] {
             let err = refuse(&endpoint, &parts("/b/k", &[(kms, "v")])).unwrap_err();
+            assert_eq!(err.code, "NotImplemented");
+        }
+        // Multipart uploads: the SSE-C key on each of their writes, SSE-S3
+        // when the upload begins, the source's key on UploadPartCopy only.
+        for name in CUSTOMER_HEADERS {
+            refuse(&create_upload(), &parts("/b/k", &[(name, "v")])).unwrap();
+            refuse(&upload_part(false), &parts("/b/k", &[(name, "v")])).unwrap();
+            refuse(&upload_part(true), &parts("/b/k", &[(name, "v")])).unwrap();
+        }
+        for name in customer_key::SOURCE_HEADERS {
+            refuse(&upload_part(true), &parts("/b/k", &[(name, "v")])).unwrap();
+            for endpoint in [create_upload(), upload_part(false)] {
+                let err = refuse(&endpoint, &parts("/b/k", &[(name, "v")])).unwrap_err();
+                assert_eq!(err.code, "NotImplemented");
+            }
+        }
+        refuse(&create_upload(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
+        for endpoint in [upload_part(false), upload_part(true), attributes()] {
+            let err = refuse(&endpoint, &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap_err();
             assert_eq!(err.code, "NotImplemented");
         }
         // SSE-S3's algorithm is PutObject's and CopyObject's to judge

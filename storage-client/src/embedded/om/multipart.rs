@@ -19,15 +19,15 @@ use crate::embedded::schema::{
 };
 use crate::embedded::{DbResult, now_ms};
 use crate::multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, UploadInfo, position,
+    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
+    position,
 };
 use crate::om::{
     ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange, UploadRef, UploadStore,
     recorded_parts_are, validate_key,
 };
 use crate::{
-    BlockId, BlockLocation, ChecksumAlgorithm, KeyInfo, Owner, PartSummary, Result, StorageError,
-    WriteIntent,
+    BlockId, BlockLocation, KeyInfo, Owner, PartSummary, Result, StorageError, WriteIntent,
 };
 
 /// Upload ids are 128 random bits in hex: unguessable, and free of the
@@ -458,15 +458,12 @@ impl UploadStore for EmbeddedOm {
     }
 
     /// Looks the upload up: `create_part` does not.
-    async fn part_checksum_algorithm(
-        &self,
-        owner: &Owner,
-        upload: &UploadRef,
-    ) -> Result<Option<ChecksumAlgorithm>> {
-        Ok(self
-            .multipart_upload(owner, upload)
-            .await?
-            .checksum_algorithm)
+    async fn part_settings(&self, owner: &Owner, upload: &UploadRef) -> Result<PartSettings> {
+        let upload = self.multipart_upload(owner, upload).await?;
+        Ok(PartSettings {
+            checksum_algorithm: upload.checksum_algorithm,
+            meta: upload.meta,
+        })
     }
 
     /// A part is written like any object: the upload is checked when it

@@ -8,18 +8,16 @@ use async_trait::async_trait;
 
 use super::{LIST_BATCH, OzoneMetadata, part_number, storable_key, upload_markers, with_checksums};
 use crate::multipart::{
-    CompleteUpload, NewUpload, PartCommit, PartInfo, UploadInfo, position as upload_position,
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
+    position as upload_position,
 };
 use crate::om::{ObjectRef, OpenKey, PartRef, ScanRange, UploadRef, UploadStore};
-use crate::ozone::checksum_records::ObjectChecksums;
+use crate::ozone::checksum_records::{ObjectChecksums, UploadSettings};
 use crate::ozone::model::OpenPart;
 use crate::ozone::object_mapping::{
     block_from_location, key_info, object_metadata, ozone_multipart_etag,
 };
-use crate::{
-    BlockLocation, ChecksumAlgorithm, KeyInfo, ObjectChecksum, Owner, Result, StorageError,
-    WriteIntent,
-};
+use crate::{BlockLocation, KeyInfo, ObjectChecksum, Owner, Result, StorageError, WriteIntent};
 
 #[async_trait]
 impl UploadStore for OzoneMetadata {
@@ -41,12 +39,12 @@ impl UploadStore for OzoneMetadata {
                 &upload.tags,
             )
             .await?;
-        self.checksums
-            .record_upload(
-                &upload_id,
-                (upload.checksum_algorithm, upload.checksum_type),
-            )
-            .await?;
+        let settings = UploadSettings {
+            algorithm: upload.checksum_algorithm,
+            kind: upload.checksum_type,
+            meta: upload.meta.clone(),
+        };
+        self.checksums.record_upload(&upload_id, settings).await?;
         Ok(UploadInfo {
             bucket: object.bucket,
             key: object.key,
@@ -87,18 +85,19 @@ impl UploadStore for OzoneMetadata {
                 .find(|u| u.key == key && u.upload_id == upload_id)
             {
                 // Ozone does not hand back the metadata and tags the upload
-                // was started with; the checksum settings are our record.
-                let (algorithm, kind) = self.checksums.upload(upload_id).await?;
+                // was started with; the checksum settings and the metadata
+                // are our record (the tags are not kept).
+                let settings = self.checksums.upload(upload_id).await?;
                 return Ok(UploadInfo {
                     bucket: bucket.to_owned(),
                     key: key.to_owned(),
                     upload_id: upload_id.to_owned(),
                     owner: owner.access_key.clone(),
                     initiated: found.created,
-                    meta: Default::default(),
+                    meta: settings.meta,
                     tags: Vec::new(),
-                    checksum_algorithm: algorithm,
-                    checksum_type: kind,
+                    checksum_algorithm: settings.algorithm,
+                    checksum_type: settings.kind,
                 });
             }
             match (
@@ -115,17 +114,17 @@ impl UploadStore for OzoneMetadata {
         }
     }
 
-    /// Only the upload's checksum record, which [`ChecksumRecords`] keeps
-    /// once read: the OM itself refuses CreateKey for a part of an upload
-    /// not in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart
-    /// sends it only the part's own commands (CreateKey, AllocateBlock,
+    /// Only the upload's record, which [`ChecksumRecords`] keeps once
+    /// read: the OM itself refuses CreateKey for a part of an upload not
+    /// in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart sends it
+    /// only the part's own commands (CreateKey, AllocateBlock,
     /// CommitMultipartUploadPart), as Ozone's own S3 gateway does.
-    async fn part_checksum_algorithm(
-        &self,
-        _owner: &Owner,
-        upload: &UploadRef,
-    ) -> Result<Option<ChecksumAlgorithm>> {
-        Ok(self.checksums.upload(&upload.upload_id).await?.0)
+    async fn part_settings(&self, _owner: &Owner, upload: &UploadRef) -> Result<PartSettings> {
+        let settings = self.checksums.upload(&upload.upload_id).await?;
+        Ok(PartSettings {
+            checksum_algorithm: settings.algorithm,
+            meta: settings.meta,
+        })
     }
 
     async fn create_part(
@@ -258,6 +257,11 @@ impl UploadStore for OzoneMetadata {
             .map(|(number, etag)| (u32::from(*number), etag.trim_matches('"').to_owned()))
             .collect();
         let recorded = self.checksums.parts(upload_id).await?;
+        let has_record = self
+            .checksums
+            .upload(upload_id)
+            .await
+            .is_ok_and(|settings| settings.worth_recording());
         let part_checksums: BTreeMap<u16, ObjectChecksum> = recorded
             .iter()
             .filter(|(number, _)| complete.parts.iter().any(|(n, _)| n == *number))
@@ -289,8 +293,8 @@ impl UploadStore for OzoneMetadata {
             }
         }
         // An upload with a checksum algorithm has a checksum for every
-        // part: without part records there is no upload record either.
-        if !recorded.is_empty() {
+        // part; one with metadata has a record of its own.
+        if !recorded.is_empty() || has_record {
             self.checksums
                 .forget_upload(upload_id, recorded.into_keys())
                 .await;
