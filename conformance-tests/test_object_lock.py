@@ -45,6 +45,13 @@ LOCKS = [
 LOCKED = (403, "AccessDenied", "Access Denied because object protected by object lock.")
 
 
+def allow_on_objects(owner_s3, bucket: str, key, actions) -> None:
+    """Makes the bucket's policy allow `actions` on its objects to `key` alone."""
+    owner_s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": [key.access_key]}, "Action": list(actions),
+         "Resource": f"arn:aws:s3:::{bucket}/*"}]}))
+
+
 def locked_bucket(s3, bucket_names, **config) -> str:
     name = bucket_names()
     s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True)
@@ -297,12 +304,9 @@ def test_bypassing_governance_needs_its_permission(root_s3, managed_target, seco
     version = root_s3.put_object(Bucket=name, Key="k", Body=b"x", ObjectLockMode="GOVERNANCE",
                                  ObjectLockRetainUntilDate=later(days=1))["VersionId"]
     alt = make_s3_client(managed_target.endpoint, second_key)
-    arn = f"arn:aws:s3:::{name}/*"
-    user = {"AWS": [second_key.access_key]}
 
     def allow(*actions):
-        root_s3.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Principal": user, "Action": list(actions), "Resource": arn}]}))
+        allow_on_objects(root_s3, name, second_key, actions)
 
     allow("s3:DeleteObjectVersion", "s3:PutObjectRetention")
     assert error_of(alt.delete_object, Bucket=name, Key="k", VersionId=version,
@@ -325,12 +329,9 @@ def test_get_and_head_show_a_lock_only_to_callers_allowed_to_read_it(root_s3, ma
     owner_view = root_s3.head_object(Bucket=name, Key="k")
     assert [owner_view.get(f) is not None for f in lock_fields] == [True, True, True]
     alt = make_s3_client(managed_target.endpoint, second_key)
-    arn = f"arn:aws:s3:::{name}/*"
-    user = {"AWS": [second_key.access_key]}
 
     def allow(*actions):
-        root_s3.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Principal": user, "Action": list(actions), "Resource": arn}]}))
+        allow_on_objects(root_s3, name, second_key, actions)
 
     def shown(call) -> list[str]:
         answer = call(Bucket=name, Key="k")

@@ -362,20 +362,7 @@ impl Verifier {
                 canonical_request: Some(canonical),
             })));
         }
-        let context = SigningContext {
-            key,
-            stamp: request.stamp.to_owned(),
-            scope: request.scope.clone(),
-        };
-        let payload = build_payload(
-            parts,
-            mode,
-            body,
-            context,
-            request.signature,
-            &self.body_limits,
-            None,
-        )?;
+        let payload = self.payload(parts, request, mode, body, key, None)?;
         Ok(Authenticated {
             identity: Identity::new(stored.access_key),
             is_root: stored.is_root,
@@ -387,9 +374,9 @@ impl Verifier {
     /// back end's own secret store may vouch for (Ozone's users' keys,
     /// `ozone_user_secrets`): the string to sign is rebuilt here from the
     /// request as for any key, so what is vouched for is what the router
-    /// acts on. Without the secret, aws-chunked chunk signatures cannot be
-    /// checked here, so signed chunked bodies are refused, not taken on
-    /// their seed signature alone.
+    /// acts on. Without the secret, aws-chunked chunk signatures are
+    /// vouched for the same way, each before its chunk is released
+    /// ([`Vouching`]).
     async fn verify_vouched(
         &self,
         parts: &Parts,
@@ -406,30 +393,45 @@ impl Verifier {
         {
             return Err(unknown_access_key(request.access_key));
         }
-        // Chunk signatures are vouched for like the seed: the key is not here.
-        let context = SigningContext {
-            key: [0; 32],
-            stamp: request.stamp.to_owned(),
-            scope: request.scope.clone(),
-        };
+        // Chunk signatures are vouched for like the seed: the key is not
+        // here, so the context carries none.
         let vouching = Vouching {
             source: Arc::clone(&self.source),
             access_key: request.access_key.to_owned(),
         };
-        let payload = build_payload(
+        let payload = self.payload(parts, request, mode, body, [0; 32], Some(vouching))?;
+        Ok(Authenticated {
+            identity: Identity::new(request.access_key.to_owned()),
+            is_root: false,
+            payload,
+        })
+    }
+
+    /// The verified body of a request whose seed signature checked out,
+    /// its chunks signed under `key` (or vouched for by `vouching`).
+    fn payload(
+        &self,
+        parts: &Parts,
+        request: &SignedRequest<'_>,
+        mode: PayloadMode,
+        body: Body,
+        key: [u8; 32],
+        vouching: Option<Vouching>,
+    ) -> Result<Payload, S3Error> {
+        let context = SigningContext {
+            key,
+            stamp: request.stamp.to_owned(),
+            scope: request.scope.clone(),
+        };
+        build_payload(
             parts,
             mode,
             body,
             context,
             request.signature,
             &self.body_limits,
-            Some(vouching),
-        )?;
-        Ok(Authenticated {
-            identity: Identity::new(request.access_key.to_owned()),
-            is_root: false,
-            payload,
-        })
+            vouching,
+        )
     }
 
     async fn sigv2_header_auth(

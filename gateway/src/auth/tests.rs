@@ -407,6 +407,35 @@ async fn aws_example_presigned_get() {
     assert_eq!(error.code, "SignatureDoesNotMatch");
 }
 
+/// The chunked upload of AWS's SigV4 streaming example: the request and
+/// its body, two chunks of `a` (64 KiB and 1 KiB) signed with its key.
+fn aws_chunked_example() -> (Parts, Vec<u8>) {
+    let auth = authorization(
+        "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class",
+        "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
+    );
+    let request = parts(
+        "PUT",
+        "/examplebucket/chunkObject.txt",
+        &[
+            ("host", "s3.amazonaws.com"),
+            ("x-amz-date", "20130524T000000Z"),
+            ("x-amz-storage-class", "REDUCED_REDUNDANCY"),
+            ("x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"),
+            ("content-encoding", "aws-chunked"),
+            ("x-amz-decoded-content-length", "66560"),
+            ("content-length", "66824"),
+            ("authorization", &auth),
+        ],
+    );
+    let encoder = Encoder {
+        context: Some(example_context()),
+        seed: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".to_owned(),
+    };
+    let wire = encoder.encode(&[&[b'a'; 65_536], &[b'a'; 1024]], &[], false);
+    (request, wire)
+}
+
 #[tokio::test]
 async fn a_key_held_elsewhere_is_vouched_for_there_and_acts_as_itself() {
     let held = HashMap::from([(ACCESS_KEY.to_owned(), SECRET.to_owned())]);
@@ -445,29 +474,7 @@ async fn a_key_held_elsewhere_is_vouched_for_there_and_acts_as_itself() {
     );
     // Each chunk signature (and the final chunk's) is vouched for too,
     // before its chunk is released.
-    let auth = authorization(
-        "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class",
-        "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
-    );
-    let chunked = parts(
-        "PUT",
-        "/examplebucket/chunkObject.txt",
-        &[
-            ("host", "s3.amazonaws.com"),
-            ("x-amz-date", "20130524T000000Z"),
-            ("x-amz-storage-class", "REDUCED_REDUNDANCY"),
-            ("x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"),
-            ("content-encoding", "aws-chunked"),
-            ("x-amz-decoded-content-length", "66560"),
-            ("content-length", "66824"),
-            ("authorization", &auth),
-        ],
-    );
-    let encoder = Encoder {
-        context: Some(example_context()),
-        seed: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".to_owned(),
-    };
-    let wire = encoder.encode(&[&[b'a'; 65_536], &[b'a'; 1024]], &[], false);
+    let (chunked, wire) = aws_chunked_example();
     let data = check(&verifier, &chunked, &wire, example_time())
         .await
         .unwrap();
@@ -496,29 +503,7 @@ async fn a_key_held_elsewhere_is_vouched_for_there_and_acts_as_itself() {
 
 #[tokio::test]
 async fn aws_example_chunked_upload() {
-    let auth = authorization(
-        "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class",
-        "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
-    );
-    let request = parts(
-        "PUT",
-        "/examplebucket/chunkObject.txt",
-        &[
-            ("host", "s3.amazonaws.com"),
-            ("x-amz-date", "20130524T000000Z"),
-            ("x-amz-storage-class", "REDUCED_REDUNDANCY"),
-            ("x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"),
-            ("content-encoding", "aws-chunked"),
-            ("x-amz-decoded-content-length", "66560"),
-            ("content-length", "66824"),
-            ("authorization", &auth),
-        ],
-    );
-    let encoder = Encoder {
-        context: Some(example_context()),
-        seed: "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9".to_owned(),
-    };
-    let wire = encoder.encode(&[&[b'a'; 65_536], &[b'a'; 1024]], &[], false);
+    let (request, wire) = aws_chunked_example();
     let verifier = example_verifier();
     let mut authenticated = verifier
         .authenticate_at(&request, Body::from(wire.clone()), example_time())
