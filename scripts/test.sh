@@ -24,26 +24,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "==> no import circles between modules (scripts/check-module-cycles)"
+# A phase's header, with the minutes since the start: where CI's time goes.
+say() {
+    printf '==> %s (at %d:%02d)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60))
+}
+
+say "no import circles between modules (scripts/check-module-cycles)"
 python3 scripts/check-module-cycles storage-client/src gateway/src bench/src
 
-echo "==> a storage Owner is named only by the decision (scripts/check-owner-names)"
+say "a storage Owner is named only by the decision (scripts/check-owner-names)"
 python3 scripts/check-owner-names gateway/src
 
-echo "==> cargo build"
+say "cargo build"
 cargo build --workspace --all-targets
 
 venv="${S3GW_VENV:-.venv}"
 requirements=conformance-tests/requirements.txt
 if [[ ! -x "$venv/bin/python" ]]; then
-    echo "==> creating the Python venv in $venv"
+    say "creating the Python venv in $venv"
     python3 -m venv "$venv"
 fi
 # Reinstall only when the pinned requirements change.
 stamp="$venv/.requirements.sha256"
 wanted="$(sha256sum "$requirements" | cut -d' ' -f1)"
 if [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
-    echo "==> installing $requirements into $venv"
+    say "installing $requirements into $venv"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     "$venv/bin/python" -m pip install --quiet -r "$requirements"
     echo "$wanted" > "$stamp"
@@ -51,12 +56,12 @@ fi
 
 failed=()
 
-echo "==> cargo test --workspace"
+say "cargo test --workspace"
 cargo test --workspace || failed+=("cargo test")
 
 # The benchmark harness is a documented command (BENCHMARKS.md), never run
 # here: only its syntax, its --help and the unit tests of its report.
-echo "==> bench scripts: syntax, --help, report tests"
+say "bench scripts: syntax, --help, report tests"
 { bash -n bench/run.sh && bash -n bench/profile.sh && bench/run.sh --help >/dev/null &&
     bench/profile.sh --help >/dev/null &&
     "$venv/bin/python" -m pytest -q -p no:cacheprovider bench/test_report.py; } ||
@@ -69,19 +74,37 @@ export S3GW_BIN="$target_dir/debug/s3-gateway"
 
 # The SDK matrix clients (Rust, Java, Go, JS, Python) take minutes to build on
 # a cold machine: install them here, outside any test's timeout.
-echo "==> installing the SDK matrix clients"
+say "installing the SDK matrix clients"
 "$venv/bin/python" conformance-tests/sdk/run-matrix --install-only
 
 # Headless Chromium for the browser CORS test.
 scripts/install-browser || failed+=("browser install")
 
-echo "==> pytest conformance-tests (embedded back end)"
+# The first Ozone profile's cluster starts in the background while the
+# embedded and deployment phases run: most of a start is its JVMs waiting on
+# each other's heartbeats and safe-mode checks, not CPU (a start took 3-4 of
+# CI's 40 minutes when it ran alone).
+ozone_dev=conformance-tests/ozone/ozone-dev
+ozone_profiles=()
+[[ "${S3GW_SKIP_OZONE:-}" == 1 ]] || read -r -a ozone_profiles <<<"${S3GW_OZONE_PROFILES:-default ha-secure secure-tls}"
+prestarted_profile="" prestart_pid="" prestart_log=""
+if ((${#ozone_profiles[@]})); then
+    prestarted_profile="${ozone_profiles[0]}"
+    prestart_log="$(mktemp)"
+    # From an empty cluster: a previous run's buckets and keys (same names,
+    # other root keys) would make this run's results depend on that one.
+    { "$ozone_dev" --profile "$prestarted_profile" clean || true
+        "$ozone_dev" --profile "$prestarted_profile" start --with-s3g; } >"$prestart_log" 2>&1 &
+    prestart_pid=$!
+fi
+
+say "pytest conformance-tests (embedded back end)"
 "$venv/bin/python" -m pytest conformance-tests "$@" || failed+=("pytest embedded")
 
 # The Helm chart and the image, with tools from scripts/install-deploy-tools
 # (helm, helm-unittest, kubernetes-validate, umoci, promtool, haproxy): the
 # image is built daemonlessly here, outside any test's timeout.
-echo "==> deployment tests: the Helm chart and the image (helm/tests)"
+say "deployment tests: the Helm chart and the image (helm/tests)"
 export S3GW_TOOLS="${S3GW_TOOLS:-$HOME/.cache/s3-gateway-tools}"
 if tools_env="$(scripts/install-deploy-tools --env)" && eval "$tools_env" \
     && image="$(scripts/build-image | tail -1)"; then
@@ -91,17 +114,27 @@ else
 fi
 
 # One Ozone dev cluster profile at a time (they share the SCM's ports): start
-# it (with Ozone's own S3 gateway), run the phase's function with
-# `ozone-dev env` exported, stop it.
-ozone_dev=conformance-tests/ozone/ozone-dev
+# it (with Ozone's own S3 gateway; the first one was started above), run the
+# phase's function with `ozone-dev env` exported, stop it.
+start_cluster() {
+    local profile="$1" status=0
+    if [[ "$profile" == "$prestarted_profile" && -n "$prestart_pid" ]]; then
+        say "the Apache Ozone dev cluster (profile $profile), started in the background"
+        wait "$prestart_pid" || status=$?
+        prestart_pid=""
+        cat "$prestart_log"
+        rm -f "$prestart_log"
+        return "$status"
+    fi
+    say "starting the Apache Ozone dev cluster (profile $profile)"
+    "$ozone_dev" --profile "$profile" clean || true
+    "$ozone_dev" --profile "$profile" start --with-s3g
+}
+
 ozone_phase() {
     local profile="$1"
     shift
-    echo "==> starting the Apache Ozone dev cluster (profile $profile)"
-    # From an empty cluster: a previous run's buckets and keys (same names,
-    # other root keys) would make this run's results depend on that one.
-    "$ozone_dev" --profile "$profile" clean || true
-    if ! "$ozone_dev" --profile "$profile" start --with-s3g; then
+    if ! start_cluster "$profile"; then
         failed+=("ozone-dev start ($profile)")
         "$ozone_dev" --profile "$profile" stop || true
         return
@@ -122,11 +155,11 @@ ozone_phase() {
 # The default profile: the storage suite, the whole pytest suite, the token vectors.
 ozone_default() {
     local status=0
-    echo "==> cargo test: the storage suite on Ozone"
+    say "cargo test: the storage suite on Ozone"
     cargo test -p storage-client --test ozone --test ozone_live -- --ignored || status=1
-    echo "==> pytest conformance-tests (Ozone back end)"
+    say "pytest conformance-tests (Ozone back end)"
     "$venv/bin/python" -m pytest conformance-tests "${pytest_args[@]}" || status=1
-    echo "==> token vectors still match the Ozone/Hadoop classes"
+    say "token vectors still match the Ozone/Hadoop classes"
     conformance-tests/ozone/token-vectors/generate --check || status=1
     return "$status"
 }
@@ -142,9 +175,9 @@ ozone_ha() {
     local status=0 tests=(conformance-tests/test_ozone_om_ha.py conformance-tests/test_ozone_replication.py
         conformance-tests/test_ozone_lost_om_answer.py)
     [[ "${S3GW_OZONE_HA:-}" == full ]] && tests=(conformance-tests)
-    echo "==> cargo test: the storage suite on Ozone (ha)"
+    say "cargo test: the storage suite on Ozone (ha)"
     OZONE_REPLICATION=3 cargo test -p storage-client --test ozone --test ozone_live -- --ignored || status=1
-    echo "==> pytest ${tests[*]} (Ozone back end, ha)"
+    say "pytest ${tests[*]} (Ozone back end, ha)"
     "$venv/bin/python" -m pytest "${tests[@]}" "${pytest_args[@]}" || status=1
     return "$status"
 }
@@ -157,9 +190,9 @@ ozone_ha_secure() {
     local status=0 tests=(conformance-tests/test_ozone_om_ha.py conformance-tests/test_ozone_replication.py
         conformance-tests/test_ozone_lost_om_answer.py)
     [[ "${S3GW_OZONE_HA:-}" == full ]] && tests=(conformance-tests)
-    echo "==> pytest ${tests[*]} (Ozone back end, ha-secure)"
+    say "pytest ${tests[*]} (Ozone back end, ha-secure)"
     "$venv/bin/python" -m pytest "${tests[@]}" "${pytest_args[@]}" || status=1
-    echo "==> cargo test: the storage suite and the secure cluster's checks (Ozone, ha-secure)"
+    say "cargo test: the storage suite and the secure cluster's checks (Ozone, ha-secure)"
     OZONE_REPLICATION=3 cargo test -p storage-client --test ozone --test ozone_live --test ozone_secure \
         -- --ignored || status=1
     return "$status"
@@ -181,30 +214,28 @@ ozone_secure() {
         conformance-tests/test_ozone_cross_gateway.py conformance-tests/test_ozone_secure_start.py
         conformance-tests/test_ozone_records.py conformance-tests/test_ozone_user_secrets.py)
     [[ "${S3GW_OZONE_SECURE:-}" == full ]] && tests=(conformance-tests)
-    echo "==> cargo test: the storage suite and the secure cluster's checks (Ozone, secure)"
+    say "cargo test: the storage suite and the secure cluster's checks (Ozone, secure)"
     cargo test -p storage-client --test ozone --test ozone_live --test ozone_secure -- --ignored || status=1
-    echo "==> pytest ${tests[*]} (Ozone back end, secure)"
+    say "pytest ${tests[*]} (Ozone back end, secure)"
     "$venv/bin/python" -m pytest "${tests[@]}" "${pytest_args[@]}" || status=1
     return "$status"
 }
 
 pytest_args=("$@")
-if [[ "${S3GW_SKIP_OZONE:-}" != 1 ]]; then
-    # S3GW_OZONE_PROFILES picks the profiles (default: these three, in this order).
-    for profile in ${S3GW_OZONE_PROFILES:-default ha-secure secure-tls}; do
-        case "$profile" in
-            default) ozone_phase default ozone_default ;;
-            ha) ozone_phase ha ozone_ha ;;
-            ha-secure) ozone_phase ha-secure ozone_ha_secure ;;
-            secure) ozone_phase secure ozone_secure ;;
-            secure-tls) ozone_phase secure-tls ozone_secure ;;
-            *) failed+=("unknown Ozone profile $profile") ;;
-        esac
-    done
-fi
+# S3GW_OZONE_PROFILES picks the profiles (default: these three, in this order).
+for profile in "${ozone_profiles[@]}"; do
+    case "$profile" in
+        default) ozone_phase default ozone_default ;;
+        ha) ozone_phase ha ozone_ha ;;
+        ha-secure) ozone_phase ha-secure ozone_ha_secure ;;
+        secure) ozone_phase secure ozone_secure ;;
+        secure-tls) ozone_phase secure-tls ozone_secure ;;
+        *) failed+=("unknown Ozone profile $profile") ;;
+    esac
+done
 
 if ((${#failed[@]})); then
-    echo "==> FAILED: ${failed[*]}" >&2
+    say "FAILED: ${failed[*]}" >&2
     exit 1
 fi
-echo "==> all tests passed"
+say "all tests passed"
