@@ -149,15 +149,40 @@ def pytest_sessionstart(session):
         BINARY.append(gateway_binary())
 
 
+def server_logs() -> list[tuple[str, str]]:
+    """Each started server's log path and the tail of its log."""
+    return [(str(server.log_path), server.log_tail(300)) for server in STARTED_SERVERS]
+
+
+WORKER_SERVER_LOGS: list[tuple[str, str]] = []  # what pytest-xdist's workers handed back
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Under pytest-xdist (scripts/test.sh runs the suite on two workers) each
+    # worker is a session of its own: it hands what the summary prints to the
+    # controller, whose summary is the only one shown.
+    handed_back = getattr(session.config, "workeroutput", None)
+    if handed_back is not None:
+        handed_back["sdk_matrix_table"] = list(SDK_MATRIX_TABLE)
+        handed_back["server_logs"] = server_logs() if exitstatus != 0 else []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    handed_back = getattr(node, "workeroutput", {})
+    SDK_MATRIX_TABLE.extend(handed_back.get("sdk_matrix_table", []))
+    WORKER_SERVER_LOGS.extend(handed_back.get("server_logs", []))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus):
     for table in SDK_MATRIX_TABLE:
         terminalreporter.section("SDK x scenario matrix")
         terminalreporter.write_line(table)
     if exitstatus == 0:
         return
-    for server in STARTED_SERVERS:
-        terminalreporter.section(f"s3-gateway log {server.log_path}")
-        terminalreporter.write_line(server.log_tail(300))
+    for log_path, tail in server_logs() + WORKER_SERVER_LOGS:
+        terminalreporter.section(f"s3-gateway log {log_path}")
+        terminalreporter.write_line(tail)
 
 
 def start_server(tmp_path_factory, name: str, extra_args=()) -> GatewayProcess:
