@@ -32,6 +32,7 @@ mod om;
 mod ozone;
 mod ozone_tls;
 pub mod private_files;
+mod refs;
 mod storage;
 mod token;
 mod types;
@@ -56,6 +57,7 @@ pub use object_lock::{
 };
 pub use om::MAX_KEY_BYTES;
 pub use ozone_tls::OzoneTls;
+pub use refs::{BucketRef, ObjectRef, PartNumber, Tags, UploadRef};
 pub use storage::Storage;
 pub use types::*;
 pub use versions::{

@@ -11,7 +11,9 @@ use std::time::SystemTime;
 use std::future::Future;
 
 use crate::listing::{common_prefix, past_all_starting_with};
-use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, WriteCondition};
+use crate::{
+    ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, Tags, WriteCondition,
+};
 
 /// S3's part numbers run from 1 to this.
 pub const MAX_PART_NUMBER: u16 = 10_000;
@@ -20,7 +22,7 @@ pub const MAX_PART_NUMBER: u16 = 10_000;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewUpload {
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     /// The algorithm every part is checksummed with, if any.
     pub checksum_algorithm: Option<ChecksumAlgorithm>,
     /// Set when an algorithm is.
@@ -38,7 +40,7 @@ pub struct UploadInfo {
     pub owner: String,
     pub initiated: SystemTime,
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     pub checksum_algorithm: Option<ChecksumAlgorithm>,
     pub checksum_type: Option<ChecksumType>,
 }

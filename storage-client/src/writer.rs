@@ -13,7 +13,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::cache::MetadataCache;
 use crate::dn::BlockStore;
-use crate::om::{Metadata, OpenKey, PartRef, UploadRef};
+use crate::om::{Metadata, OpenKey, PartName, UploadName};
 use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
@@ -130,8 +130,8 @@ impl ObjectWriter {
         part: PartCommit,
     ) -> Result<PartInfo> {
         let blocks = self.durable_blocks().await?;
-        let part_ref = PartRef {
-            upload: UploadRef {
+        let part_ref = PartName {
+            upload: UploadName {
                 object: self.open.object.clone(),
                 upload_id: upload_id.to_owned(),
             },

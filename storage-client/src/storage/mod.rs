@@ -17,7 +17,7 @@ use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
 use crate::multipart::{self, MAX_PART_NUMBER};
-use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
+use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName};
 use crate::{
     BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, DeleteCondition,
     Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
@@ -257,7 +257,7 @@ impl Storage {
     // ---- objects ----
 
     pub async fn lookup(&self, owner: &Owner, bucket: &str, key: &str) -> Result<KeyInfo> {
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         self.cache
             .lookup(owner, &object, async {
                 self.om.lookup(owner, &object).await
@@ -332,7 +332,7 @@ impl Storage {
     ) -> Result<ObjectWriter> {
         let open = self
             .om
-            .create_object(owner, ObjectRef::new(bucket, key), intent)
+            .create_object(owner, ObjectName::new(bucket, key), intent)
             .await?;
         Ok(self.writer(owner, open))
     }
@@ -350,7 +350,7 @@ impl Storage {
         number: u16,
         size_hint: Option<u64>,
     ) -> Result<ObjectWriter> {
-        let part = PartRef {
+        let part = PartName {
             upload: upload_ref(bucket, key, upload_id),
             number,
         };
@@ -386,7 +386,7 @@ impl Storage {
         key: &str,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self
             .om
             .delete_object(owner, object.clone(), condition)
@@ -404,7 +404,7 @@ impl Storage {
         key: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self.om.put_tags(owner, object.clone(), tags).await;
         self.cache.wrote_object(&object);
         result
@@ -420,7 +420,7 @@ impl Storage {
         key: &str,
         change: MetaEntryChange,
     ) -> Result<()> {
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self.om.put_meta_entry(owner, object.clone(), change).await;
         self.cache.wrote_object(&object);
         result
@@ -456,7 +456,7 @@ impl Storage {
         upload: NewUpload,
     ) -> Result<UploadInfo> {
         self.om
-            .create_multipart_upload(owner, ObjectRef::new(bucket, key), upload)
+            .create_multipart_upload(owner, ObjectName::new(bucket, key), upload)
             .await
     }
 
@@ -589,9 +589,9 @@ impl Storage {
     }
 }
 
-fn upload_ref(bucket: &str, key: &str, upload_id: &str) -> UploadRef {
-    UploadRef {
-        object: ObjectRef::new(bucket, key),
+fn upload_ref(bucket: &str, key: &str, upload_id: &str) -> UploadName {
+    UploadName {
+        object: ObjectName::new(bucket, key),
         upload_id: upload_id.to_owned(),
     }
 }

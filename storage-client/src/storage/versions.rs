@@ -3,7 +3,7 @@
 //! cache (it holds latest versions); every write tells it of the key.
 
 use super::{Storage, scan_range};
-use crate::om::ObjectRef;
+use crate::om::ObjectName;
 use crate::{
     Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionListPage, VersionListQuery,
     Versioning, version_listing,
@@ -43,7 +43,7 @@ impl Storage {
             return self.lookup(owner, bucket, key).await;
         };
         self.om
-            .lookup_version(owner, &ObjectRef::new(bucket, key), version_id)
+            .lookup_version(owner, &ObjectName::new(bucket, key), version_id)
             .await
     }
 
@@ -72,7 +72,7 @@ impl Storage {
         version_id: &str,
         bypass: bool,
     ) -> Result<Deleted> {
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self
             .om
             .delete_version(owner, object.clone(), version_id.to_owned(), bypass)
@@ -93,7 +93,7 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_tags(owner, bucket, key, tags).await;
         };
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self
             .om
             .put_version_tags(owner, object.clone(), version_id.to_owned(), tags)
@@ -116,7 +116,7 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_meta_entry(owner, bucket, key, change).await;
         };
-        let object = ObjectRef::new(bucket, key);
+        let object = ObjectName::new(bucket, key);
         let result = self
             .om
             .put_version_meta_entry(owner, object.clone(), version_id.to_owned(), change)
