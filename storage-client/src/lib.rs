@@ -48,8 +48,8 @@ pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings,
-    UploadInfo, UploadListPage, UploadListQuery,
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings, UploadInfo,
+    UploadListPage, UploadListQuery,
 };
 pub use object_lock::{
     LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, RETENTION_ENTRY, Retention, RetentionMode,
@@ -57,7 +57,7 @@ pub use object_lock::{
 };
 pub use om::MAX_KEY_BYTES;
 pub use ozone_tls::OzoneTls;
-pub use refs::{BucketRef, ObjectRef, PartNumber, Tags, UploadRef};
+pub use refs::{BucketRef, MAX_PART_NUMBER, ObjectRef, PartNumber, UploadRef};
 pub use storage::Storage;
 pub use types::*;
 pub use versions::{

@@ -15,9 +15,6 @@ use crate::{
     ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, Tags, WriteCondition,
 };
 
-/// S3's part numbers run from 1 to this.
-pub const MAX_PART_NUMBER: u16 = 10_000;
-
 /// What CreateMultipartUpload records for the object to be.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewUpload {

@@ -7,8 +7,10 @@
 //! the hot path (GET, HEAD, PUT), and they are `Copy` so one value can be
 //! passed to each call of a request.
 
-use crate::multipart::MAX_PART_NUMBER;
 use crate::{Owner, Result, StorageError};
+
+/// S3's part numbers run from 1 to this.
+pub const MAX_PART_NUMBER: u16 = 10_000;
 
 /// A bucket together with the [`Owner`] the gateway's decision judged for
 /// it: every bucket-scoped call takes this one value, so an owner never
@@ -82,11 +84,6 @@ impl PartNumber {
         self.0
     }
 }
-
-/// An object's tag set: key/value pairs in the order they were given
-/// (S3's limits on them are the gateway's to apply). A plain vector, as
-/// storage keeps it and returns it, under one name wherever tags travel.
-pub type Tags = Vec<(String, String)>;
 
 #[cfg(test)]
 mod tests {

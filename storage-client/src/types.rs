@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use crate::Tags;
+/// An object's tag set: key/value pairs in the order they were given
+/// (S3's limits on them are the gateway's to apply). A plain vector, as
+/// storage keeps it and returns it, under one name wherever tags travel.
+pub type Tags = Vec<(String, String)>;
 
 /// The access key that owns the buckets a call acts on: the owner of
 /// the bucket the gateway's decision judged (for `create_bucket`, the key

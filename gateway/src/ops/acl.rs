@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, MetaEntryChange, ObjectMeta, Owner, StorageError};
+use storage_client::{BucketDocument, BucketRef, MetaEntryChange, ObjectMeta, Owner, StorageError};
 
 use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
@@ -116,7 +116,11 @@ pub async fn put_object_acl(
     };
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, object.version_to_write(), change)
+        .put_version_meta_entry(
+            BucketRef::new(owner, bucket).object(key),
+            object.version_to_write(),
+            change,
+        )
         .await
         .map_err(|err| match err {
             StorageError::PreconditionFailed => S3Error::new(
@@ -171,7 +175,10 @@ async fn object_owner(
             let (bucket, key) = (object.bucket(), object.key());
             let info = state
                 .storage
-                .lookup_version(object.owner(), bucket, key, object.version_to_write())
+                .lookup_version(
+                    BucketRef::new(object.owner(), bucket).object(key),
+                    object.version_to_write(),
+                )
                 .await
                 .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
             info.meta.user.get(object_acl::ENTRY).cloned()

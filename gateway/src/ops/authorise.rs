@@ -12,7 +12,7 @@
 //! judged.
 
 use http::request::Parts;
-use storage_client::{BucketDocument, KeyInfo, Owner, StorageError};
+use storage_client::{BucketDocument, BucketRef, KeyInfo, Owner, StorageError};
 
 use crate::access_control::Identity;
 
@@ -247,7 +247,10 @@ impl<'a> ObjectVersion<'a> {
         }
         state
             .storage
-            .lookup_version(self.owner, self.bucket, self.key, self.version_id)
+            .lookup_version(
+                BucketRef::new(self.owner, self.bucket).object(self.key),
+                self.version_id,
+            )
             .await
             .map_err(|err| {
                 let may_list = || match (self.may_list, self.context) {
@@ -546,7 +549,10 @@ async fn decide(
         let bucket_owner = Owner::new(&access.owner);
         let version = state
             .storage
-            .lookup_version(&bucket_owner, bucket, key, need.version_id)
+            .lookup_version(
+                BucketRef::new(&bucket_owner, bucket).object(key),
+                need.version_id,
+            )
             .await;
         let version = match version {
             // No object, no tags: its tag keys are absent.
@@ -595,7 +601,10 @@ async fn decide(
         None => {
             state
                 .storage
-                .lookup_version(&bucket_owner, bucket, key, need.version_id)
+                .lookup_version(
+                    BucketRef::new(&bucket_owner, bucket).object(key),
+                    need.version_id,
+                )
                 .await
         }
     };

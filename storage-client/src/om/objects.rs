@@ -26,6 +26,12 @@ impl ObjectName {
     }
 }
 
+impl From<crate::ObjectRef<'_>> for ObjectName {
+    fn from(object: crate::ObjectRef<'_>) -> Self {
+        Self::new(object.bucket.name, object.key)
+    }
+}
+
 /// One step of a range scan over a bucket, in byte order: up to `limit`
 /// entries whose name starts with `prefix` and sorts strictly after
 /// `after` (raw bytes, which may end in 0xFF to skip a whole prefix). The

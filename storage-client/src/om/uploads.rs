@@ -15,11 +15,20 @@ pub(crate) struct UploadName {
     pub upload_id: String,
 }
 
+impl From<crate::UploadRef<'_>> for UploadName {
+    fn from(upload: crate::UploadRef<'_>) -> Self {
+        Self {
+            object: upload.object.into(),
+            upload_id: upload.upload_id.to_owned(),
+        }
+    }
+}
+
 /// One part of a multipart upload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PartName {
     pub upload: UploadName,
-    /// 1 to [`crate::multipart::MAX_PART_NUMBER`].
+    /// 1 to [`crate::MAX_PART_NUMBER`].
     pub number: u16,
 }
 

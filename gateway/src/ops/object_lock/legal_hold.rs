@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
 use serde::{Deserialize, Serialize};
-use storage_client::{LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, MetaEntryChange};
+use storage_client::{BucketRef, LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, MetaEntryChange};
 
 use super::bucket::{require_digest, required};
 use super::retention::no_configuration;
@@ -58,7 +58,11 @@ pub async fn put_object_legal_hold(
     let change = MetaEntryChange::new(LEGAL_HOLD_ENTRY, Some(status.to_owned()));
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, info.version_id.as_deref(), change)
+        .put_version_meta_entry(
+            BucketRef::new(owner, bucket).object(key),
+            info.version_id.as_deref(),
+            change,
+        )
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     Ok(empty_response(StatusCode::OK))

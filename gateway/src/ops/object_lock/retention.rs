@@ -13,7 +13,9 @@ use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
 use serde::{Deserialize, Serialize};
-use storage_client::{MetaEntryChange, RETENTION_ENTRY, Retention, RetentionMode, StorageError};
+use storage_client::{
+    BucketRef, MetaEntryChange, RETENTION_ENTRY, Retention, RetentionMode, StorageError,
+};
 
 use super::bucket::{require_digest, required};
 use super::write::parse_until;
@@ -98,7 +100,11 @@ pub async fn put_object_retention(
     };
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, info.version_id.as_deref(), change)
+        .put_version_meta_entry(
+            BucketRef::new(owner, bucket).object(key),
+            info.version_id.as_deref(),
+            change,
+        )
         .await
         .map_err(|err| match err {
             StorageError::PreconditionFailed => S3Error::new(

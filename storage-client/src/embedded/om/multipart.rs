@@ -13,14 +13,14 @@ use super::{
     EmbeddedOm, Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket,
     validate_layout, versions,
 };
+use crate::MAX_PART_NUMBER;
 use crate::embedded::schema::{
     BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
     decode, encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
 use crate::multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
-    position,
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo, position,
 };
 use crate::om::{
     ObjectName, ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore,

@@ -476,12 +476,12 @@ fn abandoned(open: &OpenKey) -> StorageError {
 }
 
 fn part_number(number: u16) -> Result<u32> {
-    if (1..=crate::multipart::MAX_PART_NUMBER).contains(&number) {
+    if (1..=crate::MAX_PART_NUMBER).contains(&number) {
         Ok(u32::from(number))
     } else {
         Err(StorageError::InvalidArgument(format!(
             "part number {number} outside 1-{}",
-            crate::multipart::MAX_PART_NUMBER
+            crate::MAX_PART_NUMBER
         )))
     }
 }
