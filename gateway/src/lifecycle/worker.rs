@@ -161,8 +161,7 @@ impl Pass<'_> {
         let owner = Owner::new(bucket.owner.clone());
         for rule in config.rules.iter().filter(|rule| rule.enabled) {
             let target = Target {
-                owner: &owner,
-                bucket: &bucket.name,
+                bucket: BucketRef::new(&owner, &bucket.name),
                 rule,
                 now,
             };
@@ -188,12 +187,7 @@ impl Pass<'_> {
     }
 
     async fn expire_objects(&self, target: Target<'_>) -> Result<(), StorageError> {
-        let Target {
-            owner,
-            bucket,
-            rule,
-            now,
-        } = target;
+        let Target { bucket, rule, now } = target;
         let mut query = ListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -201,10 +195,7 @@ impl Pass<'_> {
             max_keys: self.page,
         };
         loop {
-            let page = self
-                .storage
-                .list_objects(BucketRef::new(owner, bucket), &query)
-                .await?;
+            let page = self.storage.list_objects(bucket, &query).await?;
             for entry in &page.entries {
                 let due = rule.expiry_of(entry.last_modified, self.day);
                 if !rule.filter.matches_listing(&entry.key, entry.size)
@@ -214,11 +205,7 @@ impl Pass<'_> {
                 }
                 // Read again: the tags are not in the listing, and the
                 // object may have been replaced since.
-                let object = match self
-                    .storage
-                    .lookup(BucketRef::new(owner, bucket).object(&entry.key))
-                    .await
-                {
+                let object = match self.storage.lookup(bucket.object(&entry.key)).await {
                     Ok(object) => object,
                     Err(StorageError::NoSuchKey) => continue,
                     Err(err) => return Err(err),
@@ -230,12 +217,12 @@ impl Pass<'_> {
                     continue;
                 }
                 self.storage
-                    .delete_object(BucketRef::new(owner, bucket).object(&entry.key))
+                    .delete_object(bucket.object(&entry.key))
                     .await?;
                 self.counters
                     .expired_objects
                     .fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
+                tracing::debug!(bucket = bucket.name, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
             }
             match page.next_marker.filter(|_| page.is_truncated) {
                 Some(next) => query.start_after = Some(next),
@@ -245,12 +232,7 @@ impl Pass<'_> {
     }
 
     async fn abort_uploads(&self, target: Target<'_>, days: u32) -> Result<(), StorageError> {
-        let Target {
-            owner,
-            bucket,
-            rule,
-            now,
-        } = target;
+        let Target { bucket, rule, now } = target;
         let mut query = UploadListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -259,28 +241,21 @@ impl Pass<'_> {
             max_uploads: self.page,
         };
         loop {
-            let page = self
-                .storage
-                .list_multipart_uploads(BucketRef::new(owner, bucket), &query)
-                .await?;
+            let page = self.storage.list_multipart_uploads(bucket, &query).await?;
             for upload in &page.uploads {
                 if after_days(upload.initiated, days, self.day) > now {
                     continue;
                 }
                 let aborted = self
                     .storage
-                    .abort_multipart_upload(
-                        BucketRef::new(owner, bucket)
-                            .object(&upload.key)
-                            .upload(&upload.upload_id),
-                    )
+                    .abort_multipart_upload(bucket.object(&upload.key).upload(&upload.upload_id))
                     .await;
                 match aborted {
                     Ok(()) => {
                         self.counters
                             .aborted_uploads
                             .fetch_add(1, Ordering::Relaxed);
-                        tracing::debug!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
+                        tracing::debug!(bucket = bucket.name, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
                     }
                     // Another replica aborted it (or the client completed
                     // it) since the listing.
