@@ -13,9 +13,10 @@
 //! too) are public.
 //!
 //! Nothing here decides who may ask: the gateway decides, then every
-//! bucket-scoped call names the bucket's [`Owner`] the decision judged
-//! (a precondition the back end checks where it can, see [`om`]), and
-//! every cache whose answer depends on it is keyed by it.
+//! bucket-scoped call names the bucket's [`Owner`] the decision judged,
+//! inside the [`BucketRef`] it takes (a precondition the back end checks
+//! where it can, see [`om`]), and every cache whose answer depends on it
+//! is keyed by it.
 
 mod backend;
 mod bucket_document;
