@@ -9,7 +9,7 @@
 
 use http::{HeaderMap, Method, Uri};
 use percent_encoding::percent_decode_str;
-use storage_client::MAX_KEY_BYTES;
+use storage_client::{MAX_KEY_BYTES, PartNumber};
 
 use crate::error::S3Error;
 use crate::host;
@@ -184,8 +184,8 @@ endpoints! {
     ListBucketIntelligentTieringConfigurations { bucket: String },
 
     // ---- objects ----
-    GetObject { bucket: String, key: String, part_number: Option<u16>, version_id: Option<String> },
-    HeadObject { bucket: String, key: String, part_number: Option<u16>, version_id: Option<String> },
+    GetObject { bucket: String, key: String, part_number: Option<PartNumber>, version_id: Option<String> },
+    HeadObject { bucket: String, key: String, part_number: Option<PartNumber>, version_id: Option<String> },
     PutObject { bucket: String, key: String },
     CopyObject { bucket: String, key: String },
     DeleteObject { bucket: String, key: String, version_id: Option<String> },
@@ -223,8 +223,8 @@ endpoints! {
 
     // ---- multipart ----
     CreateMultipartUpload { bucket: String, key: String },
-    UploadPart { bucket: String, key: String, part_number: u16, upload_id: String },
-    UploadPartCopy { bucket: String, key: String, part_number: u16, upload_id: String },
+    UploadPart { bucket: String, key: String, part_number: PartNumber, upload_id: String },
+    UploadPartCopy { bucket: String, key: String, part_number: PartNumber, upload_id: String },
     CompleteMultipartUpload { bucket: String, key: String, upload_id: String },
     AbortMultipartUpload { bucket: String, key: String, upload_id: String },
     ListParts { bucket: String, key: String, upload_id: String },
@@ -723,12 +723,12 @@ fn object_endpoint(
 }
 
 /// `partNumber`, which S3 allows from 1 to 10000.
-fn part_number(query: &Query) -> Result<Option<u16>, S3Error> {
+fn part_number(query: &Query) -> Result<Option<PartNumber>, S3Error> {
     let Some(raw) = query.get("partNumber") else {
         return Ok(None);
     };
-    match raw.parse::<u16>() {
-        Ok(n @ 1..=10000) => Ok(Some(n)),
+    match raw.parse::<u16>().map(PartNumber::new) {
+        Ok(Ok(number)) => Ok(Some(number)),
         _ => Err(S3Error::invalid_argument(
             "Part number must be an integer between 1 and 10000, inclusive",
         )
@@ -1026,7 +1026,7 @@ mod tests {
             Endpoint::UploadPartCopy {
                 bucket: "b".into(),
                 key: "k".into(),
-                part_number: 3,
+                part_number: PartNumber::new(3).unwrap(),
                 upload_id: "U".into(),
             }
         );
@@ -1272,7 +1272,7 @@ mod tests {
             Endpoint::GetObject {
                 bucket: "b".into(),
                 key: "k".into(),
-                part_number: Some(2),
+                part_number: PartNumber::new(2).ok(),
                 version_id: Some("null".into()),
             }
         );

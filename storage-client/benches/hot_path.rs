@@ -8,7 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use futures::StreamExt;
 use storage_client::fuzzing::{self as token, Access, AccessMode, KeyRing, SecretKey};
-use storage_client::{BlockId, KeyInfo, NewObject, Owner, Storage, StorageConfig, WriteIntent};
+use storage_client::{
+    BlockId, BucketRef, KeyInfo, NewObject, Owner, Storage, StorageConfig, WriteIntent,
+};
 
 fn main() {
     divan::main();
@@ -87,7 +89,7 @@ impl Embedded {
                 .await
                 .expect("opens");
             storage
-                .create_bucket(&owner, BUCKET, "us-east-1")
+                .create_bucket(BucketRef::new(&owner, BUCKET), "us-east-1")
                 .await
                 .expect("bucket");
             storage
@@ -106,7 +108,10 @@ impl Embedded {
         self.runtime.block_on(async {
             let mut writer = self
                 .storage
-                .create_object(&self.owner, BUCKET, key, WriteIntent::default())
+                .create_object(
+                    BucketRef::new(&self.owner, BUCKET).object(key),
+                    WriteIntent::default(),
+                )
                 .await
                 .expect("opens the key");
             writer
@@ -130,7 +135,11 @@ fn embedded_lookup(bencher: divan::Bencher) {
     bencher.bench(|| {
         store
             .runtime
-            .block_on(store.storage.lookup(&store.owner, BUCKET, KEY))
+            .block_on(
+                store
+                    .storage
+                    .lookup(BucketRef::new(&store.owner, BUCKET).object(KEY)),
+            )
             .expect("found")
     });
 }
@@ -141,7 +150,11 @@ fn embedded_read_1kib(bencher: divan::Bencher) {
     let store = Embedded::new();
     let info = store
         .runtime
-        .block_on(store.storage.lookup(&store.owner, BUCKET, KEY))
+        .block_on(
+            store
+                .storage
+                .lookup(BucketRef::new(&store.owner, BUCKET).object(KEY)),
+        )
         .expect("found");
     bencher.bench(|| {
         store.runtime.block_on(async {

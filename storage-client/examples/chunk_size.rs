@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use storage_client::{NewObject, Owner, Storage, StorageConfig, WriteIntent};
+use storage_client::{BucketRef, NewObject, Owner, Storage, StorageConfig, WriteIntent};
 
 const OBJECT: usize = 64 * 1024 * 1024;
 /// Size of the pieces the gateway hands to `write` (a typical HTTP body frame).
@@ -49,11 +49,16 @@ async fn main() -> storage_client::Result<()> {
                     ..StorageConfig::new(dir.path())
                 })
                 .await?;
-                storage.create_bucket(&owner, "bench", "").await?;
+                storage
+                    .create_bucket(BucketRef::new(&owner, "bench"), "")
+                    .await?;
 
                 let started = Instant::now();
                 let mut writer = storage
-                    .create_object(&owner, "bench", "object", WriteIntent::default())
+                    .create_object(
+                        BucketRef::new(&owner, "bench").object("object"),
+                        WriteIntent::default(),
+                    )
                     .await?;
                 for piece in &payload {
                     writer.write(piece.clone()).await?;
@@ -62,7 +67,9 @@ async fn main() -> storage_client::Result<()> {
                 let write = started.elapsed().as_secs_f64();
 
                 let started = Instant::now();
-                let info = storage.lookup(&owner, "bench", "object").await?;
+                let info = storage
+                    .lookup(BucketRef::new(&owner, "bench").object("object"))
+                    .await?;
                 let mut stream = storage.read(&owner, &info, 0..info.size).await?;
                 let mut total = 0;
                 while let Some(piece) = stream.try_next().await? {

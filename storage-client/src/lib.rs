@@ -13,9 +13,10 @@
 //! too) are public.
 //!
 //! Nothing here decides who may ask: the gateway decides, then every
-//! bucket-scoped call names the bucket's [`Owner`] the decision judged
-//! (a precondition the back end checks where it can, see [`om`]), and
-//! every cache whose answer depends on it is keyed by it.
+//! bucket-scoped call names the bucket's [`Owner`] the decision judged,
+//! inside the [`BucketRef`] it takes (a precondition the back end checks
+//! where it can, see [`om`]), and every cache whose answer depends on it
+//! is keyed by it.
 
 mod backend;
 mod bucket_document;
@@ -32,6 +33,7 @@ mod om;
 mod ozone;
 mod ozone_tls;
 pub mod private_files;
+mod refs;
 mod storage;
 mod token;
 mod types;
@@ -47,8 +49,8 @@ pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 pub use dn::ByteStream;
 pub use error::{Result, StorageError};
 pub use multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings,
-    UploadInfo, UploadListPage, UploadListQuery,
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings, UploadInfo,
+    UploadListPage, UploadListQuery,
 };
 pub use object_lock::{
     LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, RETENTION_ENTRY, Retention, RetentionMode,
@@ -56,6 +58,7 @@ pub use object_lock::{
 };
 pub use om::MAX_KEY_BYTES;
 pub use ozone_tls::OzoneTls;
+pub use refs::{BucketRef, MAX_PART_NUMBER, ObjectRef, PartNumber, UploadRef};
 pub use storage::Storage;
 pub use types::*;
 pub use versions::{

@@ -11,16 +11,15 @@ use std::time::SystemTime;
 use std::future::Future;
 
 use crate::listing::{common_prefix, past_all_starting_with};
-use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, WriteCondition};
-
-/// S3's part numbers run from 1 to this.
-pub const MAX_PART_NUMBER: u16 = 10_000;
+use crate::{
+    ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, Tags, WriteCondition,
+};
 
 /// What CreateMultipartUpload records for the object to be.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewUpload {
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     /// The algorithm every part is checksummed with, if any.
     pub checksum_algorithm: Option<ChecksumAlgorithm>,
     /// Set when an algorithm is.
@@ -38,7 +37,7 @@ pub struct UploadInfo {
     pub owner: String,
     pub initiated: SystemTime,
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     pub checksum_algorithm: Option<ChecksumAlgorithm>,
     pub checksum_type: Option<ChecksumType>,
 }

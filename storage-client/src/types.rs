@@ -3,6 +3,11 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+/// An object's tag set: key/value pairs in the order they were given
+/// (S3's limits on them are the gateway's to apply). A plain vector, as
+/// storage keeps it and returns it, under one name wherever tags travel.
+pub type Tags = Vec<(String, String)>;
+
 /// The access key that owns the buckets a call acts on: the owner of
 /// the bucket the gateway's decision judged (for `create_bucket`, the key
 /// the new bucket will belong to). Not who asks: storage never decides
@@ -210,7 +215,7 @@ pub struct KeyInfo {
     /// Access key id of the key that wrote the object.
     pub owner: String,
     pub meta: ObjectMeta,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     pub checksum: Option<ObjectChecksum>,
     pub locations: Vec<BlockLocation>,
     /// The parts of a multipart object in order (empty for a single PUT);
@@ -338,7 +343,7 @@ pub struct WriteIntent {
     /// Checked when the key is opened where the back end can, and always
     /// again atomically with the commit.
     pub condition: WriteCondition,
-    pub tags: Vec<(String, String)>,
+    pub tags: Tags,
     /// The object's size when the client declared it, so a back end can
     /// allocate every block at once; a hint, never a limit.
     pub size_hint: Option<u64>,

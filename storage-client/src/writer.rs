@@ -13,8 +13,8 @@ use bytes::{Bytes, BytesMut};
 
 use crate::cache::MetadataCache;
 use crate::dn::BlockStore;
-use crate::om::{Metadata, OpenKey, PartRef, UploadRef};
-use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, Result};
+use crate::om::{Metadata, OpenKey, PartName, UploadName};
+use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
@@ -126,19 +126,19 @@ impl ObjectWriter {
     pub async fn commit_part(
         mut self,
         upload_id: &str,
-        number: u16,
+        number: PartNumber,
         part: PartCommit,
     ) -> Result<PartInfo> {
         let blocks = self.durable_blocks().await?;
-        let part_ref = PartRef {
-            upload: UploadRef {
+        let name = PartName {
+            upload: UploadName {
                 object: self.open.object.clone(),
                 upload_id: upload_id.to_owned(),
             },
-            number,
+            number: number.get(),
         };
         self.om
-            .commit_part(&self.owner, self.open, part_ref, blocks, part)
+            .commit_part(&self.owner, self.open, name, blocks, part)
             .await
     }
 

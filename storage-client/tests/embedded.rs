@@ -12,7 +12,7 @@ use conformance::{
     Capabilities, MultipartRules, alice, data, get, multipart::upload_part, put, read_range,
 };
 use storage_client::{
-    BlockId, Credential, Storage, StorageConfig, StorageError, Versioning, WriteIntent,
+    BlockId, BucketRef, Credential, Storage, StorageConfig, StorageError, Versioning, WriteIntent,
 };
 use tempfile::TempDir;
 
@@ -67,17 +67,23 @@ async fn restart_keeps_everything() {
         })
         .await
         .unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "kept", &bytes).await;
         let mut unfinished = s
-            .create_object(&a, "b", "unfinished", WriteIntent::default())
+            .create_object(
+                BucketRef::new(&a, "b").object("unfinished"),
+                WriteIntent::default(),
+            )
             .await
             .unwrap();
         unfinished
             .write(Bytes::from(data(20_000, 22)))
             .await
             .unwrap();
-        let info = s.lookup(&a, "b", "kept").await.unwrap();
+        let info = s
+            .lookup(BucketRef::new(&a, "b").object("kept"))
+            .await
+            .unwrap();
         // Dropped without commit, as a crash would leave it.
         drop(unfinished);
         info
@@ -99,7 +105,7 @@ async fn restart_keeps_everything() {
         bytes[..100]
     );
     assert!(matches!(
-        s.lookup(&a, "b", "unfinished").await,
+        s.lookup(BucketRef::new(&a, "b").object("unfinished")).await,
         Err(StorageError::NoSuchKey)
     ));
     // The previous process's open upload was queued for reclamation at start.
@@ -112,7 +118,7 @@ async fn restart_keeps_everything() {
 async fn flipped_bit_on_disk_is_corrupt() {
     let (dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let info = put(&s, &a, "b", "k", &data(40_000, 23)).await;
     let path = block_file(dir.path(), info.locations[1].block);
     let mut raw = std::fs::read(&path).unwrap();
@@ -134,7 +140,7 @@ async fn flipped_bit_on_disk_is_corrupt() {
 async fn truncated_block_file_is_corrupt() {
     let (dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let info = put(&s, &a, "b", "k", &data(10_000, 24)).await;
     let path = block_file(dir.path(), info.locations[0].block);
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
@@ -149,7 +155,7 @@ async fn truncated_block_file_is_corrupt() {
 async fn tampered_token_is_refused_by_the_block_role() {
     let (_dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let mut info = put(&s, &a, "b", "k", &data(1000, 25)).await;
     let token = info.locations[0].token.as_mut().unwrap();
     token.password[0] ^= 1;
@@ -168,7 +174,7 @@ async fn tampered_token_is_refused_by_the_block_role() {
 async fn reclamation_removes_replaced_and_deleted_blocks() {
     let (dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let old = put(&s, &a, "b", "k", &data(40_000, 26)).await;
     let new = put(&s, &a, "b", "k", &data(20_000, 27)).await;
     let files = |info: &storage_client::KeyInfo| -> Vec<PathBuf> {
@@ -189,12 +195,17 @@ async fn reclamation_removes_replaced_and_deleted_blocks() {
     assert!(files(&new).iter().all(|f| f.exists()), "live blocks stay");
 
     let mut aborted = s
-        .create_object(&a, "b", "aborted", WriteIntent::default())
+        .create_object(
+            BucketRef::new(&a, "b").object("aborted"),
+            WriteIntent::default(),
+        )
         .await
         .unwrap();
     aborted.write(Bytes::from(data(20_000, 28))).await.unwrap();
     aborted.abort().await;
-    s.delete_object(&a, "b", "k").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
     let stats = s.reclaim_now().await.unwrap();
     assert!(
         files(&new).iter().all(|f| !f.exists()),
@@ -241,11 +252,11 @@ async fn replaced_blocks_stay_readable_during_the_grace_period() {
     };
     let s = Storage::open_embedded(with_grace).await.unwrap();
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let bytes = data(40_000, 29);
     put(&s, &a, "b", "k", &bytes).await;
     // A GET looked the object up, then the object was replaced.
-    let looked_up = s.lookup(&a, "b", "k").await.unwrap();
+    let looked_up = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     put(&s, &a, "b", "k", b"new").await;
     let stats = s.reclaim_now().await.unwrap();
     assert_eq!(stats.deleted_blocks, 0);
@@ -261,9 +272,12 @@ async fn replaced_blocks_stay_readable_during_the_grace_period() {
 async fn multipart_completion_reuses_part_blocks_and_reclaims_the_rest() {
     let (dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = s
-        .create_multipart_upload(&a, "b", "k", storage_client::NewUpload::default())
+        .create_multipart_upload(
+            BucketRef::new(&a, "b").object("k"),
+            storage_client::NewUpload::default(),
+        )
         .await
         .unwrap()
         .upload_id;
@@ -289,7 +303,7 @@ async fn multipart_completion_reuses_part_blocks_and_reclaims_the_rest() {
         ..Default::default()
     };
     let info = s
-        .complete_multipart_upload(&a, "b", "k", &id, complete)
+        .complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), complete)
         .await
         .unwrap();
     let after: BTreeSet<PathBuf> = walk(&dir.path().join("containers")).into_iter().collect();
@@ -317,9 +331,12 @@ async fn abandoned_multipart_uploads_expire() {
     };
     let s = Storage::open_embedded(config).await.unwrap();
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = s
-        .create_multipart_upload(&a, "b", "k", storage_client::NewUpload::default())
+        .create_multipart_upload(
+            BucketRef::new(&a, "b").object("k"),
+            storage_client::NewUpload::default(),
+        )
         .await
         .unwrap()
         .upload_id;
@@ -331,7 +348,8 @@ async fn abandoned_multipart_uploads_expire() {
     let stats = s.reclaim_now().await.unwrap();
     assert_eq!((stats.expired_uploads, stats.deleted_blocks), (1, 2));
     assert!(matches!(
-        s.multipart_upload(&a, "b", "k", &id).await,
+        s.multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id))
+            .await,
         Err(StorageError::NoSuchUpload)
     ));
     assert!(walk(&dir.path().join("containers")).is_empty());
@@ -347,7 +365,7 @@ async fn blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     let bytes = data(10_000, 29);
     let kept = {
         let s = Storage::open_embedded(config(dir.path())).await.unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "kept", &bytes).await
     };
     let kept_block = kept.locations[0].block;
@@ -388,7 +406,7 @@ async fn blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
 async fn concurrent_conditional_puts_have_one_winner_per_key() {
     let (_dir, s) = open().await;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let s = std::sync::Arc::new(s);
     let mut tasks = Vec::new();
     for i in 0..24u8 {
@@ -404,7 +422,10 @@ async fn concurrent_conditional_puts_have_one_winner_per_key() {
                 condition: storage_client::WriteCondition::IfAbsent,
                 ..WriteIntent::default()
             };
-            let mut w = s.create_object(&a, "b", &key, intent).await.unwrap();
+            let mut w = s
+                .create_object(BucketRef::new(&a, "b").object(&key), intent)
+                .await
+                .unwrap();
             w.write(Bytes::from(data(100, u64::from(i)))).await.unwrap();
             let obj = storage_client::NewObject {
                 etag: format!("e{i}"),
@@ -445,28 +466,34 @@ async fn versions_keep_their_blocks_until_deleted() {
     let (old, new) = (data(40_000, 31), data(100, 32));
     let (old_info, marker) = {
         let s = Storage::open_embedded(config(dir.path())).await.unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
-        s.put_bucket_versioning(&a, "b", Versioning::Enabled)
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+        s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
             .await
             .unwrap();
         let old_info = put(&s, &a, "b", "k", &old).await;
         put(&s, &a, "b", "k", &new).await;
-        let marker = s.delete_object(&a, "b", "k").await.unwrap();
+        let marker = s
+            .delete_object(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap();
         // Neither the overwrite nor the marker freed anything.
         assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 0);
         (old_info, marker.version_id.unwrap())
     };
     let s = Storage::open_embedded(config(dir.path())).await.unwrap();
     assert_eq!(
-        s.bucket_versioning(&a, "b").await.unwrap(),
+        s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
         Versioning::Enabled
     );
     assert!(matches!(
-        s.lookup(&a, "b", "k").await,
+        s.lookup(BucketRef::new(&a, "b").object("k")).await,
         Err(StorageError::DeleteMarker { .. })
     ));
     let old_id = old_info.version_id.clone().unwrap();
-    let reread = s.lookup_version(&a, "b", "k", Some(&old_id)).await.unwrap();
+    let reread = s
+        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(&old_id))
+        .await
+        .unwrap();
     assert_eq!(
         read_range(&s, &a, &reread, 0..reread.size).await.unwrap(),
         old
@@ -474,9 +501,13 @@ async fn versions_keep_their_blocks_until_deleted() {
     for location in &old_info.locations {
         assert!(block_file(dir.path(), location.block).exists());
     }
-    s.delete_version(&a, "b", "k", &marker).await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("k"), &marker)
+        .await
+        .unwrap();
     assert_eq!(get(&s, &a, "b", "k").await.unwrap(), new);
-    s.delete_version(&a, "b", "k", &old_id).await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("k"), &old_id)
+        .await
+        .unwrap();
     let stats = s.reclaim_now().await.unwrap();
     assert_eq!(stats.deleted_blocks, old_info.locations.len(), "{stats:?}");
     for location in &old_info.locations {
@@ -495,7 +526,7 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
     let (small, other) = (data(1000, 31), data(3000, 32));
     let before = {
         let s = Storage::open_embedded(config(dir.path())).await.unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         let info = put(&s, &a, "b", "small", &small).await;
         put(&s, &a, "b", "other", &other).await;
         assert!(
@@ -516,7 +547,9 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
     put(&s, &a, "b", "large", &data(20_000, 33)).await;
     assert!(!walk(&dir.path().join("containers")).is_empty());
     put(&s, &a, "b", "small", b"replaced").await;
-    s.delete_object(&a, "b", "other").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "b").object("other"))
+        .await
+        .unwrap();
     assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 2);
     let usage = s.small_block_usage().unwrap();
     assert_eq!((usage.blocks, usage.bytes), (1, 8));
@@ -546,7 +579,7 @@ async fn flipped_bit_in_the_small_block_store_is_corrupt() {
     let bytes = data(2000, 34);
     let info = {
         let s = Storage::open_embedded(config(dir.path())).await.unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "k", &bytes).await
     };
     let path = dir.path().join("dn.redb");
@@ -580,7 +613,7 @@ async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     let kept = data(1000, 35);
     {
         let s = Storage::open_embedded(config(dir.path())).await.unwrap();
-        s.create_bucket(&a, "b", "").await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "kept", &kept).await;
     }
     // The OM as it was before the lost upload; the DN as after it.
@@ -597,7 +630,7 @@ async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     assert_eq!((usage.blocks, usage.bytes), (1, 1000));
     assert_eq!(get(&s, &a, "b", "kept").await.unwrap(), kept);
     assert!(matches!(
-        s.lookup(&a, "b", "lost").await,
+        s.lookup(BucketRef::new(&a, "b").object("lost")).await,
         Err(StorageError::NoSuchKey)
     ));
     put(&s, &a, "b", "next", &data(500, 37)).await;

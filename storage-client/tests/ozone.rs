@@ -18,8 +18,9 @@ use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{
-    BucketDocument, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum,
-    OzoneStorageConfig, PartCommit, Storage, StorageError, WriteCondition,
+    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload,
+    ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage, StorageError,
+    WriteCondition,
 };
 
 /// The cluster's OM gRPC address, or every OM's (`OZONE_OM_ADDRESS`
@@ -319,7 +320,10 @@ async fn forged_moved_or_altered_records_are_refused() {
     assert_eq!(fresh.credential(&real.access_key).await.unwrap(), None);
 
     // A forged CORS document for a bucket of alice's, dated right.
-    fresh.create_bucket(&alice, "b", "").await.unwrap();
+    fresh
+        .create_bucket(BucketRef::new(&alice, "b"), "")
+        .await
+        .unwrap();
     let facts = fresh.bucket_facts("b").await.unwrap();
     let created = facts
         .created
@@ -353,7 +357,7 @@ async fn forged_moved_or_altered_records_are_refused() {
         ..NewUpload::default()
     };
     let id = again
-        .create_multipart_upload(&alice, "b", "k", upload)
+        .create_multipart_upload(BucketRef::new(&alice, "b").object("k"), upload)
         .await
         .unwrap()
         .upload_id;
@@ -372,7 +376,10 @@ async fn forged_moved_or_altered_records_are_refused() {
         .collect();
     forge(bucket("s3gw-checksums"), record, altered).await;
     let last = open_with_prefix(om_addresses(), prefix).await;
-    let info = last.multipart_upload(&alice, "b", "k", &id).await.unwrap();
+    let info = last
+        .multipart_upload(BucketRef::new(&alice, "b").object("k").upload(&id))
+        .await
+        .unwrap();
     assert_eq!(info.checksum_algorithm, None);
 }
 
@@ -385,7 +392,7 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
     let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
     let s = open_with_prefix(om_addresses(), prefix.clone()).await;
     let a = conformance::alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let checksum = |value: &str, kind| ObjectChecksum {
         algorithm: ChecksumAlgorithm::Sha256,
         value: value.into(),
@@ -397,16 +404,23 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         ..NewUpload::default()
     };
     let id = s
-        .create_multipart_upload(&a, "b", "k", upload)
+        .create_multipart_upload(BucketRef::new(&a, "b").object("k"), upload)
         .await
         .unwrap()
         .upload_id;
-    let mut writer = s.create_part(&a, "b", "k", &id, 1, Some(5)).await.unwrap();
+    let mut writer = s
+        .create_part(
+            BucketRef::new(&a, "b").object("k").upload(&id),
+            PartNumber::new(1).unwrap(),
+            Some(5),
+        )
+        .await
+        .unwrap();
     writer.write(Bytes::from_static(b"bytes")).await.unwrap();
     let part = writer
         .commit_part(
             &id,
-            1,
+            PartNumber::new(1).unwrap(),
             PartCommit {
                 etag: "etag-1".into(),
                 checksum: Some(checksum("cGFydA==", ChecksumType::Composite)),
@@ -421,10 +435,16 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         checksum: Some(whole.clone()),
         condition: WriteCondition::None,
     };
-    s.complete_multipart_upload(&a, "b", "k", &id, complete)
+    s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), complete)
         .await
         .unwrap();
-    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, Some(whole));
+    assert_eq!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .checksum,
+        Some(whole)
+    );
 
     let om = secure::om_client(om_addresses(), &[]).await;
     let (records, record) = (
@@ -434,7 +454,9 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
     om.get_key_info(".s3gw", &records, &record, true)
         .await
         .expect("the completed object's checksum record");
-    s.delete_object(&a, "b", "k").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
     assert!(matches!(
         om.get_key_info(".s3gw", &records, &record, true).await,
         Err(StorageError::NoSuchKey)
@@ -449,7 +471,7 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
 async fn bucket_documents_ask_the_om_for_no_bucket_it_has_described() {
     let s = open(om_addresses()).await;
     let a = conformance::alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     s.bucket_facts("b").await.unwrap();
     let info_buckets = |s: &Storage| -> u64 {
         s.call_stats()
@@ -460,9 +482,13 @@ async fn bucket_documents_ask_the_om_for_no_bucket_it_has_described() {
     };
     let before = info_buckets(&s);
     let cors = "<CORSConfiguration/>";
-    s.put_bucket_document(&a, "b", BucketDocument::Cors, Some(cors.into()))
-        .await
-        .unwrap();
+    s.put_bucket_document(
+        BucketRef::new(&a, "b"),
+        BucketDocument::Cors,
+        Some(cors.into()),
+    )
+    .await
+    .unwrap();
     let read = s.bucket_document("b", BucketDocument::Cors).await.unwrap();
     assert_eq!(read.as_deref(), Some(cors));
     assert_eq!(info_buckets(&s), before, "InfoBucket calls");

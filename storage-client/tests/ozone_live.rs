@@ -27,8 +27,8 @@ use storage_client::test_support::{
     Datanode, DnClient, KeyExpectation, OmClient, OzoneBlock, OzoneKey, RatisClient, Replicated,
 };
 use storage_client::{
-    CompleteUpload, NewObject, NewUpload, ObjectMeta, ObjectWriter, Owner, OzoneStorageConfig,
-    PartCommit, Storage, StorageError, WriteIntent,
+    BucketRef, CompleteUpload, NewObject, NewUpload, ObjectMeta, ObjectWriter, Owner,
+    OzoneStorageConfig, PartCommit, PartNumber, Storage, StorageError, WriteIntent,
 };
 
 const ACCESS_ID: &str = "s3gw-live-test";
@@ -676,10 +676,16 @@ async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
     let storage = storage().await;
     let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("replicas");
-    storage.create_bucket(&owner, &bucket, "").await.unwrap();
+    storage
+        .create_bucket(BucketRef::new(&owner, &bucket), "")
+        .await
+        .unwrap();
     let data = pattern(3_500_000);
     let mut writer = storage
-        .create_object(&owner, &bucket, "spread", WriteIntent::default())
+        .create_object(
+            BucketRef::new(&owner, &bucket).object("spread"),
+            WriteIntent::default(),
+        )
         .await
         .unwrap();
     write_all(&mut writer, &data).await;
@@ -721,10 +727,13 @@ async fn every_replica_serves_a_block_once_its_write_is_acknowledged() {
         }
     }
     storage
-        .delete_object(&owner, &bucket, "spread")
+        .delete_object(BucketRef::new(&owner, &bucket).object("spread"))
         .await
         .unwrap();
-    storage.delete_bucket(&owner, &bucket).await.unwrap();
+    storage
+        .delete_bucket(BucketRef::new(&owner, &bucket))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -734,7 +743,10 @@ async fn writes_keys_that_ozone_reads() {
     let storage = storage().await;
     let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("ratis");
-    storage.create_bucket(&owner, &bucket, "").await.unwrap();
+    storage
+        .create_bucket(BucketRef::new(&owner, &bucket), "")
+        .await
+        .unwrap();
     // Ozone stores user metadata without the `x-amz-meta-` prefix; its S3
     // gateway adds the prefix back on every name but `ETag`.
     let mut meta = ObjectMeta::default();
@@ -757,7 +769,7 @@ async fn writes_keys_that_ozone_reads() {
             ..WriteIntent::default()
         };
         let mut writer = storage
-            .create_object(&owner, &bucket, key, intent)
+            .create_object(BucketRef::new(&owner, &bucket).object(key), intent)
             .await
             .unwrap();
         write_all(&mut writer, &data).await;
@@ -787,9 +799,15 @@ async fn writes_keys_that_ozone_reads() {
     }
 
     for (key, ..) in cases {
-        storage.delete_object(&owner, &bucket, key).await.unwrap();
+        storage
+            .delete_object(BucketRef::new(&owner, &bucket).object(key))
+            .await
+            .unwrap();
     }
-    storage.delete_bucket(&owner, &bucket).await.unwrap();
+    storage
+        .delete_bucket(BucketRef::new(&owner, &bucket))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -799,9 +817,15 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     let storage = storage().await;
     let owner = Owner::new(ACCESS_ID);
     let bucket = unique_bucket("ratis-mpu");
-    storage.create_bucket(&owner, &bucket, "").await.unwrap();
+    storage
+        .create_bucket(BucketRef::new(&owner, &bucket), "")
+        .await
+        .unwrap();
     let upload = storage
-        .create_multipart_upload(&owner, &bucket, "joined", NewUpload::default())
+        .create_multipart_upload(
+            BucketRef::new(&owner, &bucket).object("joined"),
+            NewUpload::default(),
+        )
         .await
         .unwrap()
         .upload_id;
@@ -811,7 +835,13 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     let mut parts = Vec::new();
     for (number, data) in [(1, &first), (2, &second)] {
         let mut writer = storage
-            .create_part(&owner, &bucket, "joined", &upload, number, None)
+            .create_part(
+                BucketRef::new(&owner, &bucket)
+                    .object("joined")
+                    .upload(&upload),
+                PartNumber::new(number).unwrap(),
+                None,
+            )
             .await
             .unwrap();
         write_all(&mut writer, data).await;
@@ -819,7 +849,10 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
             etag: md5_hex(data),
             checksum: None,
         };
-        let written = writer.commit_part(&upload, number, commit).await.unwrap();
+        let written = writer
+            .commit_part(&upload, PartNumber::new(number).unwrap(), commit)
+            .await
+            .unwrap();
         assert_eq!(written.size, data.len() as u64);
         parts.push((number, written.etag));
     }
@@ -835,7 +868,12 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
         ..CompleteUpload::default()
     };
     let info = storage
-        .complete_multipart_upload(&owner, &bucket, "joined", &upload, complete)
+        .complete_multipart_upload(
+            BucketRef::new(&owner, &bucket)
+                .object("joined")
+                .upload(&upload),
+            complete,
+        )
         .await
         .unwrap();
     assert!(info.etag.ends_with("-2"), "{}", info.etag);
@@ -843,10 +881,13 @@ async fn writes_a_multipart_upload_that_ozone_reads() {
     check_object(&om, &bucket, "joined", &whole, &info.etag).await;
 
     storage
-        .delete_object(&owner, &bucket, "joined")
+        .delete_object(BucketRef::new(&owner, &bucket).object("joined"))
         .await
         .unwrap();
-    storage.delete_bucket(&owner, &bucket).await.unwrap();
+    storage
+        .delete_bucket(BucketRef::new(&owner, &bucket))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

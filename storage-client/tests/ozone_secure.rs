@@ -37,8 +37,8 @@ use storage_client::test_support::proto::hadoop::ozone::{
 };
 use storage_client::test_support::{Datanode, DnClient, OzoneBlock, RatisClient, RatisPipeline};
 use storage_client::{
-    BlockId, BlockToken, NewObject, ObjectMeta, Owner, OzoneStorageConfig, Storage, StorageError,
-    WriteIntent,
+    BlockId, BlockToken, BucketRef, NewObject, ObjectMeta, Owner, OzoneStorageConfig, Storage,
+    StorageError, WriteIntent,
 };
 
 const S3_VOLUME: &str = "s3v";
@@ -512,10 +512,16 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
     };
     let storage = Storage::open_ozone(config).await.expect("open, signing");
     let owner = Owner::new(READER);
-    storage.create_bucket(&owner, "b", "").await.unwrap();
+    storage
+        .create_bucket(BucketRef::new(&owner, "b"), "")
+        .await
+        .unwrap();
     let data = Bytes::from(vec![7u8; 100_000]);
     let mut writer = storage
-        .create_object(&owner, "b", "k", WriteIntent::default())
+        .create_object(
+            BucketRef::new(&owner, "b").object("k"),
+            WriteIntent::default(),
+        )
         .await
         .unwrap();
     writer.write(data.clone()).await.unwrap();
@@ -529,7 +535,10 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         .await
         .expect("a write with the OM's token");
 
-    let info = storage.lookup(&owner, "b", "k").await.unwrap();
+    let info = storage
+        .lookup(BucketRef::new(&owner, "b").object("k"))
+        .await
+        .unwrap();
     let stream = storage.read(&owner, &info, 0..info.size).await.unwrap();
     let pieces: Vec<Bytes> = stream.try_collect().await.unwrap();
     assert!(pieces.concat() == data, "read back other bytes");
@@ -547,6 +556,12 @@ async fn the_gateways_read_path_answers_a_refused_token_before_any_byte() {
         Err(other) => panic!("another error: {other:?}"),
         Ok(_) => panic!("a stream began with a forged token"),
     }
-    storage.delete_object(&owner, "b", "k").await.unwrap();
-    storage.delete_bucket(&owner, "b").await.unwrap();
+    storage
+        .delete_object(BucketRef::new(&owner, "b").object("k"))
+        .await
+        .unwrap();
+    storage
+        .delete_bucket(BucketRef::new(&owner, "b"))
+        .await
+        .unwrap();
 }

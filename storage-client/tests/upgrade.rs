@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use serde_json::Value;
 use storage_client::{
-    BucketDocument, Owner, Storage, StorageConfig, UploadListQuery, VersionListQuery,
+    BucketDocument, BucketRef, Owner, Storage, StorageConfig, UploadListQuery, VersionListQuery,
 };
 
 const DEFAULT_CONTENT_TYPE: &str = "binary/octet-stream";
@@ -126,7 +126,7 @@ async fn check_object(storage: &Storage, owner: &Owner, bucket: &str, object: &V
     let key = object["key"].as_str().unwrap();
     let version = object["version_id"].as_str().unwrap();
     let info = storage
-        .lookup_version(owner, bucket, key, Some(version))
+        .lookup_version(BucketRef::new(owner, bucket).object(key), Some(version))
         .await
         .unwrap();
     let what = format!("{bucket}/{key} version {version}");
@@ -203,7 +203,10 @@ async fn check_delete_markers(storage: &Storage, owner: &Owner, bucket: &str, ma
         max_keys: 1000,
         ..VersionListQuery::default()
     };
-    let listed = storage.list_versions(owner, bucket, &query).await.unwrap();
+    let listed = storage
+        .list_versions(BucketRef::new(owner, bucket), &query)
+        .await
+        .unwrap();
     let markers: BTreeSet<(String, String, bool)> = listed
         .entries
         .iter()
@@ -237,7 +240,7 @@ async fn check_uploads(storage: &Storage, owner: &Owner, bucket: &str, manifest:
         ..UploadListQuery::default()
     };
     let listed = storage
-        .list_multipart_uploads(owner, bucket, &query)
+        .list_multipart_uploads(BucketRef::new(owner, bucket), &query)
         .await
         .unwrap();
     let expected = manifest["uploads"].as_array().unwrap();
@@ -253,7 +256,10 @@ async fn check_uploads(storage: &Storage, owner: &Owner, bucket: &str, manifest:
                 .iter()
                 .any(|u| u.key == key && u.upload_id == id)
         );
-        let parts = storage.all_parts(owner, bucket, key, id).await.unwrap();
+        let parts = storage
+            .all_parts(BucketRef::new(owner, bucket).object(key).upload(id))
+            .await
+            .unwrap();
         let parts: Vec<(u64, String, u64)> = parts
             .into_iter()
             .map(|p| (u64::from(p.number), p.etag, p.size))

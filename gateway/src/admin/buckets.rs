@@ -13,7 +13,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use storage_client::{
-    BucketDocument, BucketInfo, Owner, Storage, StorageError, UploadListQuery, VersionListQuery,
+    BucketDocument, BucketInfo, BucketRef, Owner, Storage, StorageError, UploadListQuery,
+    VersionListQuery,
 };
 
 use crate::error::{Code, S3Error};
@@ -67,11 +68,11 @@ pub async fn set_owner(
     let (from, to) = (Owner::new(&before.owner), Owner::new(access_key));
     if from != to {
         storage
-            .set_bucket_owner(bucket, &from, &to)
+            .set_bucket_owner(BucketRef::new(&from, bucket), &to)
             .await
             .map_err(|err| changed_meanwhile(err, bucket))?;
         storage
-            .put_bucket_document(&to, bucket, BucketDocument::Acl, None)
+            .put_bucket_document(BucketRef::new(&to, bucket), BucketDocument::Acl, None)
             .await?;
     }
     tracing::info!(bucket, from = %from.access_key, to = %to.access_key, "bucket owner set");
@@ -87,7 +88,7 @@ pub async fn delete(storage: &Storage, bucket: &str, force: bool) -> Result<(), 
         empty(storage, &owner, bucket).await?;
     }
     storage
-        .delete_bucket(&owner, bucket)
+        .delete_bucket(BucketRef::new(&owner, bucket))
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     tracing::info!(bucket, force, "bucket deleted");
@@ -104,7 +105,7 @@ async fn empty(storage: &Storage, owner: &Owner, bucket: &str) -> Result<(), S3E
     };
     loop {
         let page = storage
-            .list_versions(owner, bucket, &every_version)
+            .list_versions(BucketRef::new(owner, bucket), &every_version)
             .await
             .map_err(named)?;
         if page.entries.is_empty() {
@@ -112,7 +113,10 @@ async fn empty(storage: &Storage, owner: &Owner, bucket: &str) -> Result<(), S3E
         }
         for entry in page.entries {
             storage
-                .delete_version(owner, bucket, &entry.key, &entry.version_id)
+                .delete_version(
+                    BucketRef::new(owner, bucket).object(&entry.key),
+                    &entry.version_id,
+                )
                 .await
                 .map_err(named)?;
         }
@@ -123,7 +127,7 @@ async fn empty(storage: &Storage, owner: &Owner, bucket: &str) -> Result<(), S3E
     };
     loop {
         let page = storage
-            .list_multipart_uploads(owner, bucket, &every_upload)
+            .list_multipart_uploads(BucketRef::new(owner, bucket), &every_upload)
             .await
             .map_err(named)?;
         if page.uploads.is_empty() {
@@ -131,7 +135,11 @@ async fn empty(storage: &Storage, owner: &Owner, bucket: &str) -> Result<(), S3E
         }
         for upload in page.uploads {
             match storage
-                .abort_multipart_upload(owner, bucket, &upload.key, &upload.upload_id)
+                .abort_multipart_upload(
+                    BucketRef::new(owner, bucket)
+                        .object(&upload.key)
+                        .upload(&upload.upload_id),
+                )
                 .await
             {
                 Ok(()) | Err(StorageError::NoSuchUpload) => {}
@@ -169,7 +177,7 @@ async fn summary(
     };
     loop {
         let page = storage
-            .list_versions(&owner, &summary.name, &query)
+            .list_versions(BucketRef::new(&owner, &summary.name), &query)
             .await
             .map_err(|err| S3Error::from(err).naming(&summary.name, None))?;
         for entry in page.entries.iter().filter(|entry| !entry.delete_marker) {

@@ -8,13 +8,13 @@ pub mod worker;
 
 use std::time::SystemTime;
 
-use storage_client::Owner;
+use storage_client::BucketRef;
 
 /// One rule applied to one bucket at one moment.
 #[derive(Clone, Copy)]
 pub struct Target<'a> {
-    pub owner: &'a Owner,
-    pub bucket: &'a str,
+    /// The bucket, acting as its owner.
+    pub bucket: BucketRef<'a>,
     pub rule: &'a rules::Rule,
     pub now: SystemTime,
 }

@@ -19,12 +19,7 @@ pub async fn expire(
     day: Duration,
     page: usize,
 ) -> Result<u64, StorageError> {
-    let Target {
-        owner,
-        bucket,
-        rule,
-        now,
-    } = target;
+    let Target { bucket, rule, now } = target;
     let mut walk = Walk::new(rule, day, now);
     let mut removed = 0;
     let mut query = VersionListQuery {
@@ -35,7 +30,7 @@ pub async fn expire(
         max_keys: page,
     };
     loop {
-        let listed = storage.list_versions(owner, bucket, &query).await?;
+        let listed = storage.list_versions(bucket, &query).await?;
         let mut due: Vec<(String, String)> = Vec::new();
         for version in &listed.entries {
             due.extend(walk.feed(version));
@@ -47,7 +42,7 @@ pub async fn expire(
         for (key, version_id) in &due {
             // Deleting a version that is gone already succeeds; one under
             // object lock stays (storage refuses it), for a later run.
-            match storage.delete_version(owner, bucket, key, version_id).await {
+            match storage.delete_version(bucket.object(key), version_id).await {
                 Ok(_) => removed += 1,
                 Err(StorageError::ObjectLocked) => {}
                 Err(err) => return Err(err),

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use storage_client::{
-    BucketDocument, BucketInfo, ListQuery, Owner, Storage, StorageError, UploadListQuery,
+    BucketDocument, BucketInfo, BucketRef, ListQuery, Owner, Storage, StorageError, UploadListQuery,
 };
 use tokio::task::JoinHandle;
 
@@ -161,8 +161,7 @@ impl Pass<'_> {
         let owner = Owner::new(bucket.owner.clone());
         for rule in config.rules.iter().filter(|rule| rule.enabled) {
             let target = Target {
-                owner: &owner,
-                bucket: &bucket.name,
+                bucket: BucketRef::new(&owner, &bucket.name),
                 rule,
                 now,
             };
@@ -188,12 +187,7 @@ impl Pass<'_> {
     }
 
     async fn expire_objects(&self, target: Target<'_>) -> Result<(), StorageError> {
-        let Target {
-            owner,
-            bucket,
-            rule,
-            now,
-        } = target;
+        let Target { bucket, rule, now } = target;
         let mut query = ListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -201,7 +195,7 @@ impl Pass<'_> {
             max_keys: self.page,
         };
         loop {
-            let page = self.storage.list_objects(owner, bucket, &query).await?;
+            let page = self.storage.list_objects(bucket, &query).await?;
             for entry in &page.entries {
                 let due = rule.expiry_of(entry.last_modified, self.day);
                 if !rule.filter.matches_listing(&entry.key, entry.size)
@@ -211,7 +205,7 @@ impl Pass<'_> {
                 }
                 // Read again: the tags are not in the listing, and the
                 // object may have been replaced since.
-                let object = match self.storage.lookup(owner, bucket, &entry.key).await {
+                let object = match self.storage.lookup(bucket.object(&entry.key)).await {
                     Ok(object) => object,
                     Err(StorageError::NoSuchKey) => continue,
                     Err(err) => return Err(err),
@@ -223,12 +217,12 @@ impl Pass<'_> {
                     continue;
                 }
                 self.storage
-                    .delete_object(owner, bucket, &entry.key)
+                    .delete_object(bucket.object(&entry.key))
                     .await?;
                 self.counters
                     .expired_objects
                     .fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(bucket, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
+                tracing::debug!(bucket = bucket.name, key = %entry.key, rule = %rule.id, "lifecycle expired an object");
             }
             match page.next_marker.filter(|_| page.is_truncated) {
                 Some(next) => query.start_after = Some(next),
@@ -238,12 +232,7 @@ impl Pass<'_> {
     }
 
     async fn abort_uploads(&self, target: Target<'_>, days: u32) -> Result<(), StorageError> {
-        let Target {
-            owner,
-            bucket,
-            rule,
-            now,
-        } = target;
+        let Target { bucket, rule, now } = target;
         let mut query = UploadListQuery {
             prefix: rule.filter.prefix.clone(),
             delimiter: None,
@@ -252,24 +241,21 @@ impl Pass<'_> {
             max_uploads: self.page,
         };
         loop {
-            let page = self
-                .storage
-                .list_multipart_uploads(owner, bucket, &query)
-                .await?;
+            let page = self.storage.list_multipart_uploads(bucket, &query).await?;
             for upload in &page.uploads {
                 if after_days(upload.initiated, days, self.day) > now {
                     continue;
                 }
                 let aborted = self
                     .storage
-                    .abort_multipart_upload(owner, bucket, &upload.key, &upload.upload_id)
+                    .abort_multipart_upload(bucket.object(&upload.key).upload(&upload.upload_id))
                     .await;
                 match aborted {
                     Ok(()) => {
                         self.counters
                             .aborted_uploads
                             .fetch_add(1, Ordering::Relaxed);
-                        tracing::debug!(bucket, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
+                        tracing::debug!(bucket = bucket.name, key = %upload.key, rule = %rule.id, "lifecycle aborted a multipart upload");
                     }
                     // Another replica aborted it (or the client completed
                     // it) since the listing.
@@ -320,15 +306,14 @@ mod tests {
             .expect("key");
         let owner = Owner::new(OWNER);
         storage
-            .create_bucket(&owner, bucket, "")
+            .create_bucket(BucketRef::new(&owner, bucket), "")
             .await
             .expect("bucket");
         let body = format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>");
         let config = Configuration::from_request(body.as_bytes()).expect("rules");
         storage
             .put_bucket_document(
-                &owner,
-                bucket,
+                BucketRef::new(&owner, bucket),
                 BucketDocument::Lifecycle,
                 Some(config.document),
             )
@@ -339,7 +324,10 @@ mod tests {
 
     async fn put(storage: &Storage, owner: &Owner, bucket: &str, key: &str) {
         let mut writer = storage
-            .create_object(owner, bucket, key, WriteIntent::default())
+            .create_object(
+                BucketRef::new(owner, bucket).object(key),
+                WriteIntent::default(),
+            )
             .await
             .expect("create");
         writer.write(Bytes::from_static(b"x")).await.expect("write");
@@ -358,7 +346,7 @@ mod tests {
             ..ListQuery::default()
         };
         let page = storage
-            .list_objects(owner, bucket, &query)
+            .list_objects(BucketRef::new(owner, bucket), &query)
             .await
             .expect("list");
         page.entries.into_iter().map(|entry| entry.key).collect()
@@ -377,7 +365,10 @@ mod tests {
         }
         put(&storage, &owner, bucket, "keep").await;
         storage
-            .create_multipart_upload(&owner, bucket, "tmp/upload", NewUpload::default())
+            .create_multipart_upload(
+                BucketRef::new(&owner, bucket).object("tmp/upload"),
+                NewUpload::default(),
+            )
             .await
             .expect("upload");
         let counters = Counters::default();
@@ -406,8 +397,7 @@ mod tests {
         assert_eq!(counters.aborted_uploads.load(Ordering::Relaxed), 1);
         let uploads = storage
             .list_multipart_uploads(
-                &owner,
-                bucket,
+                BucketRef::new(&owner, bucket),
                 &UploadListQuery {
                     prefix: String::new(),
                     delimiter: None,
@@ -453,7 +443,7 @@ mod tests {
                     <NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule>";
         let (storage, owner) = bucket_with_rules(dir.path(), bucket, rule).await;
         storage
-            .put_bucket_versioning(&owner, bucket, Versioning::Enabled)
+            .put_bucket_versioning(BucketRef::new(&owner, bucket), Versioning::Enabled)
             .await
             .expect("versioning");
         // Five versions of "a" span the first two pages of TEST_PAGE.
@@ -461,7 +451,7 @@ mod tests {
             put(&storage, &owner, bucket, "a").await;
         }
         storage
-            .delete_object(&owner, bucket, "b")
+            .delete_object(BucketRef::new(&owner, bucket).object("b"))
             .await
             .expect("lone marker");
         put(&storage, &owner, bucket, "c").await;
@@ -471,7 +461,7 @@ mod tests {
                 ..VersionListQuery::default()
             };
             let page = storage
-                .list_versions(&owner, bucket, &query)
+                .list_versions(BucketRef::new(&owner, bucket), &query)
                 .await
                 .expect("versions");
             page.entries

@@ -102,9 +102,9 @@ pub async fn put_object_acl(
     parts: &Parts,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
-    let (owner, bucket, key) = (object.owner(), object.bucket(), object.key());
+    let (bucket, key) = (object.bucket(), object.key());
     let context = object.bucket_context();
-    let bucket_owner = owner::canonical_id(&owner.access_key);
+    let bucket_owner = owner::canonical_id(&object.owner().access_key);
     let object_owner = object_owner(state, &object, &bucket_owner).await?;
     let owners = (object_owner.as_str(), bucket_owner.as_str());
     let acl = requested_acl(state, owners, context, &parts.headers, bucket, payload).await?;
@@ -116,7 +116,7 @@ pub async fn put_object_acl(
     };
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, object.version_to_write(), change)
+        .put_version_meta_entry(object.object_ref(), object.version_to_write(), change)
         .await
         .map_err(|err| match err {
             StorageError::PreconditionFailed => S3Error::new(
@@ -171,7 +171,7 @@ async fn object_owner(
             let (bucket, key) = (object.bucket(), object.key());
             let info = state
                 .storage
-                .lookup_version(object.owner(), bucket, key, object.version_to_write())
+                .lookup_version(object.object_ref(), object.version_to_write())
                 .await
                 .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
             info.meta.user.get(object_acl::ENTRY).cloned()

@@ -12,7 +12,7 @@
 //! judged.
 
 use http::request::Parts;
-use storage_client::{BucketDocument, KeyInfo, Owner, StorageError};
+use storage_client::{BucketDocument, BucketRef, KeyInfo, ObjectRef, Owner, StorageError};
 
 use crate::access_control::Identity;
 
@@ -176,9 +176,7 @@ impl Authorised {
         version_id: Option<&'a str>,
     ) -> ObjectVersion<'a> {
         ObjectVersion {
-            owner: &self.owner,
-            bucket,
-            key,
+            object: BucketRef::new(&self.owner, bucket).object(key),
             version_id,
             judged: self.judged.take(),
             context: self.bucket.as_ref(),
@@ -200,9 +198,7 @@ impl Authorised {
 
 /// The right to act on one object version, as authorised.
 pub(super) struct ObjectVersion<'a> {
-    owner: &'a Owner,
-    bucket: &'a str,
-    key: &'a str,
+    object: ObjectRef<'a>,
     version_id: Option<&'a str>,
     judged: Option<Box<KeyInfo>>,
     context: Option<&'a BucketContext>,
@@ -218,15 +214,20 @@ impl<'a> ObjectVersion<'a> {
 
     /// The owner of the object's bucket, for storage.
     pub(super) fn owner(&self) -> &'a Owner {
-        self.owner
+        self.object.owner()
     }
 
     pub(super) fn bucket(&self) -> &'a str {
-        self.bucket
+        self.object.bucket.name
     }
 
     pub(super) fn key(&self) -> &'a str {
-        self.key
+        self.object.key
+    }
+
+    /// The object as storage names it: with its bucket's owner judged.
+    pub(super) fn object_ref(&self) -> ObjectRef<'a> {
+        self.object
     }
 
     /// The object's bucket as the decision loaded it.
@@ -247,7 +248,7 @@ impl<'a> ObjectVersion<'a> {
         }
         state
             .storage
-            .lookup_version(self.owner, self.bucket, self.key, self.version_id)
+            .lookup_version(self.object, self.version_id)
             .await
             .map_err(|err| {
                 let may_list = || match (self.may_list, self.context) {
@@ -256,13 +257,18 @@ impl<'a> ObjectVersion<'a> {
                     // no condition (so no request context): ask as the owner.
                     (None, Some(context)) => {
                         let owner = Identity::new(&context.access.owner);
-                        may_list(&context.access, &owner, (self.bucket, self.key), &NoRequest)
+                        may_list(
+                            &context.access,
+                            &owner,
+                            (self.bucket(), self.key()),
+                            &NoRequest,
+                        )
                     }
                     (None, None) => true,
                 };
                 match is_absence(&err, false) && !may_list() {
                     true => S3Error::access_denied(),
-                    false => S3Error::from(err).naming(self.bucket, Some(self.key)),
+                    false => S3Error::from(err).naming(self.bucket(), Some(self.key())),
                 }
             })
     }
@@ -546,7 +552,10 @@ async fn decide(
         let bucket_owner = Owner::new(&access.owner);
         let version = state
             .storage
-            .lookup_version(&bucket_owner, bucket, key, need.version_id)
+            .lookup_version(
+                BucketRef::new(&bucket_owner, bucket).object(key),
+                need.version_id,
+            )
             .await;
         let version = match version {
             // No object, no tags: its tag keys are absent.
@@ -595,7 +604,10 @@ async fn decide(
         None => {
             state
                 .storage
-                .lookup_version(&bucket_owner, bucket, key, need.version_id)
+                .lookup_version(
+                    BucketRef::new(&bucket_owner, bucket).object(key),
+                    need.version_id,
+                )
                 .await
         }
     };

@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 
 use axum::response::Response;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::{BucketInfo, Owner};
+use storage_client::{BucketInfo, BucketRef, Owner};
 
 use super::body::read_to_end;
 use super::list::{decode_token, encode_token};
@@ -101,7 +101,7 @@ pub async fn create_bucket(
     };
     state
         .storage
-        .create_bucket(owner, bucket, region)
+        .create_bucket(BucketRef::new(owner, bucket), region)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     super::acl::store_bucket_acl(state, owner, bucket, acl).await?;
@@ -136,7 +136,7 @@ pub async fn delete_bucket(
 ) -> Result<Response, S3Error> {
     state
         .storage
-        .delete_bucket(owner, bucket)
+        .delete_bucket(BucketRef::new(owner, bucket))
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     Ok(empty_response(StatusCode::NO_CONTENT))

@@ -10,7 +10,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use storage_client::{BucketDocument, Owner};
+use storage_client::{BucketDocument, BucketRef, Owner};
 
 use super::body::read_to_end;
 use super::empty_response;
@@ -86,7 +86,7 @@ pub async fn store(
 ) -> S3Result<()> {
     state
         .storage
-        .put_bucket_document(owner, bucket, kind, document)
+        .put_bucket_document(BucketRef::new(owner, bucket), kind, document)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }

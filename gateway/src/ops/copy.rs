@@ -15,7 +15,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue};
-use storage_client::{ChecksumType, NewObject, ObjectChecksum, Owner, WriteIntent};
+use storage_client::{BucketRef, ChecksumType, NewObject, ObjectChecksum, Owner, WriteIntent};
 
 use super::authorise::BucketContext;
 use super::copy_source::CopySource;
@@ -106,7 +106,7 @@ pub async fn copy_object(
     };
     let mut writer = state
         .storage
-        .create_object(owner, bucket, key, intent)
+        .create_object(BucketRef::new(owner, bucket).object(key), intent)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut sealing = encryption

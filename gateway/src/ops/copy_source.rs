@@ -8,7 +8,7 @@ use futures::StreamExt;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use percent_encoding::percent_decode_str;
-use storage_client::{KeyInfo, ObjectWriter, Owner};
+use storage_client::{BucketRef, KeyInfo, ObjectWriter, Owner};
 
 use super::conditional::{Conditions, Outcome};
 use super::sse::read::Opened;
@@ -72,7 +72,10 @@ impl CopySource {
         let (bucket, key, version_id) = parse_copy_source(&parts.headers)?;
         let info = state
             .storage
-            .lookup_version(owner, &bucket, &key, version_id.as_deref())
+            .lookup_version(
+                BucketRef::new(owner, &bucket).object(&key),
+                version_id.as_deref(),
+            )
             .await
             .map_err(|err| S3Error::from(err).naming(&bucket, Some(&key)))?;
         check_preconditions(&parts.headers, &info)?;

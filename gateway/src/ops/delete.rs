@@ -21,7 +21,7 @@ use http::StatusCode;
 use http::request::Parts;
 use std::time::SystemTime;
 
-use storage_client::{DeleteCondition, Deleted, MAX_KEY_BYTES, Owner, StorageError};
+use storage_client::{BucketRef, DeleteCondition, Deleted, MAX_KEY_BYTES, Owner, StorageError};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -93,9 +93,7 @@ async fn delete(
             state
                 .storage
                 .delete_version_bypassing_governance(
-                    owner,
-                    bucket,
-                    key,
+                    BucketRef::new(owner, bucket).object(key),
                     version_id,
                     target.bypass_governance,
                 )
@@ -104,7 +102,7 @@ async fn delete(
         None => {
             state
                 .storage
-                .delete_object_if(owner, bucket, key, condition)
+                .delete_object_if(BucketRef::new(owner, bucket).object(key), condition)
                 .await
         }
     }

@@ -5,7 +5,7 @@ use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use storage_client::{ListEntry, ListPage, ListQuery, Owner};
+use storage_client::{BucketRef, ListEntry, ListPage, ListQuery, Owner};
 
 use super::headers::stored_etag;
 use super::put::STORAGE_CLASS;
@@ -108,7 +108,7 @@ async fn scan(
     };
     let page = state
         .storage
-        .list_objects(owner, bucket, &query)
+        .list_objects(BucketRef::new(owner, bucket), &query)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     // `max-keys=0` asks for nothing; S3 then reports no truncation.

@@ -49,6 +49,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use http::request::Parts;
 use serde::Serialize;
+use storage_client::{BucketRef, PartNumber};
 
 use authorise::Authorised;
 
@@ -208,7 +209,7 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number);
+            let target = get::Target::new(&bucket, &key, part_number.map(PartNumber::get));
             let object = authorised.object(&bucket, &key, version_id.as_deref());
             boxed(|| get::get_object(state, object, parts, target, get::Mode::Body)).await
         }
@@ -218,7 +219,7 @@ async fn run(
             part_number,
             version_id,
         } => {
-            let target = get::Target::new(&bucket, &key, part_number);
+            let target = get::Target::new(&bucket, &key, part_number.map(PartNumber::get));
             let object = authorised.object(&bucket, &key, version_id.as_deref());
             boxed(|| get::get_object(state, object, parts, target, get::Mode::HeadersOnly)).await
         }
@@ -289,9 +290,10 @@ async fn run(
             part_number,
             upload_id,
         } => {
-            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::upload_part(state, owner, parts, upload, part_number, payload))
-                .await
+            let upload = BucketRef::new(owner, &bucket)
+                .object(&key)
+                .upload(&upload_id);
+            boxed(|| multipart::upload_part(state, parts, upload, part_number, payload)).await
         }
         E::UploadPartCopy {
             bucket,
@@ -299,33 +301,40 @@ async fn run(
             part_number,
             upload_id,
         } => {
-            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::upload_part_copy(state, owner, parts, upload, part_number)).await
+            let upload = BucketRef::new(owner, &bucket)
+                .object(&key)
+                .upload(&upload_id);
+            boxed(|| multipart::upload_part_copy(state, parts, upload, part_number)).await
         }
         E::CompleteMultipartUpload {
             bucket,
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::complete_multipart_upload(state, owner, parts, upload, payload))
-                .await
+            let upload = BucketRef::new(owner, &bucket)
+                .object(&key)
+                .upload(&upload_id);
+            boxed(|| multipart::complete_multipart_upload(state, parts, upload, payload)).await
         }
         E::AbortMultipartUpload {
             bucket,
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::abort_multipart_upload(state, owner, upload)).await
+            let upload = BucketRef::new(owner, &bucket)
+                .object(&key)
+                .upload(&upload_id);
+            boxed(|| multipart::abort_multipart_upload(state, upload)).await
         }
         E::ListParts {
             bucket,
             key,
             upload_id,
         } => {
-            let upload = multipart::UploadRef::new(&bucket, &key, &upload_id);
-            boxed(|| multipart::list_parts(state, owner, parts, upload)).await
+            let upload = BucketRef::new(owner, &bucket)
+                .object(&key)
+                .upload(&upload_id);
+            boxed(|| multipart::list_parts(state, parts, upload)).await
         }
         E::ListMultipartUploads { bucket } => {
             boxed(|| multipart::list_multipart_uploads(state, owner, parts, &bucket)).await

@@ -6,7 +6,7 @@ use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
 use storage_client::{
-    KeyInfo, NewObject, ObjectChecksum, ObjectMeta, ObjectWriter, Owner, WriteCondition,
+    BucketRef, KeyInfo, NewObject, ObjectChecksum, ObjectMeta, ObjectWriter, Owner, WriteCondition,
     WriteIntent,
 };
 
@@ -138,7 +138,7 @@ pub(super) async fn write_object(
     let named = |err| S3Error::from(err).naming(bucket, Some(key));
     let mut writer = state
         .storage
-        .create_object(owner, bucket, key, intent)
+        .create_object(BucketRef::new(owner, bucket).object(key), intent)
         .await
         .map_err(named)?;
     let filled = match fill(&mut writer).await {

@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::Owner;
+use storage_client::{BucketRef, Owner};
 
 use super::body::read_to_end;
 use super::headers::version_headers;
@@ -50,7 +50,11 @@ impl<'a> Version<'a> {
     async fn put_tags(&self, state: &AppState, owner: &Owner, tags: Tags) -> S3Result<()> {
         state
             .storage
-            .put_version_tags(owner, self.bucket, self.key, self.version_id, tags)
+            .put_version_tags(
+                BucketRef::new(owner, self.bucket).object(self.key),
+                self.version_id,
+                tags,
+            )
             .await
             .map_err(|err| self.naming(err))
     }
@@ -85,7 +89,10 @@ pub async fn get_object_tagging(
 ) -> S3Result<Response> {
     let info = state
         .storage
-        .lookup_version(owner, object.bucket, object.key, object.version_id)
+        .lookup_version(
+            BucketRef::new(owner, object.bucket).object(object.key),
+            object.version_id,
+        )
         .await
         .map_err(|err| object.naming(err))?;
     let document = Tagging {

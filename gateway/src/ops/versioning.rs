@@ -4,7 +4,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{Owner, VersionListQuery, Versioning};
+use storage_client::{BucketRef, Owner, VersionListQuery, Versioning};
 
 use super::bucket_documents;
 use super::headers::quoted_etag;
@@ -27,7 +27,7 @@ pub async fn get_bucket_versioning(
 ) -> S3Result<Response> {
     let versioning = state
         .storage
-        .bucket_versioning(owner, bucket)
+        .bucket_versioning(BucketRef::new(owner, bucket))
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     let document = xml::VersioningConfiguration {
@@ -53,7 +53,7 @@ pub async fn put_bucket_versioning(
     super::object_lock::refuse_suspending(state, bucket, versioning).await?;
     state
         .storage
-        .put_bucket_versioning(owner, bucket, versioning)
+        .put_bucket_versioning(BucketRef::new(owner, bucket), versioning)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     Ok(empty_response(StatusCode::OK))
@@ -108,7 +108,7 @@ pub async fn list_object_versions(
     };
     let mut page = state
         .storage
-        .list_versions(owner, bucket, &query)
+        .list_versions(BucketRef::new(owner, bucket), &query)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     // `max-keys=0` asks for nothing; S3 then reports no truncation.

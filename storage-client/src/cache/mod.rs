@@ -28,7 +28,7 @@ use std::time::Duration;
 use access_keys::AccessKeys;
 use layer::{Keep, Layer};
 
-use crate::om::ObjectRef;
+use crate::om::ObjectName;
 use crate::{BucketDocument, BucketInfo, Credential, KeyInfo, Owner, Result, StorageError};
 
 /// Sizes and lifetimes of the caches.
@@ -99,7 +99,7 @@ pub(crate) struct MetadataCache {
     buckets: Layer<String, Arc<BucketInfo>, StorageError>,
     /// By bucket and kind; a bucket's writes bump the bucket's generation.
     documents: Layer<(String, BucketDocument), Option<Arc<str>>, StorageError>,
-    lookups: Layer<(String, ObjectRef), KeyInfo, StorageError>,
+    lookups: Layer<(String, ObjectName), KeyInfo, StorageError>,
 }
 
 impl MetadataCache {
@@ -205,7 +205,7 @@ impl MetadataCache {
     pub(crate) async fn lookup(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         load: impl Future<Output = Result<KeyInfo>>,
     ) -> Result<KeyInfo> {
         let key = (owner.access_key.clone(), object.clone());
@@ -213,7 +213,7 @@ impl MetadataCache {
     }
 
     /// Call after a write to `object` returns, whatever its outcome.
-    pub(crate) fn wrote_object(&self, object: &ObjectRef) {
+    pub(crate) fn wrote_object(&self, object: &ObjectName) {
         self.lookups.wrote(object);
     }
 

@@ -107,7 +107,7 @@ fn spawn_lookup(
     let (cache, gate, owner) = (Arc::clone(cache), Arc::clone(gate), Owner::new(owner));
     tokio::spawn(async move {
         let load = async { Ok(gate.load(object(etag)).await) };
-        cache.lookup(&owner, &ObjectRef::new("b", "k"), load).await
+        cache.lookup(&owner, &ObjectName::new("b", "k"), load).await
     })
 }
 
@@ -116,7 +116,7 @@ async fn a_lookup_after_a_write_never_joins_an_older_lookup() {
     let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
     let old = spawn_lookup(&cache, &gate, "alice", "v1");
     gate.arrived.notified().await;
-    cache.wrote_object(&ObjectRef::new("b", "k"));
+    cache.wrote_object(&ObjectName::new("b", "k"));
     let new = spawn_lookup(&cache, &gate, "alice", "v2");
     // The second lookup reaches the back end itself instead of waiting on the first.
     gate.arrived.notified().await;
@@ -174,7 +174,7 @@ async fn lookups_are_kept_for_the_key_ttl() {
         .unwrap()
         .unwrap();
     assert_eq!(gate.calls(), 1);
-    cache.wrote_object(&ObjectRef::new("b", "k"));
+    cache.wrote_object(&ObjectName::new("b", "k"));
     let after = spawn_lookup(&cache, &gate, "alice", "v2").await.unwrap();
     assert_eq!(after.unwrap().etag, "v2");
 }

@@ -13,7 +13,7 @@
 //! Ozone acts under the owner's name in the OM (the user its requests are
 //! signed as) and has no transaction to check it in.
 //!
-//! Arguments travel as small named structs ([`ObjectRef`], [`UploadRef`],
+//! Arguments travel as small named structs ([`ObjectName`], [`UploadName`],
 //! [`ScanRange`]) and no role method has a default body, so a back end
 //! states every behaviour it has.
 
@@ -27,8 +27,8 @@ mod versions;
 pub(crate) use bucket_documents::BucketDocumentStore;
 pub(crate) use buckets::{BucketStore, NewBucket};
 pub(crate) use credentials::CredentialStore;
-pub(crate) use objects::{ObjectRef, ObjectStore, OpenKey, ScanRange};
-pub(crate) use uploads::{PartRef, UploadRef, UploadStore, recorded_parts_are};
+pub(crate) use objects::{ObjectName, ObjectStore, OpenKey, ScanRange};
+pub(crate) use uploads::{PartName, UploadName, UploadStore, recorded_parts_are};
 pub(crate) use versions::VersionStore;
 
 use crate::{Result, StorageError};

@@ -8,19 +8,27 @@ use crate::{
     Result, WriteIntent,
 };
 
-/// One object's name.
+/// One object's name, owned: what an open key carries and the lookup
+/// cache is keyed by. Callers of the facade name an object with
+/// [`crate::ObjectRef`], which borrows and carries the owner judged.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct ObjectRef {
+pub(crate) struct ObjectName {
     pub bucket: String,
     pub key: String,
 }
 
-impl ObjectRef {
+impl ObjectName {
     pub(crate) fn new(bucket: &str, key: &str) -> Self {
         Self {
             bucket: bucket.to_owned(),
             key: key.to_owned(),
         }
+    }
+}
+
+impl From<crate::ObjectRef<'_>> for ObjectName {
+    fn from(object: crate::ObjectRef<'_>) -> Self {
+        Self::new(object.bucket.name, object.key)
     }
 }
 
@@ -42,7 +50,7 @@ pub(crate) struct ScanRange {
 pub(crate) struct OpenKey {
     /// The OM's handle for this upload (Ozone's client id).
     pub id: u64,
-    pub object: ObjectRef,
+    pub object: ObjectName,
     /// Blocks allocated with the key, in the order to fill them, so that
     /// most objects need no separate `allocate_block` round trip.
     pub first_blocks: Vec<BlockLocation>,
@@ -53,7 +61,7 @@ pub(crate) struct OpenKey {
 #[async_trait]
 pub(crate) trait ObjectStore: Send + Sync {
     /// The committed object with a READ token on every block.
-    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo>;
+    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo>;
     /// Starts writing `object`; nothing becomes visible until
     /// `commit_object`. A back end may refuse a failed `intent.condition`
     /// here already (`PreconditionFailed`, or `NoSuchKey` for
@@ -62,7 +70,7 @@ pub(crate) trait ObjectStore: Send + Sync {
     async fn create_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         intent: WriteIntent,
     ) -> Result<OpenKey>;
     /// One more block (READ+WRITE token) for an open key.
@@ -90,7 +98,7 @@ pub(crate) trait ObjectStore: Send + Sync {
     async fn delete_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         condition: DeleteCondition,
     ) -> Result<Deleted>;
     /// Replaces the committed object's tag set (empty removes every tag),
@@ -99,7 +107,7 @@ pub(crate) trait ObjectStore: Send + Sync {
     async fn put_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
     /// Changes one entry of the committed object's user metadata (see
@@ -108,7 +116,7 @@ pub(crate) trait ObjectStore: Send + Sync {
     async fn put_meta_entry(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         change: MetaEntryChange,
     ) -> Result<()>;
     /// One step of a listing (see [`ScanRange`]).

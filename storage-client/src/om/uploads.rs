@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::{ObjectRef, OpenKey, ScanRange};
+use super::{ObjectName, OpenKey, ScanRange};
 use crate::{
     BlockLocation, CompleteUpload, KeyInfo, NewUpload, Owner, PartCommit, PartInfo, PartSettings,
     Result, UploadInfo,
@@ -10,16 +10,25 @@ use crate::{
 
 /// One multipart upload of one object.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct UploadRef {
-    pub object: ObjectRef,
+pub(crate) struct UploadName {
+    pub object: ObjectName,
     pub upload_id: String,
+}
+
+impl From<crate::UploadRef<'_>> for UploadName {
+    fn from(upload: crate::UploadRef<'_>) -> Self {
+        Self {
+            object: upload.object.into(),
+            upload_id: upload.upload_id.to_owned(),
+        }
+    }
 }
 
 /// One part of a multipart upload.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PartRef {
-    pub upload: UploadRef,
-    /// 1 to [`crate::multipart::MAX_PART_NUMBER`].
+pub(crate) struct PartName {
+    pub upload: UploadName,
+    /// 1 to [`crate::MAX_PART_NUMBER`].
     pub number: u16,
 }
 
@@ -29,23 +38,23 @@ pub(crate) trait UploadStore: Send + Sync {
     async fn create_multipart_upload(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         upload: NewUpload,
     ) -> Result<UploadInfo>;
     /// The upload, `NoSuchUpload` unless it is in progress for its object.
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo>;
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo>;
     /// The checksum algorithm of the upload's parts and the metadata it
     /// was started with: all UploadPart needs to know of it before
     /// writing. `NoSuchUpload` unless it is in progress, either here or
     /// from `create_part`: a back end whose `create_part` refuses such an
     /// upload need not look it up twice.
-    async fn part_settings(&self, owner: &Owner, upload: &UploadRef) -> Result<PartSettings>;
+    async fn part_settings(&self, owner: &Owner, upload: &UploadName) -> Result<PartSettings>;
     /// Starts writing a part, to be committed with `commit_part`.
     /// `size_hint` as in [`crate::WriteIntent`].
     async fn create_part(
         &self,
         owner: &Owner,
-        part: &PartRef,
+        part: &PartName,
         size_hint: Option<u64>,
     ) -> Result<OpenKey>;
     /// Makes the blocks written under `open` (opened by `create_part` for
@@ -56,7 +65,7 @@ pub(crate) trait UploadStore: Send + Sync {
         &self,
         owner: &Owner,
         open: OpenKey,
-        part: PartRef,
+        part: PartName,
         blocks: Vec<BlockLocation>,
         commit: PartCommit,
     ) -> Result<PartInfo>;
@@ -64,7 +73,7 @@ pub(crate) trait UploadStore: Send + Sync {
     async fn list_parts(
         &self,
         owner: &Owner,
-        upload: &UploadRef,
+        upload: &UploadName,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>>;
@@ -76,7 +85,7 @@ pub(crate) trait UploadStore: Send + Sync {
     async fn complete_multipart_upload(
         &self,
         owner: &Owner,
-        upload: UploadRef,
+        upload: UploadName,
         complete: CompleteUpload,
     ) -> Result<KeyInfo>;
     /// Whether `object` is what completing an upload with `parts` (number,
@@ -84,7 +93,7 @@ pub(crate) trait UploadStore: Send + Sync {
     /// completion with that object.
     fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool;
     /// Ends the upload and queues all its parts' blocks for reclamation.
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()>;
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()>;
     /// One step of ListMultipartUploads: uploads whose key has the prefix,
     /// after the scan position (see [`crate::multipart`]), in key then id order.
     async fn scan_multipart_uploads(

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{ObjectRef, ScanRange};
+use super::{ObjectName, ScanRange};
 use crate::{Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Versioning};
 
 #[async_trait]
@@ -25,7 +25,7 @@ pub(crate) trait VersionStore: Send + Sync {
     async fn lookup_version(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         version_id: &str,
     ) -> Result<KeyInfo>;
     /// Deletes one version (succeeding if it does not exist, as S3 does);
@@ -36,7 +36,7 @@ pub(crate) trait VersionStore: Send + Sync {
     async fn delete_version(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         bypass_governance: bool,
     ) -> Result<Deleted>;
@@ -44,7 +44,7 @@ pub(crate) trait VersionStore: Send + Sync {
     async fn put_version_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()>;
@@ -54,7 +54,7 @@ pub(crate) trait VersionStore: Send + Sync {
     async fn put_version_meta_entry(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         change: MetaEntryChange,
     ) -> Result<()>;

@@ -10,7 +10,7 @@
 use async_trait::async_trait;
 
 use super::metadata_store::OzoneMetadata;
-use crate::om::{ObjectRef, ObjectStore, ScanRange, VersionStore};
+use crate::om::{ObjectName, ObjectStore, ScanRange, VersionStore};
 use crate::{
     DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
     StorageError, VersionEntry, Versioning,
@@ -54,7 +54,7 @@ impl VersionStore for OzoneMetadata {
     async fn lookup_version(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         version_id: &str,
     ) -> Result<KeyInfo> {
         only_null(version_id)?;
@@ -64,7 +64,7 @@ impl VersionStore for OzoneMetadata {
     async fn delete_version(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         // No key here carries a lock: object lock is refused on Ozone.
         _bypass_governance: bool,
@@ -81,7 +81,7 @@ impl VersionStore for OzoneMetadata {
     async fn put_version_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
@@ -92,7 +92,7 @@ impl VersionStore for OzoneMetadata {
     async fn put_version_meta_entry(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         change: MetaEntryChange,
     ) -> Result<()> {

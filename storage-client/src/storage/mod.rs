@@ -1,8 +1,9 @@
 //! The facade: one struct the gateway holds, whatever the back end. It
 //! puts the cache in front of the calls that benefit and tells it of
 //! every write. It decides nothing about who may ask: the gateway has
-//! decided before it calls, and names the bucket's [`Owner`] it judged;
-//! see [`crate::om`] for what the back ends still check.
+//! decided before it calls, and names the bucket's [`Owner`] it judged
+//! inside the [`BucketRef`] each bucket-scoped call takes; see
+//! [`crate::om`] for what the back ends still check.
 
 mod versions;
 
@@ -16,14 +17,15 @@ use crate::cache::{CacheStats, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
-use crate::multipart::{self, MAX_PART_NUMBER};
-use crate::om::{Metadata, NewBucket, ObjectRef, PartRef, ScanRange, UploadRef};
+use crate::multipart;
+use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName};
 use crate::{
-    BucketDocument, BucketInfo, ChecksumAlgorithm, CompleteUpload, Credential, DeleteCondition,
-    Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES, MetaEntryChange, NewUpload,
-    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, PartSettings, ReclaimStats,
-    Result, SmallBlockUsage, StorageConfig, StorageError, UploadInfo, UploadListPage,
-    UploadListQuery, WriteIntent,
+    BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, CompleteUpload, Credential,
+    DeleteCondition, Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
+    MAX_PART_NUMBER, MetaEntryChange, NewUpload, ObjectRef, ObjectWriter, Owner,
+    OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings, ReclaimStats, Result,
+    SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo, UploadListPage,
+    UploadListQuery, UploadRef, WriteIntent,
 };
 
 pub struct Storage {
@@ -163,13 +165,14 @@ impl Storage {
 
     // ---- buckets ----
 
-    pub async fn create_bucket(&self, owner: &Owner, name: &str, region: &str) -> Result<()> {
-        let bucket = NewBucket {
-            name: name.to_owned(),
+    /// Creates the bucket, owned by `bucket.owner`.
+    pub async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
+        let new = NewBucket {
+            name: bucket.name.to_owned(),
             region: region.to_owned(),
         };
-        let result = self.om.create_bucket(owner, bucket).await;
-        self.cache.wrote_bucket(name);
+        let result = self.om.create_bucket(bucket.owner, new).await;
+        self.cache.wrote_bucket(bucket.name);
         result
     }
 
@@ -196,18 +199,22 @@ impl Storage {
         self.om.list_buckets(None).await
     }
 
-    /// Gives bucket `name` to `to` if it still belongs to `from`:
-    /// `PreconditionFailed` if it no longer does. The bucket's documents
-    /// are left as they are; the caller changes what names the owner.
-    pub async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
-        let result = self.om.set_bucket_owner(name, from, to).await;
-        self.cache.wrote_bucket(name);
+    /// Gives the bucket to `to` if it still belongs to the owner judged
+    /// (`bucket.owner`): `PreconditionFailed` if it no longer does. The
+    /// bucket's documents are left as they are; the caller changes what
+    /// names the owner.
+    pub async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
+        let result = self
+            .om
+            .set_bucket_owner(bucket.name, bucket.owner, to)
+            .await;
+        self.cache.wrote_bucket(bucket.name);
         result
     }
 
-    pub async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
-        let result = self.om.delete_bucket(owner, name).await;
-        self.cache.wrote_bucket(name);
+    pub async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
+        let result = self.om.delete_bucket(bucket.owner, bucket.name).await;
+        self.cache.wrote_bucket(bucket.name);
         result
     }
 
@@ -231,8 +238,7 @@ impl Storage {
     /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`.
     pub async fn put_bucket_document(
         &self,
-        owner: &Owner,
-        bucket: &str,
+        bucket: BucketRef<'_>,
         kind: BucketDocument,
         document: Option<String>,
     ) -> Result<()> {
@@ -245,38 +251,34 @@ impl Storage {
                 text.len()
             )));
         }
-        let facts = self.cached_facts(bucket).await?;
+        let facts = self.cached_facts(bucket.name).await?;
         let result = self
             .om
-            .put_bucket_document(owner, &facts, kind, document)
+            .put_bucket_document(bucket.owner, &facts, kind, document)
             .await;
-        self.cache.wrote_bucket_document(bucket);
+        self.cache.wrote_bucket_document(bucket.name);
         result
     }
 
     // ---- objects ----
 
-    pub async fn lookup(&self, owner: &Owner, bucket: &str, key: &str) -> Result<KeyInfo> {
-        let object = ObjectRef::new(bucket, key);
+    pub async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo> {
+        let (owner, name) = (object.owner(), ObjectName::from(object));
         self.cache
-            .lookup(owner, &object, async {
-                self.om.lookup(owner, &object).await
-            })
+            .lookup(owner, &name, async { self.om.lookup(owner, &name).await })
             .await
     }
 
-    /// The object under `key` if completing an upload with `parts` (number,
-    /// ETag without quotes) made it, for answering a retried
+    /// The object if completing an upload with `parts` (number, ETag
+    /// without quotes) made it, for answering a retried
     /// CompleteMultipartUpload as S3 does.
     pub async fn completed_by(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         parts: &[(u16, String)],
     ) -> Option<KeyInfo> {
-        let object = self.lookup(owner, bucket, key).await.ok()?;
-        self.om.completed_by(&object, parts).then_some(object)
+        let found = self.lookup(object).await.ok()?;
+        self.om.completed_by(&found, parts).then_some(found)
     }
 
     /// Streams `range` of a looked-up object. The caller's authority is the
@@ -325,34 +327,28 @@ impl Storage {
     /// refused here already, before any byte is sent.
     pub async fn create_object(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         intent: WriteIntent,
     ) -> Result<ObjectWriter> {
-        let open = self
-            .om
-            .create_object(owner, ObjectRef::new(bucket, key), intent)
-            .await?;
+        let owner = object.owner();
+        let open = self.om.create_object(owner, object.into(), intent).await?;
         Ok(self.writer(owner, open))
     }
 
-    /// Starts writing part `number` of multipart upload `upload_id`; commit
-    /// it with [`ObjectWriter::commit_part`] for that upload and number.
-    /// Some back ends (Ozone) must know the part before its first byte;
-    /// `size_hint` is the part's declared size, as in [`WriteIntent`].
+    /// Starts writing part `number` of the upload; commit it with
+    /// [`ObjectWriter::commit_part`] for that upload and number. Some back
+    /// ends (Ozone) must know the part before its first byte; `size_hint`
+    /// is the part's declared size, as in [`WriteIntent`].
     pub async fn create_part(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        number: u16,
+        upload: UploadRef<'_>,
+        number: PartNumber,
         size_hint: Option<u64>,
     ) -> Result<ObjectWriter> {
-        let part = PartRef {
-            upload: upload_ref(bucket, key, upload_id),
-            number,
+        let owner = upload.object.owner();
+        let part = PartName {
+            upload: upload.into(),
+            number: number.get(),
         };
         let open = self.om.create_part(owner, &part, size_hint).await?;
         Ok(self.writer(owner, open))
@@ -372,8 +368,8 @@ impl Storage {
 
     /// Idempotent: deleting a missing key succeeds. In a versioned bucket
     /// it adds a delete marker (see [`Deleted`]).
-    pub async fn delete_object(&self, owner: &Owner, bucket: &str, key: &str) -> Result<Deleted> {
-        self.delete_object_if(owner, bucket, key, DeleteCondition::default())
+    pub async fn delete_object(&self, object: ObjectRef<'_>) -> Result<Deleted> {
+        self.delete_object_if(object, DeleteCondition::default())
             .await
     }
 
@@ -381,32 +377,24 @@ impl Storage {
     /// `condition` (see [`DeleteCondition`]).
     pub async fn delete_object_if(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
-        let object = ObjectRef::new(bucket, key);
+        let name = ObjectName::from(object);
         let result = self
             .om
-            .delete_object(owner, object.clone(), condition)
+            .delete_object(object.owner(), name.clone(), condition)
             .await;
-        self.cache.wrote_object(&object);
+        self.cache.wrote_object(&name);
         result
     }
 
     /// Replaces the object's tag set; its data, ETag and Last-Modified stay.
     /// `NoSuchKey` if there is no object.
-    pub async fn put_tags(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        tags: Vec<(String, String)>,
-    ) -> Result<()> {
-        let object = ObjectRef::new(bucket, key);
-        let result = self.om.put_tags(owner, object.clone(), tags).await;
-        self.cache.wrote_object(&object);
+    pub async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()> {
+        let name = ObjectName::from(object);
+        let result = self.om.put_tags(object.owner(), name.clone(), tags).await;
+        self.cache.wrote_object(&name);
         result
     }
 
@@ -415,31 +403,29 @@ impl Storage {
     /// `NoSuchKey` if there is no object.
     pub async fn put_meta_entry(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         change: MetaEntryChange,
     ) -> Result<()> {
-        let object = ObjectRef::new(bucket, key);
-        let result = self.om.put_meta_entry(owner, object.clone(), change).await;
-        self.cache.wrote_object(&object);
+        let name = ObjectName::from(object);
+        let result = self
+            .om
+            .put_meta_entry(object.owner(), name.clone(), change)
+            .await;
+        self.cache.wrote_object(&name);
         result
     }
 
     /// Removes every tag of the object. `NoSuchKey` if there is no object.
-    pub async fn delete_tags(&self, owner: &Owner, bucket: &str, key: &str) -> Result<()> {
-        self.put_tags(owner, bucket, key, Vec::new()).await
+    pub async fn delete_tags(&self, object: ObjectRef<'_>) -> Result<()> {
+        self.put_tags(object, Tags::new()).await
     }
 
-    pub async fn list_objects(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        query: &ListQuery,
-    ) -> Result<ListPage> {
+    pub async fn list_objects(&self, bucket: BucketRef<'_>, query: &ListQuery) -> Result<ListPage> {
         let scan = |after: Vec<u8>, limit| {
-            self.om
-                .scan_objects(owner, scan_range(bucket, &query.prefix, after, limit))
+            self.om.scan_objects(
+                bucket.owner,
+                scan_range(bucket.name, &query.prefix, after, limit),
+            )
         };
         listing::list_page(scan, query).await
     }
@@ -450,26 +436,18 @@ impl Storage {
     /// and [`ObjectWriter::commit_part`].
     pub async fn create_multipart_upload(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
         self.om
-            .create_multipart_upload(owner, ObjectRef::new(bucket, key), upload)
+            .create_multipart_upload(object.owner(), object.into(), upload)
             .await
     }
 
     /// `NoSuchUpload` unless the upload is in progress for this key.
-    pub async fn multipart_upload(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<UploadInfo> {
+    pub async fn multipart_upload(&self, upload: UploadRef<'_>) -> Result<UploadInfo> {
         self.om
-            .multipart_upload(owner, &upload_ref(bucket, key, upload_id))
+            .multipart_upload(upload.object.owner(), &upload.into())
             .await
     }
 
@@ -479,46 +457,31 @@ impl Storage {
     /// checks it there anyway (Ozone), from [`Storage::create_part`].
     pub async fn part_checksum_algorithm(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: UploadRef<'_>,
     ) -> Result<Option<ChecksumAlgorithm>> {
-        Ok(self
-            .part_settings(owner, bucket, key, upload_id)
-            .await?
-            .checksum_algorithm)
+        Ok(self.part_settings(upload).await?.checksum_algorithm)
     }
 
     /// What UploadPart needs of the upload: its parts' checksum algorithm
     /// and the metadata it was started with. `NoSuchUpload` as
     /// [`Storage::part_checksum_algorithm`].
-    pub async fn part_settings(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<PartSettings> {
+    pub async fn part_settings(&self, upload: UploadRef<'_>) -> Result<PartSettings> {
         self.om
-            .part_settings(owner, &upload_ref(bucket, key, upload_id))
+            .part_settings(upload.object.owner(), &upload.into())
             .await
     }
 
-    /// Up to `max_parts` parts numbered above `after`.
+    /// Up to `max_parts` parts numbered above `after` (0: from the first).
     pub async fn list_parts(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: UploadRef<'_>,
         after: u16,
         max_parts: usize,
     ) -> Result<PartListPage> {
-        let upload = upload_ref(bucket, key, upload_id);
+        let owner = upload.object.owner();
         let mut parts = self
             .om
-            .list_parts(owner, &upload, after, max_parts + 1)
+            .list_parts(owner, &upload.into(), after, max_parts + 1)
             .await?;
         let is_truncated = parts.len() > max_parts;
         parts.truncate(max_parts);
@@ -530,16 +493,10 @@ impl Storage {
     }
 
     /// Every stored part of the upload, in number order.
-    pub async fn all_parts(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<Vec<PartInfo>> {
-        let upload = upload_ref(bucket, key, upload_id);
+    pub async fn all_parts(&self, upload: UploadRef<'_>) -> Result<Vec<PartInfo>> {
+        let owner = upload.object.owner();
         self.om
-            .list_parts(owner, &upload, 0, usize::from(MAX_PART_NUMBER))
+            .list_parts(owner, &upload.into(), 0, usize::from(MAX_PART_NUMBER))
             .await
     }
 
@@ -547,52 +504,37 @@ impl Storage {
     /// data: the upload's parts are checked inside the swap.
     pub async fn complete_multipart_upload(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
+        upload: UploadRef<'_>,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let upload = upload_ref(bucket, key, upload_id);
-        let object = upload.object.clone();
+        let name = UploadName::from(upload);
+        let object = name.object.clone();
         let result = self
             .om
-            .complete_multipart_upload(owner, upload, complete)
+            .complete_multipart_upload(upload.object.owner(), name, complete)
             .await;
         self.cache.wrote_object(&object);
         result
     }
 
-    pub async fn abort_multipart_upload(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-    ) -> Result<()> {
+    pub async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()> {
         self.om
-            .abort_multipart_upload(owner, upload_ref(bucket, key, upload_id))
+            .abort_multipart_upload(upload.object.owner(), upload.into())
             .await
     }
 
     pub async fn list_multipart_uploads(
         &self,
-        owner: &Owner,
-        bucket: &str,
+        bucket: BucketRef<'_>,
         query: &UploadListQuery,
     ) -> Result<UploadListPage> {
         let scan = |after: Vec<u8>, limit| {
-            self.om
-                .scan_multipart_uploads(owner, scan_range(bucket, &query.prefix, after, limit))
+            self.om.scan_multipart_uploads(
+                bucket.owner,
+                scan_range(bucket.name, &query.prefix, after, limit),
+            )
         };
         multipart::list_uploads(scan, query).await
-    }
-}
-
-fn upload_ref(bucket: &str, key: &str, upload_id: &str) -> UploadRef {
-    UploadRef {
-        object: ObjectRef::new(bucket, key),
-        upload_id: upload_id.to_owned(),
     }
 }
 

@@ -3,10 +3,10 @@
 //! cache (it holds latest versions); every write tells it of the key.
 
 use super::{Storage, scan_range};
-use crate::om::ObjectRef;
+use crate::om::ObjectName;
 use crate::{
-    Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionListPage, VersionListQuery,
-    Versioning, version_listing,
+    BucketRef, Deleted, KeyInfo, MetaEntryChange, ObjectRef, Result, Tags, VersionListPage,
+    VersionListQuery, Versioning, version_listing,
 };
 
 impl Storage {
@@ -16,34 +16,33 @@ impl Storage {
         self.om.keeps_versions()
     }
 
-    pub async fn bucket_versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
-        self.om.versioning(owner, bucket).await
+    pub async fn bucket_versioning(&self, bucket: BucketRef<'_>) -> Result<Versioning> {
+        self.om.versioning(bucket.owner, bucket.name).await
     }
 
     /// Enables or suspends versioning; `NotImplemented` on a back end that
     /// keeps no versions.
     pub async fn put_bucket_versioning(
         &self,
-        owner: &Owner,
-        bucket: &str,
+        bucket: BucketRef<'_>,
         state: Versioning,
     ) -> Result<()> {
-        self.om.set_versioning(owner, bucket, state).await
+        self.om
+            .set_versioning(bucket.owner, bucket.name, state)
+            .await
     }
 
     /// Version `version_id` of the object, or the latest when `None`.
     pub async fn lookup_version(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         version_id: Option<&str>,
     ) -> Result<KeyInfo> {
         let Some(version_id) = version_id else {
-            return self.lookup(owner, bucket, key).await;
+            return self.lookup(object).await;
         };
         self.om
-            .lookup_version(owner, &ObjectRef::new(bucket, key), version_id)
+            .lookup_version(object.owner(), &object.into(), version_id)
             .await
     }
 
@@ -51,14 +50,8 @@ impl Storage {
     /// one that does not exist succeeds. A version under legal hold or
     /// retention (see [`crate::VersionLock`]) is not deleted:
     /// `ObjectLocked`, decided in the delete's own transaction.
-    pub async fn delete_version(
-        &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
-        version_id: &str,
-    ) -> Result<Deleted> {
-        self.delete_version_bypassing_governance(owner, bucket, key, version_id, false)
+    pub async fn delete_version(&self, object: ObjectRef<'_>, version_id: &str) -> Result<Deleted> {
+        self.delete_version_bypassing_governance(object, version_id, false)
             .await
     }
 
@@ -66,39 +59,35 @@ impl Storage {
     /// if `bypass` (the caller asked to and may: the gateway decides).
     pub async fn delete_version_bypassing_governance(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         version_id: &str,
         bypass: bool,
     ) -> Result<Deleted> {
-        let object = ObjectRef::new(bucket, key);
+        let name = ObjectName::from(object);
         let result = self
             .om
-            .delete_version(owner, object.clone(), version_id.to_owned(), bypass)
+            .delete_version(object.owner(), name.clone(), version_id.to_owned(), bypass)
             .await;
-        self.cache.wrote_object(&object);
+        self.cache.wrote_object(&name);
         result
     }
 
     /// Replaces the tag set of version `version_id`, or of the latest.
     pub async fn put_version_tags(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         version_id: Option<&str>,
-        tags: Vec<(String, String)>,
+        tags: Tags,
     ) -> Result<()> {
         let Some(version_id) = version_id else {
-            return self.put_tags(owner, bucket, key, tags).await;
+            return self.put_tags(object, tags).await;
         };
-        let object = ObjectRef::new(bucket, key);
+        let name = ObjectName::from(object);
         let result = self
             .om
-            .put_version_tags(owner, object.clone(), version_id.to_owned(), tags)
+            .put_version_tags(object.owner(), name.clone(), version_id.to_owned(), tags)
             .await;
-        self.cache.wrote_object(&object);
+        self.cache.wrote_object(&name);
         result
     }
 
@@ -107,21 +96,19 @@ impl Storage {
     /// Last-Modified. `NoSuchKey` / `NoSuchVersion` if there is none.
     pub async fn put_version_meta_entry(
         &self,
-        owner: &Owner,
-        bucket: &str,
-        key: &str,
+        object: ObjectRef<'_>,
         version_id: Option<&str>,
         change: MetaEntryChange,
     ) -> Result<()> {
         let Some(version_id) = version_id else {
-            return self.put_meta_entry(owner, bucket, key, change).await;
+            return self.put_meta_entry(object, change).await;
         };
-        let object = ObjectRef::new(bucket, key);
+        let name = ObjectName::from(object);
         let result = self
             .om
-            .put_version_meta_entry(owner, object.clone(), version_id.to_owned(), change)
+            .put_version_meta_entry(object.owner(), name.clone(), version_id.to_owned(), change)
             .await;
-        self.cache.wrote_object(&object);
+        self.cache.wrote_object(&name);
         result
     }
 
@@ -131,14 +118,13 @@ impl Storage {
     /// [`Storage::delete_version`].
     pub async fn list_versions(
         &self,
-        owner: &Owner,
-        bucket: &str,
+        bucket: BucketRef<'_>,
         query: &VersionListQuery,
     ) -> Result<VersionListPage> {
         let scan = |after: Vec<u8>, after_version: Option<String>, limit| {
             self.om.scan_versions(
-                owner,
-                scan_range(bucket, &query.prefix, after, limit),
+                bucket.owner,
+                scan_range(bucket.name, &query.prefix, after, limit),
                 after_version,
             )
         };

@@ -3,17 +3,19 @@
 //! without touching the data. A back end that cannot change a committed
 //! key's metadata (Ozone) says so with `NotImplemented`.
 
-use storage_client::{MetaEntryChange, Storage, StorageError};
+use storage_client::{BucketRef, MetaEntryChange, Storage, StorageError};
 
 use super::{Capabilities, alice, assert_err, bob, get, put};
 
 pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     let (a, b) = (alice(), bob());
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let before = put(s, &a, "b", "k", b"data").await;
     let entry = || Some("<AccessControlPolicy/>".to_owned());
     let change = |value| MetaEntryChange::new("s3gw acl", value);
-    let set = s.put_meta_entry(&a, "b", "k", change(entry())).await;
+    let set = s
+        .put_meta_entry(BucketRef::new(&a, "b").object("k"), change(entry()))
+        .await;
     if !caps.meta_entries {
         assert!(
             matches!(set, Err(StorageError::NotImplemented(_))),
@@ -22,7 +24,7 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         return;
     }
     set.unwrap();
-    let after = s.lookup(&a, "b", "k").await.unwrap();
+    let after = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     assert_eq!(after.meta.user.get("s3gw acl"), entry().as_ref());
     assert_eq!(
         (after.etag.as_str(), after.last_modified, after.size),
@@ -32,13 +34,15 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
 
     if caps.checks_owner {
         assert_err(
-            s.put_meta_entry(&b, "b", "k", change(None)).await,
+            s.put_meta_entry(BucketRef::new(&b, "b").object("k"), change(None))
+                .await,
             |e| matches!(e, StorageError::AccessDenied),
             "a stranger's change",
         );
     }
     assert_err(
-        s.put_meta_entry(&a, "b", "missing", change(entry())).await,
+        s.put_meta_entry(BucketRef::new(&a, "b").object("missing"), change(entry()))
+            .await,
         |e| matches!(e, StorageError::NoSuchKey),
         "a missing key",
     );
@@ -49,7 +53,8 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         ..change(Some("<stale/>".to_owned()))
     };
     assert_err(
-        s.put_meta_entry(&a, "b", "k", stale).await,
+        s.put_meta_entry(BucketRef::new(&a, "b").object("k"), stale)
+            .await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "a change expecting an absent entry",
     );
@@ -57,15 +62,26 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         expected: Some(entry()),
         ..change(None)
     };
-    s.put_meta_entry(&a, "b", "k", current).await.unwrap();
-    assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
+    s.put_meta_entry(BucketRef::new(&a, "b").object("k"), current)
+        .await
+        .unwrap();
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .meta
+            .user
+            .is_empty()
+    );
     let absent = MetaEntryChange {
         expected: Some(None),
         ..change(entry())
     };
-    s.put_meta_entry(&a, "b", "k", absent).await.unwrap();
+    s.put_meta_entry(BucketRef::new(&a, "b").object("k"), absent)
+        .await
+        .unwrap();
     assert_eq!(
-        s.lookup(&a, "b", "k")
+        s.lookup(BucketRef::new(&a, "b").object("k"))
             .await
             .unwrap()
             .meta

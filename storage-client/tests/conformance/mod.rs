@@ -20,8 +20,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    Credential, DeleteCondition, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta, Owner,
-    Result, Storage, StorageError, WriteCondition, WriteIntent,
+    BucketRef, Credential, DeleteCondition, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta,
+    Owner, Result, Storage, StorageError, WriteCondition, WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -140,7 +140,9 @@ pub async fn put_with(
         condition,
         ..WriteIntent::default()
     };
-    let mut writer = s.create_object(owner, bucket, key, intent).await?;
+    let mut writer = s
+        .create_object(BucketRef::new(owner, bucket).object(key), intent)
+        .await?;
     // Uneven pieces, so chunking has to reassemble them.
     for piece in bytes.chunks(3001) {
         writer.write(Bytes::copy_from_slice(piece)).await?;
@@ -175,7 +177,7 @@ pub async fn read_range(
 }
 
 pub async fn get(s: &Storage, owner: &Owner, bucket: &str, key: &str) -> Result<Vec<u8>> {
-    let info = s.lookup(owner, bucket, key).await?;
+    let info = s.lookup(BucketRef::new(owner, bucket).object(key)).await?;
     read_range(s, owner, &info, 0..info.size).await
 }
 
@@ -192,9 +194,15 @@ fn assert_err<T: std::fmt::Debug>(
 
 pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
     let (a, b) = (alice(), bob());
-    s.create_bucket(&a, "zeta", "").await.unwrap();
-    s.create_bucket(&a, "alpha", "eu-west-1").await.unwrap();
-    s.create_bucket(&b, "bobs", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "zeta"), "")
+        .await
+        .unwrap();
+    s.create_bucket(BucketRef::new(&a, "alpha"), "eu-west-1")
+        .await
+        .unwrap();
+    s.create_bucket(BucketRef::new(&b, "bobs"), "")
+        .await
+        .unwrap();
     let names: Vec<String> = s
         .list_buckets(&a)
         .await
@@ -209,18 +217,18 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         ("AKIDALICE", "eu-west-1")
     );
     assert_err(
-        s.create_bucket(&a, "alpha", "").await,
+        s.create_bucket(BucketRef::new(&a, "alpha"), "").await,
         |e| matches!(e, StorageError::BucketAlreadyOwnedByYou),
         "recreate own",
     );
     assert_err(
-        s.create_bucket(&b, "alpha", "").await,
+        s.create_bucket(BucketRef::new(&b, "alpha"), "").await,
         |e| matches!(e, StorageError::BucketAlreadyExists),
         "take other's name",
     );
     if caps.checks_owner {
         assert_err(
-            s.delete_bucket(&b, "alpha").await,
+            s.delete_bucket(BucketRef::new(&b, "alpha")).await,
             |e| matches!(e, StorageError::AccessDenied),
             "delete naming another owner",
         );
@@ -231,18 +239,20 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         "head missing",
     );
     assert_err(
-        s.delete_bucket(&a, "nope").await,
+        s.delete_bucket(BucketRef::new(&a, "nope")).await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "delete missing",
     );
     put(s, &a, "alpha", "k", b"x").await;
     assert_err(
-        s.delete_bucket(&a, "alpha").await,
+        s.delete_bucket(BucketRef::new(&a, "alpha")).await,
         |e| matches!(e, StorageError::BucketNotEmpty),
         "delete non-empty",
     );
-    s.delete_object(&a, "alpha", "k").await.unwrap();
-    s.delete_bucket(&a, "alpha").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "alpha").object("k"))
+        .await
+        .unwrap();
+    s.delete_bucket(BucketRef::new(&a, "alpha")).await.unwrap();
     assert_err(
         s.bucket_facts("alpha").await,
         |e| matches!(e, StorageError::NoSuchBucket),
@@ -262,8 +272,12 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
 /// another key only while it still belongs to the one named.
 pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
     let (a, b) = (alice(), bob());
-    s.create_bucket(&a, "handed", "").await.unwrap();
-    s.create_bucket(&b, "kept", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "handed"), "")
+        .await
+        .unwrap();
+    s.create_bucket(BucketRef::new(&b, "kept"), "")
+        .await
+        .unwrap();
     let every: Vec<(String, String)> = s
         .all_buckets()
         .await
@@ -280,16 +294,21 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
     );
     put(s, &a, "handed", "k", b"x").await;
     let upload = s
-        .create_multipart_upload(&a, "handed", "big", NewUpload::default())
+        .create_multipart_upload(
+            BucketRef::new(&a, "handed").object("big"),
+            NewUpload::default(),
+        )
         .await
         .unwrap()
         .upload_id;
     assert_err(
-        s.set_bucket_owner("handed", &b, &a).await,
+        s.set_bucket_owner(BucketRef::new(&b, "handed"), &a).await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "set-owner naming the wrong current owner",
     );
-    s.set_bucket_owner("handed", &a, &b).await.unwrap();
+    s.set_bucket_owner(BucketRef::new(&a, "handed"), &b)
+        .await
+        .unwrap();
     assert_eq!(s.bucket_facts("handed").await.unwrap().owner, "AKIDBOB");
     let bobs: Vec<String> = s
         .list_buckets(&b)
@@ -302,11 +321,11 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
     assert!(s.list_buckets(&a).await.unwrap().is_empty());
     assert_eq!(get(s, &b, "handed", "k").await.unwrap(), b"x");
     // An upload begun before belongs to the bucket, so to its new owner.
-    s.abort_multipart_upload(&b, "handed", "big", &upload)
+    s.abort_multipart_upload(BucketRef::new(&b, "handed").object("big").upload(&upload))
         .await
         .unwrap();
     assert_err(
-        s.set_bucket_owner("nope", &a, &b).await,
+        s.set_bucket_owner(BucketRef::new(&a, "nope"), &b).await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "set-owner of a missing bucket",
     );
@@ -316,7 +335,7 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
 /// holds, and never done unconditionally where it cannot be checked.
 pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let written = put(s, &a, "b", "k", b"12345").await;
     let condition = |etag: &str, size: Option<u64>| DeleteCondition {
         etag: Some(etag.to_owned()),
@@ -325,8 +344,11 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
     };
     if !caps.conditional_delete {
         assert_err(
-            s.delete_object_if(&a, "b", "k", condition(&written.etag, None))
-                .await,
+            s.delete_object_if(
+                BucketRef::new(&a, "b").object("k"),
+                condition(&written.etag, None),
+            )
+            .await,
             |e| matches!(e, StorageError::NotImplemented(_)),
             "a condition the back end cannot check",
         );
@@ -339,7 +361,7 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
         ("*", Some(6), "any ETag, another size"),
     ] {
         assert_err(
-            s.delete_object_if(&a, "b", "k", condition(etag, size))
+            s.delete_object_if(BucketRef::new(&a, "b").object("k"), condition(etag, size))
                 .await,
             |e| matches!(e, StorageError::PreconditionFailed),
             what,
@@ -351,7 +373,8 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
         ..DeleteCondition::default()
     };
     assert_err(
-        s.delete_object_if(&a, "b", "k", modified_then).await,
+        s.delete_object_if(BucketRef::new(&a, "b").object("k"), modified_then)
+            .await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "another modification time",
     );
@@ -359,14 +382,17 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
         last_modified: Some(written.last_modified),
         ..condition(&written.etag, Some(5))
     };
-    s.delete_object_if(&a, "b", "k", exact).await.unwrap();
+    s.delete_object_if(BucketRef::new(&a, "b").object("k"), exact)
+        .await
+        .unwrap();
     assert_err(
-        s.lookup(&a, "b", "k").await,
+        s.lookup(BucketRef::new(&a, "b").object("k")).await,
         |e| matches!(e, StorageError::NoSuchKey),
         "deleted when the condition held",
     );
     assert_err(
-        s.delete_object_if(&a, "b", "k", condition("*", None)).await,
+        s.delete_object_if(BucketRef::new(&a, "b").object("k"), condition("*", None))
+            .await,
         |e| matches!(e, StorageError::NoSuchKey),
         "a condition on a missing object",
     );
@@ -374,13 +400,16 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
 
 pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let first = data(50_000, 1);
     let intent = WriteIntent {
         tags: vec![("t".into(), "1".into())],
         ..WriteIntent::default()
     };
-    let mut writer = s.create_object(&a, "b", "doc.txt", intent).await.unwrap();
+    let mut writer = s
+        .create_object(BucketRef::new(&a, "b").object("doc.txt"), intent)
+        .await
+        .unwrap();
     writer.write(Bytes::from(first.clone())).await.unwrap();
     let meta = ObjectMeta {
         content_type: Some("text/plain".into()),
@@ -395,7 +424,10 @@ pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {
         })
         .await
         .unwrap();
-    let info = s.lookup(&a, "b", "doc.txt").await.unwrap();
+    let info = s
+        .lookup(BucketRef::new(&a, "b").object("doc.txt"))
+        .await
+        .unwrap();
     assert_eq!(
         (info.size, info.etag.as_str(), info.owner.as_str()),
         (50_000, "abc", "AKIDALICE")
@@ -412,23 +444,29 @@ pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {
         "read-after-overwrite"
     );
 
-    s.delete_object(&a, "b", "doc.txt").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "b").object("doc.txt"))
+        .await
+        .unwrap();
     assert_err(
-        s.lookup(&a, "b", "doc.txt").await,
+        s.lookup(BucketRef::new(&a, "b").object("doc.txt")).await,
         |e| matches!(e, StorageError::NoSuchKey),
         "read-after-delete",
     );
-    s.delete_object(&a, "b", "doc.txt")
+    s.delete_object(BucketRef::new(&a, "b").object("doc.txt"))
         .await
         .expect("delete is idempotent");
     assert_err(
-        s.lookup(&a, "nobucket", "doc.txt").await,
+        s.lookup(BucketRef::new(&a, "nobucket").object("doc.txt"))
+            .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "missing bucket",
     );
     assert_err(
-        s.create_object(&a, "nobucket", "k", WriteIntent::default())
-            .await,
+        s.create_object(
+            BucketRef::new(&a, "nobucket").object("k"),
+            WriteIntent::default(),
+        )
+        .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "put to missing bucket",
     );
@@ -436,7 +474,7 @@ pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {
 
 pub async fn ranges(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     for (seed, len) in [(3u64, 1usize), (4, 4096), (5, 100_003), (6, 262_144)] {
         let bytes = data(len, seed);
         let info = put(s, &a, "b", "obj", &bytes).await;
@@ -468,15 +506,14 @@ pub async fn ranges(s: &Storage, _: &Capabilities) {
 
 pub async fn empty_object(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let info = put(s, &a, "b", "empty", b"").await;
     assert_eq!(info.size, 0);
     assert!(info.locations.is_empty());
     assert_eq!(get(s, &a, "b", "empty").await.unwrap(), b"");
     let listed = s
         .list_objects(
-            &a,
-            "b",
+            BucketRef::new(&a, "b"),
             &ListQuery {
                 max_keys: 10,
                 ..Default::default()
@@ -490,7 +527,7 @@ pub async fn empty_object(s: &Storage, _: &Capabilities) {
 
 pub async fn long_and_unicode_keys(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let longest = "k".repeat(1024);
     put(s, &a, "b", &longest, b"long").await;
     assert_eq!(get(s, &a, "b", &longest).await.unwrap(), b"long");
@@ -500,20 +537,23 @@ pub async fn long_and_unicode_keys(s: &Storage, _: &Capabilities) {
     // 1023 ASCII bytes plus a 2-byte character is 1025 bytes.
     let too_long = format!("{}é", "k".repeat(1023));
     assert_err(
-        s.create_object(&a, "b", &too_long, WriteIntent::default())
-            .await,
+        s.create_object(
+            BucketRef::new(&a, "b").object(&too_long),
+            WriteIntent::default(),
+        )
+        .await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "1025-byte key",
     );
     assert_err(
-        s.create_object(&a, "b", "", WriteIntent::default()).await,
+        s.create_object(BucketRef::new(&a, "b").object(""), WriteIntent::default())
+            .await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "empty key",
     );
     let page = s
         .list_objects(
-            &a,
-            "b",
+            BucketRef::new(&a, "b"),
             &ListQuery {
                 prefix: "données/".into(),
                 max_keys: 10,
@@ -554,7 +594,7 @@ fn model(
 
 pub async fn listing_matches_model(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let mut keys = BTreeSet::new();
     for dir in ["a", "a/b", "a/b/c", "b", "logs/2024", "logs/2025"] {
         for i in 0..12 {
@@ -581,7 +621,10 @@ pub async fn listing_matches_model(s: &Storage, _: &Capabilities) {
                             start_after: Some(marker.clone()).filter(|m| !m.is_empty()),
                             max_keys,
                         };
-                        let page = s.list_objects(&a, "b", &query).await.unwrap();
+                        let page = s
+                            .list_objects(BucketRef::new(&a, "b"), &query)
+                            .await
+                            .unwrap();
                         assert!(page.entries.len() + page.common_prefixes.len() <= max_keys);
                         let mut items: Vec<String> =
                             page.entries.iter().map(|e| e.key.clone()).collect();
@@ -606,12 +649,12 @@ pub async fn listing_matches_model(s: &Storage, _: &Capabilities) {
 
 pub async fn overwrite_is_atomic(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let old = data(40_000, 7);
     put(s, &a, "b", "k", &old).await;
     let new = data(90_000, 8);
     let mut writer = s
-        .create_object(&a, "b", "k", WriteIntent::default())
+        .create_object(BucketRef::new(&a, "b").object("k"), WriteIntent::default())
         .await
         .unwrap();
     writer
@@ -638,15 +681,21 @@ pub async fn overwrite_is_atomic(s: &Storage, _: &Capabilities) {
 
 pub async fn conditional_writes(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let one = data(30_000, 9);
     let two = data(30_000, 10);
     let if_absent = || WriteIntent {
         condition: WriteCondition::IfAbsent,
         ..WriteIntent::default()
     };
-    let mut w1 = s.create_object(&a, "b", "race", if_absent()).await.unwrap();
-    let mut w2 = s.create_object(&a, "b", "race", if_absent()).await.unwrap();
+    let mut w1 = s
+        .create_object(BucketRef::new(&a, "b").object("race"), if_absent())
+        .await
+        .unwrap();
+    let mut w2 = s
+        .create_object(BucketRef::new(&a, "b").object("race"), if_absent())
+        .await
+        .unwrap();
     w1.write(Bytes::from(one.clone())).await.unwrap();
     w2.write(Bytes::from(two.clone())).await.unwrap();
     let (r1, r2) = tokio::join!(
@@ -660,7 +709,11 @@ pub async fn conditional_writes(s: &Storage, _: &Capabilities) {
     };
     assert_eq!(get(s, &a, "b", "race").await.unwrap(), winner);
 
-    let current = s.lookup(&a, "b", "race").await.unwrap().etag;
+    let current = s
+        .lookup(BucketRef::new(&a, "b").object("race"))
+        .await
+        .unwrap()
+        .etag;
     assert_err(
         put_with(
             s,
@@ -702,30 +755,35 @@ pub async fn conditional_writes(s: &Storage, _: &Capabilities) {
 
 pub async fn abort_leaves_nothing(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let mut aborted = s
-        .create_object(&a, "b", "gone", WriteIntent::default())
+        .create_object(
+            BucketRef::new(&a, "b").object("gone"),
+            WriteIntent::default(),
+        )
         .await
         .unwrap();
     aborted.write(Bytes::from(data(20_000, 11))).await.unwrap();
     aborted.abort().await;
     let mut dropped = s
-        .create_object(&a, "b", "dropped", WriteIntent::default())
+        .create_object(
+            BucketRef::new(&a, "b").object("dropped"),
+            WriteIntent::default(),
+        )
         .await
         .unwrap();
     dropped.write(Bytes::from(data(20_000, 12))).await.unwrap();
     drop(dropped);
     for key in ["gone", "dropped"] {
         assert_err(
-            s.lookup(&a, "b", key).await,
+            s.lookup(BucketRef::new(&a, "b").object(key)).await,
             |e| matches!(e, StorageError::NoSuchKey),
             key,
         );
     }
     let page = s
         .list_objects(
-            &a,
-            "b",
+            BucketRef::new(&a, "b"),
             &ListQuery {
                 max_keys: 10,
                 ..Default::default()
@@ -734,7 +792,7 @@ pub async fn abort_leaves_nothing(s: &Storage, _: &Capabilities) {
         .await
         .unwrap();
     assert!(page.entries.is_empty());
-    s.delete_bucket(&a, "b")
+    s.delete_bucket(BucketRef::new(&a, "b"))
         .await
         .expect("open uploads do not keep a bucket busy");
 }
@@ -744,30 +802,41 @@ pub async fn a_call_naming_another_owner_is_refused(s: &Storage, caps: &Capabili
         return;
     }
     let (a, b) = (alice(), bob());
-    s.create_bucket(&a, "private", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "private"), "")
+        .await
+        .unwrap();
     put(s, &a, "private", "secret", b"mine").await;
     let denied = |e: &StorageError| matches!(e, StorageError::AccessDenied);
-    assert_err(s.lookup(&b, "private", "secret").await, denied, "lookup");
     assert_err(
-        s.lookup(&b, "private", "missing").await,
+        s.lookup(BucketRef::new(&b, "private").object("secret"))
+            .await,
+        denied,
+        "lookup",
+    );
+    assert_err(
+        s.lookup(BucketRef::new(&b, "private").object("missing"))
+            .await,
         denied,
         "lookup of a missing key",
     );
     assert_err(
-        s.create_object(&b, "private", "k", WriteIntent::default())
-            .await,
+        s.create_object(
+            BucketRef::new(&b, "private").object("k"),
+            WriteIntent::default(),
+        )
+        .await,
         denied,
         "put",
     );
     assert_err(
-        s.delete_object(&b, "private", "secret").await,
+        s.delete_object(BucketRef::new(&b, "private").object("secret"))
+            .await,
         denied,
         "delete",
     );
     assert_err(
         s.list_objects(
-            &b,
-            "private",
+            BucketRef::new(&b, "private"),
             &ListQuery {
                 max_keys: 10,
                 ..Default::default()
@@ -778,9 +847,12 @@ pub async fn a_call_naming_another_owner_is_refused(s: &Storage, caps: &Capabili
         "list",
     );
     // Alice's lookup was cached and coalesced: Bob still must not get it.
-    s.lookup(&a, "private", "secret").await.unwrap();
+    s.lookup(BucketRef::new(&a, "private").object("secret"))
+        .await
+        .unwrap();
     assert_err(
-        s.lookup(&b, "private", "secret").await,
+        s.lookup(BucketRef::new(&b, "private").object("secret"))
+            .await,
         denied,
         "lookup after owner's",
     );

@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 use storage_client::{
-    ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum, ObjectMeta, Owner,
-    PartCommit, PartInfo, Result, Storage, StorageError, UploadListQuery, WriteCondition,
+    BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum,
+    ObjectMeta, Owner, PartCommit, PartInfo, PartNumber, Result, Storage, StorageError,
+    UploadListQuery, WriteCondition,
 };
 
 use super::{Capabilities, alice, bob, data, get, put_with};
@@ -47,7 +48,11 @@ pub async fn upload_part(
 ) -> Result<PartInfo> {
     let size_hint = Some(bytes.len() as u64);
     let mut writer = s
-        .create_part(owner, "b", key, upload_id, number, size_hint)
+        .create_part(
+            BucketRef::new(owner, "b").object(key).upload(upload_id),
+            PartNumber::new(number).unwrap(),
+            size_hint,
+        )
         .await?;
     for piece in bytes.chunks(5000) {
         writer.write(Bytes::copy_from_slice(piece)).await?;
@@ -56,7 +61,7 @@ pub async fn upload_part(
     writer
         .commit_part(
             upload_id,
-            number,
+            PartNumber::new(number).unwrap(),
             PartCommit {
                 etag,
                 checksum: None,
@@ -74,7 +79,7 @@ async fn start(s: &Storage, owner: &Owner, key: &str) -> String {
         tags: vec![("t".into(), "1".into())],
         ..NewUpload::default()
     };
-    s.create_multipart_upload(owner, "b", key, upload)
+    s.create_multipart_upload(BucketRef::new(owner, "b").object(key), upload)
         .await
         .expect("create upload")
         .upload_id
@@ -92,7 +97,7 @@ fn complete(parts: &[&PartInfo], etag: &str, condition: WriteCondition) -> Compl
 pub async fn multipart_out_of_order(s: &Storage, caps: &Capabilities) {
     let rules = caps.multipart;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     // Sizes cross block (16 KiB) and chunk boundaries in the test config.
     let (n1, n2, n3) = (rules.inner(40_000), rules.inner(17_000), 333);
@@ -106,10 +111,7 @@ pub async fn multipart_out_of_order(s: &Storage, caps: &Capabilities) {
     let etag = (rules.object_etag)(&[&p1, &p2, &p3], "final-3");
     let info = s
         .complete_multipart_upload(
-            &a,
-            "b",
-            "k",
-            &id,
+            BucketRef::new(&a, "b").object("k").upload(&id),
             complete(&[&p1, &p2, &p3], &etag, WriteCondition::None),
         )
         .await
@@ -124,10 +126,17 @@ pub async fn multipart_out_of_order(s: &Storage, caps: &Capabilities) {
         get(s, &a, "b", "k").await.unwrap(),
         [one, two, three].concat()
     );
-    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().parts, info.parts);
+    assert_eq!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .parts,
+        info.parts
+    );
     // The upload is gone once completed.
     assert!(matches!(
-        s.multipart_upload(&a, "b", "k", &id).await,
+        s.multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id))
+            .await,
         Err(StorageError::NoSuchUpload)
     ));
     // A retried completion with the same list is recognised; any other
@@ -136,31 +145,41 @@ pub async fn multipart_out_of_order(s: &Storage, caps: &Capabilities) {
         parts.iter().map(|p| (p.number, p.etag.clone())).collect()
     };
     let retried = s
-        .completed_by(&a, "b", "k", &listed(&[&p1, &p2, &p3]))
+        .completed_by(
+            BucketRef::new(&a, "b").object("k"),
+            &listed(&[&p1, &p2, &p3]),
+        )
         .await;
     assert_eq!(retried.map(|o| o.etag), Some(etag));
     assert!(
-        s.completed_by(&a, "b", "k", &listed(&[&p1, &p2]))
+        s.completed_by(BucketRef::new(&a, "b").object("k"), &listed(&[&p1, &p2]))
             .await
             .is_none()
     );
     let mut swapped = listed(&[&p1, &p2, &p3]);
     swapped[1].1 = p3.etag.clone();
-    assert!(s.completed_by(&a, "b", "k", &swapped).await.is_none());
+    assert!(
+        s.completed_by(BucketRef::new(&a, "b").object("k"), &swapped)
+            .await
+            .is_none()
+    );
     put_with(s, &a, "b", "k", b"single", WriteCondition::None)
         .await
         .unwrap();
     assert!(
-        s.completed_by(&a, "b", "k", &listed(&[&p1, &p2, &p3]))
-            .await
-            .is_none()
+        s.completed_by(
+            BucketRef::new(&a, "b").object("k"),
+            &listed(&[&p1, &p2, &p3])
+        )
+        .await
+        .is_none()
     );
 }
 
 pub async fn multipart_part_replacement_and_gaps(s: &Storage, caps: &Capabilities) {
     let rules = caps.multipart;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     upload_part(s, &a, "k", &id, 2, &data(rules.inner(20_000), 1))
         .await
@@ -168,15 +187,15 @@ pub async fn multipart_part_replacement_and_gaps(s: &Storage, caps: &Capabilitie
     let replaced = data(rules.inner(21_000), 2);
     let p2 = upload_part(s, &a, "k", &id, 2, &replaced).await.unwrap();
     let p7 = upload_part(s, &a, "k", &id, 7, b"tail").await.unwrap();
-    let listed = s.list_parts(&a, "b", "k", &id, 0, 100).await.unwrap();
+    let listed = s
+        .list_parts(BucketRef::new(&a, "b").object("k").upload(&id), 0, 100)
+        .await
+        .unwrap();
     let numbers: Vec<(u16, u64)> = listed.parts.iter().map(|p| (p.number, p.size)).collect();
     assert_eq!(numbers, [(2, replaced.len() as u64), (7, 4)]);
     let etag = (rules.object_etag)(&[&p2, &p7], "x-2");
     s.complete_multipart_upload(
-        &a,
-        "b",
-        "k",
-        &id,
+        BucketRef::new(&a, "b").object("k").upload(&id),
         complete(&[&p2, &p7], &etag, WriteCondition::None),
     )
     .await
@@ -190,7 +209,7 @@ pub async fn multipart_part_replacement_and_gaps(s: &Storage, caps: &Capabilitie
 pub async fn multipart_complete_rejects_bad_lists(s: &Storage, caps: &Capabilities) {
     let rules = caps.multipart;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     let first = data(rules.inner(1000), 1);
     let p1 = upload_part(s, &a, "k", &id, 1, &first).await.unwrap();
@@ -200,7 +219,7 @@ pub async fn multipart_complete_rejects_bad_lists(s: &Storage, caps: &Capabiliti
         ..CompleteUpload::default()
     };
     assert!(matches!(
-        s.complete_multipart_upload(&a, "b", "k", &id, missing)
+        s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), missing)
             .await,
         Err(StorageError::InvalidPart(_))
     ));
@@ -210,23 +229,28 @@ pub async fn multipart_complete_rejects_bad_lists(s: &Storage, caps: &Capabiliti
         ..CompleteUpload::default()
     };
     assert!(matches!(
-        s.complete_multipart_upload(&a, "b", "k", &id, wrong_etag)
+        s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), wrong_etag)
             .await,
         Err(StorageError::InvalidPart(_))
     ));
     assert!(matches!(
-        s.complete_multipart_upload(&a, "b", "k", "0123abcd", CompleteUpload::default())
-            .await,
+        s.complete_multipart_upload(
+            BucketRef::new(&a, "b").object("k").upload("0123abcd"),
+            CompleteUpload::default()
+        )
+        .await,
         Err(StorageError::NoSuchUpload)
     ));
     // Another key's name with this upload id does not reach the upload.
     assert!(matches!(
-        s.list_parts(&a, "b", "other", &id, 0, 10).await,
+        s.list_parts(BucketRef::new(&a, "b").object("other").upload(&id), 0, 10)
+            .await,
         Err(StorageError::NoSuchUpload)
     ));
     if caps.checks_owner {
         assert!(matches!(
-            s.multipart_upload(&bob(), "b", "k", &id).await,
+            s.multipart_upload(BucketRef::new(&bob(), "b").object("k").upload(&id))
+                .await,
             Err(StorageError::AccessDenied)
         ));
     }
@@ -236,7 +260,7 @@ pub async fn multipart_complete_rejects_bad_lists(s: &Storage, caps: &Capabiliti
         etag: "e".into(),
         ..CompleteUpload::default()
     };
-    s.complete_multipart_upload(&a, "b", "k", &id, quoted)
+    s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), quoted)
         .await
         .unwrap();
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), first);
@@ -246,17 +270,17 @@ pub async fn multipart_complete_rejects_bad_lists(s: &Storage, caps: &Capabiliti
 /// sizes come back on lookup, and the bytes are the parts in order.
 pub async fn multipart_completion_records_its_parts(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     let one = data(caps.multipart.inner(30_000), 1);
     let two = data(70_000, 2);
     let p1 = upload_part(s, &a, "k", &id, 1, &one).await.unwrap();
     let p3 = upload_part(s, &a, "k", &id, 3, &two).await.unwrap();
     let done = complete(&[&p1, &p3], "done-2", WriteCondition::None);
-    s.complete_multipart_upload(&a, "b", "k", &id, done)
+    s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), done)
         .await
         .unwrap();
-    let info = s.lookup(&a, "b", "k").await.unwrap();
+    let info = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     let parts: Vec<(u16, u64)> = info.parts.iter().map(|p| (p.number, p.size)).collect();
     assert_eq!(parts, [(1, one.len() as u64), (3, two.len() as u64)]);
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), [one, two].concat());
@@ -264,22 +288,22 @@ pub async fn multipart_completion_records_its_parts(s: &Storage, caps: &Capabili
 
 pub async fn multipart_abort(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     let p1 = upload_part(s, &a, "k", &id, 1, &data(30_000, 1))
         .await
         .unwrap();
-    s.abort_multipart_upload(&a, "b", "k", &id).await.unwrap();
+    s.abort_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id))
+        .await
+        .unwrap();
     assert!(matches!(
-        s.abort_multipart_upload(&a, "b", "k", &id).await,
+        s.abort_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id))
+            .await,
         Err(StorageError::NoSuchUpload)
     ));
     assert!(matches!(
         s.complete_multipart_upload(
-            &a,
-            "b",
-            "k",
-            &id,
+            BucketRef::new(&a, "b").object("k").upload(&id),
             complete(&[&p1], "e", WriteCondition::None)
         )
         .await,
@@ -291,23 +315,27 @@ pub async fn multipart_abort(s: &Storage, _: &Capabilities) {
         Err(StorageError::NoSuchUpload)
     ));
     assert!(matches!(
-        s.lookup(&a, "b", "k").await,
+        s.lookup(BucketRef::new(&a, "b").object("k")).await,
         Err(StorageError::NoSuchKey)
     ));
 
     // Deleting the bucket ends the uploads still in progress in it.
     let pending = start(s, &a, "pending").await;
-    s.delete_bucket(&a, "b").await.unwrap();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.delete_bucket(BucketRef::new(&a, "b")).await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     assert!(matches!(
-        s.multipart_upload(&a, "b", "pending", &pending).await,
+        s.multipart_upload(BucketRef::new(&a, "b").object("pending").upload(&pending))
+            .await,
         Err(StorageError::NoSuchUpload)
     ));
     let query = UploadListQuery {
         max_uploads: 10,
         ..UploadListQuery::default()
     };
-    let listed = s.list_multipart_uploads(&a, "b", &query).await.unwrap();
+    let listed = s
+        .list_multipart_uploads(BucketRef::new(&a, "b"), &query)
+        .await
+        .unwrap();
     assert!(listed.uploads.is_empty());
 }
 
@@ -317,10 +345,10 @@ pub async fn multipart_abort(s: &Storage, _: &Capabilities) {
 /// there anyway, by `create_part`).
 pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let plain = start(s, &a, "plain").await;
     assert_eq!(
-        s.part_checksum_algorithm(&a, "b", "plain", &plain)
+        s.part_checksum_algorithm(BucketRef::new(&a, "b").object("plain").upload(&plain))
             .await
             .unwrap(),
         None
@@ -335,13 +363,13 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
         .insert("gateway record".into(), "kept for every part".into());
     let meta = upload.meta.clone();
     let summed = s
-        .create_multipart_upload(&a, "b", "summed", upload)
+        .create_multipart_upload(BucketRef::new(&a, "b").object("summed"), upload)
         .await
         .unwrap()
         .upload_id;
     for _ in 0..2 {
         assert_eq!(
-            s.part_checksum_algorithm(&a, "b", "summed", &summed)
+            s.part_checksum_algorithm(BucketRef::new(&a, "b").object("summed").upload(&summed))
                 .await
                 .unwrap(),
             Some(ChecksumAlgorithm::Sha256)
@@ -349,7 +377,7 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
         // The metadata the upload began with, which UploadPart may need
         // (the gateway's encryption record), on every back end.
         assert_eq!(
-            s.part_settings(&a, "b", "summed", &summed)
+            s.part_settings(BucketRef::new(&a, "b").object("summed").upload(&summed))
                 .await
                 .unwrap()
                 .meta,
@@ -357,7 +385,7 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
         );
     }
     assert_eq!(
-        s.multipart_upload(&a, "b", "summed", &summed)
+        s.multipart_upload(BucketRef::new(&a, "b").object("summed").upload(&summed))
             .await
             .unwrap()
             .meta,
@@ -365,17 +393,24 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
     );
     if caps.checks_owner {
         assert!(matches!(
-            s.part_checksum_algorithm(&bob(), "b", "summed", &summed)
+            s.part_checksum_algorithm(BucketRef::new(&bob(), "b").object("summed").upload(&summed))
                 .await,
             Err(StorageError::AccessDenied)
         ));
     }
-    s.abort_multipart_upload(&a, "b", "summed", &summed)
+    s.abort_multipart_upload(BucketRef::new(&a, "b").object("summed").upload(&summed))
         .await
         .unwrap();
-    let refused = match s.part_checksum_algorithm(&a, "b", "summed", &summed).await {
+    let refused = match s
+        .part_checksum_algorithm(BucketRef::new(&a, "b").object("summed").upload(&summed))
+        .await
+    {
         Ok(_) => s
-            .create_part(&a, "b", "summed", &summed, 1, Some(4))
+            .create_part(
+                BucketRef::new(&a, "b").object("summed").upload(&summed),
+                PartNumber::new(1).unwrap(),
+                Some(4),
+            )
             .await
             .map(drop),
         Err(e) => Err(e),
@@ -388,7 +423,7 @@ pub async fn multipart_part_checksum_algorithm(s: &Storage, caps: &Capabilities)
 
 pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let id = start(s, &a, "k").await;
     for n in [5, 1, 3, 2, 4] {
         upload_part(s, &a, "k", &id, n, &[n as u8; 10])
@@ -398,7 +433,10 @@ pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {
     let mut seen = Vec::new();
     let mut after = 0;
     loop {
-        let page = s.list_parts(&a, "b", "k", &id, after, 2).await.unwrap();
+        let page = s
+            .list_parts(BucketRef::new(&a, "b").object("k").upload(&id), after, 2)
+            .await
+            .unwrap();
         seen.extend(page.parts.iter().map(|p| p.number));
         match page.next_marker {
             Some(marker) => {
@@ -424,7 +462,10 @@ pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {
     };
     let mut listed = Vec::new();
     loop {
-        let page = s.list_multipart_uploads(&a, "b", &query).await.unwrap();
+        let page = s
+            .list_multipart_uploads(BucketRef::new(&a, "b"), &query)
+            .await
+            .unwrap();
         listed.extend(page.uploads.into_iter().map(|u| (u.key, u.upload_id)));
         if !page.is_truncated {
             break;
@@ -439,7 +480,10 @@ pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {
         max_uploads: 1000,
         ..UploadListQuery::default()
     };
-    let page = s.list_multipart_uploads(&a, "b", &grouped).await.unwrap();
+    let page = s
+        .list_multipart_uploads(BucketRef::new(&a, "b"), &grouped)
+        .await
+        .unwrap();
     assert_eq!(page.common_prefixes, ["dir/"]);
     let keys: Vec<&str> = page.uploads.iter().map(|u| u.key.as_str()).collect();
     assert_eq!(keys, ["k", "z"]);
@@ -448,13 +492,16 @@ pub async fn multipart_listing_pages(s: &Storage, _: &Capabilities) {
         max_uploads: 1000,
         ..UploadListQuery::default()
     };
-    let page = s.list_multipart_uploads(&a, "b", &under_dir).await.unwrap();
+    let page = s
+        .list_multipart_uploads(BucketRef::new(&a, "b"), &under_dir)
+        .await
+        .unwrap();
     assert_eq!(page.uploads.len(), 2);
 }
 
 pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     // An existing object makes If-None-Match fail and If-Match decide.
     put_with(s, &a, "b", "taken", b"old", WriteCondition::None)
         .await
@@ -463,10 +510,7 @@ pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilit
     let p1 = upload_part(s, &a, "taken", &id, 1, b"new").await.unwrap();
     assert!(matches!(
         s.complete_multipart_upload(
-            &a,
-            "b",
-            "taken",
-            &id,
+            BucketRef::new(&a, "b").object("taken").upload(&id),
             complete(&[&p1], "e", WriteCondition::IfAbsent)
         )
         .await,
@@ -474,21 +518,19 @@ pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilit
     ));
     assert!(matches!(
         s.complete_multipart_upload(
-            &a,
-            "b",
-            "taken",
-            &id,
+            BucketRef::new(&a, "b").object("taken").upload(&id),
             complete(&[&p1], "e", WriteCondition::IfEtag("nope".into()))
         )
         .await,
         Err(StorageError::PreconditionFailed)
     ));
-    let old_etag = s.lookup(&a, "b", "taken").await.unwrap().etag;
+    let old_etag = s
+        .lookup(BucketRef::new(&a, "b").object("taken"))
+        .await
+        .unwrap()
+        .etag;
     s.complete_multipart_upload(
-        &a,
-        "b",
-        "taken",
-        &id,
+        BucketRef::new(&a, "b").object("taken").upload(&id),
         complete(&[&p1], "e", WriteCondition::IfEtag(old_etag)),
     )
     .await
@@ -503,10 +545,7 @@ pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilit
             .await
             .unwrap();
         let completing = s.complete_multipart_upload(
-            &a,
-            "b",
-            &key,
-            &id,
+            BucketRef::new(&a, "b").object(&key).upload(&id),
             complete(&[&part], "mp", WriteCondition::IfAbsent),
         );
         let putting = put_with(s, &a, "b", &key, b"from-put", WriteCondition::IfAbsent);
@@ -527,7 +566,7 @@ pub async fn multipart_conditional_complete_races_put(s: &Storage, _: &Capabilit
 /// drops them.
 pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let sha256 = |value: &str, kind| ObjectChecksum {
         algorithm: ChecksumAlgorithm::Sha256,
         value: value.into(),
@@ -538,13 +577,17 @@ pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilitie
         ..NewUpload::default()
     };
     let id = s
-        .create_multipart_upload(&a, "b", "k", upload)
+        .create_multipart_upload(BucketRef::new(&a, "b").object("k"), upload)
         .await
         .unwrap()
         .upload_id;
     let bytes = data(caps.multipart.inner(20_000), 7);
     let mut writer = s
-        .create_part(&a, "b", "k", &id, 1, Some(bytes.len() as u64))
+        .create_part(
+            BucketRef::new(&a, "b").object("k").upload(&id),
+            PartNumber::new(1).unwrap(),
+            Some(bytes.len() as u64),
+        )
         .await
         .unwrap();
     writer.write(Bytes::from(bytes.clone())).await.unwrap();
@@ -552,7 +595,7 @@ pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilitie
     let part = writer
         .commit_part(
             &id,
-            1,
+            PartNumber::new(1).unwrap(),
             PartCommit {
                 etag: "etag-1".into(),
                 checksum: Some(part_sum.clone()),
@@ -566,18 +609,24 @@ pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilitie
         checksum: Some(whole.clone()),
         ..complete(&[&part], &etag, WriteCondition::None)
     };
-    s.complete_multipart_upload(&a, "b", "k", &id, complete)
+    s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), complete)
         .await
         .unwrap();
     assert_eq!(
-        s.lookup(&a, "b", "k").await.unwrap().checksum,
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .checksum,
         Some(whole.clone())
     );
 
-    s.put_tags(&a, "b", "k", vec![("t".into(), "2".into())])
-        .await
-        .unwrap();
-    let tagged = s.lookup(&a, "b", "k").await.unwrap();
+    s.put_tags(
+        BucketRef::new(&a, "b").object("k"),
+        vec![("t".into(), "2".into())],
+    )
+    .await
+    .unwrap();
+    let tagged = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     assert_eq!(tagged.tags, vec![("t".to_owned(), "2".to_owned())]);
     assert_eq!(tagged.checksum, Some(whole));
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), bytes);
@@ -585,5 +634,11 @@ pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilitie
     put_with(s, &a, "b", "k", b"plain", WriteCondition::None)
         .await
         .unwrap();
-    assert_eq!(s.lookup(&a, "b", "k").await.unwrap().checksum, None);
+    assert_eq!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .checksum,
+        None
+    );
 }

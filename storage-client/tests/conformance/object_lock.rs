@@ -10,8 +10,8 @@
 use std::time::{Duration, SystemTime};
 
 use storage_client::{
-    LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, MetaEntryChange, RETENTION_ENTRY, Retention,
-    RetentionMode, Storage, StorageError, Versioning,
+    BucketRef, LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, MetaEntryChange, RETENTION_ENTRY,
+    Retention, RetentionMode, Storage, StorageError, Versioning,
 };
 
 use super::{Capabilities, alice, assert_err, put};
@@ -25,8 +25,8 @@ pub async fn object_lock(s: &Storage, caps: &Capabilities) {
         return;
     }
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
-    s.put_bucket_versioning(&a, "b", Versioning::Enabled)
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+    s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
         .await
         .unwrap();
     let future = SystemTime::now() + Duration::from_secs(3600);
@@ -36,25 +36,30 @@ pub async fn object_lock(s: &Storage, caps: &Capabilities) {
     // GOVERNANCE: refused, unless bypassed.
     let governed = put(s, &a, "b", "g", b"g").await.version_id.unwrap();
     let change = retention(RetentionMode::Governance, future);
-    s.put_version_meta_entry(&a, "b", "g", Some(&governed), change)
+    s.put_version_meta_entry(BucketRef::new(&a, "b").object("g"), Some(&governed), change)
         .await
         .unwrap();
     assert_err(
-        s.delete_version(&a, "b", "g", &governed).await,
+        s.delete_version(BucketRef::new(&a, "b").object("g"), &governed)
+            .await,
         locked,
         "a version under GOVERNANCE retention",
     );
     // Without a version id, only a delete marker: allowed.
-    let marker = s.delete_object(&a, "b", "g").await.unwrap();
-    assert!(marker.delete_marker);
-    s.lookup_version(&a, "b", "g", Some(&governed))
+    let marker = s
+        .delete_object(BucketRef::new(&a, "b").object("g"))
         .await
         .unwrap();
-    s.delete_version_bypassing_governance(&a, "b", "g", &governed, true)
+    assert!(marker.delete_marker);
+    s.lookup_version(BucketRef::new(&a, "b").object("g"), Some(&governed))
+        .await
+        .unwrap();
+    s.delete_version_bypassing_governance(BucketRef::new(&a, "b").object("g"), &governed, true)
         .await
         .unwrap();
     assert_err(
-        s.lookup_version(&a, "b", "g", Some(&governed)).await,
+        s.lookup_version(BucketRef::new(&a, "b").object("g"), Some(&governed))
+            .await,
         |e| matches!(e, StorageError::NoSuchVersion),
         "the bypassed version",
     );
@@ -62,12 +67,12 @@ pub async fn object_lock(s: &Storage, caps: &Capabilities) {
     // COMPLIANCE: refused even bypassing; noncurrent versions too.
     let complied = put(s, &a, "b", "c", b"c").await.version_id.unwrap();
     let change = retention(RetentionMode::Compliance, future);
-    s.put_version_meta_entry(&a, "b", "c", Some(&complied), change)
+    s.put_version_meta_entry(BucketRef::new(&a, "b").object("c"), Some(&complied), change)
         .await
         .unwrap();
     put(s, &a, "b", "c", b"newer").await;
     assert_err(
-        s.delete_version_bypassing_governance(&a, "b", "c", &complied, true)
+        s.delete_version_bypassing_governance(BucketRef::new(&a, "b").object("c"), &complied, true)
             .await,
         locked,
         "a noncurrent version under COMPLIANCE retention",
@@ -76,25 +81,37 @@ pub async fn object_lock(s: &Storage, caps: &Capabilities) {
     // Legal hold: refused even bypassing, until it is lifted.
     let held = put(s, &a, "b", "h", b"h").await.version_id.unwrap();
     let hold = |value: &str| MetaEntryChange::new(LEGAL_HOLD_ENTRY, Some(value.to_owned()));
-    s.put_version_meta_entry(&a, "b", "h", Some(&held), hold(LEGAL_HOLD_ON))
-        .await
-        .unwrap();
+    s.put_version_meta_entry(
+        BucketRef::new(&a, "b").object("h"),
+        Some(&held),
+        hold(LEGAL_HOLD_ON),
+    )
+    .await
+    .unwrap();
     assert_err(
-        s.delete_version_bypassing_governance(&a, "b", "h", &held, true)
+        s.delete_version_bypassing_governance(BucketRef::new(&a, "b").object("h"), &held, true)
             .await,
         locked,
         "a version on legal hold",
     );
-    s.put_version_meta_entry(&a, "b", "h", Some(&held), hold(LEGAL_HOLD_OFF))
+    s.put_version_meta_entry(
+        BucketRef::new(&a, "b").object("h"),
+        Some(&held),
+        hold(LEGAL_HOLD_OFF),
+    )
+    .await
+    .unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("h"), &held)
         .await
         .unwrap();
-    s.delete_version(&a, "b", "h", &held).await.unwrap();
 
     // A retention that has passed protects nothing.
     let expired = put(s, &a, "b", "e", b"e").await.version_id.unwrap();
     let change = retention(RetentionMode::Compliance, past);
-    s.put_version_meta_entry(&a, "b", "e", Some(&expired), change)
+    s.put_version_meta_entry(BucketRef::new(&a, "b").object("e"), Some(&expired), change)
         .await
         .unwrap();
-    s.delete_version(&a, "b", "e", &expired).await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("e"), &expired)
+        .await
+        .unwrap();
 }

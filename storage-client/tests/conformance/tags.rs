@@ -2,7 +2,7 @@
 //! without touching the data, and gone with an overwrite.
 
 use bytes::Bytes;
-use storage_client::{NewObject, Storage, StorageError, WriteIntent};
+use storage_client::{BucketRef, NewObject, Storage, StorageError, WriteIntent};
 
 use super::{Capabilities, alice, assert_err, bob, get, put};
 
@@ -26,7 +26,7 @@ fn comparable(tags: &[(String, String)], order_kept: bool) -> Vec<(String, Strin
 pub async fn tags(s: &Storage, caps: &Capabilities) {
     let order_kept = caps.tags_keep_order;
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
 
     // Tags given at commit come back (in the order they were given where
     // the back end keeps it).
@@ -35,7 +35,10 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
         tags: given.clone(),
         ..WriteIntent::default()
     };
-    let mut writer = s.create_object(&a, "b", "k", intent).await.unwrap();
+    let mut writer = s
+        .create_object(BucketRef::new(&a, "b").object("k"), intent)
+        .await
+        .unwrap();
     writer.write(Bytes::from_static(b"tagged")).await.unwrap();
     let committed = writer
         .commit(NewObject {
@@ -45,7 +48,7 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
         .await
         .unwrap();
     assert_eq!(committed.tags, given);
-    let before = s.lookup(&a, "b", "k").await.unwrap();
+    let before = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     assert_eq!(
         comparable(&before.tags, order_kept),
         comparable(&given, order_kept)
@@ -54,8 +57,10 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
     // Replacing the tag set keeps the data, ETag and Last-Modified, and the
     // next lookup sees it at once.
     let replacement = pairs(&[("color", "blue"), ("ünï", "çødé")]);
-    s.put_tags(&a, "b", "k", replacement.clone()).await.unwrap();
-    let after = s.lookup(&a, "b", "k").await.unwrap();
+    s.put_tags(BucketRef::new(&a, "b").object("k"), replacement.clone())
+        .await
+        .unwrap();
+    let after = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     assert_eq!(
         comparable(&after.tags, order_kept),
         comparable(&replacement, order_kept)
@@ -65,46 +70,78 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
     assert_eq!(after.size, before.size);
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"tagged");
 
-    s.delete_tags(&a, "b", "k").await.unwrap();
-    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+    s.delete_tags(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .tags
+            .is_empty()
+    );
     // Removing tags from an untagged object is not an error.
-    s.delete_tags(&a, "b", "k").await.unwrap();
+    s.delete_tags(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
 
     // An overwrite carries its own tags (here none), not the old ones.
-    s.put_tags(&a, "b", "k", pairs(&[("old", "1")]))
+    s.put_tags(BucketRef::new(&a, "b").object("k"), pairs(&[("old", "1")]))
         .await
         .unwrap();
     put(s, &a, "b", "k", b"new").await;
-    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .tags
+            .is_empty()
+    );
 
     let no_key = |e: &StorageError| matches!(e, StorageError::NoSuchKey);
     assert_err(
-        s.put_tags(&a, "b", "missing", pairs(&[("t", "1")])).await,
+        s.put_tags(
+            BucketRef::new(&a, "b").object("missing"),
+            pairs(&[("t", "1")]),
+        )
+        .await,
         no_key,
         "tagging a missing key",
     );
     assert_err(
-        s.delete_tags(&a, "b", "missing").await,
+        s.delete_tags(BucketRef::new(&a, "b").object("missing"))
+            .await,
         no_key,
         "untagging a missing key",
     );
     assert_err(
-        s.put_tags(&a, "nobucket", "k", Vec::new()).await,
+        s.put_tags(BucketRef::new(&a, "nobucket").object("k"), Vec::new())
+            .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "tagging in a missing bucket",
     );
     if caps.checks_owner {
         let denied = |e: &StorageError| matches!(e, StorageError::AccessDenied);
         assert_err(
-            s.put_tags(&bob(), "b", "k", pairs(&[("t", "1")])).await,
+            s.put_tags(
+                BucketRef::new(&bob(), "b").object("k"),
+                pairs(&[("t", "1")]),
+            )
+            .await,
             denied,
             "tagging naming another owner",
         );
         assert_err(
-            s.delete_tags(&bob(), "b", "k").await,
+            s.delete_tags(BucketRef::new(&bob(), "b").object("k")).await,
             denied,
             "untagging naming another owner",
         );
     }
-    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .tags
+            .is_empty()
+    );
 }

@@ -5,7 +5,7 @@
 //! and still serve every object as its `null` version.
 
 use storage_client::{
-    Deleted, MetaEntryChange, NULL_VERSION_ID, Storage, StorageError, VersionEntry,
+    BucketRef, Deleted, MetaEntryChange, NULL_VERSION_ID, Storage, StorageError, VersionEntry,
     VersionListQuery, Versioning,
 };
 
@@ -13,7 +13,10 @@ use super::{Capabilities, alice, assert_err, bob, data, get, put, read_range};
 
 async fn version_data(s: &Storage, key: &str, id: &str) -> Vec<u8> {
     let a = alice();
-    let info = s.lookup_version(&a, "b", key, Some(id)).await.unwrap();
+    let info = s
+        .lookup_version(BucketRef::new(&a, "b").object(key), Some(id))
+        .await
+        .unwrap();
     assert_eq!(info.version_id.as_deref(), Some(id));
     read_range(s, &a, &info, 0..info.size).await.unwrap()
 }
@@ -24,7 +27,10 @@ async fn all_versions(s: &Storage, prefix: &str) -> Vec<VersionEntry> {
         max_keys: 1000,
         ..VersionListQuery::default()
     };
-    let page = s.list_versions(&alice(), "b", &query).await.unwrap();
+    let page = s
+        .list_versions(BucketRef::new(&alice(), "b"), &query)
+        .await
+        .unwrap();
     assert!(!page.is_truncated);
     page.entries
 }
@@ -52,12 +58,13 @@ fn row(key: &str, id: &str, latest: bool, marker: bool) -> (String, String, bool
 async fn unversioned_only(s: &Storage) {
     let a = alice();
     assert_err(
-        s.put_bucket_versioning(&a, "b", Versioning::Enabled).await,
+        s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
+            .await,
         |e| matches!(e, StorageError::NotImplemented(_)),
         "enable versioning",
     );
     assert_eq!(
-        s.bucket_versioning(&a, "b").await.unwrap(),
+        s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
         Versioning::Unversioned
     );
     put(s, &a, "b", "k", b"only").await;
@@ -65,17 +72,25 @@ async fn unversioned_only(s: &Storage) {
         summary(&all_versions(s, "").await),
         [row("k", NULL_VERSION_ID, true, false)]
     );
-    let info = s.lookup_version(&a, "b", "k", Some("null")).await.unwrap();
+    let info = s
+        .lookup_version(BucketRef::new(&a, "b").object("k"), Some("null"))
+        .await
+        .unwrap();
     assert_eq!(info.version_id, None);
     assert_err(
-        s.lookup_version(&a, "b", "k", Some("0000000000000001"))
-            .await,
+        s.lookup_version(
+            BucketRef::new(&a, "b").object("k"),
+            Some("0000000000000001"),
+        )
+        .await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "a version id an unversioned bucket cannot have",
     );
-    s.delete_version(&a, "b", "k", "null").await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("k"), "null")
+        .await
+        .unwrap();
     assert_err(
-        s.lookup(&a, "b", "k").await,
+        s.lookup(BucketRef::new(&a, "b").object("k")).await,
         |e| matches!(e, StorageError::NoSuchKey),
         "deleted",
     );
@@ -83,14 +98,14 @@ async fn unversioned_only(s: &Storage) {
 
 pub async fn versioning(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     assert_eq!(
-        s.bucket_versioning(&a, "b").await.unwrap(),
+        s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
         Versioning::Unversioned
     );
     if caps.checks_owner {
         assert_err(
-            s.bucket_versioning(&bob(), "b").await,
+            s.bucket_versioning(BucketRef::new(&bob(), "b")).await,
             |e| matches!(e, StorageError::AccessDenied),
             "another owner's versioning",
         );
@@ -103,21 +118,25 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
     assert_eq!(before.version_id, None);
     if caps.checks_owner {
         assert_err(
-            s.put_bucket_versioning(&bob(), "b", Versioning::Enabled)
+            s.put_bucket_versioning(BucketRef::new(&bob(), "b"), Versioning::Enabled)
                 .await,
             |e| matches!(e, StorageError::AccessDenied),
             "enable another owner's versioning",
         );
     }
-    s.put_bucket_versioning(&a, "b", Versioning::Enabled)
+    s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
         .await
         .unwrap();
     assert_eq!(
-        s.bucket_versioning(&a, "b").await.unwrap(),
+        s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
         Versioning::Enabled
     );
     assert_eq!(
-        s.lookup(&a, "b", "k").await.unwrap().version_id.as_deref(),
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .version_id
+            .as_deref(),
         Some(NULL_VERSION_ID)
     );
 
@@ -145,17 +164,23 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
 
     // A delete adds a marker: the key is gone from GET and ListObjects,
     // its versions are not.
-    let marker = s.delete_object(&a, "b", "k").await.unwrap();
+    let marker = s
+        .delete_object(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
     assert!(marker.delete_marker);
     let marker_id = marker.version_id.unwrap();
-    match s.lookup(&a, "b", "k").await {
+    match s.lookup(BucketRef::new(&a, "b").object("k")).await {
         Err(StorageError::DeleteMarker {
             version_id,
             addressed: false,
         }) => assert_eq!(version_id, marker_id),
         other => panic!("latest is a marker: {other:?}"),
     }
-    match s.lookup_version(&a, "b", "k", Some(&marker_id)).await {
+    match s
+        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(&marker_id))
+        .await
+    {
         Err(StorageError::DeleteMarker {
             addressed: true, ..
         }) => {}
@@ -163,8 +188,7 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
     }
     let listed = s
         .list_objects(
-            &a,
-            "b",
+            BucketRef::new(&a, "b"),
             &storage_client::ListQuery {
                 max_keys: 10,
                 ..Default::default()
@@ -185,7 +209,10 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
 
     // Deleting the marker brings the newest version back; deleting the
     // current version makes the one before it current.
-    let removed = s.delete_version(&a, "b", "k", &marker_id).await.unwrap();
+    let removed = s
+        .delete_version(BucketRef::new(&a, "b").object("k"), &marker_id)
+        .await
+        .unwrap();
     assert_eq!(
         removed,
         Deleted {
@@ -194,51 +221,82 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         }
     );
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), data(300, 2));
-    s.delete_version(&a, "b", "k", &v2).await.unwrap();
-    let current = s.lookup(&a, "b", "k").await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("k"), &v2)
+        .await
+        .unwrap();
+    let current = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
     assert_eq!(current.version_id.as_deref(), Some(v1.as_str()));
     // Deleting a version that is gone succeeds, as in S3.
-    s.delete_version(&a, "b", "k", &v2).await.unwrap();
+    s.delete_version(BucketRef::new(&a, "b").object("k"), &v2)
+        .await
+        .unwrap();
     assert_err(
-        s.lookup_version(&a, "b", "k", Some(&v2)).await,
+        s.lookup_version(BucketRef::new(&a, "b").object("k"), Some(&v2))
+            .await,
         |e| matches!(e, StorageError::NoSuchVersion),
         "a deleted version",
     );
     assert_err(
-        s.lookup_version(&a, "b", "k", Some("not-an-id")).await,
+        s.lookup_version(BucketRef::new(&a, "b").object("k"), Some("not-an-id"))
+            .await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "a malformed version id",
     );
 
     // Tags belong to one version.
     let tags = vec![("t".to_owned(), "v".to_owned())];
-    s.put_version_tags(&a, "b", "k", Some(NULL_VERSION_ID), tags.clone())
-        .await
-        .unwrap();
+    s.put_version_tags(
+        BucketRef::new(&a, "b").object("k"),
+        Some(NULL_VERSION_ID),
+        tags.clone(),
+    )
+    .await
+    .unwrap();
     let null = s
-        .lookup_version(&a, "b", "k", Some(NULL_VERSION_ID))
+        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(NULL_VERSION_ID))
         .await
         .unwrap();
     assert_eq!(null.tags, tags);
-    assert!(s.lookup(&a, "b", "k").await.unwrap().tags.is_empty());
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .tags
+            .is_empty()
+    );
 
     // So does a metadata entry (an object ACL): set on one version, the
     // latest keeps its own.
     let acl = Some("<AccessControlPolicy/>".to_owned());
     let change = |value| MetaEntryChange::new("s3gw acl", value);
-    s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), change(acl.clone()))
-        .await
-        .unwrap();
+    s.put_version_meta_entry(
+        BucketRef::new(&a, "b").object("k"),
+        Some(NULL_VERSION_ID),
+        change(acl.clone()),
+    )
+    .await
+    .unwrap();
     let null = s
-        .lookup_version(&a, "b", "k", Some(NULL_VERSION_ID))
+        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(NULL_VERSION_ID))
         .await
         .unwrap();
     assert_eq!(null.meta.user.get("s3gw acl"), acl.as_ref());
-    assert!(s.lookup(&a, "b", "k").await.unwrap().meta.user.is_empty());
+    assert!(
+        s.lookup(BucketRef::new(&a, "b").object("k"))
+            .await
+            .unwrap()
+            .meta
+            .user
+            .is_empty()
+    );
     if caps.checks_owner {
         assert_err(
-            s.put_version_meta_entry(&bob(), "b", "k", Some(NULL_VERSION_ID), change(None))
-                .await,
+            s.put_version_meta_entry(
+                BucketRef::new(&bob(), "b").object("k"),
+                Some(NULL_VERSION_ID),
+                change(None),
+            )
+            .await,
             |e| matches!(e, StorageError::AccessDenied),
             "a stranger's change of a version's entry",
         );
@@ -248,18 +306,22 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         ..change(None)
     };
     assert_err(
-        s.put_version_meta_entry(&a, "b", "k", Some(NULL_VERSION_ID), stale)
-            .await,
+        s.put_version_meta_entry(
+            BucketRef::new(&a, "b").object("k"),
+            Some(NULL_VERSION_ID),
+            stale,
+        )
+        .await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "a version's entry changed since",
     );
 
     // Suspended: writes replace the `null` version, others stay.
-    s.put_bucket_versioning(&a, "b", Versioning::Suspended)
+    s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Suspended)
         .await
         .unwrap();
     assert_eq!(
-        s.bucket_versioning(&a, "b").await.unwrap(),
+        s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
         Versioning::Suspended
     );
     let suspended = put(s, &a, "b", "k", &data(50, 3)).await;
@@ -272,7 +334,10 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
             row("k", &v1, false, false)
         ]
     );
-    let marker = s.delete_object(&a, "b", "k").await.unwrap();
+    let marker = s
+        .delete_object(BucketRef::new(&a, "b").object("k"))
+        .await
+        .unwrap();
     assert_eq!(marker.version_id.as_deref(), Some(NULL_VERSION_ID));
     assert_eq!(
         summary(&all_versions(s, "").await),
@@ -284,22 +349,24 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
 
     // A bucket holding only versions and markers is not empty.
     assert_err(
-        s.delete_bucket(&a, "b").await,
+        s.delete_bucket(BucketRef::new(&a, "b")).await,
         |e| matches!(e, StorageError::BucketNotEmpty),
         "delete a bucket with versions",
     );
     for id in [NULL_VERSION_ID, v1.as_str()] {
-        s.delete_version(&a, "b", "k", id).await.unwrap();
+        s.delete_version(BucketRef::new(&a, "b").object("k"), id)
+            .await
+            .unwrap();
     }
     assert!(all_versions(s, "").await.is_empty());
-    s.delete_bucket(&a, "b").await.unwrap();
+    s.delete_bucket(BucketRef::new(&a, "b")).await.unwrap();
 }
 
 pub async fn version_listing_pages(s: &Storage, caps: &Capabilities) {
     let a = alice();
-    s.create_bucket(&a, "b", "").await.unwrap();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     if caps.versioning {
-        s.put_bucket_versioning(&a, "b", Versioning::Enabled)
+        s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
             .await
             .unwrap();
     }
@@ -307,7 +374,9 @@ pub async fn version_listing_pages(s: &Storage, caps: &Capabilities) {
     for (seed, key) in keys.iter().enumerate() {
         put(s, &a, "b", key, &data(10, seed as u64)).await;
     }
-    s.delete_object(&a, "b", "e").await.unwrap();
+    s.delete_object(BucketRef::new(&a, "b").object("e"))
+        .await
+        .unwrap();
     let everything = all_versions(s, "").await;
     let per_key = |key: &str| everything.iter().filter(|e| e.key == key).count();
     if caps.versioning {
@@ -331,7 +400,10 @@ pub async fn version_listing_pages(s: &Storage, caps: &Capabilities) {
         };
         let mut paged = Vec::new();
         loop {
-            let page = s.list_versions(&a, "b", &query).await.unwrap();
+            let page = s
+                .list_versions(BucketRef::new(&a, "b"), &query)
+                .await
+                .unwrap();
             assert!(page.entries.len() <= max_keys);
             paged.extend(page.entries);
             if !page.is_truncated {
@@ -349,7 +421,10 @@ pub async fn version_listing_pages(s: &Storage, caps: &Capabilities) {
         max_keys: 1000,
         ..VersionListQuery::default()
     };
-    let page = s.list_versions(&a, "b", &query).await.unwrap();
+    let page = s
+        .list_versions(BucketRef::new(&a, "b"), &query)
+        .await
+        .unwrap();
     assert_eq!(page.common_prefixes, ["d/"]);
     assert!(page.entries.iter().all(|e| !e.key.starts_with("d/")));
     // And a prefix limits the listing to its keys.

@@ -9,11 +9,11 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use md5::{Digest, Md5};
 use storage_client::{
-    CompleteUpload, KeyInfo, ObjectChecksum, Owner, PartInfo, StorageError, UploadInfo,
+    CompleteUpload, KeyInfo, ObjectChecksum, PartInfo, StorageError, UploadInfo, UploadRef,
 };
 
-use super::UploadRef;
 use super::checksum::{combine, default_type};
+use super::upload_error;
 use crate::auth::Payload;
 use crate::checksum::{AlgorithmHeader, ChecksumAlgorithm};
 use crate::error::{Code, S3Error};
@@ -35,7 +35,6 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 
 pub async fn complete_multipart_upload(
     state: &AppState,
-    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
     payload: &mut Payload,
@@ -47,21 +46,17 @@ pub async fn complete_multipart_upload(
     if request.parts.is_empty() {
         return Err(S3Error::malformed_xml());
     }
-    let info = match state
-        .storage
-        .multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
-        .await
-    {
+    let info = match state.storage.multipart_upload(upload).await {
         Ok(info) => info,
         Err(StorageError::NoSuchUpload) => {
             // S3 answers a retried completion with the object it made, so a
             // client whose first response was lost does not see an error.
-            return match already_completed(state, owner, &upload, &request.parts).await {
-                Some(object) => completed_response(&parts.headers, &upload, &object),
-                None => Err(upload.error(StorageError::NoSuchUpload)),
+            return match already_completed(state, upload, &request.parts).await {
+                Some(object) => completed_response(&parts.headers, upload, &object),
+                None => Err(upload_error(upload, StorageError::NoSuchUpload)),
             };
         }
-        Err(err) => return Err(upload.error(err)),
+        Err(err) => return Err(upload_error(upload, err)),
     };
     // AWS takes an SSE-C upload's key here too: if sent, it must be the
     // upload's; it is required where the upload has a checksum algorithm
@@ -81,9 +76,9 @@ pub async fn complete_multipart_upload(
     }
     let mut stored = state
         .storage
-        .all_parts(owner, upload.bucket, upload.key, upload.upload_id)
+        .all_parts(upload)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     if encrypted {
         plaintext_sizes(&mut stored)?;
     }
@@ -98,18 +93,17 @@ pub async fn complete_multipart_upload(
     };
     let object = state
         .storage
-        .complete_multipart_upload(owner, upload.bucket, upload.key, upload.upload_id, complete)
+        .complete_multipart_upload(upload, complete)
         .await
-        .map_err(|err| upload.error(err))?;
-    completed_response(&parts.headers, &upload, &object)
+        .map_err(|err| upload_error(upload, err))?;
+    completed_response(&parts.headers, upload, &object)
 }
 
 /// The object under the upload's key, if it is what completing `requested`
 /// made (the storage back end knows how to tell).
 async fn already_completed(
     state: &AppState,
-    owner: &Owner,
-    upload: &UploadRef<'_>,
+    upload: UploadRef<'_>,
     requested: &[CompletedPart],
 ) -> Option<KeyInfo> {
     let parts = requested
@@ -121,24 +115,21 @@ async fn already_completed(
             ))
         })
         .collect::<Option<Vec<_>>>()?;
-    state
-        .storage
-        .completed_by(owner, upload.bucket, upload.key, &parts)
-        .await
+    state.storage.completed_by(upload.object, &parts).await
 }
 
 fn completed_response(
     headers: &HeaderMap,
-    upload: &UploadRef<'_>,
+    upload: UploadRef<'_>,
     object: &KeyInfo,
 ) -> Result<Response, S3Error> {
     let mut response = xml_response(
         "CompleteMultipartUploadResult",
         &xml::CompleteMultipartUploadResult {
             xmlns: S3_NAMESPACE,
-            location: location(headers, upload.bucket, upload.key),
-            bucket: upload.bucket.to_owned(),
-            key: upload.key.to_owned(),
+            location: location(headers, upload.object.bucket.name, upload.object.key),
+            bucket: upload.object.bucket.name.to_owned(),
+            key: upload.object.key.to_owned(),
             etag: quoted_etag(&object.etag),
             checksum: object
                 .checksum

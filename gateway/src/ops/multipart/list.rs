@@ -2,9 +2,9 @@
 
 use axum::response::Response;
 use http::request::Parts;
-use storage_client::{Owner, UploadListQuery};
+use storage_client::{BucketRef, Owner, UploadListQuery, UploadRef};
 
-use super::UploadRef;
+use super::upload_error;
 use crate::access_control::object_acl;
 use crate::error::S3Error;
 use crate::ops::headers::quoted_etag;
@@ -21,7 +21,6 @@ const MAX_PAGE: usize = 1000;
 
 pub async fn list_parts(
     state: &AppState,
-    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
 ) -> Result<Response, S3Error> {
@@ -32,21 +31,14 @@ pub async fn list_parts(
     let after = u16::try_from(marker).unwrap_or(u16::MAX);
     let info = state
         .storage
-        .multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
+        .multipart_upload(upload)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     let page = state
         .storage
-        .list_parts(
-            owner,
-            upload.bucket,
-            upload.key,
-            upload.upload_id,
-            after,
-            max_parts,
-        )
+        .list_parts(upload, after, max_parts)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     // The object's owner to be: the writer under ObjectWriter ownership
     // (its ACL, recorded when the upload began), else the bucket's owner.
     let object_owner = object_acl::stored(&info.meta)?.map(|acl| acl.owner);
@@ -64,8 +56,8 @@ pub async fn list_parts(
         "ListPartsResult",
         &xml::ListPartsResult {
             xmlns: S3_NAMESPACE,
-            bucket: upload.bucket.to_owned(),
-            key: upload.key.to_owned(),
+            bucket: upload.object.bucket.name.to_owned(),
+            key: upload.object.key.to_owned(),
             upload_id: upload.upload_id.to_owned(),
             part_number_marker: after,
             next_part_number_marker: page.next_marker,
@@ -115,7 +107,7 @@ pub async fn list_multipart_uploads(
     };
     let page = state
         .storage
-        .list_multipart_uploads(owner, bucket, &request)
+        .list_multipart_uploads(BucketRef::new(owner, bucket), &request)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     xml_response(

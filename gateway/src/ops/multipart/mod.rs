@@ -16,7 +16,7 @@ pub use upload::{upload_part, upload_part_copy};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode};
-use storage_client::{NewUpload, Owner, StorageError};
+use storage_client::{BucketRef, NewUpload, Owner, StorageError, UploadRef};
 
 use super::authorise::BucketContext;
 use super::headers::{insert, object_meta_from_request};
@@ -34,30 +34,13 @@ use storage_client::ChecksumType;
 const CHECKSUM_ALGORITHM: &str = "x-amz-checksum-algorithm";
 const CHECKSUM_TYPE: &str = "x-amz-checksum-type";
 
-/// Which upload a request names.
-pub struct UploadRef<'a> {
-    pub bucket: &'a str,
-    pub key: &'a str,
-    pub upload_id: &'a str,
-}
-
-impl<'a> UploadRef<'a> {
-    pub fn new(bucket: &'a str, key: &'a str, upload_id: &'a str) -> Self {
-        Self {
-            bucket,
-            key,
-            upload_id,
+/// The S3 error for a storage failure on `upload`.
+fn upload_error(upload: UploadRef<'_>, err: StorageError) -> S3Error {
+    match err {
+        StorageError::NoSuchUpload | StorageError::InvalidPart(_) => {
+            S3Error::from(err).with("UploadId", upload.upload_id)
         }
-    }
-
-    /// The S3 error for a storage failure on this upload.
-    fn error(&self, err: StorageError) -> S3Error {
-        match err {
-            StorageError::NoSuchUpload | StorageError::InvalidPart(_) => {
-                S3Error::from(err).with("UploadId", self.upload_id)
-            }
-            other => S3Error::from(other).naming(self.bucket, Some(self.key)),
-        }
+        other => S3Error::from(other).naming(upload.object.bucket.name, Some(upload.object.key)),
     }
 }
 
@@ -98,7 +81,7 @@ pub async fn create_multipart_upload(
     };
     let created = state
         .storage
-        .create_multipart_upload(owner, bucket, key, upload)
+        .create_multipart_upload(BucketRef::new(owner, bucket).object(key), upload)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     let mut response = xml_response(
@@ -156,14 +139,13 @@ fn requested_checksum(
 
 pub async fn abort_multipart_upload(
     state: &AppState,
-    owner: &Owner,
     upload: UploadRef<'_>,
 ) -> Result<Response, S3Error> {
     state
         .storage
-        .abort_multipart_upload(owner, upload.bucket, upload.key, upload.upload_id)
+        .abort_multipart_upload(upload)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 

@@ -5,9 +5,9 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{StatusCode, header};
-use storage_client::{Owner, PartCommit};
+use storage_client::{PartCommit, PartNumber, UploadRef};
 
-use super::UploadRef;
+use super::upload_error;
 use crate::auth::Payload;
 use crate::checksum::{ChecksumAlgorithm, Checksummer};
 use crate::error::S3Error;
@@ -26,16 +26,15 @@ use crate::xml::{self, ChecksumValues, S3_NAMESPACE};
 /// upload has one, the request must carry it).
 async fn upload_settings(
     state: &AppState,
-    owner: &Owner,
     parts: &Parts,
-    upload: &UploadRef<'_>,
+    upload: UploadRef<'_>,
 ) -> Result<(Option<ChecksumAlgorithm>, Option<Upload>), S3Error> {
     let customer_key = crate::ops::sse::customer_key(state, parts)?;
     let settings = state
         .storage
-        .part_settings(owner, upload.bucket, upload.key, upload.upload_id)
+        .part_settings(upload)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     let encrypted = Upload::open(
         &settings.meta,
         customer_key.as_ref(),
@@ -46,10 +45,9 @@ async fn upload_settings(
 
 pub async fn upload_part(
     state: &AppState,
-    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
-    number: u16,
+    number: PartNumber,
     payload: &mut Payload,
 ) -> Result<Response, S3Error> {
     let plan = IntegrityPlan::from_headers(&parts.headers)?;
@@ -59,7 +57,7 @@ pub async fn upload_part(
     {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
     }
-    let (required, encrypted) = upload_settings(state, owner, parts, &upload).await?;
+    let (required, encrypted) = upload_settings(state, parts, upload).await?;
     if let (Some(sent), Some(required)) = (plan.algorithm(), required)
         && sent != required
     {
@@ -80,16 +78,9 @@ pub async fn upload_part(
     });
     let mut writer = state
         .storage
-        .create_part(
-            owner,
-            upload.bucket,
-            upload.key,
-            upload.upload_id,
-            number,
-            size_hint,
-        )
+        .create_part(upload, number, size_hint)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     // An encrypted upload's part is sealed on its way in; its ETag is
     // what the single-PUT rule gives (see `Sealed::etag`).
     let received = match &encrypted {
@@ -97,7 +88,7 @@ pub async fn upload_part(
             .await
             .map(|digests| (digests.etag(), digests)),
         Some(encrypted) => {
-            let sealing = Sealing::part(encrypted, number, MAX_OBJECT_SIZE);
+            let sealing = Sealing::part(encrypted, number.get(), MAX_OBJECT_SIZE);
             receive_sealing(&mut writer, payload, summer, sealing, MAX_OBJECT_SIZE)
                 .await
                 .map(|(digests, sealed)| (sealed.etag, digests))
@@ -115,7 +106,7 @@ pub async fn upload_part(
     let part = writer
         .commit_part(upload.upload_id, number, PartCommit { etag, checksum })
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
 
     let mut response = empty_response(StatusCode::OK);
     let out = response.headers_mut();
@@ -134,15 +125,14 @@ pub async fn upload_part(
 /// blocks, so the part stays valid whatever happens to the source later.
 pub async fn upload_part_copy(
     state: &AppState,
-    owner: &Owner,
     parts: &Parts,
     upload: UploadRef<'_>,
-    number: u16,
+    number: PartNumber,
 ) -> Result<Response, S3Error> {
-    let (algorithm, encrypted) = upload_settings(state, owner, parts, &upload).await?;
+    let (algorithm, encrypted) = upload_settings(state, parts, upload).await?;
     // An encrypted source is opened (an SSE-C one with the key in the
     // x-amz-copy-source- SSE-C headers) and copied as its plaintext.
-    let source = CopySource::from_request_opening(state, parts, owner).await?;
+    let source = CopySource::from_request_opening(state, parts, upload.object.owner()).await?;
     let range = source.range(&parts.headers)?;
     if range.end - range.start > MAX_OBJECT_SIZE {
         return Err(S3Error::entity_too_large(MAX_OBJECT_SIZE));
@@ -154,23 +144,23 @@ pub async fn upload_part_copy(
     });
     let mut writer = state
         .storage
-        .create_part(
-            owner,
-            upload.bucket,
-            upload.key,
-            upload.upload_id,
-            number,
-            size_hint,
-        )
+        .create_part(upload, number, size_hint)
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     let summer = Checksummer::new(algorithm);
     let mut sealing = encrypted
         .as_ref()
-        .map(|encrypted| Sealing::part(encrypted, number, MAX_OBJECT_SIZE));
+        .map(|encrypted| Sealing::part(encrypted, number.get(), MAX_OBJECT_SIZE));
     let copied = async {
         let digests = source
-            .copy_into(state, owner, range, &mut writer, summer, sealing.as_mut())
+            .copy_into(
+                state,
+                upload.object.owner(),
+                range,
+                &mut writer,
+                summer,
+                sealing.as_mut(),
+            )
             .await?;
         let etag = match sealing {
             Some(sealing) => sealing.finish(&mut writer, plain_len, &digests).await?.etag,
@@ -190,7 +180,7 @@ pub async fn upload_part_copy(
     let part = writer
         .commit_part(upload.upload_id, number, PartCommit { etag, checksum })
         .await
-        .map_err(|err| upload.error(err))?;
+        .map_err(|err| upload_error(upload, err))?;
     let mut response = xml_response(
         "CopyPartResult",
         &xml::CopyObjectResult {

@@ -8,7 +8,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, Owner, Versioning};
+use storage_client::{BucketDocument, BucketRef, Owner, Versioning};
 
 use super::configuration::Configuration;
 use crate::auth::Payload;
@@ -82,7 +82,7 @@ pub fn requested_at_creation(state: &AppState, headers: &HeaderMap) -> S3Result<
 pub async fn enable_at_creation(state: &AppState, owner: &Owner, bucket: &str) -> S3Result<()> {
     state
         .storage
-        .put_bucket_versioning(owner, bucket, Versioning::Enabled)
+        .put_bucket_versioning(BucketRef::new(owner, bucket), Versioning::Enabled)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     store(state, owner, bucket, &Configuration::default()).await
@@ -131,7 +131,7 @@ pub async fn refuse_suspending(
 async fn require_enabled_versioning(state: &AppState, owner: &Owner, bucket: &str) -> S3Result<()> {
     let versioning = state
         .storage
-        .bucket_versioning(owner, bucket)
+        .bucket_versioning(BucketRef::new(owner, bucket))
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))?;
     match versioning {

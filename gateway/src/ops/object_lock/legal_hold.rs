@@ -47,7 +47,7 @@ pub async fn put_object_legal_hold(
     parts: &Parts,
     payload: &mut Payload,
 ) -> S3Result<Response> {
-    let (owner, bucket, key) = (object.owner(), object.bucket(), object.key());
+    let (target, bucket, key) = (object.object_ref(), object.bucket(), object.key());
     required(state, bucket).await?;
     require_digest(parts)?;
     let body = read_body(parts, payload, MAX_LEGAL_HOLD_BODY).await?;
@@ -58,7 +58,7 @@ pub async fn put_object_legal_hold(
     let change = MetaEntryChange::new(LEGAL_HOLD_ENTRY, Some(status.to_owned()));
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, info.version_id.as_deref(), change)
+        .put_version_meta_entry(target, info.version_id.as_deref(), change)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
     Ok(empty_response(StatusCode::OK))

@@ -76,7 +76,7 @@ pub async fn put_object_retention(
     payload: &mut Payload,
     bypass_governance: bool,
 ) -> S3Result<Response> {
-    let (owner, bucket, key) = (object.owner(), object.bucket(), object.key());
+    let (target, bucket, key) = (object.object_ref(), object.bucket(), object.key());
     required(state, bucket).await?;
     require_digest(parts)?;
     let body = read_body(parts, payload, MAX_RETENTION_BODY).await?;
@@ -98,7 +98,7 @@ pub async fn put_object_retention(
     };
     state
         .storage
-        .put_version_meta_entry(owner, bucket, key, info.version_id.as_deref(), change)
+        .put_version_meta_entry(target, info.version_id.as_deref(), change)
         .await
         .map_err(|err| match err {
             StorageError::PreconditionFailed => S3Error::new(

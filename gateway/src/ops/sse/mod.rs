@@ -277,18 +277,19 @@ mod tests {
 
     fn upload_part(copy: bool) -> Endpoint {
         let (bucket, key, upload_id) = ("b".into(), "k".into(), "u".into());
+        let part_number = storage_client::PartNumber::new(1).unwrap();
         if copy {
             Endpoint::UploadPartCopy {
                 bucket,
                 key,
-                part_number: 1,
+                part_number,
                 upload_id,
             }
         } else {
             Endpoint::UploadPart {
                 bucket,
                 key,
-                part_number: 1,
+                part_number,
                 upload_id,
             }
         }

@@ -231,7 +231,7 @@ mod tests {
 
     use super::*;
     use crate::embedded::om::{EmbeddedOm, OmSettings};
-    use crate::om::{BucketStore, NewBucket, ObjectRef, ObjectStore, OpenKey};
+    use crate::om::{BucketStore, NewBucket, ObjectName, ObjectStore, OpenKey};
     use crate::token::KeyRing;
     use crate::{BlockLocation, NewObject, ObjectMeta, Owner, WriteCondition, WriteIntent};
 
@@ -298,7 +298,11 @@ mod tests {
         };
         om.create_bucket(&owner, bucket).await.unwrap();
         let taken = om
-            .create_object(&owner, ObjectRef::new("b", "taken"), WriteIntent::default())
+            .create_object(
+                &owner,
+                ObjectName::new("b", "taken"),
+                WriteIntent::default(),
+            )
             .await
             .unwrap();
         om.commit_object(&owner, taken.clone(), written(&taken), object("old"))
@@ -318,7 +322,7 @@ mod tests {
             ("k1", absent),
         ] {
             opens.push(
-                om.create_object(&owner, ObjectRef::new("b", key), intent(condition))
+                om.create_object(&owner, ObjectName::new("b", key), intent(condition))
                     .await
                     .unwrap(),
             );
@@ -351,28 +355,28 @@ mod tests {
         assert!(matches!(outcomes[4], Err(StorageError::PreconditionFailed)));
 
         assert_eq!(
-            om.lookup(&owner, &ObjectRef::new("b", "k1"))
+            om.lookup(&owner, &ObjectName::new("b", "k1"))
                 .await
                 .unwrap()
                 .etag,
             "e1"
         );
         assert_eq!(
-            om.lookup(&owner, &ObjectRef::new("b", "k2"))
+            om.lookup(&owner, &ObjectName::new("b", "k2"))
                 .await
                 .unwrap()
                 .etag,
             "e2"
         );
         assert_eq!(
-            om.lookup(&owner, &ObjectRef::new("b", "taken"))
+            om.lookup(&owner, &ObjectName::new("b", "taken"))
                 .await
                 .unwrap()
                 .etag,
             "old"
         );
         assert!(
-            om.lookup(&owner, &ObjectRef::new("b", "bad"))
+            om.lookup(&owner, &ObjectName::new("b", "bad"))
                 .await
                 .is_err()
         );
@@ -398,11 +402,19 @@ mod tests {
         };
         om.create_bucket(&owner, bucket).await.unwrap();
         let first = om
-            .create_object(&owner, ObjectRef::new("b", "first"), WriteIntent::default())
+            .create_object(
+                &owner,
+                ObjectName::new("b", "first"),
+                WriteIntent::default(),
+            )
             .await
             .unwrap();
         let later = om
-            .create_object(&owner, ObjectRef::new("b", "later"), WriteIntent::default())
+            .create_object(
+                &owner,
+                ObjectName::new("b", "later"),
+                WriteIntent::default(),
+            )
             .await
             .unwrap();
         let (applied, applied_rx) = commit_job(&owner, &first, written(&first), object("e1"));
@@ -433,7 +445,7 @@ mod tests {
         assert!(matches!(failed_rx.await.unwrap(), Err(StorageError::Io(_))));
         // Nothing of the abandoned transaction was committed.
         assert!(
-            om.lookup(&owner, &ObjectRef::new("b", "first"))
+            om.lookup(&owner, &ObjectName::new("b", "first"))
                 .await
                 .is_err()
         );

@@ -13,17 +13,17 @@ use super::{
     EmbeddedOm, Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket,
     validate_layout, versions,
 };
+use crate::MAX_PART_NUMBER;
 use crate::embedded::schema::{
     BUCKETS, KEYS, KeyRecord, PARTS, PartRecord, StoredBlock, UPLOADS, UploadRecord, bucket_end,
     decode, encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
 use crate::multipart::{
-    CompleteUpload, MAX_PART_NUMBER, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
-    position,
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo, position,
 };
 use crate::om::{
-    ObjectRef, ObjectStore, OpenKey, PartRef, ScanRange, UploadRef, UploadStore,
+    ObjectName, ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore,
     recorded_parts_are, validate_key,
 };
 use crate::{
@@ -38,7 +38,7 @@ fn new_upload_id() -> String {
     hex::encode(bytes)
 }
 
-fn upload_row(upload: &UploadRef) -> Result<Vec<u8>> {
+fn upload_row(upload: &UploadName) -> Result<Vec<u8>> {
     let (bucket, key, upload_id) = (
         upload.object.bucket.as_str(),
         upload.object.key.as_str(),
@@ -52,7 +52,7 @@ fn upload_row(upload: &UploadRef) -> Result<Vec<u8>> {
     Ok(object_key(bucket, &position(key, upload_id)))
 }
 
-fn upload_names(upload: &UploadRef) -> (&str, &str, &str) {
+fn upload_names(upload: &UploadName) -> (&str, &str, &str) {
     (&upload.object.bucket, &upload.object.key, &upload.upload_id)
 }
 
@@ -133,12 +133,12 @@ impl Inner {
     pub(super) fn create_multipart_upload(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let upload_id = new_upload_id();
-        let row = upload_row(&UploadRef {
+        let row = upload_row(&UploadName {
             object: object.clone(),
             upload_id: upload_id.clone(),
         })?;
@@ -160,7 +160,11 @@ impl Inner {
         Ok(upload_info(bucket, key, &upload_id, record))
     }
 
-    pub(super) fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
+    pub(super) fn multipart_upload(
+        &self,
+        owner: &Owner,
+        upload: &UploadName,
+    ) -> Result<UploadInfo> {
         let (bucket, key, upload_id) = upload_names(upload);
         let row = upload_row(upload)?;
         let txn = self.db.begin_read()?;
@@ -173,7 +177,7 @@ impl Inner {
         &self,
         owner: &Owner,
         open: &OpenKey,
-        part: &PartRef,
+        part: &PartName,
         blocks: &[BlockLocation],
         commit: PartCommit,
     ) -> Result<PartInfo> {
@@ -202,7 +206,7 @@ impl Inner {
         txn: &WriteTransaction,
         owner: &Owner,
         open: &OpenKey,
-        part: &PartRef,
+        part: &PartName,
         blocks: Vec<StoredBlock>,
         commit: PartCommit,
     ) -> Result<PartRecord> {
@@ -243,7 +247,7 @@ impl Inner {
     pub(super) fn list_parts(
         &self,
         owner: &Owner,
-        upload: &UploadRef,
+        upload: &UploadName,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
@@ -271,7 +275,7 @@ impl Inner {
     pub(super) fn complete_multipart_upload(
         &self,
         owner: &Owner,
-        upload_ref: &UploadRef,
+        upload_ref: &UploadName,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
         let (bucket, key, upload_id) = upload_names(upload_ref);
@@ -319,7 +323,7 @@ impl Inner {
         Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
     }
 
-    pub(super) fn abort_multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<()> {
+    pub(super) fn abort_multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<()> {
         let (bucket, _, upload_id) = upload_names(upload);
         let row = upload_row(upload)?;
         let txn = self.write()?;
@@ -443,7 +447,7 @@ impl UploadStore for EmbeddedOm {
     async fn create_multipart_upload(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
         let owner = owner.clone();
@@ -451,14 +455,14 @@ impl UploadStore for EmbeddedOm {
             .await
     }
 
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo> {
         let (owner, upload) = (owner.clone(), upload.clone());
         self.run(move |om| om.multipart_upload(&owner, &upload))
             .await
     }
 
     /// Looks the upload up: `create_part` does not.
-    async fn part_settings(&self, owner: &Owner, upload: &UploadRef) -> Result<PartSettings> {
+    async fn part_settings(&self, owner: &Owner, upload: &UploadName) -> Result<PartSettings> {
         let upload = self.multipart_upload(owner, upload).await?;
         Ok(PartSettings {
             checksum_algorithm: upload.checksum_algorithm,
@@ -471,7 +475,7 @@ impl UploadStore for EmbeddedOm {
     async fn create_part(
         &self,
         owner: &Owner,
-        part: &PartRef,
+        part: &PartName,
         size_hint: Option<u64>,
     ) -> Result<OpenKey> {
         let intent = WriteIntent {
@@ -486,7 +490,7 @@ impl UploadStore for EmbeddedOm {
         &self,
         owner: &Owner,
         open: OpenKey,
-        part: PartRef,
+        part: PartName,
         blocks: Vec<BlockLocation>,
         commit: PartCommit,
     ) -> Result<PartInfo> {
@@ -498,7 +502,7 @@ impl UploadStore for EmbeddedOm {
     async fn list_parts(
         &self,
         owner: &Owner,
-        upload: &UploadRef,
+        upload: &UploadName,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
@@ -510,7 +514,7 @@ impl UploadStore for EmbeddedOm {
     async fn complete_multipart_upload(
         &self,
         owner: &Owner,
-        upload: UploadRef,
+        upload: UploadName,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
         let owner = owner.clone();
@@ -522,7 +526,7 @@ impl UploadStore for EmbeddedOm {
         recorded_parts_are(object, parts)
     }
 
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()> {
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()> {
         let owner = owner.clone();
         self.run(move |om| om.abort_multipart_upload(&owner, &upload))
             .await

@@ -18,7 +18,7 @@ use crate::embedded::schema::{
     encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
-use crate::om::{ObjectRef, ObjectStore, OpenKey, ScanRange, validate_key};
+use crate::om::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
 use crate::token::SecretKey;
 use crate::{
     BlockId, BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange,
@@ -26,7 +26,7 @@ use crate::{
 };
 
 impl Inner {
-    pub(super) fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
+    pub(super) fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let signer = self.signing_key()?;
@@ -40,7 +40,7 @@ impl Inner {
     pub(super) fn lookup_version(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         version_id: &str,
     ) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -59,7 +59,7 @@ impl Inner {
         signer: &SecretKey,
         txn: &WriteTransaction,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         intent: WriteIntent,
     ) -> Result<Result<OpenKey>> {
         let checked = validate_key(&object.key)
@@ -268,7 +268,7 @@ impl Inner {
     pub(super) fn delete_object(
         txn: &WriteTransaction,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         condition: &DeleteCondition,
     ) -> Result<Result<Deleted>> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -308,7 +308,7 @@ impl Inner {
     pub(super) fn put_tags(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         self.rewrite_record(owner, object, |record| {
@@ -321,7 +321,7 @@ impl Inner {
     pub(super) fn put_meta_entry(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         change: MetaEntryChange,
     ) -> Result<()> {
         self.rewrite_record(owner, object, |record| change.apply(&mut record.meta.user))
@@ -334,7 +334,7 @@ impl Inner {
     pub(super) fn rewrite_record(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         change: impl FnOnce(&mut KeyRecord) -> Result<()>,
     ) -> Result<()> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -379,7 +379,7 @@ impl Inner {
 impl ObjectStore for EmbeddedOm {
     /// On the calling thread (see `read_inline`); once per key rotation it
     /// also waits for a durable commit of the new signing key.
-    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
+    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
         let (owner, object) = (owner.clone(), object.clone());
         self.read_inline(move |om| om.lookup(&owner, &object)).await
     }
@@ -392,7 +392,7 @@ impl ObjectStore for EmbeddedOm {
     async fn create_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
         let owner = owner.clone();
@@ -442,7 +442,7 @@ impl ObjectStore for EmbeddedOm {
     async fn delete_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
         let owner = owner.clone();
@@ -456,7 +456,7 @@ impl ObjectStore for EmbeddedOm {
     async fn put_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         let owner = owner.clone();
@@ -466,7 +466,7 @@ impl ObjectStore for EmbeddedOm {
     async fn put_meta_entry(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         change: MetaEntryChange,
     ) -> Result<()> {
         let owner = owner.clone();

@@ -21,7 +21,7 @@ use crate::embedded::schema::{
     NEXT_VERSION_SEQ, StoredVersion, VERSIONING_ENABLED, VERSIONING_SUSPENDED, VERSIONS,
     VersionRecord, bucket_end, decode, encode, object_key, split_version_key, version_key,
 };
-use crate::om::{ObjectRef, ScanRange, VersionStore, validate_key};
+use crate::om::{ObjectName, ScanRange, VersionStore, validate_key};
 use crate::{
     DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
     StorageError, VersionEntry, VersionLock, Versioning,
@@ -124,7 +124,7 @@ fn find(
     keys: &impl Rows,
     current: &impl Rows,
     versions: &impl Rows,
-    object: &ObjectRef,
+    object: &ObjectName,
     id: &str,
 ) -> Result<Option<Found>> {
     let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -300,7 +300,7 @@ pub(super) fn install(
 pub(super) fn add_delete_marker(
     txn: &WriteTransaction,
     owner: &Owner,
-    object: &ObjectRef,
+    object: &ObjectName,
     state: Versioning,
 ) -> Result<Deleted> {
     let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -402,7 +402,7 @@ impl Inner {
     /// `DeleteMarker` if the latest version is one, `NoSuchKey` otherwise.
     pub(super) fn latest(
         txn: &ReadTransaction,
-        object: &ObjectRef,
+        object: &ObjectName,
     ) -> Result<(KeyRecord, Option<String>)> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         let row = object_key(bucket, key.as_bytes());
@@ -431,7 +431,7 @@ impl Inner {
     /// id to answer with (`None` in an unversioned bucket).
     pub(super) fn version(
         txn: &ReadTransaction,
-        object: &ObjectRef,
+        object: &ObjectName,
         id: &str,
     ) -> Result<(KeyRecord, Option<String>)> {
         if read_state(txn, &object.bucket)? == Versioning::Unversioned {
@@ -473,7 +473,7 @@ impl Inner {
     pub(super) fn delete_version(
         txn: &WriteTransaction,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         id: &str,
         bypass_governance: bool,
     ) -> Result<Result<Deleted>> {
@@ -554,7 +554,7 @@ impl Inner {
     pub(super) fn put_version_tags(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         id: &str,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
@@ -568,7 +568,7 @@ impl Inner {
     pub(super) fn put_version_meta_entry(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         id: &str,
         change: MetaEntryChange,
     ) -> Result<()> {
@@ -583,7 +583,7 @@ impl Inner {
     fn rewrite_version(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         id: &str,
         change: impl FnOnce(&mut KeyRecord) -> Result<()>,
     ) -> Result<()> {
@@ -657,7 +657,7 @@ impl Inner {
             Some(id) => match parse_version_id(id)? {
                 Some(seq) => seq,
                 None => {
-                    let object = ObjectRef::new(bucket, &after_key);
+                    let object = ObjectName::new(bucket, &after_key);
                     let null = find(&keys, &current, &versions, &object, NULL_VERSION_ID)?;
                     match null {
                         Some(Found::Other(row, _)) => {
@@ -840,7 +840,7 @@ impl VersionStore for EmbeddedOm {
     async fn lookup_version(
         &self,
         owner: &Owner,
-        object: &ObjectRef,
+        object: &ObjectName,
         version_id: &str,
     ) -> Result<KeyInfo> {
         let (owner, object, id) = (owner.clone(), object.clone(), version_id.to_owned());
@@ -851,7 +851,7 @@ impl VersionStore for EmbeddedOm {
     async fn delete_version(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         bypass_governance: bool,
     ) -> Result<Deleted> {
@@ -868,7 +868,7 @@ impl VersionStore for EmbeddedOm {
     async fn put_version_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
@@ -880,7 +880,7 @@ impl VersionStore for EmbeddedOm {
     async fn put_version_meta_entry(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         version_id: String,
         change: MetaEntryChange,
     ) -> Result<()> {

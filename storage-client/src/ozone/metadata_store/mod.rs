@@ -27,7 +27,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::om::{ObjectRef, OpenKey, ScanRange, UploadRef, UploadStore, validate_key};
+use crate::om::{ObjectName, OpenKey, ScanRange, UploadName, UploadStore, validate_key};
 use crate::{
     BucketInfo, Credential, KeyInfo, ListEntry, Owner, OzoneStorageConfig, Result, StorageError,
     WriteCondition, WriteIntent,
@@ -247,7 +247,7 @@ impl OzoneMetadata {
     /// handle, in facade `bucket`.
     async fn remember(
         &self,
-        object: ObjectRef,
+        object: ObjectName,
         mut open: OzoneOpenKey,
         intent: WriteIntent,
     ) -> OpenKey {
@@ -368,8 +368,8 @@ impl OzoneMetadata {
                 return Ok(());
             }
             for upload in uploads {
-                let upload = UploadRef {
-                    object: ObjectRef::new(bucket, &upload.key),
+                let upload = UploadName {
+                    object: ObjectName::new(bucket, &upload.key),
                     upload_id: upload.upload_id,
                 };
                 match self.abort_multipart_upload(owner, upload).await {
@@ -476,12 +476,12 @@ fn abandoned(open: &OpenKey) -> StorageError {
 }
 
 fn part_number(number: u16) -> Result<u32> {
-    if (1..=crate::multipart::MAX_PART_NUMBER).contains(&number) {
+    if (1..=crate::MAX_PART_NUMBER).contains(&number) {
         Ok(u32::from(number))
     } else {
         Err(StorageError::InvalidArgument(format!(
             "part number {number} outside 1-{}",
-            crate::multipart::MAX_PART_NUMBER
+            crate::MAX_PART_NUMBER
         )))
     }
 }

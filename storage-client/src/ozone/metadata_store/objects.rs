@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
-use crate::om::{ObjectRef, ObjectStore, OpenKey, ScanRange};
+use crate::om::{ObjectName, ObjectStore, OpenKey, ScanRange};
 use crate::ozone::checksum_records::ObjectChecksums;
 use crate::ozone::fso_listing;
 use crate::ozone::object_mapping::{
@@ -18,7 +18,7 @@ use crate::{
 
 #[async_trait]
 impl ObjectStore for OzoneMetadata {
-    async fn lookup(&self, owner: &Owner, object: &ObjectRef) -> Result<KeyInfo> {
+    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         if is_blank(key) {
             return Err(StorageError::NoSuchKey);
@@ -41,7 +41,7 @@ impl ObjectStore for OzoneMetadata {
     async fn create_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         intent: WriteIntent,
     ) -> Result<OpenKey> {
         storable_key(&object.key)?;
@@ -119,7 +119,7 @@ impl ObjectStore for OzoneMetadata {
     async fn delete_object(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
         if !condition.is_none() {
@@ -149,7 +149,7 @@ impl ObjectStore for OzoneMetadata {
     async fn put_tags(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         tags: Vec<(String, String)>,
     ) -> Result<()> {
         if is_blank(&object.key) {
@@ -173,7 +173,7 @@ impl ObjectStore for OzoneMetadata {
     async fn put_meta_entry(
         &self,
         _owner: &Owner,
-        _object: ObjectRef,
+        _object: ObjectName,
         _change: MetaEntryChange,
     ) -> Result<()> {
         Err(StorageError::NotImplemented(

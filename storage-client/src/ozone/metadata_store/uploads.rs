@@ -11,7 +11,7 @@ use crate::multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
     position as upload_position,
 };
-use crate::om::{ObjectRef, OpenKey, PartRef, ScanRange, UploadRef, UploadStore};
+use crate::om::{ObjectName, OpenKey, PartName, ScanRange, UploadName, UploadStore};
 use crate::ozone::checksum_records::{ObjectChecksums, UploadSettings};
 use crate::ozone::model::OpenPart;
 use crate::ozone::object_mapping::{
@@ -24,7 +24,7 @@ impl UploadStore for OzoneMetadata {
     async fn create_multipart_upload(
         &self,
         owner: &Owner,
-        object: ObjectRef,
+        object: ObjectName,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
         storable_key(&object.key)?;
@@ -58,7 +58,7 @@ impl UploadStore for OzoneMetadata {
         })
     }
 
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadRef) -> Result<UploadInfo> {
+    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo> {
         let (bucket, key, upload_id) = (
             upload.object.bucket.as_str(),
             upload.object.key.as_str(),
@@ -119,7 +119,7 @@ impl UploadStore for OzoneMetadata {
     /// in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart sends it
     /// only the part's own commands (CreateKey, AllocateBlock,
     /// CommitMultipartUploadPart), as Ozone's own S3 gateway does.
-    async fn part_settings(&self, _owner: &Owner, upload: &UploadRef) -> Result<PartSettings> {
+    async fn part_settings(&self, _owner: &Owner, upload: &UploadName) -> Result<PartSettings> {
         let settings = self.checksums.upload(&upload.upload_id).await?;
         Ok(PartSettings {
             checksum_algorithm: settings.algorithm,
@@ -130,7 +130,7 @@ impl UploadStore for OzoneMetadata {
     async fn create_part(
         &self,
         owner: &Owner,
-        part: &PartRef,
+        part: &PartName,
         size_hint: Option<u64>,
     ) -> Result<OpenKey> {
         let object = &part.upload.object;
@@ -156,7 +156,7 @@ impl UploadStore for OzoneMetadata {
         &self,
         owner: &Owner,
         open: OpenKey,
-        part: PartRef,
+        part: PartName,
         blocks: Vec<BlockLocation>,
         commit: PartCommit,
     ) -> Result<PartInfo> {
@@ -195,7 +195,7 @@ impl UploadStore for OzoneMetadata {
     async fn list_parts(
         &self,
         owner: &Owner,
-        upload: &UploadRef,
+        upload: &UploadName,
         after: u16,
         limit: usize,
     ) -> Result<Vec<PartInfo>> {
@@ -238,7 +238,7 @@ impl UploadStore for OzoneMetadata {
     async fn complete_multipart_upload(
         &self,
         owner: &Owner,
-        upload: UploadRef,
+        upload: UploadName,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
         let (bucket, key, upload_id) = (
@@ -316,7 +316,7 @@ impl UploadStore for OzoneMetadata {
             && object.etag == ozone_multipart_etag(parts)
     }
 
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadRef) -> Result<()> {
+    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()> {
         self.om
             .abort_multipart(
                 &owner.access_key,

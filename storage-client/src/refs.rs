@@ -1,0 +1,112 @@
+//! What a facade call acts on, named once: a bucket as the gateway judged
+//! it, an object in it, an upload of that object, a part number, a tag
+//! set.
+//!
+//! The references borrow: the gateway holds the owner it judged and the
+//! names the request carried, so naming an object costs no allocation on
+//! the hot path (GET, HEAD, PUT), and they are `Copy` so one value can be
+//! passed to each call of a request.
+
+use crate::{Owner, Result, StorageError};
+
+/// S3's part numbers run from 1 to this.
+pub const MAX_PART_NUMBER: u16 = 10_000;
+
+/// A bucket together with the [`Owner`] the gateway's decision judged for
+/// it: every bucket-scoped call takes this one value, so an owner never
+/// travels apart from the bucket it was judged for. Whatever else comes to
+/// scope a bucket's name (a tenant's volume, say) is added here, and no
+/// call site changes shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BucketRef<'a> {
+    pub owner: &'a Owner,
+    pub name: &'a str,
+}
+
+impl<'a> BucketRef<'a> {
+    pub fn new(owner: &'a Owner, name: &'a str) -> Self {
+        Self { owner, name }
+    }
+
+    /// The object under `key` in this bucket.
+    pub fn object(self, key: &'a str) -> ObjectRef<'a> {
+        ObjectRef { bucket: self, key }
+    }
+}
+
+/// One object: its bucket (with the owner judged) and its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectRef<'a> {
+    pub bucket: BucketRef<'a>,
+    pub key: &'a str,
+}
+
+impl<'a> ObjectRef<'a> {
+    /// The owner judged for the object's bucket.
+    pub fn owner(self) -> &'a Owner {
+        self.bucket.owner
+    }
+
+    /// The multipart upload `upload_id` of this object.
+    pub fn upload(self, upload_id: &'a str) -> UploadRef<'a> {
+        UploadRef {
+            object: self,
+            upload_id,
+        }
+    }
+}
+
+/// One multipart upload of one object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UploadRef<'a> {
+    pub object: ObjectRef<'a>,
+    pub upload_id: &'a str,
+}
+
+/// A part number S3 allows: 1 to [`MAX_PART_NUMBER`]. Made only by
+/// [`PartNumber::new`], so a call that takes one need not check it again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PartNumber(u16);
+
+impl PartNumber {
+    /// `InvalidArgument` outside 1 to [`MAX_PART_NUMBER`].
+    pub fn new(number: u16) -> Result<Self> {
+        if (1..=MAX_PART_NUMBER).contains(&number) {
+            Ok(Self(number))
+        } else {
+            Err(StorageError::InvalidArgument(format!(
+                "part number {number} is not between 1 and {MAX_PART_NUMBER}"
+            )))
+        }
+    }
+
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_numbers_are_those_s3_allows() {
+        assert_eq!(PartNumber::new(1).unwrap().get(), 1);
+        assert_eq!(PartNumber::new(10_000).unwrap().get(), 10_000);
+        for refused in [0, 10_001, u16::MAX] {
+            assert!(matches!(
+                PartNumber::new(refused),
+                Err(StorageError::InvalidArgument(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn references_nest_without_copying_names() {
+        let owner = Owner::new("AK");
+        let upload = BucketRef::new(&owner, "b").object("k").upload("u");
+        assert_eq!(upload.object.owner(), &owner);
+        assert_eq!(upload.object.bucket.name, "b");
+        assert_eq!((upload.object.key, upload.upload_id), ("k", "u"));
+    }
+}
