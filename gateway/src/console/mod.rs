@@ -671,3 +671,64 @@ fn signing_failed(why: String) -> Refusal {
         format!("The console could not sign the request: {why}"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut builder = http::Request::builder().uri("/_s3gw/console/s3/");
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(()).expect("request").into_parts().0
+    }
+
+    #[test]
+    fn only_well_formed_session_cookies_count() {
+        let id = "ab".repeat(32);
+        let cookies = format!("other=1; s3gw_console=short; s3gw_console={id}; s3gw_console=");
+        let parts = parts(&[("cookie", &cookies)]);
+        assert_eq!(cookie_values(&parts.headers), vec![id]);
+        assert!(cookie_values(&self::parts(&[]).headers).is_empty());
+    }
+
+    #[test]
+    fn other_origins_are_refused() {
+        let ok = [
+            vec![("host", "gw:9878")],
+            vec![("host", "gw:9878"), ("origin", "http://gw:9878")],
+            vec![("host", "gw:9878"), ("sec-fetch-site", "same-origin")],
+        ];
+        for headers in ok {
+            assert!(same_origin(&parts(&headers)).is_ok(), "{headers:?}");
+        }
+        let refused = [
+            vec![("host", "gw:9878"), ("origin", "http://evil:9878")],
+            vec![("host", "gw:9878"), ("origin", "null")],
+            vec![("host", "gw:9878"), ("sec-fetch-site", "same-site")],
+            vec![("host", "gw:9878"), ("sec-fetch-site", "cross-site")],
+        ];
+        for headers in refused {
+            assert!(same_origin(&parts(&headers)).is_err(), "{headers:?}");
+        }
+    }
+
+    #[test]
+    fn the_s3_twin_keeps_only_what_s3_reads() {
+        for kept in ["content-type", "range", "x-amz-meta-a", "x-amz-tagging"] {
+            assert!(forwarded(&HeaderName::from_static(kept)), "{kept}");
+        }
+        for dropped in [
+            "cookie",
+            "origin",
+            "authorization",
+            "x-csrf-token",
+            "x-amz-date",
+            "x-amz-content-sha256",
+            "x-amz-security-token",
+        ] {
+            assert!(!forwarded(&HeaderName::from_static(dropped)), "{dropped}");
+        }
+    }
+}
