@@ -21,6 +21,7 @@ pub mod auth;
 pub mod checksum;
 pub mod client_address;
 pub mod config;
+pub mod console;
 pub mod credentials_file;
 pub mod error;
 pub mod host;

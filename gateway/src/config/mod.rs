@@ -90,10 +90,21 @@ pub struct Config {
     /// Whether SSE-C keys are accepted over plain HTTP (they always are
     /// over TLS).
     pub sse_c_over_http: bool,
+    /// The web console (docs/console.md), if `console` is on.
+    pub console: Option<ConsoleSettings>,
     /// SSE-S3's master keys from `sse_master_key_file`; unset, the
     /// embedded back end generates its own at start.
     pub sse_master_keys: Option<Keyring>,
     pub limits: Limits,
+}
+
+/// The web console's session timeouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// A session unused this long ends.
+    pub idle: Duration,
+    /// A session ends this long after its sign-in.
+    pub max: Duration,
 }
 
 /// How log lines are written to stderr.
@@ -444,6 +455,17 @@ impl Layer {
         let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
         let sse_c_over_http = self.flag("sse_c_over_http")?.unwrap_or(false);
+        let console = match self.flag("console")?.unwrap_or(false) {
+            false => None,
+            true => Some(ConsoleSettings {
+                idle: self
+                    .duration("console_session_idle")?
+                    .unwrap_or_else(|| unreachable!("console_session_idle has a default")),
+                max: self
+                    .duration("console_session_max")?
+                    .unwrap_or_else(|| unreachable!("console_session_max has a default")),
+            }),
+        };
         let sse_master_keys = self
             .get("sse_master_key_file")
             .map(|s| {
@@ -492,6 +514,7 @@ impl Layer {
             tls,
             sigv2,
             sse_c_over_http,
+            console,
             sse_master_keys,
             limits,
         })

@@ -33,6 +33,7 @@ use tokio::net::TcpListener;
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::client_address::TrustedProxies;
 use crate::config::{Backend, Config, Limits};
+use crate::console::Console;
 use crate::lifecycle::worker::Worker;
 use crate::sse::keyring::Keyring;
 use crate::state::AppState;
@@ -45,6 +46,8 @@ struct Shared {
     app: Arc<AppState>,
     metrics: Arc<Metrics>,
     ids: request_id::RequestIds,
+    /// The web console, if `console` is on.
+    console: Option<Console>,
     /// Set when the server is told to stop: `/ready` fails from then on.
     draining: Arc<AtomicBool>,
 }
@@ -152,6 +155,14 @@ impl Gateway {
             app: Arc::new(state),
             metrics,
             ids: request_id::RequestIds::new(),
+            console: config.console.map(|settings| {
+                Console::new(
+                    settings,
+                    config.tls.is_some(),
+                    config.region.clone(),
+                    config.domain.clone(),
+                )
+            }),
             draining: Arc::default(),
         };
         Ok(Self {

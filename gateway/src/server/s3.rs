@@ -12,10 +12,12 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Method, Version, header};
 
 use crate::admin;
+use crate::console::Console;
 use crate::error::S3Error;
 use crate::state::AppState;
 use crate::{ops, router};
@@ -85,7 +87,13 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let (parts, body) = request.into_parts();
     let (body, body_read) = body_tracker::track(body, shared.metrics.bytes_in());
     let (served, mut response) = render(
-        serve(&shared.app, &parts, body, record.access.is_some()),
+        serve(
+            &shared.app,
+            shared.console.as_ref(),
+            &parts,
+            body,
+            record.access.is_some(),
+        ),
         &parts,
         &request_id.id,
     )
@@ -164,9 +172,40 @@ async fn render(
     }
 }
 
-/// The admin API or the S3 service; says what the request was, with its
-/// bucket and its caller if it is `logged`.
+/// The console (when on), the admin API or the S3 service; says what the
+/// request was, with its bucket and its caller if it is `logged`.
 async fn serve(
+    state: &AppState,
+    console: Option<&Console>,
+    parts: &Parts,
+    body: Body,
+    logged: bool,
+) -> (Served, Result<Response, S3Error>) {
+    let Some(console) = console else {
+        return serve_api(state, parts, body, logged).await;
+    };
+    if console.claims(parts) {
+        // The console's requests, re-signed, go where any other would.
+        let dispatch = |parts: Parts, body: Body| -> BoxFuture<'_, Result<Response, S3Error>> {
+            Box::pin(async move { serve_api(state, &parts, body, false).await.1 })
+        };
+        let response = console.serve(parts, body, &dispatch).await;
+        let served = Served {
+            operation: Operation::ADMIN,
+            bucket: None,
+            caller: None,
+        };
+        return (served, Ok(response));
+    }
+    let (served, mut result) = serve_api(state, parts, body, logged).await;
+    if let Ok(response) = &mut result {
+        Console::sandbox(response);
+    }
+    (served, result)
+}
+
+/// The admin API or the S3 service.
+async fn serve_api(
     state: &AppState,
     parts: &Parts,
     body: Body,

@@ -1,0 +1,468 @@
+"""The web console (`console = true`, docs/console.md): its sign-in and sessions, its
+proxy (every action an S3 request signed as the session's key), its security headers,
+and the page itself in headless Chromium (Debian's `chromium`, driven by Playwright).
+
+Plain HTTP (requests) where a browser adds nothing; Chromium for what only a browser
+shows: the upload's progress events, share links opened elsewhere, CSRF from another
+origin's form, XSS through names and metadata, and framing."""
+
+import os
+import re
+import shutil
+import uuid
+
+import pytest
+import requests
+from playwright.sync_api import expect, sync_playwright
+
+from browser import PageServer
+from conftest import external_endpoint, make_s3_client, start_server
+from sigv4 import Credentials
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+XSS_NAME = "<img src=x onerror=alert(1)>"
+XSS_META = "<img src=x onerror=alert(2)><script>alert(3)</script>"
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory):
+    """A gateway of its own with the console on."""
+    if external_endpoint() is not None:
+        pytest.skip("starts its own server with the console on (S3_ENDPOINT is set)")
+    server = start_server(tmp_path_factory, "console", ["--console", "true"])
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def url(server, path=""):
+    return f"{server.endpoint}/_s3gw/console/{path}"
+
+
+def root_s3(server):
+    return make_s3_client(server.endpoint, Credentials(server.access_key, server.secret_key))
+
+
+def sign_in(server, access_key, secret_key, session=None):
+    """A requests session signed in to the console, and its CSRF header."""
+    session = session or requests.Session()
+    answer = session.post(url(server, "api/session"), json={"access_key": access_key, "secret_key": secret_key})
+    assert answer.status_code == 200, answer.text
+    return session, {"X-CSRF-Token": answer.json()["csrf_token"]}
+
+
+def sign_in_root(server):
+    return sign_in(server, server.access_key, server.secret_key)
+
+
+def new_bucket(hint):
+    return f"console-{hint}-{uuid.uuid4().hex[:8]}"
+
+
+# ---- Plain HTTP ----
+
+
+def test_console_is_off_by_default(managed_target):
+    answer = requests.get(managed_target.endpoint + "/_s3gw/console/")
+    assert answer.status_code == 403, answer.text
+    assert "text/html" not in answer.headers.get("Content-Type", "")
+
+
+def test_pages_carry_a_strict_policy(console):
+    for path in ["", "app.js", "app.css"]:
+        answer = requests.get(url(console, path))
+        assert answer.status_code == 200, path
+        assert answer.headers["Content-Security-Policy"] == PAGE_CSP
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+        assert answer.headers["Referrer-Policy"] == "no-referrer"
+    assert "javascript" in requests.get(url(console, "app.js")).headers["Content-Type"]
+    redirect = requests.get(console.endpoint + "/_s3gw/console", allow_redirects=False)
+    assert redirect.status_code == 308 and redirect.headers["Location"] == "/_s3gw/console/"
+    assert requests.get(url(console, "nothing.html")).status_code == 404
+
+
+def test_the_page_never_builds_html_from_data():
+    app = open(os.path.join(os.path.dirname(__file__), "..", "gateway", "console", "app.js")).read()
+    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("]:
+        assert sink not in app, sink
+
+
+def test_sign_in_sets_a_strict_cookie_with_a_new_id_each_time(console):
+    session = requests.Session()
+    # A session id planted before sign-in (fixation) is replaced, never adopted.
+    planted = "ab" * 32
+    session.cookies.set("s3gw_console", planted, path="/_s3gw/console/")
+    ids = []
+    for _ in range(2):
+        answer = session.post(url(console, "api/session"),
+                              json={"access_key": console.access_key, "secret_key": console.secret_key})
+        assert answer.status_code == 200, answer.text
+        cookie = answer.headers["Set-Cookie"]
+        attributes = [part.strip() for part in cookie.split(";")]
+        assert "HttpOnly" in attributes and "SameSite=Strict" in attributes
+        assert "Path=/_s3gw/console/" in attributes
+        assert "Secure" not in attributes  # plain HTTP: a Secure cookie would never come back
+        ids.append(re.match(r"s3gw_console=([0-9a-f]{64});", cookie).group(1))
+        assert answer.json()["access_key"] == console.access_key
+        assert "secret" not in answer.text
+    assert planted not in ids and ids[0] != ids[1]
+    # The first id ended when the second sign-in replaced it.
+    old = requests.get(url(console, "api/session"), cookies={"s3gw_console": ids[0]})
+    assert old.status_code == 401
+    now = requests.get(url(console, "api/session"), cookies={"s3gw_console": ids[1]})
+    assert now.status_code == 200 and now.json()["access_key"] == console.access_key
+
+
+def test_a_wrong_secret_or_a_form_cannot_sign_in(console):
+    wrong = requests.post(url(console, "api/session"), json={"access_key": console.access_key, "secret_key": "x"})
+    assert wrong.status_code == 403 and wrong.json()["code"] == "SignInRefused"
+    assert "Set-Cookie" not in wrong.headers
+    form = requests.post(url(console, "api/session"),
+                         data={"access_key": console.access_key, "secret_key": console.secret_key})
+    assert form.status_code == 415
+    for body in ["{", "[]", '{"access_key": 1}', '{"access_key": "", "secret_key": ""}']:
+        answer = requests.post(url(console, "api/session"), data=body,
+                               headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400, body
+
+
+def test_every_api_call_needs_the_csrf_token_and_this_origin(console):
+    session, csrf = sign_in_root(console)
+    name = new_bucket("csrf")
+    for method in ["GET", "PUT", "DELETE", "POST"]:
+        missing = session.request(method, url(console, f"s3/{name}"))
+        assert missing.status_code == 403 and missing.json()["code"] == "InvalidCsrfToken", method
+        wrong = session.request(method, url(console, f"s3/{name}"), headers={"X-CSRF-Token": "0" * 64})
+        assert wrong.status_code == 403, method
+    other_origin = session.put(url(console, f"s3/{name}"), headers={**csrf, "Origin": "http://evil.example"})
+    assert other_origin.status_code == 403 and other_origin.json()["code"] == "CrossOriginRefused"
+    cross_site = session.put(url(console, f"s3/{name}"), headers={**csrf, "Sec-Fetch-Site": "cross-site"})
+    assert cross_site.status_code == 403
+    # None of it made the bucket; the token and the right origin do.
+    assert name not in [b["Name"] for b in root_s3(console).list_buckets()["Buckets"]]
+    same_origin = session.put(url(console, f"s3/{name}"), headers={**csrf, "Origin": console.endpoint})
+    assert same_origin.status_code == 200, same_origin.text
+    assert session.delete(url(console, f"s3/{name}"), headers=csrf).status_code == 204
+
+
+def test_the_proxy_is_s3_signed_as_the_session_key(console):
+    session, csrf = sign_in_root(console)
+    name = new_bucket("proxy")
+    assert session.put(url(console, f"s3/{name}"), headers=csrf).status_code == 200
+    key = "dir/a b+c%.txt"
+    put = session.put(url(console, f"s3/{name}/dir/a%20b%2Bc%25.txt"), data=b"hello",
+                      headers={**csrf, "x-amz-meta-note": XSS_META, "Content-Type": "text/html"})
+    assert put.status_code == 200, put.text
+    head = root_s3(console).head_object(Bucket=name, Key=key)
+    assert head["Metadata"]["note"] == XSS_META
+    listing = session.get(url(console, f"s3/{name}?list-type=2&delimiter=%2F&prefix=dir%2F"), headers=csrf)
+    assert listing.status_code == 200 and "<Key>dir/a b+c%.txt</Key>" in listing.text
+    # An object read through the proxy never runs as a page of the console's origin.
+    got = session.get(url(console, f"s3/{name}/dir/a%20b%2Bc%25.txt"), headers=csrf)
+    assert got.content == b"hello"
+    assert got.headers["Content-Security-Policy"].startswith("sandbox")
+    # The server's own validation error reaches the page (the policy editor shows it).
+    bad_policy = session.put(url(console, f"s3/{name}?policy"), data="{not json", headers=csrf)
+    assert bad_policy.status_code == 400 and "<Code>MalformedPolicy</Code>" in bad_policy.text
+    versioning = session.put(
+        url(console, f"s3/{name}?versioning"), headers=csrf,
+        data='<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+             "<Status>Enabled</Status></VersioningConfiguration>")
+    assert versioning.status_code == 200, versioning.text
+    assert root_s3(console).get_bucket_versioning(Bucket=name)["Status"] == "Enabled"
+    # The console cannot be told to send a signature of the caller's own.
+    forged = session.get(url(console, f"s3/{name}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=00"),
+                         headers=csrf)
+    assert forged.status_code == 400
+
+
+def test_share_links_are_presigned_and_bounded(console):
+    session, csrf = sign_in_root(console)
+    name = new_bucket("share")
+    assert session.put(url(console, f"s3/{name}"), headers=csrf).status_code == 200
+    assert session.put(url(console, f"s3/{name}/report.html"), data=b"<script>1</script>",
+                       headers={**csrf, "Content-Type": "text/html"}).status_code == 200
+    for expires in [0, 7 * 86400 + 1]:
+        refused = session.post(url(console, "api/presign"), headers=csrf,
+                               json={"bucket": name, "key": "report.html", "expires": expires})
+        assert refused.status_code == 400 and refused.json()["code"] == "InvalidExpiry"
+    link = session.post(url(console, "api/presign"), headers=csrf,
+                        json={"bucket": name, "key": "report.html", "expires": 7 * 86400, "download": True})
+    assert link.status_code == 200, link.text
+    got = requests.get(console.endpoint + link.json()["url"])  # no cookie, no credentials
+    assert got.status_code == 200 and got.content == b"<script>1</script>"
+    assert got.headers["Content-Disposition"].startswith("attachment")
+    # S3's own answers, while the console is on, run as an opaque origin at most.
+    assert got.headers["Content-Security-Policy"].startswith("sandbox")
+    no_csrf = session.post(url(console, "api/presign"), json={"bucket": name, "key": "report.html", "expires": 60})
+    assert no_csrf.status_code == 403
+
+
+def test_a_second_key_sees_nothing_of_the_first(console):
+    session, csrf = sign_in_root(console)
+    name = new_bucket("mine")
+    assert session.put(url(console, f"s3/{name}"), headers=csrf).status_code == 200
+    other = console.create_key(f"console-other-{uuid.uuid4().hex[:6]}")
+    theirs, their_csrf = sign_in(console, other["access_key"], other["secret_key"])
+    listing = theirs.get(url(console, "s3/"), headers=their_csrf)
+    assert listing.status_code == 200 and "<Bucket>" not in listing.text
+    refused = theirs.get(url(console, f"s3/{name}?list-type=2"), headers=their_csrf)
+    assert refused.status_code == 403 and "<Code>AccessDenied</Code>" in refused.text
+    # Nor does the console give it the admin API.
+    keys = theirs.get(url(console, "admin/keys"), headers=their_csrf)
+    assert keys.status_code == 403
+    assert session.get(url(console, "admin/keys"), headers=csrf).status_code == 200
+
+
+def test_a_deleted_keys_session_is_refused(console):
+    key = console.create_key(f"console-gone-{uuid.uuid4().hex[:6]}")
+    session, csrf = sign_in(console, key["access_key"], key["secret_key"])
+    assert session.get(url(console, "s3/"), headers=csrf).status_code == 200
+    console.admin("keys", "delete", key["access_key"])
+    ended = session.get(url(console, "s3/"), headers=csrf)
+    assert ended.status_code == 401 and ended.json()["code"] == "SessionEnded"
+    assert session.get(url(console, "s3/"), headers=csrf).json()["code"] == "NoSession"
+    # Deleted through the console by root: the key's sessions end at once.
+    key = console.create_key(f"console-gone-{uuid.uuid4().hex[:6]}")
+    victim, victim_csrf = sign_in(console, key["access_key"], key["secret_key"])
+    root, root_csrf = sign_in_root(console)
+    assert root.delete(url(console, f"admin/keys/{key['access_key']}"), headers=root_csrf).status_code == 204
+    assert victim.get(url(console, "api/session")).status_code == 401
+
+
+def test_sign_out_ends_the_session(console):
+    session, csrf = sign_in_root(console)
+    cookie = session.cookies.get("s3gw_console")
+    out = session.delete(url(console, "api/session"), headers=csrf)
+    assert out.status_code == 204 and "Max-Age=0" in out.headers["Set-Cookie"]
+    again = requests.get(url(console, "s3/"), headers=csrf, cookies={"s3gw_console": cookie})
+    assert again.status_code == 401
+
+
+# ---- Chromium ----
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    if not CHROMIUM:
+        pytest.skip("needs Chromium (Debian's chromium package)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Page:
+    """A page of the console in a fresh browser context, with what it showed: dialogs
+    (confirm() is accepted), console errors, and the upload progress events."""
+
+    def __init__(self, chromium, server):
+        self.context = chromium.new_context(accept_downloads=True)
+        self.context.add_init_script(
+            "document.addEventListener('s3gw-upload-progress',"
+            " e => (window.__progress = window.__progress || []).push(e.detail));")
+        self.page = self.context.new_page()
+        self.dialogs = []
+        self.page.on("dialog", self.on_dialog)
+        self.server = server
+
+    def on_dialog(self, dialog):
+        self.dialogs.append((dialog.type, dialog.message))
+        dialog.accept()
+
+    def sign_in(self, access_key, secret_key):
+        page = self.page
+        page.goto(url(self.server))
+        page.fill("#access-key", access_key)
+        page.fill("#secret-key", secret_key)
+        page.click("#sign-in button[type=submit]")
+        page.wait_for_selector("#buckets:not([hidden])")
+
+    def open_bucket(self, name):
+        self.page.click(f'#bucket-list li[data-bucket="{name}"] button.open')
+        self.page.wait_for_selector("#browser:not([hidden])")
+        expect(self.page.locator("#bucket-name")).to_have_text(name)
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def page(chromium, console):
+    opened = Page(chromium, console)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_browser_upload_browse_share_settings_and_sign_out(page, console, chromium, tmp_path):
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    name = new_bucket("browser")
+    p.fill("#new-bucket", name)
+    p.click("#create-bucket button[type=submit]")
+    p.wait_for_selector(f'#bucket-list li[data-bucket="{name}"]')
+    page.open_bucket(name)
+
+    # A 20 MB upload: multipart (over 16 MiB), its progress reported as it goes.
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(20 * MIB))
+    small = tmp_path / "hello.txt"
+    small.write_bytes(b"hello from the console\n")
+    p.set_input_files("#upload", [str(big), str(small)])
+    p.wait_for_selector('#uploads li.done[data-key="hello.txt"]', timeout=120_000)
+    events = [e for e in p.evaluate("window.__progress") if e["name"] == "big.bin"]
+    loaded = [e["loaded"] for e in events]
+    assert loaded == sorted(loaded) and loaded[-1] == 20 * MIB, loaded
+    assert any(0 < n < 20 * MIB for n in loaded), "no progress between start and end"
+    assert all(e["total"] == 20 * MIB for e in events)
+    head = root_s3(console).head_object(Bucket=name, Key="big.bin")
+    assert head["ContentLength"] == 20 * MIB and head["ETag"].endswith('-3"')
+
+    # Browse: a folder, paged by continuation token (50 a page).
+    s3 = root_s3(console)
+    for i in range(51):
+        s3.put_object(Bucket=name, Key=f"many/{i:03d}", Body=b"x")
+    p.click("#back")
+    page.open_bucket(name)
+    p.wait_for_selector('tr.object[data-key="big.bin"]')
+    p.click('tr.folder[data-prefix="many/"]')
+    p.wait_for_selector('tr.object[data-key="many/049"]')
+    assert p.locator("tr.object").count() == 50
+    p.click("#more")
+    p.wait_for_selector('tr.object[data-key="many/050"]')
+    assert p.locator("#more").is_hidden()
+    p.click("tr.folder.up td")
+    p.wait_for_selector('tr.object[data-key="hello.txt"]')
+
+    # Download: an attachment from the console's origin.
+    with p.expect_download() as download:
+        p.click('tr.object[data-key="hello.txt"] button.download')
+    assert download.value.suggested_filename == "hello.txt"
+    assert download.value.url.startswith(console.endpoint + "/")
+
+    # Share: the link opens in a second context that has no session.
+    p.select_option("#expiry", "86400")
+    p.click('tr.object[data-key="hello.txt"] button.share')
+    expect(p.locator("#share-url")).not_to_have_value("")
+    link = p.input_value("#share-url")
+    assert "X-Amz-Expires=86400" in link
+    stranger = chromium.new_context()
+    try:
+        assert stranger.cookies() == []
+        other = stranger.new_page()
+        answer = other.goto(link)
+        assert answer.status == 200
+        assert answer.body() == b"hello from the console\n"
+    finally:
+        stranger.close()
+
+    # A bucket setting (versioning) and the policy editor's server error.
+    p.click("#settings summary")
+    p.check("#versioning")
+    expect(p.locator("#status")).to_have_text("Versioning enabled.")
+    assert s3.get_bucket_versioning(Bucket=name)["Status"] == "Enabled"
+    p.fill("#policy", '{"Version": "2012-10-17", "Statement": [')
+    p.click("#save-policy")
+    expect(p.locator("#policy-error")).not_to_have_text("")
+    assert p.text_content("#policy-error").startswith("MalformedPolicy")
+
+    # Delete a prefix: the count is asked first.
+    p.click('tr.folder[data-prefix="many/"]')
+    p.wait_for_selector('tr.object[data-key="many/000"]')
+    p.click("#delete-prefix")
+    expect(p.locator("#status")).to_have_text("Deleted 51 objects.", timeout=60_000)
+    assert ("confirm", "Delete 51 objects under many/?") in page.dialogs
+    assert s3.list_objects_v2(Bucket=name, Prefix="many/")["KeyCount"] == 0
+
+    # Sign out: the cookie's session is gone, and the page shows the sign-in.
+    cookie = [c["value"] for c in page.context.cookies() if c["name"] == "s3gw_console"][0]
+    p.click("#sign-out")
+    p.wait_for_selector("#sign-in:not([hidden])")
+    assert requests.get(url(console, "api/session"), cookies={"s3gw_console": cookie}).status_code == 401
+
+
+def test_browser_renders_names_and_metadata_as_text(page, console):
+    name = new_bucket("xss")
+    s3 = root_s3(console)
+    s3.create_bucket(Bucket=name)
+    s3.put_object(Bucket=name, Key=XSS_NAME, Body=b"x", Metadata={"note": XSS_META})
+    s3.put_object_tagging(Bucket=name, Key=XSS_NAME,
+                          Tagging={"TagSet": [{"Key": "t", "Value": "<b>bold</b>"}]})
+    p = page.page
+    console_messages = []
+    p.on("console", lambda message: console_messages.append(message.text))
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    row = p.wait_for_selector(f"tr.object[data-key={XSS_NAME!r}]".replace("'", '"'))
+    assert row.query_selector("td.name").text_content() == XSS_NAME
+    row.query_selector("button.info").click()
+    p.wait_for_selector("#details:not([hidden])")
+    details = p.text_content("#details-list")
+    assert XSS_META in details and "<b>bold</b>" in details
+    assert p.text_content("#details-key") == XSS_NAME
+    # Nothing became markup, nothing ran.
+    assert p.locator("#objects img, #details img, #details script, #details b").count() == 0
+    assert page.dialogs == []
+    assert not any("Content Security Policy" in m for m in console_messages), console_messages
+
+
+def test_browser_second_key_sees_nothing_and_a_deleted_keys_session_ends(page, console):
+    s3 = root_s3(console)
+    name = new_bucket("private")
+    s3.create_bucket(Bucket=name)
+    key = console.create_key(f"console-browser-{uuid.uuid4().hex[:6]}")
+    p = page.page
+    page.sign_in(key["access_key"], key["secret_key"])
+    assert p.locator("#bucket-list li").count() == 0
+    console.admin("keys", "delete", key["access_key"])
+    p.fill("#new-bucket", new_bucket("after"))
+    p.click("#create-bucket button[type=submit]")
+    p.wait_for_selector("#sign-in:not([hidden])")
+    assert p.text_content("#status").startswith("SessionEnded")
+
+
+def test_a_form_from_another_origin_changes_nothing(page, console):
+    name = new_bucket("csrf-form")
+    s3 = root_s3(console)
+    s3.create_bucket(Bucket=name)
+    page.sign_in(console.access_key, console.secret_key)
+    target = url(console, f"s3/{name}/planted?uploads")
+    other = PageServer(
+        f'<form id="f" method="POST" action="{target}" enctype="text/plain">'
+        '<input name="X-CSRF-Token" value="guess"></form>'
+        '<script>document.getElementById("f").submit()</script>')
+    try:
+        p = page.page
+        with p.expect_navigation(url=re.compile(re.escape(target))):
+            p.goto(f"http://127.0.0.1:{other.port}/")
+        body = p.text_content("body")
+        assert "CrossOriginRefused" in body or "InvalidCsrfToken" in body, body
+    finally:
+        other.close()
+    assert s3.list_multipart_uploads(Bucket=name).get("Uploads", []) == []
+
+
+def test_the_console_cannot_be_framed(page, console):
+    other = PageServer(f'<iframe id="f" src="{url(console)}"></iframe>')
+    try:
+        p = page.page
+        p.goto(f"http://127.0.0.1:{other.port}/")
+        p.wait_for_load_state("load")
+        frames = [f for f in p.frames if f != p.main_frame]
+        assert len(frames) == 1
+        try:
+            shown = frames[0].evaluate("document.getElementById('sign-in') !== null")
+        except Exception:  # noqa: BLE001 - a blocked frame may not even take a script
+            shown = False
+        assert not shown
+    finally:
+        other.close()
