@@ -455,17 +455,20 @@ impl Layer {
         let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
         let sigv2 = self.flag("sigv2")?.unwrap_or(true);
         let sse_c_over_http = self.flag("sse_c_over_http")?.unwrap_or(false);
-        let console = match self.flag("console")?.unwrap_or(false) {
-            false => None,
-            true => Some(ConsoleSettings {
-                idle: self
-                    .duration("console_session_idle")?
-                    .unwrap_or_else(|| unreachable!("console_session_idle has a default")),
-                max: self
-                    .duration("console_session_max")?
-                    .unwrap_or_else(|| unreachable!("console_session_max has a default")),
-            }),
+        // Read (and so checked) whether or not the console is on: a bad
+        // value is refused at start, not when the console is turned on.
+        let console_settings = ConsoleSettings {
+            idle: self
+                .duration("console_session_idle")?
+                .unwrap_or_else(|| unreachable!("console_session_idle has a default")),
+            max: self
+                .duration("console_session_max")?
+                .unwrap_or_else(|| unreachable!("console_session_max has a default")),
         };
+        let console = self
+            .flag("console")?
+            .unwrap_or(false)
+            .then_some(console_settings);
         let sse_master_keys = self
             .get("sse_master_key_file")
             .map(|s| {
