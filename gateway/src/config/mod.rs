@@ -1217,6 +1217,17 @@ mod tests {
     }
 
     #[test]
+    fn console_timeouts_are_checked_with_the_console_off() {
+        for key in ["S3GW_CONSOLE_SESSION_IDLE", "S3GW_CONSOLE_SESSION_MAX"] {
+            let message = error_of(&ServeArgs::default(), &[(key, "0s")]);
+            assert!(message.contains(key), "{message}");
+            assert!(message.contains("at least 1s"), "{message}");
+        }
+        let on = Config::load_from(&ServeArgs::default(), env_of(&[("S3GW_CONSOLE", "true")]));
+        assert!(on.expect("valid").console.is_some());
+    }
+
+    #[test]
     fn a_zero_reclaim_interval_is_refused_and_a_zero_grace_is_not() {
         let flags = ServeArgs::default().with("reclaim_interval", "0s");
         let message = error_of(&flags, &[]);
