@@ -9,13 +9,13 @@ use super::{Capabilities, alice, assert_err, bob, get, put};
 
 pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     let (a, b) = (alice(), bob());
+    // The object most steps act on: alice's "k" in "b".
+    let object_k = BucketRef::new(&a, "b").object("k");
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let before = put(s, &a, "b", "k", b"data").await;
     let entry = || Some("<AccessControlPolicy/>".to_owned());
     let change = |value| MetaEntryChange::new("s3gw acl", value);
-    let set = s
-        .put_meta_entry(BucketRef::new(&a, "b").object("k"), change(entry()))
-        .await;
+    let set = s.put_meta_entry(object_k, change(entry())).await;
     if !caps.meta_entries {
         assert!(
             matches!(set, Err(StorageError::NotImplemented(_))),
@@ -24,7 +24,7 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         return;
     }
     set.unwrap();
-    let after = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
+    let after = s.lookup(object_k).await.unwrap();
     assert_eq!(after.meta.user.get("s3gw acl"), entry().as_ref());
     assert_eq!(
         (after.etag.as_str(), after.last_modified, after.size),
@@ -53,8 +53,7 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         ..change(Some("<stale/>".to_owned()))
     };
     assert_err(
-        s.put_meta_entry(BucketRef::new(&a, "b").object("k"), stale)
-            .await,
+        s.put_meta_entry(object_k, stale).await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "a change expecting an absent entry",
     );
@@ -62,31 +61,15 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
         expected: Some(entry()),
         ..change(None)
     };
-    s.put_meta_entry(BucketRef::new(&a, "b").object("k"), current)
-        .await
-        .unwrap();
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .meta
-            .user
-            .is_empty()
-    );
+    s.put_meta_entry(object_k, current).await.unwrap();
+    assert!(s.lookup(object_k).await.unwrap().meta.user.is_empty());
     let absent = MetaEntryChange {
         expected: Some(None),
         ..change(entry())
     };
-    s.put_meta_entry(BucketRef::new(&a, "b").object("k"), absent)
-        .await
-        .unwrap();
+    s.put_meta_entry(object_k, absent).await.unwrap();
     assert_eq!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .meta
-            .user
-            .get("s3gw acl"),
+        s.lookup(object_k).await.unwrap().meta.user.get("s3gw acl"),
         entry().as_ref()
     );
 }

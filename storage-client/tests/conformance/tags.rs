@@ -26,6 +26,8 @@ fn comparable(tags: &[(String, String)], order_kept: bool) -> Vec<(String, Strin
 pub async fn tags(s: &Storage, caps: &Capabilities) {
     let order_kept = caps.tags_keep_order;
     let a = alice();
+    // The object most steps act on: alice's "k" in "b".
+    let object_k = BucketRef::new(&a, "b").object("k");
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
 
     // Tags given at commit come back (in the order they were given where
@@ -35,10 +37,7 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
         tags: given.clone(),
         ..WriteIntent::default()
     };
-    let mut writer = s
-        .create_object(BucketRef::new(&a, "b").object("k"), intent)
-        .await
-        .unwrap();
+    let mut writer = s.create_object(object_k, intent).await.unwrap();
     writer.write(Bytes::from_static(b"tagged")).await.unwrap();
     let committed = writer
         .commit(NewObject {
@@ -48,7 +47,7 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
         .await
         .unwrap();
     assert_eq!(committed.tags, given);
-    let before = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
+    let before = s.lookup(object_k).await.unwrap();
     assert_eq!(
         comparable(&before.tags, order_kept),
         comparable(&given, order_kept)
@@ -57,10 +56,8 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
     // Replacing the tag set keeps the data, ETag and Last-Modified, and the
     // next lookup sees it at once.
     let replacement = pairs(&[("color", "blue"), ("ünï", "çødé")]);
-    s.put_tags(BucketRef::new(&a, "b").object("k"), replacement.clone())
-        .await
-        .unwrap();
-    let after = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
+    s.put_tags(object_k, replacement.clone()).await.unwrap();
+    let after = s.lookup(object_k).await.unwrap();
     assert_eq!(
         comparable(&after.tags, order_kept),
         comparable(&replacement, order_kept)
@@ -70,33 +67,15 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
     assert_eq!(after.size, before.size);
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), b"tagged");
 
-    s.delete_tags(BucketRef::new(&a, "b").object("k"))
-        .await
-        .unwrap();
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .tags
-            .is_empty()
-    );
+    s.delete_tags(object_k).await.unwrap();
+    assert!(s.lookup(object_k).await.unwrap().tags.is_empty());
     // Removing tags from an untagged object is not an error.
-    s.delete_tags(BucketRef::new(&a, "b").object("k"))
-        .await
-        .unwrap();
+    s.delete_tags(object_k).await.unwrap();
 
     // An overwrite carries its own tags (here none), not the old ones.
-    s.put_tags(BucketRef::new(&a, "b").object("k"), pairs(&[("old", "1")]))
-        .await
-        .unwrap();
+    s.put_tags(object_k, pairs(&[("old", "1")])).await.unwrap();
     put(s, &a, "b", "k", b"new").await;
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .tags
-            .is_empty()
-    );
+    assert!(s.lookup(object_k).await.unwrap().tags.is_empty());
 
     let no_key = |e: &StorageError| matches!(e, StorageError::NoSuchKey);
     assert_err(
@@ -137,11 +116,5 @@ pub async fn tags(s: &Storage, caps: &Capabilities) {
             "untagging naming another owner",
         );
     }
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .tags
-            .is_empty()
-    );
+    assert!(s.lookup(object_k).await.unwrap().tags.is_empty());
 }

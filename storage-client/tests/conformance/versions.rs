@@ -57,6 +57,8 @@ fn row(key: &str, id: &str, latest: bool, marker: bool) -> (String, String, bool
 /// What a back end without versions answers.
 async fn unversioned_only(s: &Storage) {
     let a = alice();
+    // The object most steps act on: alice's "k" in "b".
+    let object_k = BucketRef::new(&a, "b").object("k");
     assert_err(
         s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
             .await,
@@ -72,25 +74,16 @@ async fn unversioned_only(s: &Storage) {
         summary(&all_versions(s, "").await),
         [row("k", NULL_VERSION_ID, true, false)]
     );
-    let info = s
-        .lookup_version(BucketRef::new(&a, "b").object("k"), Some("null"))
-        .await
-        .unwrap();
+    let info = s.lookup_version(object_k, Some("null")).await.unwrap();
     assert_eq!(info.version_id, None);
     assert_err(
-        s.lookup_version(
-            BucketRef::new(&a, "b").object("k"),
-            Some("0000000000000001"),
-        )
-        .await,
+        s.lookup_version(object_k, Some("0000000000000001")).await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "a version id an unversioned bucket cannot have",
     );
-    s.delete_version(BucketRef::new(&a, "b").object("k"), "null")
-        .await
-        .unwrap();
+    s.delete_version(object_k, "null").await.unwrap();
     assert_err(
-        s.lookup(BucketRef::new(&a, "b").object("k")).await,
+        s.lookup(object_k).await,
         |e| matches!(e, StorageError::NoSuchKey),
         "deleted",
     );
@@ -98,6 +91,8 @@ async fn unversioned_only(s: &Storage) {
 
 pub async fn versioning(s: &Storage, caps: &Capabilities) {
     let a = alice();
+    // The object most steps act on: alice's "k" in "b".
+    let object_k = BucketRef::new(&a, "b").object("k");
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     assert_eq!(
         s.bucket_versioning(BucketRef::new(&a, "b")).await.unwrap(),
@@ -132,11 +127,7 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         Versioning::Enabled
     );
     assert_eq!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .version_id
-            .as_deref(),
+        s.lookup(object_k).await.unwrap().version_id.as_deref(),
         Some(NULL_VERSION_ID)
     );
 
@@ -164,23 +155,17 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
 
     // A delete adds a marker: the key is gone from GET and ListObjects,
     // its versions are not.
-    let marker = s
-        .delete_object(BucketRef::new(&a, "b").object("k"))
-        .await
-        .unwrap();
+    let marker = s.delete_object(object_k).await.unwrap();
     assert!(marker.delete_marker);
     let marker_id = marker.version_id.unwrap();
-    match s.lookup(BucketRef::new(&a, "b").object("k")).await {
+    match s.lookup(object_k).await {
         Err(StorageError::DeleteMarker {
             version_id,
             addressed: false,
         }) => assert_eq!(version_id, marker_id),
         other => panic!("latest is a marker: {other:?}"),
     }
-    match s
-        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(&marker_id))
-        .await
-    {
+    match s.lookup_version(object_k, Some(&marker_id)).await {
         Err(StorageError::DeleteMarker {
             addressed: true, ..
         }) => {}
@@ -209,10 +194,7 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
 
     // Deleting the marker brings the newest version back; deleting the
     // current version makes the one before it current.
-    let removed = s
-        .delete_version(BucketRef::new(&a, "b").object("k"), &marker_id)
-        .await
-        .unwrap();
+    let removed = s.delete_version(object_k, &marker_id).await.unwrap();
     assert_eq!(
         removed,
         Deleted {
@@ -221,74 +203,47 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         }
     );
     assert_eq!(get(s, &a, "b", "k").await.unwrap(), data(300, 2));
-    s.delete_version(BucketRef::new(&a, "b").object("k"), &v2)
-        .await
-        .unwrap();
-    let current = s.lookup(BucketRef::new(&a, "b").object("k")).await.unwrap();
+    s.delete_version(object_k, &v2).await.unwrap();
+    let current = s.lookup(object_k).await.unwrap();
     assert_eq!(current.version_id.as_deref(), Some(v1.as_str()));
     // Deleting a version that is gone succeeds, as in S3.
-    s.delete_version(BucketRef::new(&a, "b").object("k"), &v2)
-        .await
-        .unwrap();
+    s.delete_version(object_k, &v2).await.unwrap();
     assert_err(
-        s.lookup_version(BucketRef::new(&a, "b").object("k"), Some(&v2))
-            .await,
+        s.lookup_version(object_k, Some(&v2)).await,
         |e| matches!(e, StorageError::NoSuchVersion),
         "a deleted version",
     );
     assert_err(
-        s.lookup_version(BucketRef::new(&a, "b").object("k"), Some("not-an-id"))
-            .await,
+        s.lookup_version(object_k, Some("not-an-id")).await,
         |e| matches!(e, StorageError::InvalidArgument(_)),
         "a malformed version id",
     );
 
     // Tags belong to one version.
     let tags = vec![("t".to_owned(), "v".to_owned())];
-    s.put_version_tags(
-        BucketRef::new(&a, "b").object("k"),
-        Some(NULL_VERSION_ID),
-        tags.clone(),
-    )
-    .await
-    .unwrap();
+    s.put_version_tags(object_k, Some(NULL_VERSION_ID), tags.clone())
+        .await
+        .unwrap();
     let null = s
-        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(NULL_VERSION_ID))
+        .lookup_version(object_k, Some(NULL_VERSION_ID))
         .await
         .unwrap();
     assert_eq!(null.tags, tags);
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .tags
-            .is_empty()
-    );
+    assert!(s.lookup(object_k).await.unwrap().tags.is_empty());
 
     // So does a metadata entry (an object ACL): set on one version, the
     // latest keeps its own.
     let acl = Some("<AccessControlPolicy/>".to_owned());
     let change = |value| MetaEntryChange::new("s3gw acl", value);
-    s.put_version_meta_entry(
-        BucketRef::new(&a, "b").object("k"),
-        Some(NULL_VERSION_ID),
-        change(acl.clone()),
-    )
-    .await
-    .unwrap();
+    s.put_version_meta_entry(object_k, Some(NULL_VERSION_ID), change(acl.clone()))
+        .await
+        .unwrap();
     let null = s
-        .lookup_version(BucketRef::new(&a, "b").object("k"), Some(NULL_VERSION_ID))
+        .lookup_version(object_k, Some(NULL_VERSION_ID))
         .await
         .unwrap();
     assert_eq!(null.meta.user.get("s3gw acl"), acl.as_ref());
-    assert!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .meta
-            .user
-            .is_empty()
-    );
+    assert!(s.lookup(object_k).await.unwrap().meta.user.is_empty());
     if caps.checks_owner {
         assert_err(
             s.put_version_meta_entry(
@@ -306,12 +261,8 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         ..change(None)
     };
     assert_err(
-        s.put_version_meta_entry(
-            BucketRef::new(&a, "b").object("k"),
-            Some(NULL_VERSION_ID),
-            stale,
-        )
-        .await,
+        s.put_version_meta_entry(object_k, Some(NULL_VERSION_ID), stale)
+            .await,
         |e| matches!(e, StorageError::PreconditionFailed),
         "a version's entry changed since",
     );
@@ -334,10 +285,7 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
             row("k", &v1, false, false)
         ]
     );
-    let marker = s
-        .delete_object(BucketRef::new(&a, "b").object("k"))
-        .await
-        .unwrap();
+    let marker = s.delete_object(object_k).await.unwrap();
     assert_eq!(marker.version_id.as_deref(), Some(NULL_VERSION_ID));
     assert_eq!(
         summary(&all_versions(s, "").await),
@@ -354,9 +302,7 @@ pub async fn versioning(s: &Storage, caps: &Capabilities) {
         "delete a bucket with versions",
     );
     for id in [NULL_VERSION_ID, v1.as_str()] {
-        s.delete_version(BucketRef::new(&a, "b").object("k"), id)
-            .await
-            .unwrap();
+        s.delete_version(object_k, id).await.unwrap();
     }
     assert!(all_versions(s, "").await.is_empty());
     s.delete_bucket(BucketRef::new(&a, "b")).await.unwrap();
