@@ -166,6 +166,11 @@ def test_the_proxy_is_s3_signed_as_the_session_key(console):
     got = session.get(url(console, f"s3/{name}/dir/a%20b%2Bc%25.txt"), headers=csrf)
     assert got.content == b"hello"
     assert got.headers["Content-Security-Policy"].startswith("sandbox")
+    # A name that is not UTF-8 reaches S3 as sent, which refuses it: the proxy
+    # never turns it into another key.
+    not_utf8 = session.put(url(console, f"s3/{name}/%FF"), data=b"x", headers=csrf)
+    assert not_utf8.status_code == 400 and "<Code>InvalidURI</Code>" in not_utf8.text
+    assert "Contents" not in root_s3(console).list_objects_v2(Bucket=name, Prefix="\ufffd")
     # The server's own validation error reaches the page (the policy editor shows it).
     bad_policy = session.put(url(console, f"s3/{name}?policy"), data="{not json", headers=csrf)
     assert bad_policy.status_code == 400 and "<Code>MalformedPolicy</Code>" in bad_policy.text

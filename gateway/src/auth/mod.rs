@@ -14,7 +14,7 @@
 
 mod chunk_budget;
 mod chunked;
-mod encoding;
+pub(crate) mod encoding;
 mod errors;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

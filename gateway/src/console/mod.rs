@@ -29,6 +29,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use serde::Deserialize;
 
+use crate::auth::encoding;
 use crate::client_address::ClientAddr;
 use crate::config::ConsoleSettings;
 use crate::error::S3Error;
@@ -402,7 +403,10 @@ impl Console {
         dispatch: &Dispatch<'_>,
     ) -> Result<Response, Refusal> {
         let (id, session) = self.authenticated(parts)?;
-        let query = sign::canonical_query(parts.uri.query().unwrap_or(""));
+        // The path and query are signed (and so sent) in the verifier's own
+        // canonical form: the S3 handler acts on exactly the names the
+        // browser sent, bytes that are not UTF-8 included (refused there).
+        let query = encoding::canonical_query(parts.uri.query().unwrap_or(""), None);
         if crate::auth::signed_in_query(&query) {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -410,7 +414,7 @@ impl Console {
                 "The console signs requests itself: the query cannot carry a signature.",
             ));
         }
-        let path = sign::canonical_path(target);
+        let path = encoding::canonical_path(target);
         let request = self.signed(
             parts,
             &session,

@@ -13,44 +13,13 @@ use aws_sigv4::http_request::{
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use http::{HeaderName, HeaderValue};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use super::session::Session;
-
-/// Characters SigV4 leaves unencoded; everything else is percent-encoded.
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+use crate::auth::encoding;
 
 /// One component, percent-encoded as SigV4 canonicalises it.
 pub fn encode(text: &str) -> String {
-    utf8_percent_encode(text, UNRESERVED).to_string()
-}
-
-/// A path, each segment decoded and encoded again the one way SigV4 signs
-/// it, so that what is signed is what is sent.
-pub fn canonical_path(raw: &str) -> String {
-    raw.split('/')
-        .map(|segment| encode(&percent_decode_str(segment).decode_utf8_lossy()))
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// A query string, each name and value decoded and encoded again (a `+`
-/// is a plus, as `encodeURIComponent` writes a space `%20`).
-pub fn canonical_query(raw: &str) -> String {
-    raw.split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let name = encode(&percent_decode_str(name).decode_utf8_lossy());
-            let value = encode(&percent_decode_str(value).decode_utf8_lossy());
-            format!("{name}={value}")
-        })
-        .collect::<Vec<_>>()
-        .join("&")
+    encoding::uri_encode(text.as_bytes(), false)
 }
 
 fn params<'a>(
@@ -159,21 +128,4 @@ pub fn presigned(
         separator = '&';
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_and_queries_are_encoded_one_way() {
-        assert_eq!(canonical_path("/b/a%20b/c+d!"), "/b/a%20b/c%2Bd%21");
-        assert_eq!(canonical_path("/b/%3Cimg%3E"), "/b/%3Cimg%3E");
-        assert_eq!(
-            canonical_query("prefix=a%2Fb&delimiter=/&list-type=2&&x"),
-            "prefix=a%2Fb&delimiter=%2F&list-type=2&x="
-        );
-        // Not UTF-8 once decoded: replaced, never a panic.
-        assert_eq!(canonical_path("/%FF"), "/%EF%BF%BD");
-    }
 }
