@@ -3,12 +3,12 @@
 //! with SigV4 by the `aws-sigv4` crate, exactly as an AWS SDK would sign
 //! them, so the server checks them like any other.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
-    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings,
-    UriPathNormalizationMode, sign,
+    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SignatureLocation,
+    SigningSettings, UriPathNormalizationMode, sign,
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
@@ -216,22 +216,8 @@ impl AdminClient {
             (None, _) => return Err(ClientError::Endpoint(self.endpoint.to_string())),
         };
 
-        let mut settings = SigningSettings::default();
-        // S3 signs with a payload hash header, single URI encoding and no
-        // path normalisation; the gateway verifies exactly that.
-        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-        settings.percent_encoding_mode = PercentEncodingMode::Single;
-        settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
         let identity: Identity = self.credentials.clone().into();
-        let params = v4::SigningParams::builder()
-            .identity(&identity)
-            .region(&self.region)
-            .name("s3")
-            .time(SystemTime::now())
-            .settings(settings)
-            .build()
-            .map_err(|e| ClientError::Signing(e.to_string()))?
-            .into();
+        let params = signing_params(&identity, &self.region, None).map_err(ClientError::Signing)?;
         let signable = SignableRequest::new(
             method.as_str(),
             url.as_str(),
@@ -278,6 +264,35 @@ fn refusal(status: StatusCode, body: &[u8]) -> ClientError {
         code: element("Code").unwrap_or_else(|| "Unknown".into()),
         message: element("Message").unwrap_or_else(|| text.trim().chars().take(200).collect()),
     }
+}
+
+/// SigV4 parameters as S3 signs (and the gateway verifies): a payload hash
+/// header, single URI encoding, no path normalisation; with `expires_in`,
+/// a presigned URL instead (the signature in the query).
+pub(crate) fn signing_params<'a>(
+    identity: &'a Identity,
+    region: &'a str,
+    expires_in: Option<Duration>,
+) -> Result<aws_sigv4::http_request::SigningParams<'a>, String> {
+    let mut settings = SigningSettings::default();
+    settings.percent_encoding_mode = PercentEncodingMode::Single;
+    settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+    match expires_in {
+        Some(expiry) => {
+            settings.signature_location = SignatureLocation::QueryParams;
+            settings.expires_in = Some(expiry);
+        }
+        None => settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256,
+    }
+    Ok(v4::SigningParams::builder()
+        .identity(identity)
+        .region(region)
+        .name("s3")
+        .time(SystemTime::now())
+        .settings(settings)
+        .build()
+        .map_err(|e| e.to_string())?
+        .into())
 }
 
 #[cfg(test)]

@@ -3,49 +3,20 @@
 //! checks and authorises them like any other request.
 
 use std::borrow::Cow;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use aws_credential_types::Credentials;
-use aws_sigv4::http_request::{
-    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SignatureLocation,
-    SigningSettings, UriPathNormalizationMode, sign,
-};
-use aws_sigv4::sign::v4;
+use aws_sigv4::http_request::{SignableBody, SignableRequest, sign};
 use aws_smithy_runtime_api::client::identity::Identity;
 use http::{HeaderName, HeaderValue};
 
 use super::session::Session;
+use crate::admin::client::signing_params;
 use crate::auth::encoding;
 
 /// One component, percent-encoded as SigV4 canonicalises it.
 pub fn encode(text: &str) -> String {
     encoding::uri_encode(text.as_bytes(), false)
-}
-
-fn params<'a>(
-    identity: &'a Identity,
-    region: &'a str,
-    expires_in: Option<Duration>,
-) -> Result<aws_sigv4::http_request::SigningParams<'a>, String> {
-    let mut settings = SigningSettings::default();
-    settings.percent_encoding_mode = PercentEncodingMode::Single;
-    settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
-    match expires_in {
-        Some(expiry) => {
-            settings.signature_location = SignatureLocation::QueryParams;
-            settings.expires_in = Some(expiry);
-        }
-        None => settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256,
-    }
-    Ok(v4::SigningParams::builder()
-        .identity(identity)
-        .region(region)
-        .name("s3")
-        .time(SystemTime::now())
-        .settings(settings)
-        .build()
-        .map_err(|e| e.to_string())?
-        .into())
 }
 
 fn identity(session: &Session) -> Identity {
@@ -70,7 +41,7 @@ pub fn headers(
     signed: &[(&str, &str)],
 ) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
     let identity = identity(session);
-    let params = params(&identity, region, None)?;
+    let params = signing_params(&identity, region, None)?;
     let url = format!("http://{host}{path_and_query}");
     let headers = std::iter::once(("host", host)).chain(signed.iter().copied());
     let signable = SignableRequest::new(method, &url, headers, SignableBody::UnsignedPayload)
@@ -100,7 +71,7 @@ pub fn presigned(
     expires_in: Duration,
 ) -> Result<String, String> {
     let identity = identity(session);
-    let params = params(&identity, region, Some(expires_in))?;
+    let params = signing_params(&identity, region, Some(expires_in))?;
     let path_and_query = if query.is_empty() {
         path.to_owned()
     } else {
