@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use storage_client::{Credential, Storage};
+use storage_client::{Credential, Namespace, Storage};
 
 use crate::auth::{CredentialSource, Verifier};
 use crate::client_address::TrustedProxies;
@@ -85,7 +85,7 @@ impl CredentialSource for StorageCredentials {
         access_key: &'a str,
         string_to_sign: &'a str,
         signature: &'a str,
-    ) -> Pin<Box<dyn Future<Output = Result<bool, S3Error>> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Result<Option<Namespace>, S3Error>> + Send + 'a>> {
         Box::pin(async move { Ok(self.0.vouch(access_key, string_to_sign, signature).await?) })
     }
 }

@@ -7,7 +7,9 @@
 //! the hot path (GET, HEAD, PUT), and they are `Copy` so one value can be
 //! passed to each call of a request.
 
-use crate::{Owner, Result, StorageError};
+use std::borrow::Cow;
+
+use crate::{Namespace, Owner, Result, StorageError};
 
 /// S3's part numbers run from 1 to this.
 pub const MAX_PART_NUMBER: u16 = 10_000;
@@ -31,6 +33,27 @@ impl<'a> BucketRef<'a> {
     /// The object under `key` in this bucket.
     pub fn object(self, key: &'a str) -> ObjectRef<'a> {
         ObjectRef { bucket: self, key }
+    }
+
+    /// The name the back end keeps this bucket under (see [`bucket_path`]).
+    pub(crate) fn path(self) -> Cow<'a, str> {
+        bucket_path(&self.owner.namespace, self.name)
+    }
+}
+
+/// The name a back end keeps the bucket `name` of `namespace` under: the
+/// S3 name in the shared namespace, `volume/name` in a tenant's, so every
+/// cache and record keyed by it keeps tenants apart. A `/` in the S3 name
+/// (no bucket has one, but a request may name one) is escaped, so the
+/// only `/` in a path is the one after a tenant's volume.
+pub(crate) fn bucket_path<'a>(namespace: &Namespace, name: &'a str) -> Cow<'a, str> {
+    let name = match name.contains('/') {
+        true => Cow::Owned(name.replace('/', "%2F")),
+        false => Cow::Borrowed(name),
+    };
+    match namespace {
+        Namespace::Shared => name,
+        Namespace::Tenant(volume) => Cow::Owned(format!("{volume}/{name}")),
     }
 }
 
@@ -99,6 +122,19 @@ mod tests {
                 Err(StorageError::InvalidArgument(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_tenants_bucket_is_kept_under_its_volume_and_no_name_can_pose_as_one() {
+        let shared = Owner::new("AK");
+        let tenant = Owner::in_namespace("t$u", Namespace::Tenant("t".into()));
+        assert!(matches!(
+            BucketRef::new(&shared, "b").path(),
+            Cow::Borrowed("b")
+        ));
+        assert_eq!(BucketRef::new(&tenant, "b").path(), "t/b");
+        assert_eq!(BucketRef::new(&shared, "t/b").path(), "t%2Fb");
+        assert_eq!(BucketRef::new(&tenant, "x/b").path(), "t/x%2Fb");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Plain data that crosses the facade: no behaviour, no I/O.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// An object's tag set: key/value pairs in the order they were given
@@ -8,22 +9,45 @@ use std::time::SystemTime;
 /// storage keeps it and returns it, under one name wherever tags travel.
 pub type Tags = Vec<(String, String)>;
 
+/// Where an access key's bucket names live: S3's one shared namespace,
+/// or an Ozone tenant's volume (`ozone tenant create`), whose `b` is not
+/// the shared `b` and which no other tenant's key can name. Decided by
+/// the back end when it vouches for a key (see `Storage::vouch`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Namespace {
+    /// Every gateway key and every Ozone user outside a tenant (Ozone's
+    /// volume `s3v`).
+    #[default]
+    Shared,
+    /// The buckets of an Ozone tenant, in this volume.
+    Tenant(Arc<str>),
+}
+
 /// The access key that owns the buckets a call acts on: the owner of
 /// the bucket the gateway's decision judged (for `create_bucket`, the key
 /// the new bucket will belong to). Not who asks: storage never decides
 /// that. The back end acts under this name (it owns what the call
 /// writes; on Ozone it is the OM user the call is signed as) and, where
 /// it has transactions, requires the bucket to still have this owner.
+/// Its [`Namespace`] is the one the bucket was found in (a tenant's
+/// buckets are only ever reached by the tenant's own keys).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Owner {
     /// The owning S3 access key id.
     pub access_key: String,
+    pub namespace: Namespace,
 }
 
 impl Owner {
+    /// An owner in S3's shared namespace.
     pub fn new(access_key: impl Into<String>) -> Self {
+        Self::in_namespace(access_key, Namespace::Shared)
+    }
+
+    pub fn in_namespace(access_key: impl Into<String>, namespace: Namespace) -> Self {
         Self {
             access_key: access_key.into(),
+            namespace,
         }
     }
 }

@@ -18,8 +18,8 @@ use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{
-    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload,
-    ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage, StorageError,
+    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, Namespace,
+    NewUpload, ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage, StorageError,
     WriteCondition,
 };
 
@@ -324,7 +324,7 @@ async fn forged_moved_or_altered_records_are_refused() {
         .create_bucket(BucketRef::new(&alice, "b"), "")
         .await
         .unwrap();
-    let facts = fresh.bucket_facts("b").await.unwrap();
+    let facts = fresh.bucket_facts(&Namespace::Shared, "b").await.unwrap();
     let created = facts
         .created
         .duration_since(std::time::UNIX_EPOCH)
@@ -344,7 +344,7 @@ async fn forged_moved_or_altered_records_are_refused() {
     let again = open_with_prefix(om_addresses(), prefix.clone()).await;
     assert_eq!(
         again
-            .bucket_document("b", BucketDocument::Cors)
+            .bucket_document(&Namespace::Shared, "b", BucketDocument::Cors)
             .await
             .unwrap(),
         None
@@ -472,7 +472,7 @@ async fn bucket_documents_ask_the_om_for_no_bucket_it_has_described() {
     let s = open(om_addresses()).await;
     let a = conformance::alice();
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
-    s.bucket_facts("b").await.unwrap();
+    s.bucket_facts(&Namespace::Shared, "b").await.unwrap();
     let info_buckets = |s: &Storage| -> u64 {
         s.call_stats()
             .iter()
@@ -489,7 +489,10 @@ async fn bucket_documents_ask_the_om_for_no_bucket_it_has_described() {
     )
     .await
     .unwrap();
-    let read = s.bucket_document("b", BucketDocument::Cors).await.unwrap();
+    let read = s
+        .bucket_document(&Namespace::Shared, "b", BucketDocument::Cors)
+        .await
+        .unwrap();
     assert_eq!(read.as_deref(), Some(cors));
     assert_eq!(info_buckets(&s), before, "InfoBucket calls");
 }

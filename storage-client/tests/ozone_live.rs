@@ -128,10 +128,13 @@ async fn bucket_lifecycle() {
     assert_eq!(info.name, name);
     assert_eq!(info.owner, ACCESS_ID);
 
-    let listed = om.list_buckets(ACCESS_ID, "life-", "", 1000).await.unwrap();
+    let listed = om
+        .list_buckets(ACCESS_ID, "s3v", "life-", "", 1000)
+        .await
+        .unwrap();
     assert!(listed.iter().any(|b| b.name == name), "{listed:?}");
     let after = om
-        .list_buckets(ACCESS_ID, "life-", &name, 1000)
+        .list_buckets(ACCESS_ID, "s3v", "life-", &name, 1000)
         .await
         .unwrap();
     assert!(after.iter().all(|b| b.name > name), "{after:?}");

@@ -10,7 +10,8 @@ use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use serde_json::Value;
 use storage_client::{
-    BucketDocument, BucketRef, Owner, Storage, StorageConfig, UploadListQuery, VersionListQuery,
+    BucketDocument, BucketRef, Namespace, Owner, Storage, StorageConfig, UploadListQuery,
+    VersionListQuery,
 };
 
 const DEFAULT_CONTENT_TYPE: &str = "binary/octet-stream";
@@ -86,7 +87,11 @@ async fn reads_back(fixture: &str) {
         let name = bucket["name"].as_str().unwrap();
         let owner = Owner::new(bucket["owner"].as_str().unwrap());
         assert_eq!(
-            storage.bucket_facts(name).await.unwrap().owner,
+            storage
+                .bucket_facts(&Namespace::Shared, name)
+                .await
+                .unwrap()
+                .owner,
             owner.access_key
         );
         for object in bucket["objects"].as_array().unwrap() {
@@ -105,7 +110,10 @@ async fn reads_back(fixture: &str) {
     // Every kind the fixture's build had reads back; a kind added since
     // (ownership controls, encryption) is simply absent from such a store.
     for kind in BucketDocument::ALL {
-        let document = storage.bucket_document("documents", kind).await.unwrap();
+        let document = storage
+            .bucket_document(&Namespace::Shared, "documents", kind)
+            .await
+            .unwrap();
         assert_eq!(
             document.is_some(),
             FORMAT_1_DOCUMENTS.contains(&kind),
@@ -114,7 +122,7 @@ async fn reads_back(fixture: &str) {
         );
     }
     let policy = storage
-        .bucket_document("documents", BucketDocument::Policy)
+        .bucket_document(&Namespace::Shared, "documents", BucketDocument::Policy)
         .await
         .unwrap()
         .unwrap();

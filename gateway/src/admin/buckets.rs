@@ -13,8 +13,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use storage_client::{
-    BucketDocument, BucketInfo, BucketRef, Owner, Storage, StorageError, UploadListQuery,
-    VersionListQuery,
+    BucketDocument, BucketInfo, BucketRef, Namespace, Owner, Storage, StorageError,
+    UploadListQuery, VersionListQuery,
 };
 
 use crate::error::{Code, S3Error};
@@ -211,7 +211,7 @@ async fn key_names(storage: &Storage) -> Result<Vec<(String, String)>, S3Error> 
 
 async fn facts(storage: &Storage, bucket: &str) -> Result<BucketInfo, S3Error> {
     storage
-        .bucket_facts(bucket)
+        .bucket_facts(&Namespace::Shared, bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }

@@ -38,7 +38,7 @@ use std::time::{Duration, SystemTime};
 use axum::body::Body;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, DATE, HOST};
 use http::request::Parts;
-use storage_client::Credential;
+use storage_client::{Credential, Namespace};
 
 use crate::access_control::Identity;
 
@@ -85,14 +85,15 @@ pub trait CredentialSource: Send + Sync {
 
     /// Whether the back end's own secret store vouches for `signature` of
     /// `string_to_sign` by `access_key`, a key [`Self::credential`] does
-    /// not know (Ozone's users' keys); `false` where none does.
+    /// not know (Ozone's users' keys): the namespace of the key's buckets
+    /// if it does, `None` where none does.
     fn vouch<'a>(
         &'a self,
         _access_key: &'a str,
         _string_to_sign: &'a str,
         _signature: &'a str,
-    ) -> Pin<Box<dyn Future<Output = Result<bool, S3Error>> + Send + 'a>> {
-        Box::pin(async { Ok(false) })
+    ) -> Pin<Box<dyn Future<Output = Result<Option<Namespace>, S3Error>> + Send + 'a>> {
+        Box::pin(async { Ok(None) })
     }
 }
 
@@ -386,13 +387,13 @@ impl Verifier {
     ) -> Result<Authenticated, S3Error> {
         let canonical = signed_canonical_request(parts, request);
         let string_to_sign = string_to_sign(request.stamp, &request.scope, &canonical);
-        if !self
+        let Some(namespace) = self
             .source
             .vouch(request.access_key, &string_to_sign, request.signature)
             .await?
-        {
+        else {
             return Err(unknown_access_key(request.access_key));
-        }
+        };
         // Chunk signatures are vouched for like the seed: the key is not
         // here, so the context carries none.
         let vouching = Vouching {
@@ -401,7 +402,7 @@ impl Verifier {
         };
         let payload = self.payload(parts, request, mode, body, [0; 32], Some(vouching))?;
         Ok(Authenticated {
-            identity: Identity::new(request.access_key.to_owned()),
+            identity: Identity::in_namespace(request.access_key, namespace),
             is_root: false,
             payload,
         })

@@ -132,7 +132,7 @@ impl Vouching {
                     &voucher.signature,
                 )
                 .await?;
-            if !vouched {
+            if vouched.is_none() {
                 return Err(chunk_signature_mismatch());
             }
         }

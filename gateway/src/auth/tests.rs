@@ -75,7 +75,7 @@ impl CredentialSource for VouchingSource {
         access_key: &'a str,
         string_to_sign: &'a str,
         signature: &'a str,
-    ) -> Pin<Box<dyn Future<Output = Result<bool, S3Error>> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Result<Option<Namespace>, S3Error>> + Send + 'a>> {
         let vouched = self.0.get(access_key).is_some_and(|secret| {
             let scope: Vec<&str> = string_to_sign
                 .split('\n')
@@ -89,7 +89,12 @@ impl CredentialSource for VouchingSource {
             }
             super::sigv4::sign(&key, string_to_sign) == signature
         });
-        Box::pin(async move { Ok(vouched) })
+        // A tenant's access id (`tenant$user`) is vouched in its tenant's volume.
+        let namespace = match access_key.split_once('$') {
+            Some((tenant, _)) => Namespace::Tenant(tenant.into()),
+            None => Namespace::Shared,
+        };
+        Box::pin(async move { Ok(vouched.then_some(namespace)) })
     }
 }
 

@@ -227,7 +227,7 @@ pub const SETTINGS: &[Setting] = &[
         default: ozone("true"),
         read_by: ReadBy::Ozone,
         help: "Accept the S3 keys of Ozone's own users (ozone s3 getsecret), vouched by the OM: true or false",
-        doc: "On a cluster with security on: an access key the gateway holds no credential for is checked by the OM against its own S3 secret store (`ozone s3 getsecret`), and the request then acts in the OM as that user, as Ozone's own S3 gateway does; `ozone s3 revokesecret` stops the key at its next request. Each aws-chunked chunk signature is vouched for too (one OM read per chunk); tenants' access ids are refused (501) until multi-tenancy is built. Off, only the gateway's own keys sign requests. No effect with security off, where the OM checks no signature and unknown keys stay refused (see docs/security.md)",
+        doc: "On a cluster with security on: an access key the gateway holds no credential for is checked by the OM against its own S3 secret store (`ozone s3 getsecret`), and the request then acts in the OM as that user, as Ozone's own S3 gateway does; `ozone s3 revokesecret` stops the key at its next request. Each aws-chunked chunk signature is vouched for too (one OM read per chunk); a tenant's access id (`tenant$user`) names the buckets of its tenant's volume, as Ozone's S3 gateway serves them. Off, only the gateway's own keys sign requests. No effect with security off, where the OM checks no signature and unknown keys stay refused (see docs/security.md)",
     },
     Setting {
         key: "ozone_records_key_file",

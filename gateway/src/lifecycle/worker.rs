@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use storage_client::{
-    BucketDocument, BucketInfo, BucketRef, ListQuery, Owner, Storage, StorageError, UploadListQuery,
+    BucketDocument, BucketInfo, BucketRef, ListQuery, Namespace, Owner, Storage, StorageError,
+    UploadListQuery,
 };
 use tokio::task::JoinHandle;
 
@@ -147,7 +148,7 @@ impl Pass<'_> {
     async fn bucket(&self, bucket: &BucketInfo, now: SystemTime) -> Result<(), StorageError> {
         let stored = self
             .storage
-            .bucket_document(&bucket.name, BucketDocument::Lifecycle)
+            .bucket_document(&Namespace::Shared, &bucket.name, BucketDocument::Lifecycle)
             .await?;
         let Some(stored) = stored else {
             return Ok(());

@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, MetaEntryChange, ObjectMeta, Owner, StorageError};
+use storage_client::{BucketDocument, BucketRef, MetaEntryChange, ObjectMeta, Owner, StorageError};
 
 use super::authorise::{BucketContext, ObjectVersion};
 use super::body::read_to_end;
@@ -29,10 +29,11 @@ pub async fn get_bucket_acl(
     bucket: &str,
 ) -> Result<Response, S3Error> {
     let owner_id = owner::canonical_id(&owner.access_key);
-    let acl = match bucket_documents::load(state, bucket, BucketDocument::Acl).await? {
-        Some(text) => Acl::from_stored(text.as_bytes())?,
-        None => Acl::private(&owner_id),
-    };
+    let acl =
+        match bucket_documents::load(state, &owner.namespace, bucket, BucketDocument::Acl).await? {
+            Some(text) => Acl::from_stored(text.as_bytes())?,
+            None => Acl::private(&owner_id),
+        };
     acl_response(&acl)
 }
 
@@ -46,7 +47,8 @@ pub async fn put_bucket_acl(
 ) -> Result<Response, S3Error> {
     let owner_id = owner::canonical_id(&owner.access_key);
     let owners = (owner_id.as_str(), owner_id.as_str());
-    let acl = requested_acl(state, owners, context, &parts.headers, bucket, payload).await?;
+    let target = BucketRef::new(owner, bucket);
+    let acl = requested_acl(state, owners, context, &parts.headers, target, payload).await?;
     store_bucket_acl(state, owner, bucket, Some(acl)).await?;
     Ok(empty_response(StatusCode::OK))
 }
@@ -78,7 +80,8 @@ pub async fn get_object_acl(
     object: ObjectVersion<'_>,
 ) -> Result<Response, S3Error> {
     let bucket_owner = owner::canonical_id(&object.owner().access_key);
-    let ownership = ownership_controls::ownership(state, object.bucket()).await?;
+    let ownership =
+        ownership_controls::ownership(state, &object.owner().namespace, object.bucket()).await?;
     let info = object.resolve(state).await?;
     let acl = match object_acl::stored(&info.meta)? {
         // Where ACLs are disabled the bucket owner owns every object,
@@ -107,7 +110,8 @@ pub async fn put_object_acl(
     let bucket_owner = owner::canonical_id(&object.owner().access_key);
     let object_owner = object_owner(state, &object, &bucket_owner).await?;
     let owners = (object_owner.as_str(), bucket_owner.as_str());
-    let acl = requested_acl(state, owners, context, &parts.headers, bucket, payload).await?;
+    let target = object.object_ref().bucket;
+    let acl = requested_acl(state, owners, context, &parts.headers, target, payload).await?;
     let mut meta = ObjectMeta::default();
     object_acl::record(&mut meta, Some(&acl), &bucket_owner)?;
     let change = MetaEntryChange {
@@ -142,14 +146,15 @@ pub async fn record_object_acl(
     meta: &mut ObjectMeta,
 ) -> Result<(), S3Error> {
     let bucket_owner = owner::canonical_id(&owner.access_key);
-    let ownership = ownership_controls::ownership(state, bucket).await?;
+    let ownership = ownership_controls::ownership(state, &owner.namespace, bucket).await?;
     let writer = context.and_then(BucketContext::caller);
     let canned = headers.get("x-amz-acl").and_then(|v| v.to_str().ok());
     let object_owner = owner_of_new_object(ownership, writer, &bucket_owner, canned);
     let acl = Acl::from_headers(headers, object_owner, &bucket_owner)?;
     if let Some(acl) = &acl {
         ownership_controls::check_acl_allowed(ownership, acl, canned, &bucket_owner)?;
-        check_public_acls_allowed(state, context, bucket, acl).await?;
+        let target = BucketRef::new(owner, bucket);
+        check_public_acls_allowed(state, context, target, acl).await?;
     }
     // An object someone else owns is theirs even when `private`.
     let acl = acl.or_else(|| (object_owner != bucket_owner).then(|| Acl::private(object_owner)));
@@ -193,7 +198,7 @@ async fn requested_acl(
     (owner_id, bucket_owner): (&str, &str),
     context: Option<&BucketContext>,
     headers: &HeaderMap,
-    bucket: &str,
+    bucket: BucketRef<'_>,
     payload: &mut Payload,
 ) -> Result<Acl, S3Error> {
     let body = read_to_end(payload, MAX_ACL_BYTES).await?;
@@ -211,7 +216,8 @@ async fn requested_acl(
             "Your request was missing a required header: x-amz-acl, x-amz-grant-* or an AccessControlPolicy body",
         )),
     }?;
-    let ownership = ownership_controls::ownership(state, bucket).await?;
+    let ownership =
+        ownership_controls::ownership(state, &bucket.owner.namespace, bucket.name).await?;
     let canned = headers.get("x-amz-acl").and_then(|v| v.to_str().ok());
     ownership_controls::check_acl_allowed(ownership, &acl, canned, bucket_owner)?;
     check_public_acls_allowed(state, context, bucket, &acl).await?;
@@ -223,7 +229,7 @@ async fn requested_acl(
 async fn check_public_acls_allowed(
     state: &AppState,
     context: Option<&BucketContext>,
-    bucket: &str,
+    bucket: BucketRef<'_>,
     acl: &Acl,
 ) -> Result<(), S3Error> {
     if !acl.is_public() {
@@ -231,7 +237,7 @@ async fn check_public_acls_allowed(
     }
     let block = match context {
         Some(context) => context.public_access_block(state, bucket).await?,
-        None => public_access_block(state, bucket).await?,
+        None => public_access_block(state, &bucket.owner.namespace, bucket.name).await?,
     };
     if block.block_public_acls {
         return Err(S3Error::access_denied());

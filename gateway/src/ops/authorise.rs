@@ -104,11 +104,11 @@ impl BucketContext {
     pub(super) async fn public_access_block(
         &self,
         state: &AppState,
-        bucket: &str,
+        bucket: BucketRef<'_>,
     ) -> Result<PublicAccessBlock, S3Error> {
         match self.complete {
             true => Ok(self.access.block),
-            false => public_access_block(state, bucket).await,
+            false => public_access_block(state, &bucket.owner.namespace, bucket.name).await,
         }
     }
 }
@@ -120,7 +120,7 @@ impl Authorised {
     /// upload's policy), which owns nothing.
     pub(super) fn own(who: &Identity) -> Self {
         Self {
-            owner: Owner::new(&who.access_key),
+            owner: who.owner(),
             judged: None,
             caller: None,
             bucket: None,
@@ -139,7 +139,7 @@ impl Authorised {
         may_list: Option<bool>,
     ) -> Self {
         Self {
-            owner: Owner::new(&access.owner),
+            owner: bucket_owner(&access, who),
             judged,
             caller: None,
             bucket: Some(BucketContext::new(access, who)),
@@ -413,7 +413,7 @@ async fn authorise_in(
         check_expected_owner(&access, expected_owner(parts, EXPECTED_OWNER)?)?;
         // Each entry is decided before it is acted on (`Entries::decide`).
         return Ok(Authorised {
-            owner: Owner::new(&access.owner),
+            owner: bucket_owner(&access, who),
             judged: None,
             caller: Some(who.clone()),
             bucket: Some(BucketContext::new(access, who)),
@@ -471,6 +471,12 @@ async fn authorise_in(
     Ok(authorised)
 }
 
+/// The owner of the bucket `access` was loaded for on `who`'s request:
+/// found in `who`'s namespace (see [`bucket_access`]), so in it too.
+fn bucket_owner(access: &BucketAccess, who: &Identity) -> Owner {
+    Owner::in_namespace(&access.owner, who.namespace.clone())
+}
+
 /// The bucket's access rules. The ACL, object ownership and public access
 /// block matter only to callers other than the owner, so the owner's
 /// requests load just the policy (whose Deny statements bind the owner
@@ -481,8 +487,15 @@ pub(super) async fn bucket_access(
     who: &Identity,
 ) -> Result<BucketAccess, S3Error> {
     let named = |err: StorageError| S3Error::from(err).naming(bucket, None);
-    let facts = state.storage.bucket_facts(bucket).await.map_err(named)?;
-    let policy = load_parsed(state, bucket, BucketDocument::Policy, |text| {
+    // A bucket name means the bucket of the caller's namespace: a tenant's
+    // key never reaches another's.
+    let namespace = &who.namespace;
+    let facts = state
+        .storage
+        .bucket_facts(namespace, bucket)
+        .await
+        .map_err(named)?;
+    let policy = load_parsed(state, namespace, bucket, BucketDocument::Policy, |text| {
         Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
     })
     .await?;
@@ -492,15 +505,15 @@ pub(super) async fn bucket_access(
         ..BucketAccess::default()
     };
     if who.access_key != access.owner {
-        let ownership = super::ownership_controls::ownership(state, bucket).await?;
+        let ownership = super::ownership_controls::ownership(state, namespace, bucket).await?;
         access.acls_disabled = ownership.is_some_and(|ownership| !ownership.acls_enabled());
         if !access.acls_disabled {
-            access.acl = load_parsed(state, bucket, BucketDocument::Acl, |text| {
+            access.acl = load_parsed(state, namespace, bucket, BucketDocument::Acl, |text| {
                 Acl::from_stored(text.as_bytes())
             })
             .await?;
         }
-        access.block = public_access_block(state, bucket).await?;
+        access.block = public_access_block(state, namespace, bucket).await?;
     }
     Ok(access)
 }
@@ -549,7 +562,7 @@ async fn decide(
         let Resource::Object(bucket, key) = need.resource else {
             return Err(S3Error::access_denied());
         };
-        let bucket_owner = Owner::new(&access.owner);
+        let bucket_owner = bucket_owner(&access, who);
         let version = state
             .storage
             .lookup_version(
@@ -594,7 +607,7 @@ async fn decide(
     let Resource::Object(bucket, key) = need.resource else {
         return Err(S3Error::access_denied());
     };
-    let bucket_owner = Owner::new(&access.owner);
+    let bucket_owner = bucket_owner(&access, who);
     let canonical = owner::of(who);
     let requester = Requester {
         canonical_id: canonical.as_deref(),

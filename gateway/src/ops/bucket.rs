@@ -118,8 +118,12 @@ pub async fn create_bucket(
     Ok(response)
 }
 
-pub async fn head_bucket(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let info = bucket_info(state, bucket).await?;
+pub async fn head_bucket(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let info = bucket_info(state, owner, bucket).await?;
     let mut response = empty_response(StatusCode::OK);
     if let Ok(region) = HeaderValue::from_str(region_of(&info)) {
         response
@@ -142,8 +146,12 @@ pub async fn delete_bucket(
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
-pub async fn get_bucket_location(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let info = bucket_info(state, bucket).await?;
+pub async fn get_bucket_location(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let info = bucket_info(state, owner, bucket).await?;
     let document = xml::LocationConstraint {
         xmlns: S3_NAMESPACE,
         region: info.region,
@@ -151,10 +159,10 @@ pub async fn get_bucket_location(state: &AppState, bucket: &str) -> Result<Respo
     xml_response("LocationConstraint", &document)
 }
 
-async fn bucket_info(state: &AppState, bucket: &str) -> Result<BucketInfo, S3Error> {
+async fn bucket_info(state: &AppState, owner: &Owner, bucket: &str) -> Result<BucketInfo, S3Error> {
     state
         .storage
-        .bucket_facts(bucket)
+        .bucket_facts(&owner.namespace, bucket)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }

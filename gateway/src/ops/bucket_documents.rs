@@ -10,7 +10,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use storage_client::{BucketDocument, BucketRef, Owner};
+use storage_client::{BucketDocument, BucketRef, Namespace, Owner};
 
 use super::body::read_to_end;
 use super::empty_response;
@@ -34,26 +34,29 @@ pub async fn read_body(parts: &Parts, payload: &mut Payload, limit: usize) -> S3
 /// (see [`super::authorise`]).
 pub async fn get(
     state: &AppState,
+    owner: &Owner,
     bucket: &str,
     kind: BucketDocument,
     missing: impl FnOnce() -> S3Error,
 ) -> S3Result<Response> {
-    match load(state, bucket, kind).await? {
+    match load(state, &owner.namespace, bucket, kind).await? {
         Some(document) => Ok(document_response(document.to_string(), "application/xml")),
         None => Err(missing()),
     }
 }
 
-/// The bucket's document of `kind`, loaded without an identity: the caller
-/// decides owner may see it. `NoSuchBucket` when the bucket does not exist.
+/// The document of `kind` of the bucket `bucket` in `namespace` (the
+/// asker's), loaded without an identity: the caller decides owner may see
+/// it. `NoSuchBucket` when the bucket does not exist.
 pub async fn load(
     state: &AppState,
+    namespace: &Namespace,
     bucket: &str,
     kind: BucketDocument,
 ) -> S3Result<Option<Arc<str>>> {
     state
         .storage
-        .bucket_document(bucket, kind)
+        .bucket_document(namespace, bucket, kind)
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, None))
 }
@@ -62,11 +65,12 @@ pub async fn load(
 /// stored text (see [`crate::parsed_documents`]).
 pub async fn load_parsed<T: Any + Send + Sync>(
     state: &AppState,
+    namespace: &Namespace,
     bucket: &str,
     kind: BucketDocument,
     parse: impl FnOnce(&str) -> S3Result<T>,
 ) -> S3Result<Option<Arc<T>>> {
-    match load(state, bucket, kind).await? {
+    match load(state, namespace, bucket, kind).await? {
         Some(text) => state
             .parsed_documents
             .get_or_parse(bucket, kind, text, parse)
@@ -115,11 +119,16 @@ pub fn document_response(body: String, content_type: &'static str) -> Response {
 /// The bucket's public access block (every switch off without one).
 pub(super) async fn public_access_block(
     state: &AppState,
+    namespace: &Namespace,
     bucket: &str,
 ) -> Result<PublicAccessBlock, S3Error> {
-    let block = load_parsed(state, bucket, BucketDocument::PublicAccessBlock, |text| {
-        PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt)
-    })
+    let block = load_parsed(
+        state,
+        namespace,
+        bucket,
+        BucketDocument::PublicAccessBlock,
+        |text| PublicAccessBlock::from_xml(text.as_bytes()).map_err(corrupt),
+    )
     .await?;
     Ok(block.map(|block| *block).unwrap_or_default())
 }

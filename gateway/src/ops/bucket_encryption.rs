@@ -6,7 +6,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
-use storage_client::{BucketDocument, Owner};
+use storage_client::{BucketDocument, Namespace, Owner};
 
 use super::bucket_documents::{self, corrupt, load_parsed};
 use super::empty_response;
@@ -36,8 +36,12 @@ pub async fn put_bucket_encryption(
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_bucket_encryption(state: &AppState, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, bucket, BucketDocument::Encryption, || {
+pub async fn get_bucket_encryption(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> S3Result<Response> {
+    bucket_documents::get(state, owner, bucket, BucketDocument::Encryption, || {
         S3Error::new(
             Code::ServerSideEncryptionConfigurationNotFoundError,
             "The server side encryption configuration was not found",
@@ -56,10 +60,14 @@ pub async fn delete_bucket_encryption(
 }
 
 /// Whether writes to `bucket` without encryption headers are encrypted.
-pub async fn has_default(state: &AppState, bucket: &str) -> S3Result<bool> {
-    let parsed = load_parsed(state, bucket, BucketDocument::Encryption, |text| {
-        BucketDefault::from_xml(text.as_bytes()).map_err(corrupt)
-    })
+pub async fn has_default(state: &AppState, namespace: &Namespace, bucket: &str) -> S3Result<bool> {
+    let parsed = load_parsed(
+        state,
+        namespace,
+        bucket,
+        BucketDocument::Encryption,
+        |text| BucketDefault::from_xml(text.as_bytes()).map_err(corrupt),
+    )
     .await?;
     Ok(parsed.is_some())
 }

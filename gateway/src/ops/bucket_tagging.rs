@@ -39,8 +39,12 @@ pub async fn put_bucket_tagging(
     Ok(empty_response(StatusCode::NO_CONTENT))
 }
 
-pub async fn get_bucket_tagging(state: &AppState, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, bucket, BucketDocument::Tagging, || {
+pub async fn get_bucket_tagging(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> S3Result<Response> {
+    bucket_documents::get(state, owner, bucket, BucketDocument::Tagging, || {
         no_such_tag_set(bucket)
     })
     .await

@@ -62,7 +62,9 @@ pub async fn copy_object(
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
     let mut encryption = super::sse::for_write(state, parts)?;
-    if encryption.is_none() && super::bucket_encryption::has_default(state, bucket).await? {
+    if encryption.is_none()
+        && super::bucket_encryption::has_default(state, &owner.namespace, bucket).await?
+    {
         encryption = Some(super::sse::master_key(state)?);
     }
     let source = CopySource::from_request_opening(state, parts, owner).await?;
@@ -89,7 +91,16 @@ pub async fn copy_object(
     meta.user.remove(crate::sse::record::ENTRY);
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let (query, write) = (parts.uri.query(), super::object_lock::Write::Other);
-    super::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
+    super::object_lock::record(
+        state,
+        &owner.namespace,
+        bucket,
+        headers,
+        query,
+        write,
+        &mut meta,
+    )
+    .await?;
     let tags = match tagging_directive {
         Directive::Copy => source.info.tags.clone(),
         Directive::Replace => tags_from_header(headers)?,

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName};
-use storage_client::{BucketDocument, KeyInfo};
+use storage_client::{BucketDocument, KeyInfo, Namespace};
 
 use super::bucket_documents::load_parsed;
 use super::headers::{http_date, insert};
@@ -27,12 +27,17 @@ const X_AMZ_EXPIRATION: HeaderName = HeaderName::from_static("x-amz-expiration")
 pub async fn insert_expiration(
     state: &AppState,
     out: &mut HeaderMap,
+    namespace: &Namespace,
     bucket: &str,
     info: &KeyInfo,
 ) {
-    let loaded = load_parsed(state, bucket, BucketDocument::Lifecycle, |text| {
-        Configuration::from_stored(text.as_bytes())
-    })
+    let loaded = load_parsed(
+        state,
+        namespace,
+        bucket,
+        BucketDocument::Lifecycle,
+        |text| Configuration::from_stored(text.as_bytes()),
+    )
     .await;
     match loaded {
         Ok(Some(config)) => {

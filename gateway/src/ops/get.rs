@@ -110,7 +110,7 @@ pub async fn get_object(
     super::object_lock::response_headers(out, &info, lock_headers);
     version_headers(out, info.version_id.as_deref(), false);
     if !names_a_version(parts) {
-        insert_expiration(state, out, bucket, &info).await;
+        insert_expiration(state, out, &owner.namespace, bucket, &info).await;
     }
     out.insert(
         header::CONTENT_LENGTH,

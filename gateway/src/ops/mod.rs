@@ -49,7 +49,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use http::request::Parts;
 use serde::Serialize;
-use storage_client::{BucketRef, PartNumber};
+use storage_client::{BucketRef, Namespace, PartNumber};
 
 use authorise::Authorised;
 
@@ -71,13 +71,16 @@ use crate::xml;
 /// client waiting on `Expect: 100-continue` never sends its body. The
 /// access key id a signature proved is left in `caller`, when given (for
 /// the access log: a request logged by none copies no key), whatever the
-/// outcome after it.
+/// outcome after it; the namespace its bucket names are in (an Ozone
+/// tenant's, for a tenant's key) is left in `namespace`, for the CORS
+/// rules of the bucket the request named.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
     parts: &Parts,
     body: Body,
     caller: Option<&mut Option<String>>,
+    namespace: &mut Namespace,
 ) -> Result<Response, S3Error> {
     let (mut authorised, mut payload) = match endpoint {
         Endpoint::PreflightRequest { .. } => {
@@ -91,6 +94,7 @@ pub async fn dispatch(
             let Authenticated {
                 identity, payload, ..
             } = state.verifier.authenticate(parts, body).await?;
+            namespace.clone_from(&identity.namespace);
             if let Some(caller) = caller
                 && !crate::access_control::is_anonymous(&identity)
             {
@@ -135,10 +139,10 @@ async fn run(
         E::CreateBucket { bucket } => {
             boxed(|| bucket::create_bucket(state, owner, &parts.headers, &bucket, payload)).await
         }
-        E::HeadBucket { bucket } => boxed(|| bucket::head_bucket(state, &bucket)).await,
+        E::HeadBucket { bucket } => boxed(|| bucket::head_bucket(state, owner, &bucket)).await,
         E::DeleteBucket { bucket } => boxed(|| bucket::delete_bucket(state, owner, &bucket)).await,
         E::GetBucketLocation { bucket } => {
-            boxed(|| bucket::get_bucket_location(state, &bucket)).await
+            boxed(|| bucket::get_bucket_location(state, owner, &bucket)).await
         }
         E::GetBucketVersioning { bucket } => {
             boxed(|| versioning::get_bucket_versioning(state, owner, &bucket)).await
@@ -147,7 +151,7 @@ async fn run(
             boxed(|| versioning::put_bucket_versioning(state, owner, parts, &bucket, payload)).await
         }
         E::GetObjectLockConfiguration { bucket } => {
-            boxed(|| object_lock::get_object_lock_configuration(state, &bucket)).await
+            boxed(|| object_lock::get_object_lock_configuration(state, owner, &bucket)).await
         }
         E::PutObjectLockConfiguration { bucket } => {
             use object_lock::put_object_lock_configuration as put;
@@ -341,7 +345,7 @@ async fn run(
         }
 
         E::GetBucketLifecycleConfiguration { bucket } => {
-            boxed(|| lifecycle::get_bucket_lifecycle(state, &bucket)).await
+            boxed(|| lifecycle::get_bucket_lifecycle(state, owner, &bucket)).await
         }
         E::PutBucketLifecycleConfiguration { bucket } => {
             boxed(|| lifecycle::put_bucket_lifecycle(state, owner, parts, &bucket, payload)).await
@@ -371,7 +375,7 @@ async fn run(
             boxed(|| acl::put_object_acl(state, object, parts, payload)).await
         }
         E::GetBucketEncryption { bucket } => {
-            boxed(|| bucket_encryption::get_bucket_encryption(state, &bucket)).await
+            boxed(|| bucket_encryption::get_bucket_encryption(state, owner, &bucket)).await
         }
         E::PutBucketEncryption { bucket } => {
             use bucket_encryption::put_bucket_encryption as put;
@@ -381,7 +385,7 @@ async fn run(
             boxed(|| bucket_encryption::delete_bucket_encryption(state, owner, &bucket)).await
         }
         E::GetBucketOwnershipControls { bucket } => {
-            boxed(|| ownership_controls::get_bucket_ownership_controls(state, &bucket)).await
+            boxed(|| ownership_controls::get_bucket_ownership_controls(state, owner, &bucket)).await
         }
         E::PutBucketOwnershipControls { bucket } => {
             use ownership_controls::put_bucket_ownership_controls as put;
@@ -392,7 +396,9 @@ async fn run(
                 || ownership_controls::delete_bucket_ownership_controls(state, owner, &bucket);
             boxed(delete).await
         }
-        E::GetBucketPolicy { bucket } => boxed(|| policy::get_bucket_policy(state, &bucket)).await,
+        E::GetBucketPolicy { bucket } => {
+            boxed(|| policy::get_bucket_policy(state, owner, &bucket)).await
+        }
         E::PutBucketPolicy { bucket } => {
             let context = authorised.bucket();
             boxed(|| policy::put_bucket_policy(state, owner, context, &bucket, payload)).await
@@ -401,10 +407,11 @@ async fn run(
             boxed(|| policy::delete_bucket_policy(state, owner, &bucket)).await
         }
         E::GetBucketPolicyStatus { bucket } => {
-            boxed(|| policy::get_bucket_policy_status(state, authorised.bucket(), &bucket)).await
+            boxed(|| policy::get_bucket_policy_status(state, owner, authorised.bucket(), &bucket))
+                .await
         }
         E::GetPublicAccessBlock { bucket } => {
-            boxed(|| policy::get_public_access_block(state, &bucket)).await
+            boxed(|| policy::get_public_access_block(state, owner, &bucket)).await
         }
         E::PutPublicAccessBlock { bucket } => {
             boxed(|| policy::put_public_access_block(state, owner, &bucket, payload)).await
@@ -417,7 +424,7 @@ async fn run(
                 .await
         }
         E::GetBucketTagging { bucket } => {
-            boxed(|| bucket_tagging::get_bucket_tagging(state, &bucket)).await
+            boxed(|| bucket_tagging::get_bucket_tagging(state, owner, &bucket)).await
         }
         E::DeleteBucketTagging { bucket } => {
             boxed(|| bucket_tagging::delete_bucket_tagging(state, owner, &bucket)).await
@@ -425,7 +432,7 @@ async fn run(
         E::PutBucketCors { bucket } => {
             boxed(|| cors::put_bucket_cors(state, owner, parts, &bucket, payload)).await
         }
-        E::GetBucketCors { bucket } => boxed(|| cors::get_bucket_cors(state, &bucket)).await,
+        E::GetBucketCors { bucket } => boxed(|| cors::get_bucket_cors(state, owner, &bucket)).await,
         E::DeleteBucketCors { bucket } => {
             boxed(|| cors::delete_bucket_cors(state, owner, &bucket)).await
         }
@@ -482,10 +489,18 @@ mod tests {
         std::mem::size_of::<F>()
     }
 
+    /// `dispatch`'s shape: state, endpoint, parts, body, caller, namespace.
+    type DispatchFn<'a, F> = fn(
+        &'a AppState,
+        Endpoint,
+        &'a Parts,
+        Body,
+        Option<&'a mut Option<String>>,
+        &'a mut Namespace,
+    ) -> F;
+
     /// The size of the future `dispatch` returns, without running it.
-    fn dispatch_future_size<'a, F: Future>(
-        _: fn(&'a AppState, Endpoint, &'a Parts, Body, Option<&'a mut Option<String>>) -> F,
-    ) -> usize {
+    fn dispatch_future_size<'a, F: Future>(_: DispatchFn<'a, F>) -> usize {
         std::mem::size_of::<F>()
     }
 

@@ -5,7 +5,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, Owner};
+use storage_client::{BucketDocument, Namespace, Owner};
 
 use super::bucket_documents::{self, corrupt, load_parsed};
 use super::empty_response;
@@ -29,7 +29,8 @@ pub async fn put_bucket_ownership_controls(
     let ownership = ObjectOwnership::from_xml(&body)?;
     if !ownership.acls_enabled() {
         // Only a `private` bucket ACL is never stored (see store_bucket_acl).
-        let bucket_acl = bucket_documents::load(state, bucket, BucketDocument::Acl).await?;
+        let bucket_acl =
+            bucket_documents::load(state, &owner.namespace, bucket, BucketDocument::Acl).await?;
         if bucket_acl.is_some() {
             return Err(acl_with_enforced_ownership());
         }
@@ -38,14 +39,24 @@ pub async fn put_bucket_ownership_controls(
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_bucket_ownership_controls(state: &AppState, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, bucket, BucketDocument::OwnershipControls, || {
-        S3Error::new(
-            Code::OwnershipControlsNotFoundError,
-            "The bucket ownership controls were not found",
-        )
-        .with("BucketName", bucket)
-    })
+pub async fn get_bucket_ownership_controls(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> S3Result<Response> {
+    bucket_documents::get(
+        state,
+        owner,
+        bucket,
+        BucketDocument::OwnershipControls,
+        || {
+            S3Error::new(
+                Code::OwnershipControlsNotFoundError,
+                "The bucket ownership controls were not found",
+            )
+            .with("BucketName", bucket)
+        },
+    )
     .await
 }
 
@@ -102,10 +113,18 @@ pub async fn store(
 }
 
 /// The bucket's setting; `None` when it has none.
-pub async fn ownership(state: &AppState, bucket: &str) -> S3Result<Option<ObjectOwnership>> {
-    let parsed = load_parsed(state, bucket, BucketDocument::OwnershipControls, |text| {
-        ObjectOwnership::from_xml(text.as_bytes()).map_err(corrupt)
-    })
+pub async fn ownership(
+    state: &AppState,
+    namespace: &Namespace,
+    bucket: &str,
+) -> S3Result<Option<ObjectOwnership>> {
+    let parsed = load_parsed(
+        state,
+        namespace,
+        bucket,
+        BucketDocument::OwnershipControls,
+        |text| ObjectOwnership::from_xml(text.as_bytes()).map_err(corrupt),
+    )
     .await?;
     Ok(parsed.map(|ownership| *ownership))
 }

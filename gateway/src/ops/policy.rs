@@ -6,7 +6,7 @@
 use axum::response::Response;
 use http::StatusCode;
 use serde::Serialize;
-use storage_client::{BucketDocument, Owner};
+use storage_client::{BucketDocument, BucketRef, Owner};
 
 use super::authorise::BucketContext;
 use super::body::read_to_end;
@@ -24,8 +24,12 @@ use crate::xml::S3_NAMESPACE;
 /// A PublicAccessBlockConfiguration is four booleans.
 const MAX_BLOCK_BYTES: usize = 4 * 1024;
 
-pub async fn get_bucket_policy(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let text = load(state, bucket, BucketDocument::Policy)
+pub async fn get_bucket_policy(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let text = load(state, &owner.namespace, bucket, BucketDocument::Policy)
         .await?
         .ok_or_else(|| no_such_policy(bucket))?;
     Ok(document_response(text.to_string(), "application/json"))
@@ -42,8 +46,11 @@ pub async fn put_bucket_policy(
     let policy = Policy::parse(&body, bucket)?;
     if policy.is_public() {
         let block = match context {
-            Some(context) => context.public_access_block(state, bucket).await?,
-            None => public_access_block(state, bucket).await?,
+            Some(context) => {
+                let target = BucketRef::new(owner, bucket);
+                context.public_access_block(state, target).await?
+            }
+            None => public_access_block(state, &owner.namespace, bucket).await?,
         };
         if block.block_public_policy {
             return Err(S3Error::access_denied());
@@ -75,14 +82,19 @@ struct PolicyStatus {
 /// is one.
 pub async fn get_bucket_policy_status(
     state: &AppState,
+    owner: &Owner,
     context: Option<&BucketContext>,
     bucket: &str,
 ) -> Result<Response, S3Error> {
     let is_public = match context {
         Some(context) => context.policy().map(Policy::is_public),
-        None => load_parsed(state, bucket, BucketDocument::Policy, |text| {
-            Policy::parse(text.as_bytes(), bucket).map_err(corrupt)
-        })
+        None => load_parsed(
+            state,
+            &owner.namespace,
+            bucket,
+            BucketDocument::Policy,
+            |text| Policy::parse(text.as_bytes(), bucket).map_err(corrupt),
+        )
         .await?
         .map(|policy| policy.is_public()),
     };
@@ -96,16 +108,25 @@ pub async fn get_bucket_policy_status(
     )
 }
 
-pub async fn get_public_access_block(state: &AppState, bucket: &str) -> Result<Response, S3Error> {
-    let text = load(state, bucket, BucketDocument::PublicAccessBlock)
-        .await?
-        .ok_or_else(|| {
-            S3Error::new(
-                Code::NoSuchPublicAccessBlockConfiguration,
-                "The public access block configuration was not found",
-            )
-            .with("BucketName", bucket)
-        })?;
+pub async fn get_public_access_block(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> Result<Response, S3Error> {
+    let text = load(
+        state,
+        &owner.namespace,
+        bucket,
+        BucketDocument::PublicAccessBlock,
+    )
+    .await?
+    .ok_or_else(|| {
+        S3Error::new(
+            Code::NoSuchPublicAccessBlockConfiguration,
+            "The public access block configuration was not found",
+        )
+        .with("BucketName", bucket)
+    })?;
     // Stored as its canonical XML (see put_public_access_block).
     Ok(document_response(text.to_string(), "application/xml"))
 }

@@ -42,11 +42,22 @@ pub async fn put_object(
     let mut meta = object_meta_from_request(headers)?;
     super::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     let query = parts.uri.query();
-    super::object_lock::record(state, bucket, headers, query, Write::Put, &mut meta).await?;
+    super::object_lock::record(
+        state,
+        &owner.namespace,
+        bucket,
+        headers,
+        query,
+        Write::Put,
+        &mut meta,
+    )
+    .await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
     let mut encryption = super::sse::for_write(state, parts)?;
-    if encryption.is_none() && super::bucket_encryption::has_default(state, bucket).await? {
+    if encryption.is_none()
+        && super::bucket_encryption::has_default(state, &owner.namespace, bucket).await?
+    {
         encryption = Some(super::sse::master_key(state)?);
     }
     if payload
@@ -95,7 +106,7 @@ pub async fn put_object(
         encryption.echo(out);
     }
     written_version_header(out, written.committed.version_id.as_deref());
-    insert_expiration(state, out, bucket, &written.committed).await;
+    insert_expiration(state, out, &owner.namespace, bucket, &written.committed).await;
     if let Some(checksum) = written.checksum {
         insert_checksum(
             out,

@@ -50,7 +50,7 @@ pub async fn put_bucket_versioning(
 ) -> S3Result<Response> {
     let body = bucket_documents::read_body(parts, payload, MAX_VERSIONING_BODY).await?;
     let versioning = requested_versioning(&xml::from_xml(&body)?)?;
-    super::object_lock::refuse_suspending(state, bucket, versioning).await?;
+    super::object_lock::refuse_suspending(state, &owner.namespace, bucket, versioning).await?;
     state
         .storage
         .put_bucket_versioning(BucketRef::new(owner, bucket), versioning)

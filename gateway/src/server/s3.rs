@@ -15,6 +15,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Method, Version, header};
+use storage_client::Namespace;
 
 use crate::admin;
 use crate::console::Console;
@@ -247,9 +248,10 @@ async fn serve_api(
         })
         .flatten();
     let caller = logged.then_some(&mut served.caller);
-    let result = ops::dispatch(state, endpoint, parts, body, caller).await;
+    let mut namespace = Namespace::Shared;
+    let result = ops::dispatch(state, endpoint, parts, body, caller, &mut namespace).await;
     let result = match cors_bucket {
-        Some(bucket) => ops::cors::with_headers(state, parts, &bucket, result).await,
+        Some(bucket) => ops::cors::with_headers(state, parts, (&namespace, &bucket), result).await,
         None => result,
     };
     (served, result)

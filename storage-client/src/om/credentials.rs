@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::{Credential, Result};
+use crate::{Credential, Namespace, Result};
 
 #[async_trait]
 pub(crate) trait CredentialStore: Send + Sync {
@@ -25,10 +25,16 @@ pub(crate) trait CredentialStore: Send + Sync {
     /// Whether the back end's own S3 secret store vouches for `signature`
     /// of `string_to_sign` (SigV4) by `access_key`, a key the gateway
     /// holds no credential for: Ozone with security on asks its OM, which
-    /// from then on acts as that user for the key's requests; `false`
-    /// where no store vouches, or it refuses (a wrong signature, an
-    /// unknown key: it does not say which).
-    async fn vouch(&self, access_key: &str, string_to_sign: &str, signature: &str) -> Result<bool>;
+    /// from then on acts as that user for the key's requests. Vouched, the
+    /// namespace the key's buckets live in (a tenant's, for an Ozone
+    /// tenant's access id); `None` where no store vouches, or it refuses
+    /// (a wrong signature, an unknown key: it does not say which).
+    async fn vouch(
+        &self,
+        access_key: &str,
+        string_to_sign: &str,
+        signature: &str,
+    ) -> Result<Option<Namespace>>;
     async fn list_credentials(&self) -> Result<Vec<Credential>>;
     /// Returns false if no such key existed.
     async fn delete_credential(&self, access_key: &str) -> Result<bool>;

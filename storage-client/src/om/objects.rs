@@ -28,7 +28,7 @@ impl ObjectName {
 
 impl From<crate::ObjectRef<'_>> for ObjectName {
     fn from(object: crate::ObjectRef<'_>) -> Self {
-        Self::new(object.bucket.name, object.key)
+        Self::new(&object.bucket.path(), object.key)
     }
 }
 

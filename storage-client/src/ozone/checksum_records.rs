@@ -337,7 +337,9 @@ fn part_name(upload_id: &str, number: u16) -> String {
 }
 
 fn object_name(bucket: &str, key: &str) -> String {
-    format!("object/{bucket}/{key}")
+    // A tenant's bucket path (`volume/name`) keeps its `/` out of the
+    // record's name, so no shared bucket's key can name the same record.
+    format!("object/{}/{key}", bucket.replace('/', ":"))
 }
 
 /// What a record names of the key it belongs to: size, modification time

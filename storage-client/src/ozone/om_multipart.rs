@@ -10,7 +10,7 @@ use super::model::{
     self, KeyExpectation, OpenPart, OzoneBlock, OzoneOpenKey, OzonePart, OzoneUpload,
 };
 use super::om_client::{
-    OmClient, S3_VOLUME, answer, key_args, missing, non_empty, open_key_args, wire_count,
+    OmClient, answer, key_args, missing, non_empty, open_key_args, volume_and_bucket, wire_count,
 };
 use super::proto::hadoop::ozone;
 use ozone::om_request::Command;
@@ -186,8 +186,9 @@ impl OmClient {
         after: u32,
         max: u32,
     ) -> Result<PartsPage> {
+        let (volume, bucket) = volume_and_bucket(bucket);
         let command = Command::ListParts(ozone::ListPartsRequest {
-            volume: S3_VOLUME.into(),
+            volume: volume.into(),
             bucket: bucket.into(),
             key: key.into(),
             upload_id: upload_id.into(),
@@ -226,8 +227,9 @@ impl OmClient {
         upload_id_marker: &str,
         max: usize,
     ) -> Result<UploadsPage> {
+        let (volume, bucket) = volume_and_bucket(bucket);
         let command = Command::ListUploads(ozone::ListUploadsRequest {
-            volume: S3_VOLUME.into(),
+            volume: volume.into(),
             bucket: bucket.into(),
             prefix: prefix.into(),
             key_marker: non_empty(key_marker),

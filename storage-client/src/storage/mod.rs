@@ -19,10 +19,11 @@ use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
 use crate::multipart;
 use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName};
+use crate::refs::bucket_path;
 use crate::{
     BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, CompleteUpload, Credential,
     DeleteCondition, Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
-    MAX_PART_NUMBER, MetaEntryChange, NewUpload, ObjectRef, ObjectWriter, Owner,
+    MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef, ObjectWriter, Owner,
     OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings, ReclaimStats, Result,
     SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo, UploadListPage,
     UploadListQuery, UploadRef, WriteIntent,
@@ -128,15 +129,16 @@ impl Storage {
     /// Whether the back end's own S3 secret store vouches for this SigV4
     /// signature by an access key the gateway holds no credential for
     /// (Ozone's users' keys, asked of the OM for every request: a revoked
-    /// secret stops the key at once); `false` where none does.
+    /// secret stops the key at once): the namespace of the key's buckets
+    /// if it does, `None` where none does.
     pub async fn vouch(
         &self,
         access_key: &str,
         string_to_sign: &str,
         signature: &str,
-    ) -> Result<bool> {
+    ) -> Result<Option<Namespace>> {
         let vouched = self.om.vouch(access_key, string_to_sign, signature).await?;
-        if vouched {
+        if vouched.is_some() {
             self.cache.vouched(access_key).await;
         }
         Ok(vouched)
@@ -168,19 +170,21 @@ impl Storage {
     /// Creates the bucket, owned by `bucket.owner`.
     pub async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
         let new = NewBucket {
-            name: bucket.name.to_owned(),
+            name: bucket.path().into_owned(),
             region: region.to_owned(),
         };
         let result = self.om.create_bucket(bucket.owner, new).await;
-        self.cache.wrote_bucket(bucket.name);
+        self.cache.wrote_bucket(&bucket.path());
         result
     }
 
-    /// The bucket's facts, whoever asks: for the gateway's authorisation,
-    /// which decides per request on identity-free facts (its owner, ACL
-    /// and policy), then calls naming the owner it judged.
-    pub async fn bucket_facts(&self, name: &str) -> Result<BucketInfo> {
-        Ok(BucketInfo::clone(&*self.cached_facts(name).await?))
+    /// The facts of the bucket `name` in `namespace` (the asker's), whoever
+    /// asks: for the gateway's authorisation, which decides per request on
+    /// identity-free facts (its owner, ACL and policy), then calls naming
+    /// the owner it judged.
+    pub async fn bucket_facts(&self, namespace: &Namespace, name: &str) -> Result<BucketInfo> {
+        let path = bucket_path(namespace, name);
+        Ok(BucketInfo::clone(&*self.cached_facts(&path).await?))
     }
 
     async fn cached_facts(&self, name: &str) -> Result<Arc<BucketInfo>> {
@@ -206,15 +210,16 @@ impl Storage {
     pub async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
         let result = self
             .om
-            .set_bucket_owner(bucket.name, bucket.owner, to)
+            .set_bucket_owner(&bucket.path(), bucket.owner, to)
             .await;
-        self.cache.wrote_bucket(bucket.name);
+        self.cache.wrote_bucket(&bucket.path());
         result
     }
 
     pub async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
-        let result = self.om.delete_bucket(bucket.owner, bucket.name).await;
-        self.cache.wrote_bucket(bucket.name);
+        let path = bucket.path();
+        let result = self.om.delete_bucket(bucket.owner, &path).await;
+        self.cache.wrote_bucket(&path);
         result
     }
 
@@ -225,14 +230,16 @@ impl Storage {
     /// `NoSuchBucket` if there is no bucket.
     pub async fn bucket_document(
         &self,
+        namespace: &Namespace,
         bucket: &str,
         kind: BucketDocument,
     ) -> Result<Option<Arc<str>>> {
+        let path = bucket_path(namespace, bucket);
         let load = async {
-            let facts = self.cached_facts(bucket).await?;
+            let facts = self.cached_facts(&path).await?;
             self.om.bucket_document(&facts, kind).await
         };
-        self.cache.bucket_document(bucket, kind, load).await
+        self.cache.bucket_document(&path, kind, load).await
     }
 
     /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`.
@@ -251,12 +258,13 @@ impl Storage {
                 text.len()
             )));
         }
-        let facts = self.cached_facts(bucket.name).await?;
+        let path = bucket.path();
+        let facts = self.cached_facts(&path).await?;
         let result = self
             .om
             .put_bucket_document(bucket.owner, &facts, kind, document)
             .await;
-        self.cache.wrote_bucket_document(bucket.name);
+        self.cache.wrote_bucket_document(&path);
         result
     }
 
@@ -424,7 +432,7 @@ impl Storage {
         let scan = |after: Vec<u8>, limit| {
             self.om.scan_objects(
                 bucket.owner,
-                scan_range(bucket.name, &query.prefix, after, limit),
+                scan_range(&bucket.path(), &query.prefix, after, limit),
             )
         };
         listing::list_page(scan, query).await
@@ -531,7 +539,7 @@ impl Storage {
         let scan = |after: Vec<u8>, limit| {
             self.om.scan_multipart_uploads(
                 bucket.owner,
-                scan_range(bucket.name, &query.prefix, after, limit),
+                scan_range(&bucket.path(), &query.prefix, after, limit),
             )
         };
         multipart::list_uploads(scan, query).await

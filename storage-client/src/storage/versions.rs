@@ -17,7 +17,7 @@ impl Storage {
     }
 
     pub async fn bucket_versioning(&self, bucket: BucketRef<'_>) -> Result<Versioning> {
-        self.om.versioning(bucket.owner, bucket.name).await
+        self.om.versioning(bucket.owner, &bucket.path()).await
     }
 
     /// Enables or suspends versioning; `NotImplemented` on a back end that
@@ -28,7 +28,7 @@ impl Storage {
         state: Versioning,
     ) -> Result<()> {
         self.om
-            .set_versioning(bucket.owner, bucket.name, state)
+            .set_versioning(bucket.owner, &bucket.path(), state)
             .await
     }
 
@@ -124,7 +124,7 @@ impl Storage {
         let scan = |after: Vec<u8>, after_version: Option<String>, limit| {
             self.om.scan_versions(
                 bucket.owner,
-                scan_range(bucket.name, &query.prefix, after, limit),
+                scan_range(&bucket.path(), &query.prefix, after, limit),
                 after_version,
             )
         };

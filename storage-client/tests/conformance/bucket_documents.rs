@@ -1,12 +1,14 @@
 //! Bucket documents: one per bucket and kind, replaced and removed on
 //! their own, written only by the bucket's owner, gone with the bucket.
 
-use storage_client::{BucketDocument, BucketRef, MAX_BUCKET_DOCUMENT_BYTES, Storage, StorageError};
+use storage_client::{
+    BucketDocument, BucketRef, MAX_BUCKET_DOCUMENT_BYTES, Namespace, Storage, StorageError,
+};
 
 use super::{Capabilities, alice, assert_err, bob};
 
 async fn document(s: &Storage, bucket: &str, kind: BucketDocument) -> Option<String> {
-    s.bucket_document(bucket, kind)
+    s.bucket_document(&Namespace::Shared, bucket, kind)
         .await
         .unwrap()
         .map(|text| text.to_string())
@@ -82,7 +84,8 @@ pub async fn bucket_documents(s: &Storage, caps: &Capabilities) {
     }
     assert_eq!(document(s, "docs", BucketDocument::Policy).await, None);
     assert_err(
-        s.bucket_document("nobucket", BucketDocument::Cors).await,
+        s.bucket_document(&Namespace::Shared, "nobucket", BucketDocument::Cors)
+            .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "document of a missing bucket",
     );
@@ -111,7 +114,8 @@ pub async fn bucket_documents(s: &Storage, caps: &Capabilities) {
     // A bucket deleted and made again starts with none.
     s.delete_bucket(BucketRef::new(&a, "docs")).await.unwrap();
     assert_err(
-        s.bucket_document("docs", BucketDocument::Cors).await,
+        s.bucket_document(&Namespace::Shared, "docs", BucketDocument::Cors)
+            .await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "document of a deleted bucket",
     );

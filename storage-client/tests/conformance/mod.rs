@@ -20,8 +20,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    BucketRef, Credential, DeleteCondition, KeyInfo, ListQuery, NewObject, NewUpload, ObjectMeta,
-    Owner, Result, Storage, StorageError, WriteCondition, WriteIntent,
+    BucketRef, Credential, DeleteCondition, KeyInfo, ListQuery, Namespace, NewObject, NewUpload,
+    ObjectMeta, Owner, Result, Storage, StorageError, WriteCondition, WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -211,7 +211,7 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         .map(|b| b.name)
         .collect();
     assert_eq!(names, ["alpha", "zeta"]);
-    let info = s.bucket_facts("alpha").await.unwrap();
+    let info = s.bucket_facts(&Namespace::Shared, "alpha").await.unwrap();
     assert_eq!(
         (info.owner.as_str(), info.region.as_str()),
         ("AKIDALICE", "eu-west-1")
@@ -234,7 +234,7 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         );
     }
     assert_err(
-        s.bucket_facts("nope").await,
+        s.bucket_facts(&Namespace::Shared, "nope").await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "head missing",
     );
@@ -254,7 +254,7 @@ pub async fn buckets_and_ownership(s: &Storage, caps: &Capabilities) {
         .unwrap();
     s.delete_bucket(BucketRef::new(&a, "alpha")).await.unwrap();
     assert_err(
-        s.bucket_facts("alpha").await,
+        s.bucket_facts(&Namespace::Shared, "alpha").await,
         |e| matches!(e, StorageError::NoSuchBucket),
         "head deleted",
     );
@@ -309,7 +309,13 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
     s.set_bucket_owner(BucketRef::new(&a, "handed"), &b)
         .await
         .unwrap();
-    assert_eq!(s.bucket_facts("handed").await.unwrap().owner, "AKIDBOB");
+    assert_eq!(
+        s.bucket_facts(&Namespace::Shared, "handed")
+            .await
+            .unwrap()
+            .owner,
+        "AKIDBOB"
+    );
     let bobs: Vec<String> = s
         .list_buckets(&b)
         .await

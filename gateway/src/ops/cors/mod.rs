@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use storage_client::{BucketDocument, Owner};
+use storage_client::{BucketDocument, Namespace, Owner};
 
 pub use self::rules::{CorsConfiguration, CorsRequest, CorsRule};
 use super::bucket_documents;
@@ -43,8 +43,8 @@ pub async fn put_bucket_cors(
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_bucket_cors(state: &AppState, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, bucket, BucketDocument::Cors, || {
+pub async fn get_bucket_cors(state: &AppState, owner: &Owner, bucket: &str) -> S3Result<Response> {
+    bucket_documents::get(state, owner, bucket, BucketDocument::Cors, || {
         S3Error::new(
             Code::NoSuchCORSConfiguration,
             "The CORS configuration does not exist",
@@ -62,7 +62,9 @@ pub async fn delete_bucket_cors(
     bucket_documents::delete(state, owner, bucket, BucketDocument::Cors).await
 }
 
-/// Answers `OPTIONS` from the bucket's rules, unauthenticated as on AWS.
+/// Answers `OPTIONS` from the bucket's rules, unauthenticated as on AWS:
+/// so only a bucket of the shared namespace (an unsigned request names no
+/// tenant).
 pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Result<Response> {
     let headers = &parts.headers;
     let origin = text_header(headers, header::ORIGIN)
@@ -70,7 +72,7 @@ pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Resul
     let method = text_header(headers, header::ACCESS_CONTROL_REQUEST_METHOD)
         .ok_or_else(|| bad_request("Invalid Access-Control-Request-Method: null"))?;
     let requested = requested_headers(headers);
-    let config = bucket_rules(state, bucket)
+    let config = bucket_rules(state, &Namespace::Shared, bucket)
         .await?
         .ok_or_else(|| forbidden("CORSResponse: CORS is not enabled for this bucket."))?;
     let request = CorsRequest {
@@ -104,10 +106,10 @@ pub async fn preflight(state: &AppState, parts: &Parts, bucket: &str) -> S3Resul
 pub async fn with_headers(
     state: &AppState,
     parts: &Parts,
-    bucket: &str,
+    (namespace, bucket): (&Namespace, &str),
     result: S3Result<Response>,
 ) -> S3Result<Response> {
-    let Some(cors) = response_headers(state, parts, bucket).await else {
+    let Some(cors) = response_headers(state, parts, namespace, bucket).await else {
         return result;
     };
     match result {
@@ -129,9 +131,17 @@ pub async fn with_headers(
 /// a rule allowing its origin and method; `None` otherwise (no headers, and
 /// the browser withholds the answer from the page). Storage faults while
 /// looking only leave the headers out: the answer itself stands.
-async fn response_headers(state: &AppState, parts: &Parts, bucket: &str) -> Option<HeaderMap> {
+async fn response_headers(
+    state: &AppState,
+    parts: &Parts,
+    namespace: &Namespace,
+    bucket: &str,
+) -> Option<HeaderMap> {
     let origin = text_header(&parts.headers, header::ORIGIN)?;
-    let config = bucket_rules(state, bucket).await.ok().flatten()?;
+    let config = bucket_rules(state, namespace, bucket)
+        .await
+        .ok()
+        .flatten()?;
     let request = CorsRequest {
         origin,
         method: parts.method.as_str(),
@@ -144,8 +154,12 @@ async fn response_headers(state: &AppState, parts: &Parts, bucket: &str) -> Opti
     Some(out)
 }
 
-async fn bucket_rules(state: &AppState, bucket: &str) -> S3Result<Option<Arc<CorsConfiguration>>> {
-    bucket_documents::load_parsed(state, bucket, BucketDocument::Cors, |text| {
+async fn bucket_rules(
+    state: &AppState,
+    namespace: &Namespace,
+    bucket: &str,
+) -> S3Result<Option<Arc<CorsConfiguration>>> {
+    bucket_documents::load_parsed(state, namespace, bucket, BucketDocument::Cors, |text| {
         CorsConfiguration::from_stored(text.as_bytes())
     })
     .await

@@ -59,12 +59,21 @@ pub async fn create_multipart_upload(
     crate::ops::acl::record_object_acl(state, owner, context, headers, bucket, &mut meta).await?;
     // Decided now, as S3 decides it; the version gets it at Complete.
     let (query, write) = (parts.uri.query(), crate::ops::object_lock::Write::Other);
-    crate::ops::object_lock::record(state, bucket, headers, query, write, &mut meta).await?;
+    crate::ops::object_lock::record(
+        state,
+        &owner.namespace,
+        bucket,
+        headers,
+        query,
+        write,
+        &mut meta,
+    )
+    .await?;
     // Encrypted as asked, or by the bucket's default: the upload key is
     // recorded in the upload's metadata, which the object inherits.
     let encryption = match super::sse::for_write(state, parts)? {
         Some(asked) => Some(asked),
-        None if super::bucket_encryption::has_default(state, bucket).await? => {
+        None if super::bucket_encryption::has_default(state, &owner.namespace, bucket).await? => {
             Some(super::sse::master_key(state)?)
         }
         None => None,

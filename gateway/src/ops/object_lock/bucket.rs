@@ -8,7 +8,7 @@
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use storage_client::{BucketDocument, BucketRef, Owner, Versioning};
+use storage_client::{BucketDocument, BucketRef, Namespace, Owner, Versioning};
 
 use super::configuration::Configuration;
 use crate::auth::Payload;
@@ -25,10 +25,18 @@ const MAX_CONFIGURATION_BODY: usize = 16 * 1024;
 const ENABLED_AT_CREATION: &str = "x-amz-bucket-object-lock-enabled";
 
 /// The bucket's configuration; `None` when its lock is off.
-pub async fn configuration(state: &AppState, bucket: &str) -> S3Result<Option<Configuration>> {
-    let parsed = load_parsed(state, bucket, BucketDocument::ObjectLock, |text| {
-        Configuration::from_xml(text.as_bytes()).map_err(corrupt)
-    })
+pub async fn configuration(
+    state: &AppState,
+    namespace: &Namespace,
+    bucket: &str,
+) -> S3Result<Option<Configuration>> {
+    let parsed = load_parsed(
+        state,
+        namespace,
+        bucket,
+        BucketDocument::ObjectLock,
+        |text| Configuration::from_xml(text.as_bytes()).map_err(corrupt),
+    )
     .await?;
     Ok(parsed.map(|configuration| *configuration))
 }
@@ -36,9 +44,13 @@ pub async fn configuration(state: &AppState, bucket: &str) -> S3Result<Option<Co
 /// The bucket's configuration, or the refusal S3 gives an object lock
 /// operation on a bucket without lock (on Ozone, which keeps no
 /// versions, `NotImplemented`).
-pub async fn required(state: &AppState, bucket: &str) -> S3Result<Configuration> {
+pub async fn required(
+    state: &AppState,
+    namespace: &Namespace,
+    bucket: &str,
+) -> S3Result<Configuration> {
     refuse_without_versions(state, "object lock")?;
-    configuration(state, bucket)
+    configuration(state, namespace, bucket)
         .await?
         .ok_or_else(|| S3Error::invalid_request("Bucket is missing Object Lock Configuration"))
 }
@@ -99,15 +111,22 @@ pub async fn put_object_lock_configuration(
     require_digest(parts)?;
     let body = bucket_documents::read_body(parts, payload, MAX_CONFIGURATION_BODY).await?;
     let wanted = Configuration::from_xml(&body)?;
-    if configuration(state, bucket).await?.is_none() {
+    if configuration(state, &owner.namespace, bucket)
+        .await?
+        .is_none()
+    {
         require_enabled_versioning(state, owner, bucket).await?;
     }
     store(state, owner, bucket, &wanted).await?;
     Ok(empty_response(StatusCode::OK))
 }
 
-pub async fn get_object_lock_configuration(state: &AppState, bucket: &str) -> S3Result<Response> {
-    bucket_documents::get(state, bucket, BucketDocument::ObjectLock, || {
+pub async fn get_object_lock_configuration(
+    state: &AppState,
+    owner: &Owner,
+    bucket: &str,
+) -> S3Result<Response> {
+    bucket_documents::get(state, owner, bucket, BucketDocument::ObjectLock, || {
         S3Error::object_lock_configuration_not_found(bucket)
     })
     .await
@@ -116,10 +135,12 @@ pub async fn get_object_lock_configuration(state: &AppState, bucket: &str) -> S3
 /// PutBucketVersioning's check: a bucket with lock stays Enabled.
 pub async fn refuse_suspending(
     state: &AppState,
+    namespace: &Namespace,
     bucket: &str,
     versioning: Versioning,
 ) -> S3Result<()> {
-    if versioning != Versioning::Enabled && configuration(state, bucket).await?.is_some() {
+    if versioning != Versioning::Enabled && configuration(state, namespace, bucket).await?.is_some()
+    {
         return Err(S3Error::new(
             Code::InvalidBucketState,
             "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.",

@@ -48,7 +48,7 @@ pub async fn put_object_legal_hold(
     payload: &mut Payload,
 ) -> S3Result<Response> {
     let (target, bucket, key) = (object.object_ref(), object.bucket(), object.key());
-    required(state, bucket).await?;
+    required(state, &target.owner().namespace, bucket).await?;
     require_digest(parts)?;
     let body = read_body(parts, payload, MAX_LEGAL_HOLD_BODY).await?;
     let status = requested_status(&body)?;
@@ -68,7 +68,7 @@ pub async fn get_object_legal_hold(
     state: &AppState,
     object: ObjectVersion<'_>,
 ) -> S3Result<Response> {
-    required(state, object.bucket()).await?;
+    required(state, &object.owner().namespace, object.bucket()).await?;
     let info = object.resolve(state).await?;
     let status = info
         .meta

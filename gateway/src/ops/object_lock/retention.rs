@@ -77,7 +77,7 @@ pub async fn put_object_retention(
     bypass_governance: bool,
 ) -> S3Result<Response> {
     let (target, bucket, key) = (object.object_ref(), object.bucket(), object.key());
-    required(state, bucket).await?;
+    required(state, &target.owner().namespace, bucket).await?;
     require_digest(parts)?;
     let body = read_body(parts, payload, MAX_RETENTION_BODY).await?;
     let now = SystemTime::now();
@@ -115,7 +115,7 @@ pub async fn get_object_retention(
     state: &AppState,
     object: ObjectVersion<'_>,
 ) -> S3Result<Response> {
-    required(state, object.bucket()).await?;
+    required(state, &object.owner().namespace, object.bucket()).await?;
     let info = object.resolve(state).await?;
     let retention = info
         .meta

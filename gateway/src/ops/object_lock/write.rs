@@ -9,8 +9,8 @@ use std::time::SystemTime;
 
 use http::HeaderMap;
 use storage_client::{
-    LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, ObjectMeta, RETENTION_ENTRY, Retention,
-    RetentionMode,
+    LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, Namespace, ObjectMeta, RETENTION_ENTRY,
+    Retention, RetentionMode,
 };
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -53,6 +53,7 @@ impl Requested {
 /// carried (a copy's source's lock is not the copy's).
 pub async fn record(
     state: &AppState,
+    namespace: &Namespace,
     bucket: &str,
     headers: &HeaderMap,
     query: Option<&str>,
@@ -67,7 +68,7 @@ pub async fn record(
     if requested.names_a_lock() {
         refuse_without_versions(state, "object lock")?;
     }
-    let Some(configuration) = configuration(state, bucket).await? else {
+    let Some(configuration) = configuration(state, namespace, bucket).await? else {
         return match requested.names_a_lock() {
             true => Err(S3Error::invalid_request(
                 "Bucket is missing Object Lock Configuration",

@@ -156,11 +156,20 @@ async fn receive(
     }
     super::acl::record_object_acl(state, &owner, None, &acl_header, bucket, &mut meta).await?;
     let write = super::object_lock::Write::Other;
-    super::object_lock::record(state, bucket, &headers, None, write, &mut meta).await?;
+    super::object_lock::record(
+        state,
+        &owner.namespace,
+        bucket,
+        &headers,
+        None,
+        write,
+        &mut meta,
+    )
+    .await?;
     // SSE-S3 by the form's field, else by the bucket's default.
     let encryption = match field(&fields, super::sse::SSE_HEADER) {
         Some(algorithm) => Some(super::sse::algorithm(state, algorithm.as_bytes())?),
-        None if super::bucket_encryption::has_default(state, bucket).await? => {
+        None if super::bucket_encryption::has_default(state, &owner.namespace, bucket).await? => {
             Some(super::sse::master_key(state)?)
         }
         None => None,

@@ -7,7 +7,7 @@ use super::{EmbeddedOm, Inner};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{CREDENTIALS, CredentialRecord, decode, encode};
 use crate::om::CredentialStore;
-use crate::{Credential, Result};
+use crate::{Credential, Namespace, Result};
 
 impl Inner {
     pub(super) fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
@@ -104,8 +104,8 @@ impl CredentialStore for EmbeddedOm {
         _access_key: &str,
         _string_to_sign: &str,
         _signature: &str,
-    ) -> Result<bool> {
-        Ok(false)
+    ) -> Result<Option<Namespace>> {
+        Ok(None)
     }
 
     async fn list_credentials(&self) -> Result<Vec<Credential>> {

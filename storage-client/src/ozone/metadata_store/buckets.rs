@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use super::{LIST_BATCH, OzoneMetadata};
 use crate::om::{BucketStore, NewBucket};
 use crate::ozone::keyring::SYSTEM_OWNER;
-use crate::{BucketInfo, Owner, Result, StorageError};
+use crate::ozone::om_client::S3_VOLUME;
+use crate::{BucketInfo, Namespace, Owner, Result, StorageError};
 
 #[async_trait]
 impl BucketStore for OzoneMetadata {
@@ -39,10 +40,14 @@ impl BucketStore for OzoneMetadata {
         let mut start = String::new();
         // Every bucket is listed as the gateway's system identity.
         let signer = owner.map_or(SYSTEM_OWNER, |owner| &owner.access_key);
+        let volume = match owner.map(|owner| &owner.namespace) {
+            Some(Namespace::Tenant(volume)) => volume,
+            Some(Namespace::Shared) | None => S3_VOLUME,
+        };
         loop {
             let page = self
                 .om
-                .list_buckets(signer, &self.bucket_prefix, &start, LIST_BATCH)
+                .list_buckets(signer, volume, &self.bucket_prefix, &start, LIST_BATCH)
                 .await?;
             let Some(last) = page.last() else { break };
             start = last.name.clone();

@@ -9,7 +9,7 @@ use super::{LIST_BATCH, OzoneMetadata, PARALLEL_LOOKUPS};
 use crate::om::{CredentialStore, validate_key};
 use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::model::KeyExpectation;
-use crate::{Credential, Result, StorageError};
+use crate::{Credential, Namespace, Result, StorageError};
 
 #[async_trait]
 impl CredentialStore for OzoneMetadata {
@@ -88,9 +88,14 @@ impl CredentialStore for OzoneMetadata {
     /// Only on a cluster that checks signatures: with security off the OM
     /// would take any signature. Never for the system identity's name,
     /// which no S3 client signs as.
-    async fn vouch(&self, access_key: &str, string_to_sign: &str, signature: &str) -> Result<bool> {
+    async fn vouch(
+        &self,
+        access_key: &str,
+        string_to_sign: &str,
+        signature: &str,
+    ) -> Result<Option<Namespace>> {
         if !self.vouches_for_users || !self.om.signs() || access_key.starts_with('.') {
-            return Ok(false);
+            return Ok(None);
         }
         self.om.vouch(access_key, string_to_sign, signature).await
     }

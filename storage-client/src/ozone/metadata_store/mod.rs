@@ -199,8 +199,13 @@ impl OzoneMetadata {
     /// names have no `/` (the router splits there); one that did would
     /// name another volume ([`super::om_client::volume_and_bucket`]), so a
     /// `/` becomes a character no Ozone bucket name has.
+    /// `bucket` is a path as the facade keeps it (`refs::bucket_path`): a
+    /// name in `s3v`, or `volume/name` for a tenant's bucket.
     fn ozone_name(&self, bucket: &str) -> String {
-        format!("{}{}", self.bucket_prefix, bucket.replace('/', "%2F"))
+        match bucket.split_once('/') {
+            Some((volume, name)) => format!("{volume}/{}{name}", self.bucket_prefix),
+            None => format!("{}{bucket}", self.bucket_prefix),
+        }
     }
 
     /// The credentials bucket's path in the records volume.
@@ -217,13 +222,17 @@ impl OzoneMetadata {
     }
 
     /// The bucket's facts, asked as the gateway itself: the same for
-    /// every caller.
-    async fn info_bucket(&self, name: &str) -> Result<BucketInfo> {
+    /// every caller. Named by its path, so a tenant's bucket's documents
+    /// are kept apart from those of the shared bucket of the same name.
+    async fn info_bucket(&self, path: &str) -> Result<BucketInfo> {
         let info = self
             .om
-            .info_bucket(SYSTEM_OWNER, &self.ozone_name(name))
+            .info_bucket(SYSTEM_OWNER, &self.ozone_name(path))
             .await?;
-        Ok(self.facade_bucket(info))
+        Ok(BucketInfo {
+            name: path.to_owned(),
+            ..self.facade_bucket(info)
+        })
     }
 
     /// The open key behind the facade's handle.

@@ -4,7 +4,7 @@
 use ozone::om_request::Command;
 use ozone::{Status, Type};
 
-use super::{OmClient, S3_VOLUME, failure, missing, non_empty, volume_and_bucket, wire_count};
+use super::{OmClient, failure, missing, non_empty, volume_and_bucket, wire_count};
 use crate::ozone::model;
 use crate::ozone::proto::hadoop::{hdds, ozone};
 use crate::{BucketInfo, Result, StorageError};
@@ -85,17 +85,18 @@ impl OmClient {
         Ok(())
     }
 
-    /// Up to `count` buckets of `s3v` named after `start_after` (all owners),
-    /// in name order.
+    /// Up to `count` buckets of `volume` named after `start_after` (all
+    /// owners), in name order.
     pub async fn list_buckets(
         &self,
         access_id: &str,
+        volume: &str,
         prefix: &str,
         start_after: &str,
         count: usize,
     ) -> Result<Vec<BucketInfo>> {
         let command = Command::ListBuckets(ozone::ListBucketsRequest {
-            volume_name: S3_VOLUME.into(),
+            volume_name: volume.into(),
             start_key: non_empty(start_after),
             prefix: non_empty(prefix),
             count: Some(wire_count(count)),

@@ -33,7 +33,7 @@ use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
 
 use crate::calls::CallTable;
-use crate::{Result, StorageError};
+use crate::{Namespace, Result, StorageError};
 
 use super::grpc_tls;
 use super::keyring::{Keyring, Signer};
@@ -357,20 +357,19 @@ impl OmClient {
     /// holds): asked as GetS3VolumeContext carrying them as the request's
     /// own authentication, which is what Ozone's S3 gateway asks first for
     /// each request. Vouched, the signature then signs every command by
-    /// `access_id` until a newer one or the credentials' bound replaces it.
-    /// `Ok(false)` for a signature the OM refuses (a wrong one, an access
-    /// id it has no secret for: it does not say which). A tenant's access
-    /// id (`tenant$user`), whose buckets live in the tenant's volume, not
-    /// [`S3_VOLUME`], is `NotImplemented`: serving it here would show it
-    /// the wrong buckets.
+    /// `access_id` until a newer one or the credentials' bound replaces it,
+    /// and the answer names the volume the key's buckets live in: [`S3_VOLUME`]
+    /// (the shared namespace) or, for a tenant's access id (`tenant$user`),
+    /// the tenant's. `Ok(None)` for a signature the OM refuses (a wrong
+    /// one, an access id it has no secret for: it does not say which).
     pub(super) async fn vouch(
         &self,
         access_id: &str,
         string_to_sign: &str,
         signature: &str,
-    ) -> Result<bool> {
+    ) -> Result<Option<Namespace>> {
         let Some(keyring) = &self.keyring else {
-            return Ok(false);
+            return Ok(None);
         };
         let proof = ozone::S3Authentication {
             string_to_sign: Some(string_to_sign.to_owned()),
@@ -385,22 +384,26 @@ impl OmClient {
         let response = self.send_request(Type::GetS3VolumeContext, request).await?;
         if !response.success() {
             return match failure(response) {
-                StorageError::AccessDenied => Ok(false),
+                StorageError::AccessDenied => Ok(None),
                 other => Err(other),
             };
         }
         let volume = answer!(response, GetS3VolumeContext)
             .and_then(|context| context.volume_info)
-            .map(|volume| volume.volume);
-        if volume.as_deref() != Some(S3_VOLUME) {
-            return Err(StorageError::NotImplemented(format!(
-                "access key {access_id} belongs to an Ozone tenant (its buckets are in volume \
-                 {}); Ozone multi-tenancy is not supported by this gateway yet",
-                volume.as_deref().unwrap_or("unknown")
-            )));
-        }
+            .map(|volume| volume.volume)
+            .ok_or_else(|| missing("GetS3VolumeContext", "volumeInfo"))?;
+        let namespace = match volume.as_str() {
+            S3_VOLUME => Namespace::Shared,
+            tenant if is_volume_name(tenant) => Namespace::Tenant(tenant.into()),
+            other => {
+                return Err(StorageError::Internal(format!(
+                    "the OM named {other:?} as the volume of access key {access_id}, \
+                     which is not an Ozone volume name"
+                )));
+            }
+        };
         keyring.remember_vouched(access_id, proof).await;
-        Ok(true)
+        Ok(Some(namespace))
     }
 
     /// The secret of `access_id` from the gateway's credential store, read
@@ -698,6 +701,16 @@ pub(super) fn wire_count(count: usize) -> i32 {
 
 fn failure(response: OmResponse) -> StorageError {
     status_error(response.status, response.message.unwrap_or_default())
+}
+
+/// Whether `name` is one Ozone allows for a volume (3 to 63 of lower-case
+/// letters, digits, `-` and `.`): above all, no `/`, so a tenant's
+/// volume can stand before a bucket's name in a path unambiguously.
+fn is_volume_name(name: &str) -> bool {
+    (3..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
 }
 
 pub(super) fn missing(command: &str, field: &str) -> StorageError {
