@@ -7,6 +7,7 @@ test_sse_multipart.py. What is not built (SSE-KMS) stays refused: test_sse_refus
 
 import base64
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -240,6 +241,25 @@ def test_overwriting_with_and_without_encryption(sse_s3, sse_bucket):
     sse_s3.put_object(Bucket=sse_bucket, Key="k", Body=b"third", **WRONG)
     assert sse_s3.get_object(Bucket=sse_bucket, Key="k", **WRONG)["Body"].read() == b"third"
     refused(sse_s3.get_object, (403, "AccessDenied"), Bucket=sse_bucket, Key="k", **SSE_C)
+
+
+def test_a_bucket_policy_can_require_customer_keys_and_their_algorithm(sse_s3, sse_bucket):
+    """The condition key `s3:x-amz-server-side-encryption-customer-algorithm`, as the AWS
+    user guide's "require SSE-C" policies use it (Deny binds the owner too)."""
+    resource = f"arn:aws:s3:::{sse_bucket}/*"
+    deny = lambda condition: {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+                              "Resource": resource, "Condition": condition}
+    policy = {"Version": "2012-10-17", "Statement": [
+        deny({"Null": {"s3:x-amz-server-side-encryption-customer-algorithm": "true"}}),
+        deny({"StringNotEquals": {"s3:x-amz-server-side-encryption-customer-algorithm": "AES256"}}),
+    ]}
+    sse_s3.put_bucket_policy(Bucket=sse_bucket, Policy=json.dumps(policy))
+    try:
+        refused(sse_s3.put_object, (403, "AccessDenied"), Bucket=sse_bucket, Key="plain", Body=b"x")
+        sse_s3.put_object(Bucket=sse_bucket, Key="sealed", Body=b"x", **SSE_C)
+        assert sse_s3.get_object(Bucket=sse_bucket, Key="sealed", **SSE_C)["Body"].read() == b"x"
+    finally:
+        sse_s3.delete_bucket_policy(Bucket=sse_bucket)
 
 
 def test_customer_keys_over_plain_http_are_refused_by_default(root_s3, bucket):

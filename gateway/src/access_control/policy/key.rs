@@ -36,7 +36,7 @@ pub enum Key {
 }
 
 /// The `s3:` keys that are a request header of the same name.
-const HEADERS: [&str; 12] = [
+const HEADERS: [&str; 13] = [
     "x-amz-acl",
     "x-amz-grant-read",
     "x-amz-grant-write",
@@ -45,6 +45,7 @@ const HEADERS: [&str; 12] = [
     "x-amz-grant-full-control",
     "x-amz-server-side-encryption",
     "x-amz-server-side-encryption-aws-kms-key-id",
+    "x-amz-server-side-encryption-customer-algorithm",
     "x-amz-copy-source",
     "x-amz-metadata-directive",
     "x-amz-storage-class",
@@ -117,6 +118,10 @@ mod tests {
         assert_eq!(Key::parse("AWS:SOURCEIP"), Some(Key::SourceIp));
         assert_eq!(Key::parse("s3:X-Amz-Acl"), Some(Key::Header("x-amz-acl")));
         assert_eq!(Key::parse("s3:Max-Keys"), Some(Key::Query("max-keys")));
+        assert_eq!(
+            Key::parse("s3:x-amz-server-side-encryption-customer-algorithm"),
+            Some(Key::Header("x-amz-server-side-encryption-customer-algorithm"))
+        );
         assert_eq!(
             Key::parse("S3:ExistingObjectTag/Project"),
             Some(Key::ExistingObjectTag("Project".into()))
