@@ -120,7 +120,9 @@ mod tests {
         assert_eq!(Key::parse("s3:Max-Keys"), Some(Key::Query("max-keys")));
         assert_eq!(
             Key::parse("s3:x-amz-server-side-encryption-customer-algorithm"),
-            Some(Key::Header("x-amz-server-side-encryption-customer-algorithm"))
+            Some(Key::Header(
+                "x-amz-server-side-encryption-customer-algorithm"
+            ))
         );
         assert_eq!(
             Key::parse("S3:ExistingObjectTag/Project"),
