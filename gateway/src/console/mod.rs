@@ -11,6 +11,7 @@
 //! - `POST /_s3gw/console/api/presign` `{"bucket", "key", "expires", "download"}`
 //! - `/_s3gw/console/s3/PATH?QUERY`: S3's `/PATH?QUERY` as the session's key
 //! - `/_s3gw/console/admin/PATH`: the admin API's `/_s3gw/admin/PATH` likewise
+//!   (a key deleted or rotated there ends that key's sessions here)
 //!
 //! Every API request needs the session cookie and its CSRF token in
 //! `X-CSRF-Token` (whatever its method), and is refused if the browser
@@ -423,7 +424,9 @@ impl Console {
             &query,
             &parts.headers,
         )?;
-        let deleted_key = (parts.method == Method::DELETE)
+        // A key deleted (DELETE) or given a new secret (POST) through the
+        // admin API: its sessions on this replica end with the answer.
+        let deleted_key = matches!(parts.method, Method::DELETE | Method::POST)
             .then(|| path.strip_prefix("/_s3gw/admin/keys/"))
             .flatten()
             .map(|key| {
