@@ -479,3 +479,318 @@ def test_the_console_cannot_be_framed(page, console):
         assert not shown
     finally:
         other.close()
+
+
+# ---- Operator pages (root keys) ----
+
+
+def test_the_admin_proxy_rotates_a_secret_and_refuses_other_keys(console):
+    root, root_csrf = sign_in_root(console)
+    key = console.create_key(f"console-rot-{uuid.uuid4().hex[:6]}")
+    theirs, their_csrf = sign_in(console, key["access_key"], key["secret_key"])
+    # A key that is not root gets nothing of the admin API through the console.
+    for method, path in [("GET", "admin/keys"), ("GET", "admin/buckets"),
+                         ("POST", "admin/keys"), ("POST", f"admin/keys/{key['access_key']}"),
+                         ("DELETE", f"admin/keys/{key['access_key']}")]:
+        refused = theirs.request(method, url(console, path), headers=their_csrf)
+        assert refused.status_code == 403 and "<Code>AccessDenied</Code>" in refused.text, (method, path)
+    # Root gives the key a new secret: shown once, the old one refused at once,
+    # and the key's console sessions end with it.
+    rotated = root.post(url(console, f"admin/keys/{key['access_key']}"), headers=root_csrf)
+    assert rotated.status_code == 200, rotated.text
+    fresh = rotated.json()
+    assert fresh["access_key"] == key["access_key"] and fresh["name"] == key["name"]
+    assert fresh["secret_key"] != key["secret_key"] and len(fresh["secret_key"]) == 40
+    assert theirs.get(url(console, "api/session")).status_code == 401
+    old = requests.post(url(console, "api/session"),
+                        json={"access_key": key["access_key"], "secret_key": key["secret_key"]})
+    assert old.status_code == 403 and old.json()["code"] == "SignInRefused"
+    sign_in(console, key["access_key"], fresh["secret_key"])
+    listed = root.get(url(console, "admin/keys"), headers=root_csrf).json()
+    assert fresh["secret_key"] not in str(listed)
+    missing = root.post(url(console, "admin/keys/S3GWNOSUCHKEY0000000"), headers=root_csrf)
+    assert missing.status_code == 404
+
+
+def test_browser_keys_page_creates_rotates_and_deletes_a_key(page, console, chromium):
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    expect(p.locator("#operator-nav")).to_be_visible()
+    p.click('#nav button[data-page="keys"]')
+    p.wait_for_selector("#keys:not([hidden])")
+    name = f"console-page-{uuid.uuid4().hex[:6]}"
+    p.fill("#new-key", name)
+    p.click("#create-key button[type=submit]")
+    p.wait_for_selector("#secret-dialog[open]")
+    assert p.text_content("#secret-name") == name
+    access_key = p.text_content("#secret-access")
+    secret = p.text_content("#secret-value")
+    assert access_key.startswith("S3GW") and len(secret) == 40
+    p.click("#secret-done")
+    expect(p.locator("#secret-dialog")).not_to_have_attribute("open", "")
+    # Shown once: nothing of the secret is left in the page.
+    assert secret not in p.content() and p.text_content("#secret-value") == ""
+    p.wait_for_selector(f'tr.key[data-access-key="{access_key}"]')
+    assert p.text_content(f'tr.key[data-access-key="{access_key}"] td.name') == name
+
+    # The new key signs in in a second context, and is offered no operator page.
+    other = Page(chromium, console)
+    try:
+        other.sign_in(access_key, secret)
+        expect(other.page.locator("#operator-nav")).to_be_hidden()
+
+        # Rotated: a new secret, shown once; the old one no longer signs in,
+        # and the second context's session ended.
+        p.click(f'tr.key[data-access-key="{access_key}"] button.rotate')
+        p.wait_for_selector("#secret-dialog[open]")
+        assert p.text_content("#secret-access") == access_key
+        rotated = p.text_content("#secret-value")
+        assert rotated != secret and len(rotated) == 40
+        p.click("#secret-done")
+        assert rotated not in p.content()
+        assert any(kind == "confirm" and "new secret" in text for kind, text in page.dialogs)
+        other.page.click('#nav button[data-page="buckets"]')
+        other.page.wait_for_selector("#sign-in:not([hidden])")
+        other.page.fill("#access-key", access_key)
+        other.page.fill("#secret-key", secret)
+        other.page.click("#sign-in button[type=submit]")
+        expect(other.page.locator("#status")).to_contain_text("SignInRefused")
+        other.sign_in(access_key, rotated)
+
+        # Deleted (after a confirmation): gone from the list, its session ended.
+        p.click(f'tr.key[data-access-key="{access_key}"] button.delete')
+        expect(p.locator(f'tr.key[data-access-key="{access_key}"]')).to_have_count(0)
+        assert any(kind == "confirm" and text.startswith(f"Delete key {name}") for kind, text in page.dialogs)
+        cookie = [c["value"] for c in other.context.cookies() if c["name"] == "s3gw_console"][0]
+        assert requests.get(url(console, "api/session"), cookies={"s3gw_console": cookie}).status_code == 401
+    finally:
+        other.close()
+    assert access_key not in console.admin("keys", "list").stdout
+
+
+def test_browser_operator_pages_are_not_offered_to_other_keys(page, console):
+    key = console.create_key(f"console-plain-{uuid.uuid4().hex[:6]}")
+    p = page.page
+    page.sign_in(key["access_key"], key["secret_key"])
+    expect(p.locator("#nav")).to_be_visible()
+    expect(p.locator("#operator-nav")).to_be_hidden()
+    for section in ["keys", "all-buckets", "health"]:
+        expect(p.locator(f"#{section}")).to_be_hidden()
+
+
+def test_browser_all_buckets_page_shows_owners_and_gives_a_bucket_away(page, console):
+    s3 = root_s3(console)
+    name = new_bucket("owned")
+    s3.create_bucket(Bucket=name)
+    s3.put_object(Bucket=name, Key="a", Body=b"12345")
+    key = console.create_key(f"console-heir-{uuid.uuid4().hex[:6]}")
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    p.click('#nav button[data-page="all-buckets"]')
+    row = f'#all-bucket-list tr.bucket[data-bucket="{name}"]'
+    p.wait_for_selector(row)
+    cells = p.locator(f"{row} td").all_text_contents()
+    assert console.access_key in cells[1] and cells[3:5] == ["1", "5"], cells
+    p.select_option(f"{row} select.new-owner", key["access_key"])
+    p.click(f"{row} button.set-owner")
+    expect(p.locator(f"{row} td.owner")).to_have_text(f"{key['name']} ({key['access_key']})")
+    heir = make_s3_client(console.endpoint, Credentials(key["access_key"], key["secret_key"]))
+    assert heir.get_object(Bucket=name, Key="a")["Body"].read() == b"12345"
+
+
+def test_browser_health_page_shows_readiness_and_live_charts(page, console):
+    p = page.page
+    messages = []
+    p.on("console", lambda message: messages.append(message.text))
+    page.sign_in(console.access_key, console.secret_key)
+    p.click('#nav button[data-page="health"]')
+    p.wait_for_selector("#health:not([hidden])")
+    expect(p.locator("#health-facts")).to_contain_text("ready (200)")
+    expect(p.locator("#health-facts")).to_contain_text("Back end")
+    s3 = root_s3(console)
+    s3.list_buckets()
+    expect(p.locator("#chart-rate")).to_have_attribute("data-samples", re.compile(r"^[1-9]"), timeout=15_000)
+    first = int(p.get_attribute("#chart-rate", "data-samples"))
+    for _ in range(20):
+        s3.list_buckets()
+    # (wait_for_function would evaluate a string, which the page's CSP refuses.)
+    for _ in range(60):
+        if int(p.get_attribute("#chart-rate", "data-samples")) >= first + 2:
+            break
+        p.wait_for_timeout(250)
+    assert int(p.get_attribute("#chart-rate", "data-samples")) >= first + 2
+    points = p.get_attribute("#chart-rate polyline", "points").split()
+    assert len(points) >= first + 2
+    assert p.locator("#health-ops td", has_text="ListBuckets").count() == 1
+    # Leaving the page stops the polling.
+    p.click('#nav button[data-page="buckets"]')
+    shown = p.get_attribute("#chart-rate", "data-samples")
+    p.wait_for_timeout(4500)
+    assert p.get_attribute("#chart-rate", "data-samples") == shown
+    assert not any("Content Security Policy" in m for m in messages), messages
+
+
+# ---- Tags and metadata ----
+
+
+def test_browser_edits_tags_and_metadata_as_text(page, console):
+    s3 = root_s3(console)
+    name = new_bucket("edit")
+    s3.create_bucket(Bucket=name)
+    s3.put_object(Bucket=name, Key="doc.txt", Body=b"body", ContentType="text/plain",
+                  CacheControl="max-age=60", Metadata={"old": "1", "keep": "yes"})
+    s3.put_object_tagging(Bucket=name, Key="doc.txt", Tagging={"TagSet": [{"Key": "team", "Value": "a"}]})
+    p = page.page
+    messages = []
+    p.on("console", lambda message: messages.append(message.text))
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    p.click('tr.object[data-key="doc.txt"] button.info')
+    p.wait_for_selector("#details:not([hidden])")
+    assert p.input_value("#tag-rows tr.pair input.name") == "team"
+    # Versioning was never on: no versions to show.
+    expect(p.locator("#versions-toggle")).to_be_hidden()
+
+    # Tags: change one, add one whose value is markup.
+    p.fill("#tag-rows tr.pair input.value", "b")
+    p.click("#add-tag")
+    p.locator("#tag-rows tr.pair input.name").nth(1).fill("xss")
+    p.locator("#tag-rows tr.pair input.value").nth(1).fill(XSS_NAME)
+    p.click("#save-tags")
+    expect(p.locator("#status")).to_have_text("Saved 2 tag(s) of doc.txt.")
+    tags = {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=name, Key="doc.txt")["TagSet"]}
+    assert tags == {"team": "b", "xss": XSS_NAME}
+
+    # Metadata: drop one, change one, add one whose value is markup; the
+    # content type and cache control stay.
+    rows = p.locator("#meta-rows tr.pair")
+    names = [rows.nth(i).locator("input.name").input_value() for i in range(rows.count())]
+    assert sorted(names) == ["keep", "old"]
+    rows.nth(names.index("old")).locator("button.remove").click()
+    p.locator("#meta-rows tr.pair input.value").first.fill("still")
+    p.click("#add-meta")
+    p.locator("#meta-rows tr.pair input.name").nth(1).fill("note")
+    p.locator("#meta-rows tr.pair input.value").nth(1).fill(XSS_META)
+    p.click("#save-meta")
+    expect(p.locator("#status")).to_have_text("Saved 2 metadata value(s) of doc.txt.")
+    head = s3.head_object(Bucket=name, Key="doc.txt")
+    assert head["Metadata"] == {"keep": "still", "note": XSS_META}
+    assert head["ContentType"] == "text/plain" and head["CacheControl"] == "max-age=60"
+    assert s3.get_object(Bucket=name, Key="doc.txt")["Body"].read() == b"body"
+    tags = {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=name, Key="doc.txt")["TagSet"]}
+    assert tags == {"team": "b", "xss": XSS_NAME}
+
+    # Read back into the page as text, never markup; nothing ran.
+    details = p.text_content("#details-list")
+    assert XSS_META in details and XSS_NAME in details
+    values = p.locator("#details input.value")
+    assert XSS_META in [values.nth(i).input_value() for i in range(values.count())]
+    assert p.locator("#details img, #details script").count() == 0
+    assert page.dialogs == []
+    assert not any("Content Security Policy" in m for m in messages), messages
+
+    # Every tag removed: the object's tagging is deleted.
+    for _ in range(2):
+        p.locator("#tag-rows tr.pair button.remove").first.click()
+    p.click("#save-tags")
+    expect(p.locator("#status")).to_have_text("Saved 0 tag(s) of doc.txt.")
+    assert s3.get_object_tagging(Bucket=name, Key="doc.txt")["TagSet"] == []
+
+
+
+# ---- Versions ----
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="Ozone keeps no versions")
+def test_browser_shows_versions_and_delete_markers(page, console):
+    s3 = root_s3(console)
+    name = new_bucket("versions")
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=name, Key="v.txt", Body=b"one")["VersionId"]
+    second = s3.put_object(Bucket=name, Key="v.txt", Body=b"two")["VersionId"]
+    marker = s3.delete_object(Bucket=name, Key="v.txt")["VersionId"]
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    expect(p.locator("#versions-toggle")).to_be_visible()
+    assert p.locator("tr.object").count() == 0
+    p.check("#show-versions")
+    p.wait_for_selector(f'tr.version.delete-marker[data-version="{marker}"]')
+    assert p.locator("tr.version").count() == 3
+    assert p.text_content(f'tr.version[data-version="{marker}"] td.name') == "v.txt (delete marker)"
+    # Download a specific (older) version: a presigned GET naming it.
+    with p.expect_download() as download:
+        p.click(f'tr.version[data-version="{first}"] button.download')
+    assert "versionId=" in download.value.url
+    assert open(download.value.path(), "rb").read() == b"one"
+    # Deleting the delete marker brings the object back; deleting a version removes it.
+    p.click(f'tr.version[data-version="{marker}"] button.delete-version')
+    expect(p.locator("tr.version")).to_have_count(2)
+    assert s3.get_object(Bucket=name, Key="v.txt")["Body"].read() == b"two"
+    p.click(f'tr.version[data-version="{first}"] button.delete-version')
+    expect(p.locator("tr.version")).to_have_count(1)
+    versions = s3.list_object_versions(Bucket=name)["Versions"]
+    assert [v["VersionId"] for v in versions] == [second]
+    assert any(kind == "confirm" and "cannot be undone" in text for kind, text in page.dialogs)
+    p.uncheck("#show-versions")
+    p.wait_for_selector('tr.object[data-key="v.txt"]')
+
+
+# ---- Screenshots for docs/console.md ----
+
+
+@pytest.mark.skipif(not os.environ.get("S3GW_CONSOLE_SCREENSHOTS"),
+                    reason="set S3GW_CONSOLE_SCREENSHOTS=DIR to write the operator pages' screenshots")
+def test_screenshots_of_the_operator_pages(chromium, console):
+    """Writes console-keys.png, console-all-buckets.png, console-health.png and
+    console-edit.png (docs/console/) to $S3GW_CONSOLE_SCREENSHOTS."""
+    out = os.environ["S3GW_CONSOLE_SCREENSHOTS"]
+    s3 = root_s3(console)
+    for bucket in ["photos", "reports"]:
+        s3.create_bucket(Bucket=bucket)
+    for i in range(3):
+        s3.put_object(Bucket="photos", Key=f"2026/img-{i}.jpg", Body=os.urandom(2048 * (i + 1)),
+                      ContentType="image/jpeg")
+    s3.put_object(Bucket="reports", Key="q3.csv", Body=b"a,b\n1,2\n", ContentType="text/csv",
+                  Metadata={"author": "alice"})
+    s3.put_object_tagging(Bucket="reports", Key="q3.csv",
+                          Tagging={"TagSet": [{"Key": "team", "Value": "finance"}]})
+    console.create_key("alice")
+    context = chromium.new_context(viewport={"width": 1100, "height": 700})
+    try:
+        p = context.new_page()
+        p.on("dialog", lambda dialog: dialog.accept())
+        p.goto(url(console))
+        p.fill("#access-key", console.access_key)
+        p.fill("#secret-key", console.secret_key)
+        p.click("#sign-in button[type=submit]")
+        p.wait_for_selector("#buckets:not([hidden])")
+        p.click('#nav button[data-page="keys"]')
+        p.fill("#new-key", "bob")
+        p.click("#create-key button[type=submit]")
+        p.wait_for_selector("#secret-dialog[open]")
+        p.wait_for_selector('tr.key td.name:text-is("bob")')
+        p.screenshot(path=os.path.join(out, "console-keys.png"))
+        p.click("#secret-done")
+        p.click('#nav button[data-page="all-buckets"]')
+        p.wait_for_selector('#all-bucket-list tr.bucket[data-bucket="reports"]')
+        p.screenshot(path=os.path.join(out, "console-all-buckets.png"))
+        p.click('#nav button[data-page="health"]')
+        for _ in range(8):
+            for _ in range(30):
+                s3.list_objects_v2(Bucket="photos")
+            with pytest.raises(s3.exceptions.NoSuchKey):
+                s3.get_object(Bucket="photos", Key="nothing-here")
+            p.wait_for_timeout(2000)
+        p.screenshot(path=os.path.join(out, "console-health.png"), full_page=True)
+        p.click('#nav button[data-page="buckets"]')
+        p.click('#bucket-list li[data-bucket="reports"] button.open')
+        p.click('tr.object[data-key="q3.csv"] button.info')
+        p.wait_for_selector("#details:not([hidden])")
+        p.click("#add-tag")
+        p.locator("#tag-rows tr.pair input.name").nth(1).fill("review")
+        p.locator("#tag-rows tr.pair input.value").nth(1).fill("2026-12")
+        p.screenshot(path=os.path.join(out, "console-edit.png"), full_page=True)
+    finally:
+        context.close()

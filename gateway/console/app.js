@@ -8,8 +8,15 @@ const PART_SIZE = 8 * 1024 * 1024;
 const PAGE_SIZE = 50;
 const S3NS = "http://s3.amazonaws.com/doc/2006-03-01/";
 
+const POLL_MS = 2000;
+const SAMPLES_KEPT = 60;
+const SECTIONS = ["sign-in", "buckets", "browser", "keys", "all-buckets", "health"];
+
 let csrf = null;
-const view = { bucket: null, prefix: "", token: null };
+// Whether the admin API answers this session's key (a root key). Only
+// decides what the page offers: the admin API itself refuses other keys.
+let operator = false;
+const view = { bucket: null, prefix: "", token: null, object: null, versions: false };
 const $ = (id) => document.getElementById(id);
 
 function status(text, ok = false) {
@@ -88,23 +95,32 @@ const textOf = (node, tag) => {
 };
 
 function show(section) {
-  for (const id of ["sign-in", "buckets", "browser"]) $(id).hidden = id !== section;
+  for (const id of SECTIONS) $(id).hidden = id !== section;
   $("sign-out").hidden = section === "sign-in";
+  $("nav").hidden = section === "sign-in";
+  if (section !== "health") stopHealth();
 }
 
 function signedOut(message) {
   csrf = null;
+  operator = false;
+  $("operator-nav").hidden = true;
   $("who").textContent = "";
+  closeSecret();
   show("sign-in");
   status(message || "");
 }
 
-function signedIn(session) {
+async function signedIn(session) {
   csrf = session.csrf_token;
   $("who").textContent = `Signed in as ${session.access_key}`;
   $("secret-key").value = "";
   status("");
-  listBuckets();
+  // The operator pages are offered only if the admin API answers the key.
+  const probe = await api("GET", "admin/keys");
+  operator = probe.ok;
+  $("operator-nav").hidden = !operator;
+  await listBuckets();
 }
 
 async function run(action) {
@@ -147,6 +163,9 @@ async function listBuckets() {
 async function openBucket(name) {
   view.bucket = name;
   view.prefix = "";
+  view.versions = false;
+  $("show-versions").checked = false;
+  $("versions-toggle").hidden = true;
   $("bucket-name").textContent = name;
   $("details").hidden = true;
   show("browser");
@@ -159,6 +178,7 @@ async function openPrefix(prefix) {
 }
 
 async function listObjects(more) {
+  if (view.versions) return listVersions(more);
   const body = $("objects");
   if (!more) {
     body.replaceChildren();
@@ -177,12 +197,21 @@ async function listObjects(more) {
     "Listing objects",
   );
   const doc = await xml(response);
+  body.append(...folderRows(doc, more));
+  for (const object of all(doc, "Contents")) body.append(objectRow(object));
+  const truncated = textOf(doc, "IsTruncated") === "true";
+  view.token = truncated ? textOf(doc, "NextContinuationToken") : null;
+  $("more").hidden = !truncated;
+}
+
+function folderRows(doc, more) {
+  const rows = [];
   if (view.prefix && !more) {
     const parent = view.prefix.replace(/[^/]*\/$/, "");
     const row = element("tr", undefined, { className: "folder up" });
     row.append(element("td", ".."));
     row.addEventListener("click", () => run(() => openPrefix(parent)));
-    body.append(row);
+    rows.push(row);
   }
   for (const common of all(doc, "CommonPrefixes")) {
     const prefix = textOf(common, "Prefix");
@@ -190,12 +219,82 @@ async function listObjects(more) {
     row.dataset.prefix = prefix;
     row.append(element("td", prefix.slice(view.prefix.length)), element("td"), element("td"));
     row.addEventListener("click", () => run(() => openPrefix(prefix)));
-    body.append(row);
+    rows.push(row);
   }
-  for (const object of all(doc, "Contents")) body.append(objectRow(object));
+  return rows;
+}
+
+// ListObjectVersions: every version and delete marker under the prefix,
+// newest first per key, 50 a page (key and version-id markers).
+async function listVersions(more) {
+  const body = $("objects");
+  if (!more) {
+    body.replaceChildren();
+    view.token = null;
+  }
+  $("prefix").textContent = view.prefix;
+  const q = query({
+    versions: "",
+    delimiter: "/",
+    "max-keys": String(PAGE_SIZE),
+    prefix: view.prefix,
+    "key-marker": more ? view.token.key : null,
+    "version-id-marker": more ? view.token.version : null,
+  });
+  const doc = await xml(
+    await expectOk(
+      await s3("GET", `${encodeURIComponent(view.bucket)}?${q}`),
+      "Listing versions",
+    ),
+  );
+  body.append(...folderRows(doc, more));
+  const entries = Array.from(doc.documentElement.children).filter(
+    (node) => node.localName === "Version" || node.localName === "DeleteMarker",
+  );
+  for (const entry of entries) body.append(versionRow(entry));
   const truncated = textOf(doc, "IsTruncated") === "true";
-  view.token = truncated ? textOf(doc, "NextContinuationToken") : null;
+  view.token = truncated
+    ? { key: textOf(doc, "NextKeyMarker"), version: textOf(doc, "NextVersionIdMarker") }
+    : null;
   $("more").hidden = !truncated;
+}
+
+function versionRow(entry) {
+  const key = textOf(entry, "Key");
+  const version = textOf(entry, "VersionId");
+  const marker = entry.localName === "DeleteMarker";
+  const latest = textOf(entry, "IsLatest") === "true";
+  const row = element("tr", undefined, {
+    className: `version${marker ? " delete-marker" : ""}${latest ? " latest" : ""}`,
+  });
+  row.dataset.key = key;
+  row.dataset.version = version;
+  const label = marker ? " (delete marker)" : latest ? " (latest)" : "";
+  row.append(
+    element("td", key.slice(view.prefix.length) + label, { className: "name" }),
+    element("td", marker ? "" : textOf(entry, "Size")),
+    element("td", textOf(entry, "LastModified")),
+  );
+  const actions = element("td");
+  if (!marker) {
+    const get = element("button", "Download", { type: "button", className: "download" });
+    get.addEventListener("click", () => run(() => download(key, version)));
+    actions.append(get, " ");
+  }
+  const remove = element("button", "Delete version", { type: "button", className: "delete-version" });
+  remove.addEventListener("click", () => run(() => deleteVersion(key, version, marker)));
+  actions.append(remove);
+  row.append(actions, element("td", version, { className: "version-id" }));
+  return row;
+}
+
+async function deleteVersion(key, version, marker) {
+  const what = marker ? "the delete marker" : "version";
+  if (!confirm(`Delete ${what} ${version} of ${key}? This cannot be undone.`)) return;
+  const path = `${encodeURIComponent(view.bucket)}/${encodeKey(key)}?${query({ versionId: version })}`;
+  await expectOk(await s3("DELETE", path), "Deleting the version");
+  status(`Deleted ${what} ${version} of ${key}.`, true);
+  await listObjects(false);
 }
 
 function objectRow(object) {
@@ -221,19 +320,19 @@ function objectRow(object) {
   return row;
 }
 
-async function presign(key, expires, download) {
+async function presign(key, expires, download, version) {
   const response = await expectOk(
     await api("POST", "api/presign", {
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ bucket: view.bucket, key, expires, download }),
+      body: JSON.stringify({ bucket: view.bucket, key, expires, download, version_id: version }),
     }),
     "Signing a link",
   );
   return location.origin + (await response.json()).url;
 }
 
-async function download(key) {
-  const link = element("a", undefined, { href: await presign(key, 300, true) });
+async function download(key, version) {
+  const link = element("a", undefined, { href: await presign(key, 300, true, version || null) });
   link.download = "";
   document.body.append(link);
   link.click();
@@ -260,15 +359,109 @@ async function info(key) {
   for (const [name, value] of head.headers) {
     if (name.startsWith("x-amz-meta-")) add(name, value);
   }
+  const meta = $("meta-rows");
+  meta.replaceChildren();
+  for (const [name, value] of head.headers) {
+    if (name.startsWith("x-amz-meta-")) meta.append(pairRow(name.slice(11), value));
+  }
+  const tags = $("tag-rows");
+  tags.replaceChildren();
   const tagging = await s3("GET", `${path}?tagging`);
   if (tagging.ok) {
     for (const tag of all(await xml(tagging), "Tag")) {
       add(`tag ${textOf(tag, "Key")}`, textOf(tag, "Value"));
+      tags.append(pairRow(textOf(tag, "Key"), textOf(tag, "Value")));
     }
   }
+  view.object = { key, head: head.headers };
   $("details-key").textContent = key;
   $("share-url").value = "";
   $("details").hidden = false;
+}
+
+// ---- Tags and metadata ----
+
+// One editable name/value pair; the values are input properties, never markup.
+function pairRow(name, value) {
+  const row = element("tr", undefined, { className: "pair" });
+  const nameInput = element("input", undefined, { className: "name", value: name });
+  const valueInput = element("input", undefined, { className: "value", value: value });
+  const remove = element("button", "Remove", { type: "button", className: "remove" });
+  remove.addEventListener("click", () => row.remove());
+  row.append(element("td"), element("td"), element("td"));
+  row.children[0].append(nameInput);
+  row.children[1].append(valueInput);
+  row.children[2].append(remove);
+  return row;
+}
+
+function pairs(tbody) {
+  return Array.from(tbody.querySelectorAll("tr.pair"))
+    .map((row) => [row.querySelector("input.name").value.trim(), row.querySelector("input.value").value])
+    .filter(([name]) => name !== "");
+}
+
+async function saveTags() {
+  const key = view.object.key;
+  const path = `${encodeURIComponent(view.bucket)}/${encodeKey(key)}`;
+  const tags = pairs($("tag-rows"));
+  if (tags.length === 0) {
+    await expectOk(await s3("DELETE", `${path}?tagging`), "Deleting the tags");
+  } else {
+    const doc = document.implementation.createDocument(S3NS, "Tagging");
+    const set = doc.createElementNS(S3NS, "TagSet");
+    for (const [name, value] of tags) {
+      const tag = doc.createElementNS(S3NS, "Tag");
+      const k = doc.createElementNS(S3NS, "Key");
+      k.textContent = name;
+      const v = doc.createElementNS(S3NS, "Value");
+      v.textContent = value;
+      tag.append(k, v);
+      set.append(tag);
+    }
+    doc.documentElement.append(set);
+    await expectOk(
+      await s3("PUT", `${path}?tagging`, {
+        headers: { "Content-Type": "application/xml" },
+        body: new XMLSerializer().serializeToString(doc),
+      }),
+      "Saving the tags",
+    );
+  }
+  await info(key);
+  status(`Saved ${tags.length} tag(s) of ${key}.`, true);
+}
+
+// The headers a copy with REPLACE would otherwise drop: kept as they are.
+const KEPT_ON_COPY = [
+  "content-type",
+  "cache-control",
+  "content-disposition",
+  "content-encoding",
+  "content-language",
+  "expires",
+];
+
+// Metadata is replaced by copying the object onto itself (S3 has no other
+// way); its content type and other headers are sent again unchanged.
+async function saveMetadata() {
+  const { key, head } = view.object;
+  const path = `${encodeURIComponent(view.bucket)}/${encodeKey(key)}`;
+  const headers = {
+    "x-amz-copy-source": `/${path}`,
+    "x-amz-metadata-directive": "REPLACE",
+  };
+  for (const name of KEPT_ON_COPY) {
+    // The console's answers are all no-store: the object's own Cache-Control
+    // comes as x-s3gw-cache-control.
+    const value = head.get(name === "cache-control" ? "x-s3gw-cache-control" : name);
+    if (value) headers[name] = value;
+  }
+  const meta = pairs($("meta-rows"));
+  for (const [name, value] of meta) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+  await expectOk(await s3("PUT", path, { headers }), "Saving the metadata");
+  await info(key);
+  status(`Saved ${meta.length} metadata value(s) of ${key}.`, true);
 }
 
 async function deleteObject(key) {
@@ -388,7 +581,10 @@ async function loadSettings() {
   const bucket = encodeURIComponent(view.bucket);
   $("policy-error").textContent = "";
   const versioning = await s3("GET", `${bucket}?versioning`);
-  $("versioning").checked = versioning.ok && textOf(await xml(versioning), "Status") === "Enabled";
+  const state = versioning.ok ? textOf(await xml(versioning), "Status") : "";
+  $("versioning").checked = state === "Enabled";
+  // Versions are worth showing once versioning was ever on (Suspended keeps them).
+  $("versions-toggle").hidden = state === "";
   const policy = await s3("GET", `${bucket}?policy`);
   $("policy").value = policy.ok ? await policy.text() : "";
 }
@@ -404,6 +600,7 @@ async function setVersioning() {
     "Setting versioning",
   );
   status(`Versioning ${state.toLowerCase()}.`, true);
+  $("versions-toggle").hidden = false;
 }
 
 async function savePolicy() {
@@ -428,6 +625,316 @@ async function deletePolicy() {
   status("Policy deleted.", true);
 }
 
+// ---- Operators: keys ----
+
+const admin = (method, path, options) => api(method, "admin/" + path, options);
+
+// A secret shown once: in a modal the user dismisses, emptied when it closes.
+function showSecret(title, created) {
+  $("secret-title").textContent = title;
+  $("secret-name").textContent = created.name;
+  $("secret-access").textContent = created.access_key;
+  $("secret-value").textContent = created.secret_key;
+  $("secret-dialog").showModal();
+}
+
+function closeSecret() {
+  const dialog = $("secret-dialog");
+  if (dialog.open) dialog.close();
+  for (const id of ["secret-title", "secret-name", "secret-access", "secret-value"]) {
+    $(id).textContent = "";
+  }
+}
+
+async function listKeys() {
+  show("keys");
+  const response = await expectOk(await admin("GET", "keys"), "Listing keys");
+  const body = $("key-list");
+  body.replaceChildren();
+  for (const key of await response.json()) {
+    const row = element("tr", undefined, { className: "key" });
+    row.dataset.accessKey = key.access_key;
+    row.append(
+      element("td", key.name, { className: "name" }),
+      element("td", key.access_key, { className: "access-key" }),
+      element("td", key.is_root ? "yes" : ""),
+    );
+    const actions = element("td");
+    const rotate = element("button", "New secret", { type: "button", className: "rotate" });
+    rotate.addEventListener("click", () => run(() => rotateKey(key)));
+    const remove = element("button", "Delete", { type: "button", className: "delete" });
+    remove.addEventListener("click", () => run(() => deleteKey(key)));
+    actions.append(rotate, " ", remove);
+    row.append(actions);
+    body.append(row);
+  }
+}
+
+async function createKey(name) {
+  const response = await expectOk(
+    await admin("POST", `keys?${query({ name })}`),
+    "Creating the key",
+  );
+  $("new-key").value = "";
+  showSecret("New key", await response.json());
+  status(`Created key ${name}.`, true);
+  await listKeys();
+}
+
+async function rotateKey(key) {
+  if (!confirm(`Give ${key.name} (${key.access_key}) a new secret? The old one stops at once.`)) return;
+  const response = await expectOk(
+    await admin("POST", `keys/${encodeURIComponent(key.access_key)}`),
+    "Changing the secret",
+  );
+  showSecret("New secret", await response.json());
+  status(`New secret for ${key.name}.`, true);
+}
+
+async function deleteKey(key) {
+  if (!confirm(`Delete key ${key.name} (${key.access_key})? Its sessions end.`)) return;
+  await expectOk(
+    await admin("DELETE", `keys/${encodeURIComponent(key.access_key)}`),
+    "Deleting the key",
+  );
+  status(`Deleted key ${key.name}.`, true);
+  await listKeys();
+}
+
+// ---- Operators: every bucket ----
+
+function formatTime(seconds) {
+  return new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
+}
+
+async function listAllBuckets() {
+  show("all-buckets");
+  const [buckets, keys] = await Promise.all([
+    expectOk(await admin("GET", "buckets"), "Listing every bucket").then((r) => r.json()),
+    expectOk(await admin("GET", "keys"), "Listing keys").then((r) => r.json()),
+  ]);
+  const body = $("all-bucket-list");
+  body.replaceChildren();
+  for (const bucket of buckets) {
+    const row = element("tr", undefined, { className: "bucket" });
+    row.dataset.bucket = bucket.name;
+    const owner = bucket.owner_name
+      ? `${bucket.owner_name} (${bucket.owner})`
+      : `${bucket.owner} (no such key)`;
+    row.append(
+      element("td", bucket.name),
+      element("td", owner, { className: "owner" }),
+      element("td", formatTime(bucket.created)),
+      element("td", String(bucket.objects)),
+      element("td", String(bucket.bytes)),
+      element("td", String(bucket.noncurrent_versions)),
+      element("td", String(bucket.noncurrent_bytes)),
+    );
+    const give = element("td");
+    const select = element("select", undefined, { className: "new-owner" });
+    for (const key of keys) {
+      select.append(element("option", key.name, { value: key.access_key, title: key.access_key }));
+    }
+    select.value = bucket.owner;
+    const button = element("button", "Set owner", { type: "button", className: "set-owner" });
+    button.addEventListener("click", () => run(() => setOwner(bucket.name, select.value)));
+    give.append(select, " ", button);
+    row.append(give);
+    body.append(row);
+  }
+}
+
+async function setOwner(bucket, accessKey) {
+  if (!confirm(`Give bucket ${bucket} to ${accessKey}? Its ACL becomes the new owner's.`)) return;
+  await expectOk(
+    await admin("PUT", `buckets/${encodeURIComponent(bucket)}/owner?${query({ access_key: accessKey })}`),
+    "Setting the owner",
+  );
+  status(`Bucket ${bucket} now belongs to ${accessKey}.`, true);
+  await listAllBuckets();
+}
+
+// ---- Operators: health ----
+
+const health = { timer: null, last: null, samples: [] };
+
+// Prometheus text: [{name, labels, value}].
+function parseMetrics(text) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const match = /^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels = {};
+    for (const pair of (match[2] || "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1]] = pair[2];
+    }
+    out.push({ name: match[1], labels, value: Number(match[3]) });
+  }
+  return out;
+}
+
+// What a poll keeps: totals by class, latency buckets summed over operations.
+function digest(metrics) {
+  const byClass = {};
+  const buckets = {};
+  const operations = {};
+  const single = {};
+  for (const m of metrics) {
+    if (m.name === "s3gw_requests_total") {
+      byClass[m.labels.class] = (byClass[m.labels.class] || 0) + m.value;
+      const op = (operations[m.labels.operation] = operations[m.labels.operation] || {});
+      op[m.labels.class] = m.value;
+    } else if (m.name === "s3gw_request_duration_seconds_bucket") {
+      buckets[m.labels.le] = (buckets[m.labels.le] || 0) + m.value;
+    } else if (Object.keys(m.labels).length === 0 || m.name === "s3gw_build_info") {
+      single[m.name] = m;
+    }
+  }
+  return { at: Date.now(), byClass, buckets, operations, single };
+}
+
+// The q-quantile of the requests finished between two polls, in seconds,
+// interpolated in its histogram bucket as Prometheus does; null if none.
+function quantile(q, before, after) {
+  const bounds = Object.keys(after.buckets)
+    .map((le) => [le === "+Inf" ? Infinity : Number(le), le])
+    .sort((a, b) => a[0] - b[0]);
+  const delta = (le) => after.buckets[le] - ((before && before.buckets[le]) || 0);
+  const total = delta("+Inf");
+  if (!(total > 0)) return null;
+  let lower = 0;
+  let below = 0;
+  for (const [bound, le] of bounds) {
+    const count = delta(le);
+    if (count >= q * total) {
+      if (bound === Infinity) return lower;
+      return lower + ((bound - lower) * (q * total - below)) / Math.max(count - below, 1);
+    }
+    lower = bound;
+    below = count;
+  }
+  return lower;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// A line chart of up to two series (arrays of numbers or null gaps).
+function drawChart(id, series, unit) {
+  const svg = $(id);
+  const width = 300;
+  const height = 120;
+  const top = 14;
+  const values = series.flat().filter((v) => v !== null);
+  const max = Math.max(1e-9, ...values);
+  svg.replaceChildren();
+  series.forEach((points, index) => {
+    const line = document.createElementNS(SVG, "polyline");
+    line.setAttribute("class", `s${index}`);
+    const step = width / (SAMPLES_KEPT - 1);
+    const start = SAMPLES_KEPT - points.length;
+    const coordinates = [];
+    points.forEach((v, i) => {
+      if (v === null) return;
+      const x = (start + i) * step;
+      const y = height - (v / max) * (height - top);
+      coordinates.push(`${x.toFixed(1)},${y.toFixed(1)}`);
+    });
+    line.setAttribute("points", coordinates.join(" "));
+    svg.append(line);
+  });
+  const label = document.createElementNS(SVG, "text");
+  label.setAttribute("x", "4");
+  label.setAttribute("y", "10");
+  label.textContent = `max ${values.length ? max.toPrecision(3) : 0} ${unit}`;
+  svg.append(label);
+  svg.dataset.samples = String(series[0].length);
+}
+
+function fact(list, name, value, className) {
+  list.append(element("dt", name), element("dd", value, className ? { className } : {}));
+}
+
+async function pollHealth() {
+  const [ready, metricsResponse] = await Promise.all([
+    fetch("/ready", { credentials: "omit", cache: "no-store" }),
+    fetch("/metrics", { credentials: "omit", cache: "no-store" }),
+  ]);
+  const readyText = (await ready.text()).trim();
+  if (!metricsResponse.ok) throw new Error(`Reading /metrics: ${metricsResponse.status}`);
+  const text = await metricsResponse.text();
+  // A poll that was under way when the page was left draws nothing.
+  if ($("health").hidden) return;
+  const now = digest(parseMetrics(text));
+  const before = health.last;
+  health.last = now;
+  const list = $("health-facts");
+  list.replaceChildren();
+  fact(list, "Readiness", `${readyText} (${ready.status})`, ready.ok ? "ready" : "unready");
+  const build = now.single.s3gw_build_info;
+  if (build) fact(list, "Version", `${build.labels.version} (${build.labels.commit})`);
+  const embedded = "s3gw_small_blocks" in now.single;
+  fact(list, "Back end", embedded ? "embedded" : "Ozone");
+  if (embedded) {
+    const blocks = now.single.s3gw_small_blocks.value;
+    const bytes = now.single.s3gw_small_block_bytes.value;
+    fact(list, "Small-block store", `${blocks} blocks, ${bytes} bytes`);
+  }
+  const gauge = (name) => (now.single[name] ? String(now.single[name].value) : "");
+  fact(list, "Requests in flight", gauge("s3gw_requests_in_flight"));
+  fact(list, "Connections open", gauge("s3gw_connections_open"));
+  fact(list, "Multipart uploads in progress", gauge("s3gw_multipart_uploads_in_progress"));
+  fact(list, "Bytes received / sent", `${gauge("s3gw_received_bytes_total")} / ${gauge("s3gw_sent_bytes_total")}`);
+  if (before) {
+    const seconds = Math.max((now.at - before.at) / 1000, 0.001);
+    const rate = (classes) =>
+      classes.reduce((sum, c) => sum + ((now.byClass[c] || 0) - (before.byClass[c] || 0)), 0) / seconds;
+    const p50 = quantile(0.5, before, now);
+    const p99 = quantile(0.99, before, now);
+    health.samples.push({
+      rate: rate(["1xx", "2xx", "3xx", "4xx", "5xx", "not_implemented"]),
+      clientErrors: rate(["4xx"]),
+      serverErrors: rate(["5xx"]),
+      p50: p50 === null ? null : p50 * 1000,
+      p99: p99 === null ? null : p99 * 1000,
+    });
+    if (health.samples.length > SAMPLES_KEPT) health.samples.shift();
+    const latest = health.samples[health.samples.length - 1];
+    fact(list, "Requests per second", latest.rate.toFixed(2));
+    fact(list, "Errors per second (4xx / 5xx)",
+      `${latest.clientErrors.toFixed(2)} / ${latest.serverErrors.toFixed(2)}`);
+    fact(list, "Latency p50 / p99",
+      latest.p50 === null ? "no requests" : `${latest.p50.toFixed(1)} ms / ${latest.p99.toFixed(1)} ms`);
+  }
+  const samples = health.samples;
+  drawChart("chart-rate", [samples.map((s) => s.rate)], "req/s");
+  drawChart("chart-errors", [samples.map((s) => s.clientErrors), samples.map((s) => s.serverErrors)], "err/s");
+  drawChart("chart-latency", [samples.map((s) => s.p50), samples.map((s) => s.p99)], "ms");
+  const body = $("health-ops");
+  body.replaceChildren();
+  for (const [operation, classes] of Object.entries(now.operations).sort()) {
+    const row = element("tr");
+    row.append(element("td", operation));
+    for (const c of ["2xx", "3xx", "4xx", "5xx", "not_implemented"]) {
+      row.append(element("td", String(classes[c] || 0)));
+    }
+    body.append(row);
+  }
+}
+
+async function showHealth() {
+  show("health");
+  health.last = null;
+  health.samples = [];
+  await pollHealth();
+  health.timer = setInterval(() => run(pollHealth), POLL_MS);
+}
+
+function stopHealth() {
+  if (health.timer !== null) clearInterval(health.timer);
+  health.timer = null;
+}
+
 // ---- Wiring ----
 
 function wire() {
@@ -447,9 +954,22 @@ function wire() {
         status(await errorOf(response));
         return;
       }
-      signedIn(await response.json());
+      await signedIn(await response.json());
     });
   });
+  for (const button of document.querySelectorAll("#nav button[data-page]")) {
+    const pages = { buckets: listBuckets, keys: listKeys, "all-buckets": listAllBuckets, health: showHealth };
+    button.addEventListener("click", () => run(pages[button.dataset.page]));
+  }
+  $("create-key").addEventListener("submit", (event) => {
+    event.preventDefault();
+    run(() => createKey($("new-key").value.trim()));
+  });
+  $("secret-dialog").addEventListener("close", closeSecret);
+  $("add-tag").addEventListener("click", () => $("tag-rows").append(pairRow("", "")));
+  $("add-meta").addEventListener("click", () => $("meta-rows").append(pairRow("", "")));
+  $("save-tags").addEventListener("click", () => run(saveTags));
+  $("save-meta").addEventListener("click", () => run(saveMetadata));
   $("sign-out").addEventListener("click", () =>
     run(async () => {
       await api("DELETE", "api/session");
@@ -477,6 +997,11 @@ function wire() {
     run(() => uploadAll(files));
   });
   $("delete-prefix").addEventListener("click", () => run(deletePrefix));
+  $("show-versions").addEventListener("change", () => {
+    view.versions = $("show-versions").checked;
+    for (const cell of document.querySelectorAll(".version-column")) cell.hidden = !view.versions;
+    run(() => listObjects(false));
+  });
   $("versioning").addEventListener("change", () => run(setVersioning));
   $("save-policy").addEventListener("click", () => run(savePolicy));
   $("delete-policy").addEventListener("click", () => run(deletePolicy));
@@ -485,7 +1010,10 @@ function wire() {
 async function start() {
   wire();
   const response = await fetch(API + "api/session", { credentials: "same-origin" });
-  if (response.ok) signedIn(await response.json());
+  if (response.ok) {
+    const session = await response.json();
+    await run(() => signedIn(session));
+  }
   else signedOut("");
 }
 

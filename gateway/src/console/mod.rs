@@ -8,9 +8,10 @@
 //! - `GET /_s3gw/console/` (and `app.js`, `app.css`): the page
 //! - `POST /_s3gw/console/api/session` `{"access_key", "secret_key"}`: sign in
 //! - `GET` / `DELETE /_s3gw/console/api/session`: who is signed in / sign out
-//! - `POST /_s3gw/console/api/presign` `{"bucket", "key", "expires", "download"}`
+//! - `POST /_s3gw/console/api/presign` `{"bucket", "key", "expires", "download", "version_id"}`
 //! - `/_s3gw/console/s3/PATH?QUERY`: S3's `/PATH?QUERY` as the session's key
 //! - `/_s3gw/console/admin/PATH`: the admin API's `/_s3gw/admin/PATH` likewise
+//!   (a key deleted or rotated there ends that key's sessions here)
 //!
 //! Every API request needs the session cookie and its CSRF token in
 //! `X-CSRF-Token` (whatever its method), and is refused if the browser
@@ -40,6 +41,8 @@ use session::{Session, Sessions, csrf_matches};
 const ROOT: &str = "/_s3gw/console";
 const COOKIE: &str = "s3gw_console";
 const CSRF_HEADER: &str = "x-csrf-token";
+/// A proxied S3 answer's own `Cache-Control`, renamed.
+const OBJECT_CACHE_CONTROL: HeaderName = HeaderName::from_static("x-s3gw-cache-control");
 /// The longest a presigned URL may live: S3's own limit.
 const MAX_EXPIRY: u64 = 7 * 24 * 3600;
 /// The largest sign-in or presign request body.
@@ -112,6 +115,9 @@ struct Presign {
     expires: u64,
     #[serde(default)]
     download: bool,
+    /// A version of the object other than its latest.
+    #[serde(default)]
+    version_id: Option<String>,
 }
 
 impl Console {
@@ -368,16 +374,20 @@ impl Console {
             .collect::<Vec<_>>()
             .join("/");
         let path = format!("/{}/{key}", sign::encode(&form.bucket));
-        let query = if form.download {
+        // In canonical order: `response-...` sorts before `versionId`.
+        let mut params = Vec::new();
+        if form.download {
             let name = form.key.rsplit('/').next().unwrap_or("download");
             let disposition = format!("attachment; filename*=UTF-8''{}", sign::encode(name));
-            format!(
+            params.push(format!(
                 "response-content-disposition={}",
                 sign::encode(&disposition)
-            )
-        } else {
-            String::new()
-        };
+            ));
+        }
+        if let Some(version) = form.version_id.as_deref().filter(|v| !v.is_empty()) {
+            params.push(format!("versionId={}", sign::encode(version)));
+        }
+        let query = params.join("&");
         let url = sign::presigned(
             &session,
             &self.region,
@@ -423,7 +433,9 @@ impl Console {
             &query,
             &parts.headers,
         )?;
-        let deleted_key = (parts.method == Method::DELETE)
+        // A key deleted (DELETE) or given a new secret (POST) through the
+        // admin API: its sessions on this replica end with the answer.
+        let deleted_key = matches!(parts.method, Method::DELETE | Method::POST)
             .then(|| path.strip_prefix("/_s3gw/admin/keys/"))
             .flatten()
             .map(|key| {
@@ -438,10 +450,17 @@ impl Console {
                 {
                     self.sessions.remove_key(&key);
                 }
-                response.headers_mut().insert(
+                let headers = response.headers_mut();
+                headers.insert(
                     header::CONTENT_SECURITY_POLICY,
                     HeaderValue::from_static(PROXY_CSP),
                 );
+                // Every console answer is `no-store`; the object's own
+                // Cache-Control reaches the page under another name (its
+                // metadata editor sends it back unchanged).
+                if let Some(value) = headers.remove(header::CACHE_CONTROL) {
+                    headers.insert(OBJECT_CACHE_CONTROL, value);
+                }
                 Ok(response)
             }
             // The key is gone or its secret changed: the session ends.
