@@ -172,6 +172,8 @@ mod tests {
             etag: String::new(),
             last_modified: at(written_day),
             owner: String::new(),
+            meta: Default::default(),
+            part_sizes: Vec::new(),
         }
     }
 
