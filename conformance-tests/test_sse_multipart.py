@@ -16,13 +16,20 @@ import pytest
 from botocore.exceptions import ClientError
 
 from client_errors import error_code, status
-from conftest import multipart_etag
+from conftest import OZONE_OM, multipart_etag, unique_bucket_name
 from raw_client import assert_s3_error
 from test_sse import (KEY, KEY_MD5, SSE_C, WRONG, creds, headers, server, sse_bucket, sse_raw,  # noqa: F401
                       sse_s3, stored_files)
 
 SSE_S3 = {"ServerSideEncryption": "AES256"}
 COPY_SOURCE_SSE_C = {"CopySourceSSECustomerAlgorithm": "AES256", "CopySourceSSECustomerKey": KEY}
+# GetObjectAttributes' SSE-C parameters as the wire carries them: boto3 encodes the key (and adds
+# its MD5) on the operations that read and write objects, not on this one.
+ATTRIBUTES_SSE_C = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": base64.b64encode(KEY).decode(),
+                    "SSECustomerKeyMD5": KEY_MD5}
+ATTRIBUTES_WRONG = {"SSECustomerAlgorithm": "AES256",
+                    "SSECustomerKey": base64.b64encode(WRONG["SSECustomerKey"]).decode(),
+                    "SSECustomerKeyMD5": base64.b64encode(hashlib.md5(WRONG["SSECustomerKey"]).digest()).decode()}
 AES256_DEFAULT = {"Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]}
 MIB = 1024 * 1024
 PART = 5 * MIB
@@ -312,3 +319,107 @@ def test_completion_judges_the_plaintext_parts(sse_s3, sse_bucket):
         assert err.response["Error"]["ProposedSize"] == str(PART - 100)
     finally:
         sse_s3.abort_multipart_upload(Bucket=sse_bucket, Key="small", UploadId=upload)
+
+
+def test_listings_and_attributes_show_the_plaintext_sizes(sse_s3, sse_bucket):
+    """ListObjectsV2, ListObjects, ListObjectVersions and GetObjectAttributes report the size the
+    client stored, as HEAD does, for every scheme (SSE-S3, SSE-C, a bucket default), written in one
+    piece or in parts of different sizes; an unencrypted object keeps its own."""
+    expected = {}
+
+    def single(key, size, **enc):
+        sse_s3.put_object(Bucket=sse_bucket, Key=key, Body=os.urandom(size), **enc)
+        expected[key] = (size, [])
+
+    def multipart(key, sizes, enc, **create):
+        upload_all(sse_s3, sse_bucket, key, bodies(key, sizes), enc, **create)
+        expected[key] = (sum(sizes), list(sizes))
+
+    single("plain", 70_000)
+    multipart("plain-mp", (PART, 999), {})
+    single("s3", 3 * SEGMENT + 17, **SSE_S3)
+    single("s3-empty", 0, **SSE_S3)
+    single("c", 1000, **SSE_C)
+    multipart("s3-mp", (PART, PART + 3, 1000), {}, **SSE_S3)
+    multipart("c-mp", (PART + SEGMENT + 7, 77), SSE_C, **SSE_C)
+    sse_s3.put_bucket_encryption(Bucket=sse_bucket, ServerSideEncryptionConfiguration=AES256_DEFAULT)
+    try:
+        single("default", 12_345)
+        multipart("default-mp", (PART + 1, SEGMENT), {})
+    finally:
+        sse_s3.delete_bucket_encryption(Bucket=sse_bucket)
+    sizes = {key: size for key, (size, _) in expected.items()}
+    # The stored sizes differ (so the listing is not right by chance), HEAD's do not.
+    for key, size in sizes.items():
+        enc = SSE_C if key.startswith("c") else {}
+        assert sse_s3.head_object(Bucket=sse_bucket, Key=key, **enc)["ContentLength"] == size
+
+    v2 = sse_s3.list_objects_v2(Bucket=sse_bucket)["Contents"]
+    assert {o["Key"]: o["Size"] for o in v2} == sizes
+    # Paged (max-keys 2) and with a prefix and delimiter.
+    paged, token = {}, None
+    while True:
+        page = sse_s3.list_objects_v2(Bucket=sse_bucket, MaxKeys=2,
+                                      **({"ContinuationToken": token} if token else {}))
+        paged.update({o["Key"]: o["Size"] for o in page["Contents"]})
+        if not page["IsTruncated"]:
+            break
+        token = page["NextContinuationToken"]
+    assert paged == sizes
+    grouped = sse_s3.list_objects_v2(Bucket=sse_bucket, Prefix="s3", Delimiter="-")
+    assert {o["Key"]: o["Size"] for o in grouped["Contents"]} == {"s3": sizes["s3"]}
+    v1 = sse_s3.list_objects(Bucket=sse_bucket)["Contents"]
+    assert {o["Key"]: o["Size"] for o in v1} == sizes
+    versions = sse_s3.list_object_versions(Bucket=sse_bucket)["Versions"]
+    assert {v["Key"]: v["Size"] for v in versions} == sizes
+
+    for key, (size, part_sizes) in expected.items():
+        enc = ATTRIBUTES_SSE_C if key.startswith("c") else {}
+        attributes = sse_s3.get_object_attributes(Bucket=sse_bucket, Key=key, **enc,
+                                                  ObjectAttributes=["ObjectSize", "ObjectParts", "ETag"])
+        assert attributes["ObjectSize"] == size, key
+        head = sse_s3.head_object(Bucket=sse_bucket, Key=key, **(SSE_C if key.startswith("c") else {}))
+        assert attributes["ETag"] == head["ETag"].strip('"')
+        if part_sizes:
+            parts = attributes["ObjectParts"]
+            assert parts["TotalPartsCount"] == len(part_sizes)
+            assert [p["Size"] for p in parts["Parts"]] == part_sizes, key
+        else:
+            assert "ObjectParts" not in attributes
+    # An SSE-C object's attributes need its key, as HEAD does: none is 400, another 403.
+    for key in ("c", "c-mp"):
+        refused(sse_s3.get_object_attributes, (400, "InvalidRequest"), Bucket=sse_bucket, Key=key,
+                ObjectAttributes=["ObjectSize"])
+        refused(sse_s3.get_object_attributes, (403, "AccessDenied"), Bucket=sse_bucket, Key=key,
+                ObjectAttributes=["ObjectSize"], **ATTRIBUTES_WRONG)
+    refused(sse_s3.get_object_attributes, (400, "InvalidRequest"), Bucket=sse_bucket, Key="plain",
+            ObjectAttributes=["ObjectSize"], **ATTRIBUTES_SSE_C)
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end keeps no versions")
+def test_every_version_is_listed_with_its_plaintext_size(sse_s3):
+    bucket = unique_bucket_name("ssever")
+    sse_s3.create_bucket(Bucket=bucket)
+    try:
+        sse_s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+        written = []
+        for size, enc in [(100, {}), (SEGMENT + 5, SSE_S3), (3000, SSE_C), (0, SSE_S3)]:
+            put = sse_s3.put_object(Bucket=bucket, Key="k", Body=os.urandom(size), **enc)
+            written.append((put["VersionId"], size))
+        upload_all(sse_s3, bucket, "k", bodies("v", (PART, 10)), SSE_C, **SSE_C)
+        head = sse_s3.head_object(Bucket=bucket, Key="k", **SSE_C)
+        written.append((head["VersionId"], PART + 10))
+        sse_s3.delete_object(Bucket=bucket, Key="k")
+        listed = sse_s3.list_object_versions(Bucket=bucket)
+        assert [(v["VersionId"], v["Size"]) for v in listed["Versions"]] == written[::-1]
+        assert len(listed["DeleteMarkers"]) == 1
+        # A noncurrent SSE-C version's attributes, by version id.
+        version, size = written[2]
+        attributes = sse_s3.get_object_attributes(Bucket=bucket, Key="k", VersionId=version,
+                                                  ObjectAttributes=["ObjectSize"], **ATTRIBUTES_SSE_C)
+        assert attributes["ObjectSize"] == size
+    finally:
+        for page in sse_s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+            for entry in page.get("Versions", []) + page.get("DeleteMarkers", []):
+                sse_s3.delete_object(Bucket=bucket, Key=entry["Key"], VersionId=entry["VersionId"])
+        sse_s3.delete_bucket(Bucket=bucket)

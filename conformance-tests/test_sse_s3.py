@@ -90,9 +90,9 @@ def test_round_trip_with_ranges(s3, sse_bucket, size):
         ranged = s3.get_object(Bucket=sse_bucket, Key="k", Range=f"bytes={start}-{end}")
         assert ranged["Body"].read() == body[start:end + 1]
         assert ranged["ContentRange"] == f"bytes {start}-{end}/{size}"
-    # Listings show the stored size (as for SSE-C): 16 bytes of tag per 64 KiB segment.
+    # Listings show the plaintext size, as HEAD does (not the 16 bytes of tag per 64 KiB segment).
     listed = s3.list_objects_v2(Bucket=sse_bucket)["Contents"]
-    assert [(o["Key"], o["Size"]) for o in listed] == [("k", size + 16 * max(1, -(-size // SEGMENT)))]
+    assert [(o["Key"], o["Size"]) for o in listed] == [("k", size)]
 
 
 def test_the_stored_bytes_are_not_the_plaintext(server, s3, sse_bucket):
@@ -152,7 +152,7 @@ def test_copy_opens_an_sse_s3_source_and_encrypts_the_copy_when_asked(s3, sse_bu
     assert s3.get_object(Bucket=sse_bucket, Key="inplace")["Body"].read() == marker
 
 
-def test_attributes_of_an_sse_s3_object_are_refused_and_a_part_copy_reads_its_plaintext(s3, sse_bucket):
+def test_attributes_of_an_sse_s3_object_are_its_plaintexts_and_a_part_copy_reads_it(s3, sse_bucket):
     s3.put_object(Bucket=sse_bucket, Key="k", Body=b"data", **SSE_S3)
     # UploadPartCopy opens the source (test_sse_multipart.py): a plain upload gets the plaintext.
     upload = s3.create_multipart_upload(Bucket=sse_bucket, Key="mpu")["UploadId"]
@@ -161,9 +161,14 @@ def test_attributes_of_an_sse_s3_object_are_refused_and_a_part_copy_reads_its_pl
     s3.complete_multipart_upload(Bucket=sse_bucket, Key="mpu", UploadId=upload, MultipartUpload={
         "Parts": [{"PartNumber": 1, "ETag": part["CopyPartResult"]["ETag"]}]})
     assert s3.get_object(Bucket=sse_bucket, Key="mpu")["Body"].read() == b"data"
+    # GetObjectAttributes describes the object as HEAD does, with no key from the client.
+    attributes = s3.get_object_attributes(Bucket=sse_bucket, Key="k", ObjectAttributes=["ObjectSize", "ETag"])
+    assert (attributes["ObjectSize"], attributes["ETag"]) == (4, hashlib.md5(b"data").hexdigest())
     with pytest.raises(ClientError) as err:
-        s3.get_object_attributes(Bucket=sse_bucket, Key="k", ObjectAttributes=["ObjectSize"])
-    assert status(err.value) == 501
+        s3.get_object_attributes(Bucket=sse_bucket, Key="k", ObjectAttributes=["ObjectSize"],
+                                 SSECustomerAlgorithm="AES256", SSECustomerKey=base64.b64encode(SSE_C["SSECustomerKey"]).decode(),
+                                 SSECustomerKeyMD5=base64.b64encode(hashlib.md5(SSE_C["SSECustomerKey"]).digest()).decode())
+    assert (status(err.value), error_code(err.value)) == (400, "InvalidRequest")
 
 
 def test_rotation_keeps_old_objects_readable(tmp_path_factory):

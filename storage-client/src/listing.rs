@@ -172,6 +172,8 @@ mod tests {
                     etag: String::new(),
                     last_modified: SystemTime::UNIX_EPOCH,
                     owner: String::new(),
+                    meta: Default::default(),
+                    part_sizes: Vec::new(),
                 })
                 .collect();
             async move { Ok(found) }

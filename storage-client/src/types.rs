@@ -400,13 +400,23 @@ pub struct ListQuery {
     pub max_keys: usize,
 }
 
+/// One object of a listing: what the listing shows of it, and what was
+/// stored with it, read by the same scan (never a lookup per key), so the
+/// caller can describe it as it describes a looked-up object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListEntry {
     pub key: String,
+    /// The stored size, as [`KeyInfo::size`].
     pub size: u64,
     pub etag: String,
     pub last_modified: SystemTime,
     pub owner: String,
+    /// The object's metadata, as [`KeyInfo::meta`] (a folder of a
+    /// directory-tree bucket has none).
+    pub meta: ObjectMeta,
+    /// The stored sizes of a multipart object's parts in object order, as
+    /// in [`KeyInfo::parts`]; empty for an object written in one piece.
+    pub part_sizes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

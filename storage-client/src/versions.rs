@@ -3,6 +3,8 @@
 
 use std::time::SystemTime;
 
+use crate::ObjectMeta;
+
 /// The version id S3 gives an object written while versioning was never
 /// enabled or is suspended.
 pub const NULL_VERSION_ID: &str = "null";
@@ -51,6 +53,10 @@ pub struct VersionEntry {
     pub etag: String,
     pub last_modified: SystemTime,
     pub owner: String,
+    /// The version's metadata and its parts' stored sizes, as in
+    /// [`crate::ListEntry`]; empty for a delete marker.
+    pub meta: ObjectMeta,
+    pub part_sizes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use storage_client::{Storage, StorageError, VersionEntry, VersionListQuery};
 
 use super::Target;
 use super::rules::{Expiration, Rule, after_days};
+use crate::sse::size::client_size;
 
 /// Applies the rule's version actions to the bucket, `page` versions per
 /// listing call; returns how many versions and markers it removed.
@@ -128,7 +129,11 @@ impl<'a> Walk<'a> {
         };
         let kept = noncurrent.newer_versions_kept.unwrap_or(0) as usize;
         let selected = rule.filter.tags.is_empty()
-            && (version.delete_marker || rule.filter.matches_listing(&version.key, version.size));
+            && (version.delete_marker
+                || rule.filter.matches_listing(
+                    &version.key,
+                    client_size(&version.meta, version.size, &version.part_sizes),
+                ));
         if selected
             && newer_noncurrent >= kept
             && after_days(became_noncurrent, noncurrent.days, day) <= now
@@ -172,6 +177,8 @@ mod tests {
             etag: String::new(),
             last_modified: at(written_day),
             owner: String::new(),
+            meta: Default::default(),
+            part_sizes: Vec::new(),
         }
     }
 

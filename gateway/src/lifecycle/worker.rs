@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 use super::Target;
 use super::rules::{Configuration, Expiration, after_days};
 use super::versions;
+use crate::sse::size::client_size;
 
 const REAL_DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -199,8 +200,8 @@ impl Pass<'_> {
             let page = self.storage.list_objects(bucket, &query).await?;
             for entry in &page.entries {
                 let due = rule.expiry_of(entry.last_modified, self.day);
-                if !rule.filter.matches_listing(&entry.key, entry.size)
-                    || due.is_none_or(|due| due > now)
+                let size = client_size(&entry.meta, entry.size, &entry.part_sizes);
+                if !rule.filter.matches_listing(&entry.key, size) || due.is_none_or(|due| due > now)
                 {
                     continue;
                 }

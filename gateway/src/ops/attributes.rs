@@ -1,7 +1,8 @@
 //! GetObjectAttributes: the attributes named in `x-amz-object-attributes`
 //! (ETag, Checksum, ObjectParts, StorageClass, ObjectSize) of the latest
 //! version or the one `versionId` names, from one metadata lookup, without
-//! reading the object.
+//! reading the object. An encrypted object is checked as HEAD checks it
+//! (an SSE-C one needs its key) and described by its plaintext sizes.
 
 use axum::response::Response;
 use http::request::Parts;
@@ -11,6 +12,7 @@ use storage_client::KeyInfo;
 use super::authorise::ObjectVersion;
 use super::headers::{http_date, insert, version_headers};
 use super::put::STORAGE_CLASS;
+use super::sse::read::{Opened, client_sizes};
 use super::xml_response;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -49,8 +51,10 @@ pub async fn get_object_attributes(
     let headers = &parts.headers;
     let wanted = wanted_attributes(headers)?;
     let page = part_page(headers)?;
+    let customer_key = super::sse::customer_key(state, parts)?;
     let info = object.resolve(state).await?;
-    super::sse::refuse_encrypted(&info)?;
+    let opened = Opened::check(&info, customer_key.as_ref(), state.sse_keyring.as_deref())?;
+    let (size, part_sizes) = client_sizes(opened.as_ref(), &info);
 
     let document = GetObjectAttributesResponse {
         xmlns: S3_NAMESPACE,
@@ -62,10 +66,10 @@ pub async fn get_object_attributes(
             .and_then(ChecksumValues::from_stored),
         object_parts: wanted
             .object_parts
-            .then(|| object_parts(&info, &page))
+            .then(|| object_parts(&info, &part_sizes, &page))
             .flatten(),
         storage_class: wanted.storage_class.then_some(STORAGE_CLASS),
-        object_size: wanted.object_size.then_some(info.size),
+        object_size: wanted.object_size.then_some(size),
     };
     let mut response = xml_response("GetObjectAttributesResponse", &document)?;
     insert(
@@ -133,19 +137,24 @@ fn part_page(headers: &HeaderMap) -> S3Result<PartPage> {
     Ok(PartPage { max_parts, marker })
 }
 
-/// The part listing of a multipart object; `None` for a single-part one,
+/// The part listing of a multipart object, its parts `sizes` as the client
+/// sent them (in the order of `info.parts`); `None` for a single-part one,
 /// which AWS answers without `ObjectParts`.
-fn object_parts(info: &KeyInfo, page: &PartPage) -> Option<ObjectParts> {
+fn object_parts(info: &KeyInfo, sizes: &[u64], page: &PartPage) -> Option<ObjectParts> {
     if info.parts.is_empty() {
         return None;
     }
-    let mut after_marker = info.parts.iter().filter(|p| p.number > page.marker);
+    let mut after_marker = info
+        .parts
+        .iter()
+        .zip(sizes)
+        .filter(|(p, _)| p.number > page.marker);
     let listed: Vec<ObjectPart> = after_marker
         .by_ref()
         .take(page.max_parts)
-        .map(|part| ObjectPart {
+        .map(|(part, &size)| ObjectPart {
             part_number: part.number,
-            size: part.size,
+            size,
             checksum: part
                 .checksum
                 .as_ref()
@@ -173,6 +182,10 @@ mod tests {
 
     use super::*;
     use crate::ops::test_headers as headers;
+
+    fn sizes(info: &KeyInfo) -> Vec<u64> {
+        info.parts.iter().map(|part| part.size).collect()
+    }
 
     fn multipart(parts: u16) -> KeyInfo {
         KeyInfo {
@@ -262,6 +275,7 @@ mod tests {
         let info = multipart(3);
         let first = object_parts(
             &info,
+            &sizes(&info),
             &PartPage {
                 max_parts: 2,
                 marker: 0,
@@ -281,6 +295,7 @@ mod tests {
         );
         let rest = object_parts(
             &info,
+            &sizes(&info),
             &PartPage {
                 max_parts: 2,
                 marker: 2,
@@ -295,6 +310,7 @@ mod tests {
         assert!(
             object_parts(
                 &multipart(0),
+                &[],
                 &PartPage {
                     max_parts: 2,
                     marker: 0
@@ -319,7 +335,7 @@ mod tests {
         let document = GetObjectAttributesResponse {
             xmlns: S3_NAMESPACE,
             etag: Some(info.etag.clone()),
-            object_parts: object_parts(&info, &page),
+            object_parts: object_parts(&info, &sizes(&info), &page),
             object_size: Some(info.size),
             ..GetObjectAttributesResponse::default()
         };

@@ -16,6 +16,7 @@ use storage_client::{BucketDocument, KeyInfo, Namespace};
 use super::bucket_documents::load_parsed;
 use super::headers::{http_date, insert};
 use crate::lifecycle::rules::{Configuration, Rule};
+use crate::sse::size::client_size;
 use crate::state::AppState;
 
 const X_AMZ_EXPIRATION: HeaderName = HeaderName::from_static("x-amz-expiration");
@@ -55,11 +56,14 @@ pub async fn insert_expiration(
 /// The header's value: the earliest expiry among the enabled rules that
 /// match the object (key, size and tags) and expire current objects.
 fn expiration(rules: &[Rule], info: &KeyInfo, day: Duration) -> Option<String> {
+    // The size a listing shows, which the lifecycle worker filters on.
+    let part_sizes: Vec<u64> = info.parts.iter().map(|part| part.size).collect();
+    let size = client_size(&info.meta, info.size, &part_sizes);
     rules
         .iter()
         .filter(|rule| {
             rule.enabled
-                && rule.filter.matches_listing(&info.key, info.size)
+                && rule.filter.matches_listing(&info.key, size)
                 && rule.filter.matches_tags(&info.tags)
         })
         .filter_map(|rule| Some((rule.expiry_of(info.last_modified, day)?, rule)))
@@ -135,6 +139,29 @@ mod tests {
         );
         assert_eq!(expiration(&rules, &object("o", &[("k", "v")]), DAY), None);
         assert!(expiration(&rules, &object("o", &[("j", "w"), ("k", "v")]), DAY).is_some());
+    }
+
+    #[test]
+    fn size_filters_judge_an_encrypted_object_by_its_plaintext() {
+        let rules = rules(
+            r#"<LifecycleConfiguration><Rule><ID>small</ID><Filter><ObjectSizeLessThan>60</ObjectSizeLessThan></Filter>
+            <Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>"#,
+        );
+        // 50 bytes of plaintext, stored as 66 (one segment's tag more).
+        let mut sealed = object("o", &[]);
+        sealed.size = crate::sse::segments::sealed_size(50);
+        crate::sse::record::Record {
+            plain_size: 50,
+            wrapping: crate::sse::record::Wrapping::Master {
+                key_id: "k1".into(),
+            },
+            sealed_key: "c2VhbGVk".into(),
+        }
+        .store(&mut sealed.meta);
+        assert!(expiration(&rules, &sealed, DAY).is_some());
+        let mut plain = object("o", &[]);
+        plain.size = sealed.size;
+        assert_eq!(expiration(&rules, &plain, DAY), None);
     }
 
     #[test]

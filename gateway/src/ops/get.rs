@@ -16,7 +16,7 @@ use super::expiration::insert_expiration;
 use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
-use super::sse::read::Opened;
+use super::sse::read::{Opened, client_sizes};
 use super::sse::write::echo;
 use crate::error::S3Error;
 use crate::router::Query;
@@ -80,16 +80,7 @@ pub async fn get_object(
         }
     }
 
-    // What the client stored: an encrypted object's plaintext size.
-    let size = opened
-        .as_ref()
-        .map_or(info.size, |opened| opened.plain_size);
-    // A multipart object's parts as the client sent them: an encrypted
-    // one's plaintext sizes.
-    let part_sizes = opened
-        .as_ref()
-        .and_then(Opened::part_sizes)
-        .unwrap_or_else(|| info.parts.iter().map(|part| part.size).collect());
+    let (size, part_sizes) = client_sizes(opened.as_ref(), &info);
     let requested = match target.part_number {
         Some(number) => part_range(&part_sizes, number, size)?,
         None => match range_header {

@@ -12,6 +12,7 @@ use super::put::STORAGE_CLASS;
 use super::xml_response;
 use crate::error::S3Error;
 use crate::router::ListParams;
+use crate::sse::size::client_size;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
@@ -125,7 +126,8 @@ fn contents(entries: &[ListEntry], with_owner: bool, encode: Encoder) -> Vec<xml
             key: encode.apply(&entry.key),
             last_modified: xml::iso8601(entry.last_modified),
             etag: stored_etag(&entry.etag),
-            size: entry.size,
+            // An encrypted object's plaintext size, as HEAD and GET report.
+            size: client_size(&entry.meta, entry.size, &entry.part_sizes),
             owner: with_owner.then(|| xml::Owner::from_access_key(&entry.owner)),
             storage_class: STORAGE_CLASS,
         })

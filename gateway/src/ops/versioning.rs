@@ -14,6 +14,7 @@ use super::{empty_response, xml_response};
 use crate::auth::Payload;
 use crate::error::{Code, S3Error, S3Result};
 use crate::router::ListParams;
+use crate::sse::size::client_size;
 use crate::state::AppState;
 use crate::xml::{self, S3_NAMESPACE};
 
@@ -153,7 +154,7 @@ pub async fn list_object_versions(
                         is_latest: entry.is_latest,
                         last_modified,
                         etag: quoted_etag(&entry.etag),
-                        size: entry.size,
+                        size: client_size(&entry.meta, entry.size, &entry.part_sizes),
                         owner,
                         storage_class: STORAGE_CLASS,
                     })

@@ -12,7 +12,8 @@
 //! - [`keyring`]: SSE-S3's master keys and their file;
 //! - [`record`]: the reserved metadata entry that describes an encrypted
 //!   object;
-//! - [`multipart`]: multipart uploads, encrypted part by part.
+//! - [`multipart`]: multipart uploads, encrypted part by part;
+//! - [`size`]: the plaintext size a listing shows, from what it carries.
 
 pub mod bucket_default;
 pub mod customer_key;
@@ -21,3 +22,4 @@ pub mod multipart;
 pub mod object_key;
 pub mod record;
 pub mod segments;
+pub mod size;

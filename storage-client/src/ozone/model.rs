@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::BlockToken;
-use crate::{BlockId, BucketInfo, ListEntry};
+use crate::{BlockId, BucketInfo, ListEntry, ObjectMeta};
 
 use super::proto::hadoop::{common, hdds, ozone};
 
@@ -239,6 +239,8 @@ pub(super) fn key_from_proto(info: ozone::KeyInfo) -> OzoneKey {
     }
 }
 
+/// A listing entry from ListKeysLight's answer, which carries no key
+/// metadata: the entry's `meta` and `part_sizes` are empty.
 pub(super) fn listed_from_proto(info: ozone::BasicKeyInfo) -> ListEntry {
     ListEntry {
         size: info.data_size(),
@@ -246,17 +248,8 @@ pub(super) fn listed_from_proto(info: ozone::BasicKeyInfo) -> ListEntry {
         etag: info.etag.unwrap_or_default(),
         owner: info.owner_name.unwrap_or_default(),
         key: info.key_name.unwrap_or_default(),
-    }
-}
-
-/// A listing entry from a full key record (ListStatus answers those).
-pub(super) fn listed_from_key(key: OzoneKey) -> ListEntry {
-    ListEntry {
-        etag: key.etag().unwrap_or_default().to_owned(),
-        size: key.size,
-        last_modified: key.modified,
-        owner: key.owner,
-        key: key.key,
+        meta: ObjectMeta::default(),
+        part_sizes: Vec::new(),
     }
 }
 

@@ -16,8 +16,8 @@ use md5::{Digest, Md5};
 
 use crate::om::OpenKey;
 use crate::{
-    BlockLocation, ChecksumAlgorithm, ChecksumType, KeyInfo, NewObject, ObjectChecksum, ObjectMeta,
-    PartSummary, Replica, WriteGroup,
+    BlockLocation, ChecksumAlgorithm, ChecksumType, KeyInfo, ListEntry, NewObject, ObjectChecksum,
+    ObjectMeta, PartSummary, Replica, WriteGroup,
 };
 
 use super::model::{Datanode, ETAG_METADATA_KEY, OzoneBlock, OzoneKey, RatisPipeline};
@@ -134,6 +134,27 @@ pub(super) fn key_info(key: OzoneKey) -> KeyInfo {
         parts,
         // Ozone buckets are unversioned here (see `super::versions`).
         version_id: None,
+    }
+}
+
+/// A listing entry from a full key record (ListKeys and ListStatus
+/// answer those): what [`key_info`] makes of it, less the block
+/// locations, tags and checksum.
+pub(super) fn listed(key: OzoneKey) -> ListEntry {
+    let (meta, _) = meta_from_metadata(&key.metadata);
+    let part_sizes = if key.is_multipart {
+        part_summaries(&key.blocks).iter().map(|p| p.size).collect()
+    } else {
+        Vec::new()
+    };
+    ListEntry {
+        etag: key.etag().unwrap_or_default().to_owned(),
+        size: key.size,
+        last_modified: key.modified,
+        owner: key.owner,
+        key: key.key,
+        meta,
+        part_sizes,
     }
 }
 

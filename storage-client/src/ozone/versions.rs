@@ -120,6 +120,8 @@ impl VersionStore for OzoneMetadata {
                 etag: entry.etag,
                 last_modified: entry.last_modified,
                 owner: entry.owner,
+                meta: entry.meta,
+                part_sizes: entry.part_sizes,
             })
             .collect())
     }

@@ -27,10 +27,11 @@ use storage_client::{
 pub use bucket_documents::bucket_documents;
 pub use meta_entries::meta_entries;
 pub use multipart::{
-    MultipartRules, multipart_abort, multipart_checksums_survive_tagging,
-    multipart_complete_rejects_bad_lists, multipart_completion_records_its_parts,
-    multipart_conditional_complete_races_put, multipart_listing_pages, multipart_out_of_order,
-    multipart_part_checksum_algorithm, multipart_part_replacement_and_gaps,
+    MultipartRules, listing_carries_what_was_stored, multipart_abort,
+    multipart_checksums_survive_tagging, multipart_complete_rejects_bad_lists,
+    multipart_completion_records_its_parts, multipart_conditional_complete_races_put,
+    multipart_listing_pages, multipart_out_of_order, multipart_part_checksum_algorithm,
+    multipart_part_replacement_and_gaps,
 };
 pub use object_lock::object_lock;
 pub use tags::tags;
@@ -89,6 +90,7 @@ macro_rules! suite {
             multipart_checksums_survive_tagging
             multipart_listing_pages
             multipart_conditional_complete_races_put
+            listing_carries_what_was_stored
             versioning
             version_listing_pages
             object_lock

@@ -3,9 +3,9 @@
 
 use bytes::Bytes;
 use storage_client::{
-    BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, NewUpload, ObjectChecksum,
-    ObjectMeta, Owner, PartCommit, PartInfo, PartNumber, Result, Storage, StorageError,
-    UploadListQuery, WriteCondition,
+    BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, ListQuery, NewObject, NewUpload,
+    ObjectChecksum, ObjectMeta, Owner, PartCommit, PartInfo, PartNumber, Result, Storage,
+    StorageError, UploadListQuery, VersionListQuery, WriteCondition,
 };
 
 use super::{Capabilities, alice, bob, data, get, put_with};
@@ -641,4 +641,95 @@ pub async fn multipart_checksums_survive_tagging(s: &Storage, caps: &Capabilitie
             .checksum,
         None
     );
+}
+
+/// A listing (objects and versions) carries what was stored with each
+/// object, as a lookup gives it: its metadata and, for a multipart
+/// object, its parts' stored sizes in object order; read by the scan
+/// itself, so a caller describes a page without a lookup per key.
+pub async fn listing_carries_what_was_stored(s: &Storage, caps: &Capabilities) {
+    let a = alice();
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+    let meta = ObjectMeta {
+        content_type: Some("text/csv".into()),
+        cache_control: Some("no-cache".into()),
+        user: [
+            ("color".to_owned(), "blue".to_owned()),
+            // A name no header can carry: storage keeps it like any other.
+            ("reserved entry".to_owned(), "v1 a 5 b c".to_owned()),
+        ]
+        .into(),
+        ..ObjectMeta::default()
+    };
+    let mut writer = s
+        .create_object(BucketRef::new(&a, "b").object("single"), Default::default())
+        .await
+        .unwrap();
+    writer.write(Bytes::from(data(20_000, 1))).await.unwrap();
+    writer
+        .commit(NewObject {
+            etag: "single-etag".into(),
+            meta: meta.clone(),
+            checksum: None,
+        })
+        .await
+        .unwrap();
+    let id = start(s, &a, "multi").await;
+    let (n1, n3) = (caps.multipart.inner(30_000), 7_000);
+    let p1 = upload_part(s, &a, "multi", &id, 1, &data(n1, 2))
+        .await
+        .unwrap();
+    let p3 = upload_part(s, &a, "multi", &id, 3, &data(n3, 3))
+        .await
+        .unwrap();
+    s.complete_multipart_upload(
+        BucketRef::new(&a, "b").object("multi").upload(&id),
+        complete(&[&p1, &p3], "multi-2", WriteCondition::None),
+    )
+    .await
+    .unwrap();
+    put_with(s, &a, "b", "plain", b"plain bytes", WriteCondition::None)
+        .await
+        .unwrap();
+
+    let mut looked_up = Vec::new();
+    for key in ["multi", "plain", "single"] {
+        let info = s.lookup(BucketRef::new(&a, "b").object(key)).await.unwrap();
+        let parts: Vec<u64> = info.parts.iter().map(|p| p.size).collect();
+        looked_up.push((info.key, info.size, info.meta, parts));
+    }
+    assert_eq!(looked_up[2].2, meta);
+    assert_eq!(looked_up[0].3, [n1 as u64, n3 as u64]);
+    assert_eq!(looked_up[0].2.content_type.as_deref(), Some("text/plain"));
+    assert!(looked_up[1].3.is_empty() && looked_up[2].3.is_empty());
+
+    let query = ListQuery {
+        max_keys: 10,
+        ..ListQuery::default()
+    };
+    let page = s
+        .list_objects(BucketRef::new(&a, "b"), &query)
+        .await
+        .unwrap();
+    let listed: Vec<_> = page
+        .entries
+        .into_iter()
+        .map(|e| (e.key, e.size, e.meta, e.part_sizes))
+        .collect();
+    assert_eq!(listed, looked_up);
+
+    let query = VersionListQuery {
+        max_keys: 10,
+        ..VersionListQuery::default()
+    };
+    let page = s
+        .list_versions(BucketRef::new(&a, "b"), &query)
+        .await
+        .unwrap();
+    let listed: Vec<_> = page
+        .entries
+        .into_iter()
+        .map(|e| (e.key, e.size, e.meta, e.part_sizes))
+        .collect();
+    assert_eq!(listed, looked_up);
 }

@@ -3,7 +3,7 @@
 //!
 //! Built ([`write`], [`read`], the format in `crate::sse`):
 //! - SSE-C (a customer-provided key) on PutObject, GetObject, HeadObject,
-//!   CopyObject (the destination's key, and the source's in the
+//!   GetObjectAttributes, CopyObject (the destination's key, and the source's in the
 //!   `x-amz-copy-source-` SSE-C headers, `copy_source_key`) and multipart
 //!   uploads (CreateMultipartUpload, every UploadPart and UploadPartCopy,
 //!   whose source key is taken as CopyObject's);
@@ -11,36 +11,33 @@
 //!   by the gateway's master key, `crate::sse::keyring`) on PutObject,
 //!   CopyObject (an encrypted source is opened and copied as its plaintext),
 //!   PostObject (its form field) and CreateMultipartUpload (its parts are
-//!   then sealed with no header); its objects read back by GetObject and
-//!   HeadObject with no key from the client;
+//!   then sealed with no header); its objects read back by GetObject,
+//!   HeadObject and GetObjectAttributes with no key from the client;
 //! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
 //!   a PutObject, CopyObject, PostObject or CreateMultipartUpload that asks
 //!   nothing.
 //!
 //! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
-//! bucket key: there is no KMS), SSE-C on PostObject and
-//! GetObjectAttributes. Storing plaintext while answering 200
+//! bucket key: there is no KMS), SSE-C on PostObject. Storing plaintext
+//! while answering 200
 //! would let a client believe its object is encrypted, so a request
 //! carrying any of those headers, as a header or as a presigned URL's
 //! query parameter, is answered `501 NotImplemented` naming it: on writes
 //! nothing is stored, on reads nothing is read. SSE-S3 without a keyring
 //! (the Ozone back end with no `sse_master_key_file`) is refused the same
 //! way, naming the setting. PostObject's form fields are checked the same
-//! way. An encrypted object reached by an operation that cannot open it
-//! (GetObjectAttributes) is refused ([`refuse_encrypted`]), never
-//! described from its ciphertext.
+//! way. An encrypted object is never described from its ciphertext: the
+//! operations that describe one open it as a read does (`read::Opened`),
+//! listings work out its plaintext size (`crate::sse::size`).
 
 pub mod read;
 pub mod write;
 
 use http::request::Parts;
 
-use storage_client::KeyInfo;
-
 use crate::error::{Code, S3Error};
 use crate::router::{Endpoint, Query};
 use crate::sse::customer_key::{self, CustomerKey};
-use crate::sse::record::{Stored, Wrapping};
 use crate::state::AppState;
 use write::Encryption;
 
@@ -74,6 +71,7 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
         Endpoint::PutObject { .. }
             | Endpoint::GetObject { .. }
             | Endpoint::HeadObject { .. }
+            | Endpoint::GetObjectAttributes { .. }
             | Endpoint::CopyObject { .. }
             | Endpoint::CreateMultipartUpload { .. }
             | Endpoint::UploadPart { .. }
@@ -123,8 +121,8 @@ pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(),
     }
 }
 
-/// The SSE-C key a PutObject, GetObject, HeadObject or CopyObject carries
-/// for its own object, once the connection may carry one.
+/// The SSE-C key a PutObject, GetObject, HeadObject, GetObjectAttributes or
+/// CopyObject carries for its own object, once the connection may carry one.
 pub fn customer_key(state: &AppState, parts: &Parts) -> Result<Option<CustomerKey>, S3Error> {
     allowed_over(state, CustomerKey::from_headers(&parts.headers)?)
 }
@@ -206,26 +204,6 @@ pub fn no_master_key() -> S3Error {
     .with("Header", SSE_HEADER)
 }
 
-/// Refuses an operation that cannot open encrypted objects (all but
-/// GetObject, HeadObject, CopyObject and UploadPartCopy): an SSE-C one the
-/// way AWS refuses a read without the key, an SSE-S3 one as not
-/// implemented here. Ciphertext is never copied out or described as the
-/// object.
-pub fn refuse_encrypted(info: &KeyInfo) -> Result<(), S3Error> {
-    let stored = Stored::of(&info.meta);
-    match stored
-        .as_ref()
-        .map(|stored| stored.as_ref().map(Stored::wrapping))
-    {
-        Ok(None) => Ok(()),
-        Ok(Some(Wrapping::Master { .. })) => Err(S3Error::new(
-            Code::NotImplemented,
-            "This operation is not implemented for objects stored with SSE-S3",
-        )),
-        Ok(Some(_)) | Err(_) => Err(read::key_required()),
-    }
-}
-
 fn is_sse(name: &str) -> bool {
     PREFIXES.iter().any(|prefix| {
         name.as_bytes()
@@ -242,8 +220,8 @@ fn refused(name: &str) -> S3Error {
         Code::NotImplemented,
         format!(
             "This server-side encryption is not implemented: the gateway encrypts with \
-             customer keys (SSE-C) on PutObject, GetObject, HeadObject, CopyObject and \
-             multipart uploads and with its own keys (SSE-S3) on PutObject, CopyObject, \
+             customer keys (SSE-C) on PutObject, GetObject, HeadObject, GetObjectAttributes, \
+             CopyObject and multipart uploads and with its own keys (SSE-S3) on PutObject, CopyObject, \
              PostObject and CreateMultipartUpload, and refuses {name} here"
         ),
     )
@@ -303,6 +281,14 @@ mod tests {
         }
     }
 
+    fn tagging() -> Endpoint {
+        Endpoint::GetObjectTagging {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: None,
+        }
+    }
+
     fn parts(uri: &str, headers: &[(&str, &str)]) -> Parts {
         let mut builder = http::Request::builder().uri(uri);
         for (name, value) in headers {
@@ -326,7 +312,7 @@ mod tests {
             "x-amz-copy-source-server-side-encryption-customer-key-md5",
         ] {
             let err = refuse(
-                &attributes(),
+                &tagging(),
                 &parts("/b/k", &[("content-type", "a/b"), (name, "v")]),
             )
             .expect_err(name);
@@ -354,6 +340,14 @@ mod tests {
         for name in customer_key::SOURCE_HEADERS {
             refuse(&copy(), &parts("/b/k", &[(name, "v")])).unwrap();
             let err = refuse(&put(), &parts("/b/k", &[(name, "v")])).unwrap_err();
+            assert_eq!(err.code, "NotImplemented");
+        }
+        // GetObjectAttributes takes the key of the object it describes only.
+        for name in CUSTOMER_HEADERS {
+            refuse(&attributes(), &parts("/b/k", &[(name, "v")])).unwrap();
+        }
+        for name in customer_key::SOURCE_HEADERS {
+            let err = refuse(&attributes(), &parts("/b/k", &[(name, "v")])).unwrap_err();
             assert_eq!(err.code, "NotImplemented");
         }
         let kms = "x-amz-server-side-encryption-aws-kms-key-id";

@@ -163,6 +163,17 @@ impl Opened {
     }
 }
 
+/// What the client stored of `info`, opened (`opened`) if it is encrypted:
+/// the object's size and a multipart object's part sizes in object order
+/// (empty for one written in one piece), an encrypted one's plaintext sizes.
+pub fn client_sizes(opened: Option<&Opened>, info: &KeyInfo) -> (u64, Vec<u64>) {
+    let size = opened.map_or(info.size, |opened| opened.plain_size);
+    let part_sizes = opened
+        .and_then(Opened::part_sizes)
+        .unwrap_or_else(|| info.parts.iter().map(|part| part.size).collect());
+    (size, part_sizes)
+}
+
 /// Reads the salt of `part`, derives its key and opens plaintext `within`
 /// (a range of the part's plaintext) from the segments it overlaps.
 async fn open_part(

@@ -367,9 +367,11 @@ impl Inner {
             Ok(ListEntry {
                 key: key.to_owned(),
                 size: record.size,
+                part_sizes: record.parts.iter().map(|part| part.size).collect(),
                 etag: record.etag,
                 last_modified: record.last_modified,
                 owner: record.owner,
+                meta: record.meta,
             })
         })
     }

@@ -23,7 +23,7 @@ use crate::embedded::schema::{
 };
 use crate::om::{ObjectName, ScanRange, VersionStore, validate_key};
 use crate::{
-    DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
+    DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, ObjectMeta, Owner, Result,
     StorageError, VersionEntry, VersionLock, Versioning,
 };
 
@@ -717,9 +717,11 @@ impl Inner {
                 is_latest: true,
                 delete_marker: false,
                 size: record.size,
+                part_sizes: record.parts.iter().map(|part| part.size).collect(),
                 etag: record.etag,
                 last_modified: record.last_modified,
                 owner: record.owner,
+                meta: record.meta,
             };
             entries.push((at, entry));
         }
@@ -776,28 +778,35 @@ fn key_text(key: &[u8]) -> Result<String> {
 }
 
 fn version_entry(key: String, record: VersionRecord, is_latest: bool) -> VersionEntry {
-    let (delete_marker, size, etag, last_modified, owner) = match record.version {
-        StoredVersion::Object(object) => (
-            false,
-            object.size,
-            object.etag,
-            object.last_modified,
-            object.owner,
-        ),
+    let version_id = record.id;
+    match record.version {
+        StoredVersion::Object(object) => VersionEntry {
+            key,
+            version_id,
+            is_latest,
+            delete_marker: false,
+            size: object.size,
+            etag: object.etag,
+            last_modified: object.last_modified,
+            owner: object.owner,
+            part_sizes: object.parts.iter().map(|part| part.size).collect(),
+            meta: object.meta,
+        },
         StoredVersion::DeleteMarker {
             last_modified,
             owner,
-        } => (true, 0, String::new(), last_modified, owner),
-    };
-    VersionEntry {
-        key,
-        version_id: record.id,
-        is_latest,
-        delete_marker,
-        size,
-        etag,
-        last_modified,
-        owner,
+        } => VersionEntry {
+            key,
+            version_id,
+            is_latest,
+            delete_marker: true,
+            size: 0,
+            etag: String::new(),
+            last_modified,
+            owner,
+            meta: ObjectMeta::default(),
+            part_sizes: Vec::new(),
+        },
     }
 }
 

@@ -37,7 +37,7 @@ use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
 use super::keyring::{CredentialRecords, Keyring, SYSTEM_OWNER};
 use super::model::{KeyExpectation, OzoneOpenKey};
-use super::object_mapping::location_from_block;
+use super::object_mapping::{listed, location_from_block};
 use super::om_client::OmClient;
 use super::records::Sealer;
 use super::records::records_bucket;
@@ -389,8 +389,28 @@ impl OzoneMetadata {
         }
     }
 
+    /// The objects of an Ozone bucket starting with `prefix` after `start`
+    /// (exclusive), at most `limit`, each with its metadata and parts
+    /// (ListKeys: the OM scans as for [`Self::list_ozone_keys`] and
+    /// answers each key's full record, less the datanodes of its blocks).
+    async fn list_ozone_objects(
+        &self,
+        owner: &str,
+        bucket: &str,
+        prefix: &str,
+        start: &str,
+        limit: usize,
+    ) -> Result<(Vec<ListEntry>, bool)> {
+        let (keys, truncated) = self
+            .om
+            .list_keys_with_metadata(owner, bucket, prefix, start, limit.min(LIST_BATCH))
+            .await?;
+        Ok((keys.into_iter().map(listed).collect(), truncated))
+    }
+
     /// Every key of an Ozone bucket starting with `prefix` after `start`
-    /// (exclusive), at most `limit`.
+    /// (exclusive), at most `limit`, by name (ListKeysLight: the entries
+    /// carry no metadata).
     async fn list_ozone_keys(
         &self,
         owner: &str,

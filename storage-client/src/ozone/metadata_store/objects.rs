@@ -193,7 +193,7 @@ impl ObjectStore for OzoneMetadata {
         let mut seen_any = false;
         'scan: while out.len() < limit {
             let (page, truncated) = self
-                .list_ozone_keys(&owner.access_key, &name, prefix, &start, limit - out.len())
+                .list_ozone_objects(&owner.access_key, &name, prefix, &start, limit - out.len())
                 .await?;
             let Some(last) = page.last() else { break };
             seen_any = true;

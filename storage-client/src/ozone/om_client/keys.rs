@@ -13,6 +13,7 @@ use crate::ozone::model::{
     self, ETAG_METADATA_KEY, KeyExpectation, OpenPart, OzoneBlock, OzoneKey, OzoneOpenKey,
     Replication, block_to_proto, key_values,
 };
+use crate::ozone::object_mapping;
 use crate::ozone::proto::hadoop::{hdds, ozone};
 use crate::{ListEntry, Result};
 
@@ -156,7 +157,7 @@ impl OmClient {
 
     /// Up to `count` keys starting with `prefix` and sorting after
     /// `start_after`, in byte order, with their ETags (ListKeysLight: no
-    /// block locations), and whether more follow.
+    /// block locations, no metadata), and whether more follow.
     pub async fn list_keys(
         &self,
         access_id: &str,
@@ -204,7 +205,7 @@ impl OmClient {
             .filter_map(|status| {
                 let is_directory = status.is_directory();
                 let key = model::key_from_proto(status.key_info?);
-                Some((model::listed_from_key(key), is_directory))
+                Some((object_mapping::listed(key), is_directory))
             })
             .collect())
     }
