@@ -97,10 +97,12 @@ def transfer_om_leader(node_id: str) -> None:
 AUDIT_LINE = re.compile(r"op=(?P<op>[A-Z_]+) (?P<params>\{.*\}) \| ret=(?P<ret>[A-Z]+)")
 
 
-def om_audit_entries(role: str = "om") -> list[tuple[str, str, str]]:
+def om_audit_entries(role: str | None = None) -> list[tuple[str, str, str]]:
     """(operation, parameters, result) of every entry in one OM's audit log,
-    oldest first. Every OM of a ring applies, and audits, every write; a
-    read only the OM that served it."""
+    oldest first (by default the only OM's, or on an OM ring om1's). Every
+    OM of a ring applies, and audits, every write; a read only the OM that
+    served it."""
+    role = role or ("om1" if HA else "om")
     path = Path(settings()["OZONE_DEV_WORK"]) / "logs" / f"{role}-audit.log"
     entries = []
     for line in path.read_text(errors="replace").splitlines():
@@ -110,7 +112,7 @@ def om_audit_entries(role: str = "om") -> list[tuple[str, str, str]]:
     return entries
 
 
-def om_audit(op: str, role: str = "om") -> list[tuple[str, str]]:
+def om_audit(op: str, role: str | None = None) -> list[tuple[str, str]]:
     """(parameters, result) of every `op` in one OM's audit log, oldest first."""
     return [(params, ret) for name, params, ret in om_audit_entries(role) if name == op]
 
