@@ -169,12 +169,13 @@ impl Storage {
 
     /// Creates the bucket, owned by `bucket.owner`.
     pub async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
+        let path = bucket.path();
         let new = NewBucket {
-            name: bucket.path().into_owned(),
+            name: path.to_string(),
             region: region.to_owned(),
         };
         let result = self.om.create_bucket(bucket.owner, new).await;
-        self.cache.wrote_bucket(&bucket.path());
+        self.cache.wrote_bucket(&path);
         result
     }
 
@@ -208,11 +209,9 @@ impl Storage {
     /// bucket's documents are left as they are; the caller changes what
     /// names the owner.
     pub async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
-        let result = self
-            .om
-            .set_bucket_owner(&bucket.path(), bucket.owner, to)
-            .await;
-        self.cache.wrote_bucket(&bucket.path());
+        let path = bucket.path();
+        let result = self.om.set_bucket_owner(&path, bucket.owner, to).await;
+        self.cache.wrote_bucket(&path);
         result
     }
 
