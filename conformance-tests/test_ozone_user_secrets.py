@@ -36,6 +36,17 @@ def client_of(target, access: str, secret: str, checksum_mode: str = "when_suppo
     return make_s3_client(target.endpoint, Credentials(access, secret, target.creds.region), checksum_mode)
 
 
+def skip_without_ozones_gateway() -> None:
+    if ozone_cluster.TLS:
+        pytest.skip("Ozone's own S3 gateway cannot run on the loopback-only TLS profile (ozone/README.md)")
+
+
+def ozones_gateway_client(target, access: str, secret: str):
+    """A client of Ozone's own S3 gateway on the same cluster, signing as `access`."""
+    return make_s3_client(os.environ.get("OZONE_S3G_ENDPOINT", "http://127.0.0.1:29878"),
+                          Credentials(access, secret, target.creds.region), "when_required")
+
+
 def error_code(call) -> tuple[str, int]:
     with pytest.raises(ClientError) as caught:
         call()
@@ -134,12 +145,10 @@ def test_every_chunk_signature_is_vouched_for_by_the_om(target, trailer):
 
 
 def test_an_ozone_users_objects_are_the_same_through_ozones_own_gateway_both_ways(target):
-    if ozone_cluster.TLS:
-        pytest.skip("Ozone's own S3 gateway cannot run on the loopback-only TLS profile (ozone/README.md)")
+    skip_without_ozones_gateway()
     user, secret = ozone_user_key()
     ours = client_of(target, user, secret)
-    s3g = make_s3_client(os.environ.get("OZONE_S3G_ENDPOINT", "http://127.0.0.1:29878"),
-                         Credentials(user, secret, target.creds.region), "when_required")
+    s3g = ozones_gateway_client(target, user, secret)
     bucket = f"ozuser-{uuid.uuid4().hex[:12]}"
     ours.create_bucket(Bucket=bucket)
     try:
@@ -249,12 +258,10 @@ def test_a_tenants_multipart_upload_lives_in_its_volume(target, two_tenants):
 
 
 def test_a_tenants_objects_are_the_same_through_ozones_own_gateway_both_ways(target, two_tenants):
-    if ozone_cluster.TLS:
-        pytest.skip("Ozone's own S3 gateway cannot run on the loopback-only TLS profile (ozone/README.md)")
+    skip_without_ozones_gateway()
     access, secret = tenant_user_key(two_tenants[0])
     ours = client_of(target, access, secret)
-    s3g = make_s3_client(os.environ.get("OZONE_S3G_ENDPOINT", "http://127.0.0.1:29878"),
-                         Credentials(access, secret, target.creds.region), "when_required")
+    s3g = ozones_gateway_client(target, access, secret)
     bucket = f"tg-{uuid.uuid4().hex[:10]}"
     ours.create_bucket(Bucket=bucket)
     try:
