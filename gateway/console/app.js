@@ -177,14 +177,20 @@ async function openPrefix(prefix) {
   await listObjects(false);
 }
 
-async function listObjects(more) {
-  if (view.versions) return listVersions(more);
+// The table a listing fills: emptied for a first page, kept for "more".
+function listingBody(more) {
   const body = $("objects");
   if (!more) {
     body.replaceChildren();
     view.token = null;
   }
   $("prefix").textContent = view.prefix;
+  return body;
+}
+
+async function listObjects(more) {
+  if (view.versions) return listVersions(more);
+  const body = listingBody(more);
   const q = query({
     "list-type": "2",
     delimiter: "/",
@@ -227,12 +233,7 @@ function folderRows(doc, more) {
 // ListObjectVersions: every version and delete marker under the prefix,
 // newest first per key, 50 a page (key and version-id markers).
 async function listVersions(more) {
-  const body = $("objects");
-  if (!more) {
-    body.replaceChildren();
-    view.token = null;
-  }
-  $("prefix").textContent = view.prefix;
+  const body = listingBody(more);
   const q = query({
     versions: "",
     delimiter: "/",
