@@ -288,10 +288,6 @@ def test_copies_and_multipart_uploads_take_the_acl_their_request_names(root_s3, 
 def test_put_object_acl_changes_an_existing_objects_acl(root_s3, raw, bucket):
     root_s3.put_object(Bucket=bucket, Key="k", Body=b"x")
     etag = root_s3.head_object(Bucket=bucket, Key="k")["ETag"]
-    if OZONE_OM:
-        assert error_of(root_s3.put_object_acl, Bucket=bucket, Key="k", ACL="public-read") == (
-            501, "NotImplemented")
-        return
     root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="public-read")
     assert raw.unsigned("GET", bucket, "k").content == b"x"
     grants = root_s3.get_object_acl(Bucket=bucket, Key="k")["Grants"]
@@ -300,6 +296,29 @@ def test_put_object_acl_changes_an_existing_objects_acl(root_s3, raw, bucket):
     root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="private")
     assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
     assert error_of(root_s3.put_object_acl, Bucket=bucket, Key="missing", ACL="private")[0] == 404
+
+
+def test_a_changed_object_acl_stays_with_that_object_only(root_s3, raw, bucket):
+    """Tagging keeps the object, so its changed ACL; an overwrite or a delete
+    and a new PUT is another object, with the ACL its own request names."""
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"first")
+    root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="public-read")
+    root_s3.put_object_tagging(Bucket=bucket, Key="k", Tagging={"TagSet": [{"Key": "t", "Value": "v"}]})
+    assert raw.unsigned("GET", bucket, "k").content == b"first"
+    assert root_s3.head_object(Bucket=bucket, Key="k")["Metadata"] == {}, "the ACL is no user metadata"
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"second")
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="public-read")
+    root_s3.delete_object(Bucket=bucket, Key="k")
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"third")
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
+    grants = root_s3.get_object_acl(Bucket=bucket, Key="k")["Grants"]
+    assert [g["Permission"] for g in grants] == ["FULL_CONTROL"]
+    # A PUT naming an ACL keeps it; a later PutObjectAcl replaces it.
+    root_s3.put_object(Bucket=bucket, Key="k", Body=b"fourth", ACL="public-read")
+    assert raw.unsigned("GET", bucket, "k").content == b"fourth"
+    root_s3.put_object_acl(Bucket=bucket, Key="k", ACL="private")
+    assert_s3_error(raw.unsigned("GET", bucket, "k"), 403, "AccessDenied")
 
 
 def test_a_refused_anonymous_upload_is_answered_before_its_body(root_s3, raw, bucket):
@@ -494,7 +513,6 @@ def test_an_anonymous_get_serves_only_the_version_whose_acl_was_judged(root_s3, 
     assert leaked == [], f"{len(leaked)} of {len(served)} anonymous GETs served the private body"
 
 
-@pytest.mark.skipif(bool(OZONE_OM), reason="the Ozone back end cannot change an object's ACL")
 def test_an_acl_change_lands_only_on_the_record_whose_acl_granted_it(root_s3, alt_s3, target, bucket):
     # The owner alternates a PUT whose ACL lets the second key change the
     # ACL and a private PUT, while the second key makes the object public

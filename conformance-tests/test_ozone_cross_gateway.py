@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 import pytest
+import requests
 from botocore.exceptions import BotoCoreError, ClientError
 
 import ozone_cluster
@@ -258,3 +259,21 @@ def test_listing_shows_the_same_size(clients, objects, case, writer, reader):
         listed[side] = entries[0]
         assert entries[0]["Size"] == case.size, side
     assert listed[writer]["ETag"] == listed[reader]["ETag"] == expected_etag(case, obj.data)
+
+
+def test_a_changed_object_acl_holds_through_tagging_by_ozone_and_not_past_its_overwrite(target, clients, buckets):
+    """PutObjectAcl here is a record of the object as written: Ozone's gateway tagging it keeps it,
+    Ozone's gateway writing over it makes another object, with no such ACL."""
+    ours, ozone = clients["ours"], clients["ozone"]
+    bucket, key = buckets["ours"], "acl/changed"
+
+    def anonymous_get():
+        return requests.get(f"{target.endpoint}/{bucket}/{key}", timeout=30)
+
+    ours.put_object(Bucket=bucket, Key=key, Body=b"first")
+    ours.put_object_acl(Bucket=bucket, Key=key, ACL="public-read")
+    ozone.put_object_tagging(Bucket=bucket, Key=key, Tagging={"TagSet": [{"Key": "t", "Value": "v"}]})
+    assert anonymous_get().content == b"first"
+    ozone.put_object(Bucket=bucket, Key=key, Body=b"second")
+    assert anonymous_get().status_code == 403
+    assert ours.get_object(Bucket=bucket, Key=key)["Body"].read() == b"second"

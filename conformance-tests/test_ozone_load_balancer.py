@@ -3,7 +3,8 @@
 What a Helm deployment relies on, shown on this machine: any replica reads
 what another one wrote (strong read-after-write, no sticky sessions), keys
 made through one replica work on all, a deleted key stops working on every
-replica within `metadata_cache_ttl`, and load through the balancer survives
+replica within `metadata_cache_ttl` (and an object's first changed ACL in a
+bucket holds on every replica within it, later ones at once), and load through the balancer survives
 a replica draining on SIGTERM (no failed request) and one killed with
 SIGKILL (only requests in flight on it fail, none returns wrong bytes).
 
@@ -273,6 +274,49 @@ def test_keys_reach_every_replica_and_a_deleted_key_stops_within_the_cache_ttl(c
             assert sent_at - deleted_at < bound, f"replica {index} accepted a key deleted {bound} s before"
             time.sleep(0.2)
     assert all(refused(s3, bucket) for s3 in through), "refused everywhere, also through the balancer"
+
+
+def anonymous_status(replica, bucket: str, key: str) -> int:
+    return requests.get(f"{replica.endpoint}/{bucket}/{key}", timeout=10).status_code
+
+
+def test_an_object_acl_changed_through_one_replica_holds_on_every_replica(cluster):
+    """Ozone keeps a changed object ACL as a gateway record, looked for only
+    in buckets that have one (a marker each replica reads at most once per
+    metadata_cache_ttl): the first change in a bucket reaches the others
+    within that bound, later ones at once, and none outlives an overwrite."""
+    replicas = cluster["replicas"]
+    clients = direct_clients(cluster)
+    bucket = unique_bucket_name("lb-acl")
+    clients[0].create_bucket(Bucket=bucket)
+    try:
+        for key in ("a", "b"):
+            clients[0].put_object(Bucket=bucket, Key=key, Body=b"shared")
+        # Every replica has read the bucket as one without records.
+        assert [anonymous_status(r, bucket, "a") for r in replicas] == [403] * REPLICAS
+        changed_at = time.monotonic()
+        clients[0].put_object_acl(Bucket=bucket, Key="a", ACL="public-read")
+        assert anonymous_status(replicas[0], bucket, "a") == 200, "the replica that changed it, at once"
+        bound = METADATA_CACHE_TTL + 1
+        for replica in replicas[1:]:
+            while True:
+                sent_at = time.monotonic()
+                if anonymous_status(replica, bucket, "a") == 200:
+                    break
+                assert sent_at - changed_at < bound, f"a replica still refused {bound} s after the change"
+                time.sleep(0.2)
+        # Now every replica knows the bucket has records: changes hold at once.
+        clients[1].put_object_acl(Bucket=bucket, Key="a", ACL="private")
+        clients[2].put_object_acl(Bucket=bucket, Key="b", ACL="public-read")
+        assert [anonymous_status(r, bucket, "a") for r in replicas] == [403] * REPLICAS
+        assert [anonymous_status(r, bucket, "b") for r in replicas] == [200] * REPLICAS
+        # An overwrite takes the ACL its own request names (none: private).
+        clients[1].put_object(Bucket=bucket, Key="b", Body=b"new")
+        assert [anonymous_status(r, bucket, "b") for r in replicas] == [403] * REPLICAS
+    finally:
+        for key in ("a", "b"):
+            clients[0].delete_object(Bucket=bucket, Key=key)
+        clients[0].delete_bucket(Bucket=bucket)
 
 
 def bench(cluster, workdir: Path, object_size: str) -> subprocess.Popen:

@@ -15,7 +15,8 @@ that the gateway honoured. Now:
   cluster runs with Ozone's ACLs off (Ozone's default), so an Ozone user can still list,
   read and write there (the shell shows it, and a bucket link exposes a records bucket to
   Ozone's S3 gateway): she finds no secret in any record, and every record she forges,
-  copies or alters (a root credential, a bucket document, a checksum record) is refused
+  copies or alters (a root credential, a bucket document, a checksum record, an object's
+  changed ACL) is refused
   by the gateway and logged, with no secret in the log.
 
 Runs on any Ozone profile with Ozone's S3 gateway (`ozone-dev start --with-s3g`); the
@@ -114,6 +115,10 @@ def no_secret_in(text: str, *secrets: str) -> None:
         assert secret.encode().hex() not in text
 
 
+def anonymous_get(server, bucket: str, key: str) -> requests.Response:
+    return requests.get(f"{server.endpoint}/{bucket}/{key}", timeout=30)
+
+
 def not_root(server, creds: Credentials, roots_bucket: str) -> None:
     """`creds` act as no more than themselves: the admin API refuses them, and they see
     nothing of the root's. Where security is on, an Ozone user's own key (and a gateway
@@ -146,6 +151,12 @@ def test_an_ozone_user_can_neither_read_nor_forge_the_gateways_records(gateway, 
     root.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=upload["UploadId"], MultipartUpload={
         "Parts": [{"PartNumber": 1, "ETag": part["ETag"], "ChecksumSHA256": part["ChecksumSHA256"]}]})
     assert root.head_object(Bucket=bucket, Key="mp", ChecksumMode="ENABLED").get("ChecksumSHA256")
+    # An object made public by PutObjectAcl (a record, since Ozone cannot change a key's
+    # metadata) and a private one, whose record she forges from the public one's.
+    for key in ("public", "secret"):
+        root.put_object(Bucket=bucket, Key=key, Body=key.encode())
+    root.put_object_acl(Bucket=bucket, Key="public", ACL="public-read")
+    assert anonymous_get(gateway, bucket, "public").status_code == 200
     user = gateway.create_key(f"records-user-{uuid.uuid4().hex[:8]}")
     secrets = (gateway.secret_key, user["secret_key"])
 
@@ -229,6 +240,13 @@ def test_an_ozone_user_can_neither_read_nor_forge_the_gateways_records(gateway, 
         altered = {**sums_meta, "s3gw-checksum": f"{algorithm_and_type} {bogus}"}
         assert altered != sums_meta, sums_meta
         alice_s3g.put_object(Bucket=sums, Key=record, Body=b"", Metadata=altered)
+        # The public object's ACL record copied onto the private object's name.
+        public_record = next(o["Key"] for o in alice_s3g.list_objects_v2(Bucket=sums, Prefix="entries/")["Contents"]
+                             if o["Key"].endswith(f"{bucket}/public"))
+        acl_meta = alice_s3g.head_object(Bucket=sums, Key=public_record)["Metadata"]
+        assert "s3gw-changes" in acl_meta and "s3gw-mac" in acl_meta, acl_meta
+        alice_s3g.put_object(Bucket=sums, Key=public_record.removesuffix("public") + "secret", Body=b"",
+                             Metadata=acl_meta)
     finally:
         for link in links.values():
             shell("bucket", "delete", f"/s3v/{link}", check=False)
@@ -247,6 +265,8 @@ def test_an_ozone_user_can_neither_read_nor_forge_the_gateways_records(gateway, 
     assert "https://alice.example" not in str(served)
     head = root.head_object(Bucket=bucket, Key="mp", ChecksumMode="ENABLED")
     assert head.get("ChecksumSHA256") != bogus
+    assert anonymous_get(gateway, bucket, "secret").status_code == 403
+    assert anonymous_get(gateway, bucket, "public").content == b"public"
     log = gateway.log_path.read_text(errors="replace")
-    assert log.count(REFUSAL) >= 4, log[-5000:]
+    assert log.count(REFUSAL) >= 5, log[-5000:]
     no_secret_in(log, alice.secret_key, *secrets)

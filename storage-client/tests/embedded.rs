@@ -33,7 +33,6 @@ const EMBEDDED: Capabilities = Capabilities {
     tags_keep_order: true,
     multipart: MultipartRules::NONE,
     versioning: true,
-    meta_entries: true,
     checks_owner: true,
     conditional_delete: true,
 };

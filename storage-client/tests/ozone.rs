@@ -85,7 +85,6 @@ const OZONE: Capabilities = Capabilities {
         },
     },
     versioning: false,
-    meta_entries: false,
     checks_owner: false,
     conditional_delete: false,
 };

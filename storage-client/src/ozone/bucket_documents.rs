@@ -7,18 +7,16 @@
 //! or any Ozone client) never shows its predecessor's documents, even if
 //! the sweep that follows a deletion did not finish.
 //!
-//! Records are sealed ([`Sealer`]): a document whose record fails its MAC
+//! Records are sealed ([`Sealer`](super::records::Sealer)): a document whose record fails its MAC
 //! (forged, altered, or copied from another bucket's or kind's record) is
 //! treated as absent.
 
-use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use crate::{BucketDocument, BucketInfo, Result, StorageError};
 
 use super::model::KeyExpectation;
-use super::om_client::{OmClient, volume_and_bucket};
-use super::records::{RecordId, Sealer};
+use super::record_bucket::RecordBucket;
 
 const DOCUMENT_KEY: &str = "s3gw-document";
 const BUCKET_CREATED_KEY: &str = "s3gw-bucket-created";
@@ -26,12 +24,7 @@ const BUCKET_CREATED_KEY: &str = "s3gw-bucket-created";
 const LIST_BATCH: usize = 1000;
 
 pub(super) struct BucketDocuments {
-    om: Arc<OmClient>,
-    sealer: Arc<Sealer>,
-    /// The access id the records are written as (the system bucket's owner).
-    owner: &'static str,
-    /// A path in the records volume.
-    bucket: String,
+    records: RecordBucket,
 }
 
 fn record_name(bucket: &str, kind: BucketDocument) -> String {
@@ -49,47 +42,19 @@ fn generation(bucket: &BucketInfo) -> String {
 }
 
 impl BucketDocuments {
-    pub fn new(
-        om: Arc<OmClient>,
-        sealer: Arc<Sealer>,
-        owner: &'static str,
-        bucket: String,
-    ) -> Self {
-        Self {
-            om,
-            sealer,
-            owner,
-            bucket,
-        }
-    }
-
-    fn id<'a>(&'a self, name: &'a str) -> RecordId<'a> {
-        let (volume, bucket) = volume_and_bucket(&self.bucket);
-        RecordId {
-            volume,
-            bucket,
-            key: name,
-        }
+    pub fn new(records: RecordBucket) -> Self {
+        Self { records }
     }
 
     /// The system bucket the records live in.
     pub fn bucket(&self) -> &str {
-        &self.bucket
+        &self.records.path
     }
 
     /// The document of `kind` written for `bucket`, if any.
     pub async fn get(&self, bucket: &BucketInfo, kind: BucketDocument) -> Result<Option<String>> {
         let name = record_name(&bucket.name, kind);
-        let record = match self
-            .om
-            .get_key_info(self.owner, &self.bucket, &name, true)
-            .await
-        {
-            Ok(record) => record,
-            Err(StorageError::NoSuchKey) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let Some(fields) = self.sealer.verify(self.id(&name), &record.metadata) else {
+        let Some((fields, _)) = self.records.read(&name).await? else {
             return Ok(None);
         };
         if fields.get(BUCKET_CREATED_KEY) != Some(&generation(bucket)) {
@@ -107,50 +72,28 @@ impl BucketDocuments {
     ) -> Result<()> {
         let name = record_name(&bucket.name, kind);
         let Some(text) = document else {
-            return match self.om.delete_key(self.owner, &self.bucket, &name).await {
-                Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
-                Err(e) => Err(e),
-            };
+            return self.records.delete(&name).await;
         };
-        let open = self
-            .om
-            .create_key(
-                self.owner,
-                &self.bucket,
-                &name,
-                0,
-                &[],
-                &KeyExpectation::Anything,
-            )
-            .await?;
-        let fields = self.sealer.sign(
-            self.id(&name),
-            &[
-                (DOCUMENT_KEY.to_owned(), text),
-                (BUCKET_CREATED_KEY.to_owned(), generation(bucket)),
-            ],
-        )?;
-        self.om
-            .commit_key(self.owner, &open, &[], "", &fields)
+        let fields = [
+            (DOCUMENT_KEY.to_owned(), text),
+            (BUCKET_CREATED_KEY.to_owned(), generation(bucket)),
+        ];
+        self.records
+            .write(&name, &fields, &KeyExpectation::Anything)
             .await
     }
 
     /// Removes every record of the deleted bucket `bucket`.
     pub async fn sweep(&self, bucket: &str) -> Result<()> {
+        let (om, owner, path) = (&self.records.om, self.records.owner, &self.records.path);
         let prefix = format!("{bucket}/");
         loop {
-            let (page, truncated) = self
-                .om
-                .list_keys(self.owner, &self.bucket, &prefix, "", LIST_BATCH)
-                .await?;
+            let (page, truncated) = om.list_keys(owner, path, &prefix, "", LIST_BATCH).await?;
             if page.is_empty() {
                 return Ok(());
             }
             let names: Vec<String> = page.into_iter().map(|entry| entry.key).collect();
-            let failed = self
-                .om
-                .delete_keys(self.owner, &self.bucket, &names)
-                .await?;
+            let failed = om.delete_keys(owner, path, &names).await?;
             if let Some((name, reason)) = failed.first() {
                 return Err(StorageError::Internal(format!(
                     "deleting the bucket document {name}: {reason}"

@@ -20,19 +20,17 @@
 //! so they are kept once read: every UploadPart needs them, and the OM
 //! should see only the part's own commands.
 //!
-//! Records are sealed ([`Sealer`]): one that fails its MAC (forged,
+//! Records are sealed ([`Sealer`](super::records::Sealer)): one that fails its MAC (forged,
 //! altered, or copied from another record) is treated as absent.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result, StorageError};
+use crate::{ChecksumAlgorithm, ChecksumType, ObjectChecksum, ObjectMeta, Result};
 
 use super::model::{KeyExpectation, OzoneKey};
 use super::object_mapping::{checksum_text, meta_from_metadata, object_metadata, parse_checksum};
-use super::om_client::{OmClient, volume_and_bucket};
-use super::records::{RecordId, Sealer};
+use super::record_bucket::RecordBucket;
 
 const ALGORITHM_KEY: &str = "s3gw-checksum-algorithm";
 const TYPE_KEY: &str = "s3gw-checksum-type";
@@ -87,28 +85,16 @@ impl ObjectChecksums {
 }
 
 pub(super) struct ChecksumRecords {
-    om: Arc<OmClient>,
-    sealer: Arc<Sealer>,
-    /// The access id the records are written as (the bucket's owner).
-    owner: &'static str,
-    bucket: String,
+    records: RecordBucket,
     /// Upload settings by upload id, those without a record included: an
     /// upload id reaches clients only after its record is written.
     uploads: moka::future::Cache<String, UploadSettings>,
 }
 
 impl ChecksumRecords {
-    pub fn new(
-        om: Arc<OmClient>,
-        sealer: Arc<Sealer>,
-        owner: &'static str,
-        bucket: String,
-    ) -> Self {
+    pub fn new(records: RecordBucket) -> Self {
         Self {
-            om,
-            sealer,
-            owner,
-            bucket,
+            records,
             uploads: moka::future::Cache::builder()
                 .max_capacity(KEPT_UPLOADS)
                 .time_to_idle(KEEP_UPLOAD_IDLE)
@@ -117,16 +103,7 @@ impl ChecksumRecords {
     }
 
     pub fn bucket(&self) -> &str {
-        &self.bucket
-    }
-
-    fn id<'a>(&'a self, name: &'a str) -> RecordId<'a> {
-        let (volume, bucket) = volume_and_bucket(&self.bucket);
-        RecordId {
-            volume,
-            bucket,
-            key: name,
-        }
+        &self.records.path
     }
 
     /// The new upload's checksum algorithm and type and its metadata: a
@@ -198,16 +175,16 @@ impl ChecksumRecords {
         let mut out = BTreeMap::new();
         let mut after = String::new();
         loop {
-            let (page, truncated) = self
-                .om
-                .list_keys_with_metadata(self.owner, &self.bucket, &prefix, &after, LIST_BATCH)
+            let (om, owner, path) = (&self.records.om, self.records.owner, &self.records.path);
+            let (page, truncated) = om
+                .list_keys_with_metadata(owner, path, &prefix, &after, LIST_BATCH)
                 .await?;
             let done = !truncated || page.is_empty();
             for record in page {
                 let number = record.key[prefix.len()..].parse::<u16>().ok();
                 let checksum = self
-                    .sealer
-                    .verify(self.id(&record.key), &record.metadata)
+                    .records
+                    .verify(&record.key, &record.metadata)
                     .and_then(|fields| parse_checksum(fields.get(CHECKSUM_KEY)?));
                 if let (Some(number), Some(checksum)) = (number, checksum) {
                     out.insert(number, checksum);
@@ -226,7 +203,8 @@ impl ChecksumRecords {
         self.uploads.invalidate(upload_id).await;
         let mut names = vec![upload_name(upload_id)];
         names.extend(parts.into_iter().map(|n| part_name(upload_id, n)));
-        if let Err(e) = self.om.delete_keys(self.owner, &self.bucket, &names).await {
+        let (om, owner, path) = (&self.records.om, self.records.owner, &self.records.path);
+        if let Err(e) = om.delete_keys(owner, path, &names).await {
             tracing::warn!(error = %e, upload_id, "cannot drop checksum records");
         }
     }
@@ -252,18 +230,11 @@ impl ChecksumRecords {
         self.put(&object_name(bucket, &object.key), &fields).await
     }
 
-    /// Drops the object's record, whatever its generation. Called before
-    /// the object itself is deleted: a record dropped after it could be
-    /// one written meanwhile for a new object under the same name.
-    pub async fn forget_object(&self, bucket: &str, key: &str) -> Result<()> {
-        match self
-            .om
-            .delete_key(self.owner, &self.bucket, &object_name(bucket, key))
-            .await
-        {
-            Ok(()) | Err(StorageError::NoSuchKey) => Ok(()),
-            Err(e) => Err(e),
-        }
+    /// The name of `key`'s record, for deleting it with the object: before
+    /// the object itself, since a record dropped after it could be one
+    /// written meanwhile for a new object under the same name.
+    pub fn record_of(&self, bucket: &str, key: &str) -> String {
+        object_name(bucket, key)
     }
 
     /// What [`Self::record_object`] recorded for `object` as it is now;
@@ -294,33 +265,13 @@ impl ChecksumRecords {
     }
 
     async fn put(&self, name: &str, fields: &[(String, String)]) -> Result<()> {
-        let fields = self.sealer.sign(self.id(name), fields)?;
-        let open = self
-            .om
-            .create_key(
-                self.owner,
-                &self.bucket,
-                name,
-                0,
-                &[],
-                &KeyExpectation::Anything,
-            )
-            .await?;
-        self.om
-            .commit_key(self.owner, &open, &[], "", &fields)
+        self.records
+            .write(name, fields, &KeyExpectation::Anything)
             .await
     }
 
     async fn get(&self, name: &str) -> Result<Option<BTreeMap<String, String>>> {
-        match self
-            .om
-            .get_key_info(self.owner, &self.bucket, name, true)
-            .await
-        {
-            Ok(record) => Ok(self.sealer.verify(self.id(name), &record.metadata)),
-            Err(StorageError::NoSuchKey) => Ok(None),
-            Err(e) => Err(e),
-        }
+        Ok(self.records.read(name).await?.map(|(fields, _)| fields))
     }
 }
 

@@ -13,7 +13,6 @@ use crate::{Credential, Result, SystemSecret};
 
 use super::proto::hadoop::ozone::S3Authentication;
 
-use super::records::RECORDS_VOLUME;
 use super::records::{RecordId, Sealer};
 
 /// The gateway's own identity: the owner of its system buckets; not an
@@ -37,15 +36,7 @@ pub(super) struct CredentialRecords {
 
 impl CredentialRecords {
     fn id<'a>(&'a self, access_key: &'a str) -> RecordId<'a> {
-        let name = self
-            .bucket
-            .split_once('/')
-            .map_or(&*self.bucket, |(_, b)| b);
-        RecordId {
-            volume: RECORDS_VOLUME,
-            bucket: name,
-            key: access_key,
-        }
+        RecordId::in_bucket(&self.bucket, access_key)
     }
 
     /// The metadata of `cred`'s record.
@@ -211,7 +202,7 @@ mod tests {
 
     fn records(key: &[u8]) -> CredentialRecords {
         CredentialRecords {
-            bucket: format!("{RECORDS_VOLUME}/s3gw-credentials"),
+            bucket: format!("{}/s3gw-credentials", crate::ozone::records::RECORDS_VOLUME),
             sealer: Arc::new(Sealer::new(&crate::RecordsKey::new(key.to_vec()))),
         }
     }

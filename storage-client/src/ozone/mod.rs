@@ -19,6 +19,7 @@ mod checksum_records;
 // re-exported for the live tests by `crate::test_support`.
 pub mod dn_client;
 mod dn_protocol;
+mod entry_records;
 mod fso_listing;
 mod grpc_tls;
 mod keyring;
@@ -28,6 +29,7 @@ mod object_mapping;
 pub mod om_client;
 mod om_multipart;
 pub mod ratis_client;
+mod record_bucket;
 mod records;
 mod s3_signature;
 mod system_volume;
@@ -80,6 +82,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         sealer,
         config.bucket_prefix.clone(),
         config.open_key_expiry,
+        config.metadata_cache_ttl,
     )
     .vouching_for_users(config.user_secrets);
     metadata.prepare().await?;

@@ -31,6 +31,7 @@ use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 
+use super::om_client::volume_and_bucket;
 use crate::{RecordsKey, Result, StorageError};
 
 /// The volume the gateway keeps its records in (see `system_volume.rs`).
@@ -69,6 +70,18 @@ pub(super) struct RecordId<'a> {
     pub volume: &'a str,
     pub bucket: &'a str,
     pub key: &'a str,
+}
+
+impl<'a> RecordId<'a> {
+    /// Record `key` of the records bucket at `path` (`volume/bucket`).
+    pub(super) fn in_bucket(path: &'a str, key: &'a str) -> Self {
+        let (volume, bucket) = volume_and_bucket(path);
+        Self {
+            volume,
+            bucket,
+            key,
+        }
+    }
 }
 
 /// The records key's two subkeys.

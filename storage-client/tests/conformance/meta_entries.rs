@@ -1,9 +1,10 @@
 //! One user metadata entry of a committed object, set and removed on its
 //! own (the gateway keeps object ACLs there), by the bucket owner only,
-//! without touching the data. A back end that cannot change a committed
-//! key's metadata (Ozone) says so with `NotImplemented`.
+//! without touching the data; kept by tagging, gone with an overwrite
+//! (Ozone's OM cannot change a committed key's metadata: the back end
+//! keeps the change as a record of the object as written).
 
-use storage_client::{BucketRef, MetaEntryChange, Storage, StorageError};
+use storage_client::{BucketRef, MetaEntryChange, Storage, StorageError, Tags};
 
 use super::{Capabilities, alice, assert_err, bob, get, put};
 
@@ -12,18 +13,11 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     // The object most steps act on: alice's "k" in "b".
     let object_k = BucketRef::new(&a, "b").object("k");
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
-    let before = put(s, &a, "b", "k", b"data").await;
+    put(s, &a, "b", "k", b"data").await;
+    let before = s.lookup(object_k).await.unwrap();
     let entry = || Some("<AccessControlPolicy/>".to_owned());
     let change = |value| MetaEntryChange::new("s3gw acl", value);
-    let set = s.put_meta_entry(object_k, change(entry())).await;
-    if !caps.meta_entries {
-        assert!(
-            matches!(set, Err(StorageError::NotImplemented(_))),
-            "{set:?}"
-        );
-        return;
-    }
-    set.unwrap();
+    s.put_meta_entry(object_k, change(entry())).await.unwrap();
     let after = s.lookup(object_k).await.unwrap();
     assert_eq!(after.meta.user.get("s3gw acl"), entry().as_ref());
     assert_eq!(
@@ -71,5 +65,25 @@ pub async fn meta_entries(s: &Storage, caps: &Capabilities) {
     assert_eq!(
         s.lookup(object_k).await.unwrap().meta.user.get("s3gw acl"),
         entry().as_ref()
+    );
+
+    // Tagging keeps the object, so the entry; an overwrite is another object.
+    let tags: Tags = vec![("t".to_owned(), "v".to_owned())];
+    s.put_tags(object_k, tags).await.unwrap();
+    assert_eq!(
+        s.lookup(object_k).await.unwrap().meta.user.get("s3gw acl"),
+        entry().as_ref()
+    );
+    put(s, &a, "b", "k", b"data").await;
+    assert!(s.lookup(object_k).await.unwrap().meta.user.is_empty());
+    // A change expecting the entry the earlier object had writes nothing.
+    let decided_on_the_old = MetaEntryChange {
+        expected: Some(entry()),
+        ..change(None)
+    };
+    assert_err(
+        s.put_meta_entry(object_k, decided_on_the_old).await,
+        |e| matches!(e, StorageError::PreconditionFailed),
+        "a change decided on the object written over",
     );
 }

@@ -45,9 +45,6 @@ pub struct Capabilities {
     pub multipart: MultipartRules,
     /// The back end keeps object versions (Ozone does not: see the README).
     pub versioning: bool,
-    /// The back end changes one metadata entry of a committed key on its
-    /// own (Ozone's OM cannot, and says `NotImplemented`).
-    pub meta_entries: bool,
     /// The back end refuses a call naming an owner the bucket does not
     /// have (the embedded OM, inside each call's transaction; Ozone has no
     /// transaction to check it in, and acts under the name it is given).

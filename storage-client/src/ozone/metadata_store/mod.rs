@@ -21,8 +21,10 @@
 //! place it takes them): it checks `If-None-Match: *` and `If-Match` there
 //! and again atomically with CommitKey, and the tags become the object's
 //! with the commit. Multipart checksums, which Ozone has no place for, are
-//! kept as [`ChecksumRecords`] in a second system bucket, bucket
-//! configuration as [`BucketDocuments`] in a third.
+//! kept as [`ChecksumRecords`] in a second system bucket, with the changes
+//! to existing objects' metadata entries (PutObjectAcl) that Ozone cannot
+//! make ([`EntryRecords`]); bucket configuration as [`BucketDocuments`] in
+//! a third.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,10 +37,12 @@ use crate::{
 
 use super::bucket_documents::BucketDocuments;
 use super::checksum_records::{ChecksumRecords, ObjectChecksums};
+use super::entry_records::EntryRecords;
 use super::keyring::{CredentialRecords, Keyring, SYSTEM_OWNER};
 use super::model::{KeyExpectation, OzoneOpenKey};
 use super::object_mapping::{listed, location_from_block};
 use super::om_client::OmClient;
+use super::record_bucket::RecordBucket;
 use super::records::Sealer;
 use super::records::records_bucket;
 use super::system_volume;
@@ -51,7 +55,8 @@ mod uploads;
 
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
-/// The system bucket holding multipart checksum records.
+/// The system bucket holding per-object records: multipart checksums and
+/// changes to metadata entries (named for the first, which came first).
 const CHECKSUMS_BUCKET: &str = "s3gw-checksums";
 /// The system bucket holding bucket documents.
 const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
@@ -125,6 +130,9 @@ pub(crate) struct OzoneMetadata {
     credentials: CredentialRecords,
     /// Multipart checksums, which Ozone does not keep.
     checksums: ChecksumRecords,
+    /// Changes to existing objects' metadata entries, which Ozone cannot
+    /// make; in the checksums' bucket.
+    entries: EntryRecords,
     /// Bucket configuration, which Ozone does not keep.
     documents: BucketDocuments,
     /// Put in front of every bucket name on the cluster, so that several
@@ -138,33 +146,35 @@ pub(crate) struct OzoneMetadata {
 }
 
 impl OzoneMetadata {
-    /// `abandon_after`: how long an open key is remembered without use.
+    /// `abandon_after`: how long an open key is remembered without use;
+    /// `metadata_cache_ttl`: how long a bucket's facts read from Ozone are.
     pub(crate) fn new(
         om: OmClient,
         sealer: Arc<Sealer>,
         bucket_prefix: String,
         abandon_after: Duration,
+        metadata_cache_ttl: Duration,
     ) -> Self {
         let om = Arc::new(om);
         let system_bucket = |name: &str| records_bucket(&format!("{bucket_prefix}{name}"));
-        let checksums = ChecksumRecords::new(
-            Arc::clone(&om),
-            Arc::clone(&sealer),
-            SYSTEM_OWNER,
-            system_bucket(CHECKSUMS_BUCKET),
-        );
-        let documents = BucketDocuments::new(
-            Arc::clone(&om),
-            Arc::clone(&sealer),
-            SYSTEM_OWNER,
-            system_bucket(DOCUMENTS_BUCKET),
-        );
+        let records = |name: &str| {
+            RecordBucket::new(
+                Arc::clone(&om),
+                Arc::clone(&sealer),
+                SYSTEM_OWNER,
+                system_bucket(name),
+            )
+        };
+        let checksums = ChecksumRecords::new(records(CHECKSUMS_BUCKET));
+        let entries = EntryRecords::new(records(CHECKSUMS_BUCKET), metadata_cache_ttl);
+        let documents = BucketDocuments::new(records(DOCUMENTS_BUCKET));
         Self {
             credentials: CredentialRecords {
                 bucket: system_bucket(CREDENTIALS_BUCKET),
                 sealer,
             },
             checksums,
+            entries,
             documents,
             om,
             bucket_prefix,
@@ -205,6 +215,27 @@ impl OzoneMetadata {
         match bucket.split_once('/') {
             Some((volume, name)) => format!("{volume}/{}{name}", self.bucket_prefix),
             None => format!("{}{bucket}", self.bucket_prefix),
+        }
+    }
+
+    /// Drops the records of `key` in Ozone bucket `name` (its multipart
+    /// checksums, its metadata entry changes) in one command; called
+    /// before the key itself is deleted. Only some objects have records,
+    /// and finding out which would cost every delete a lookup as well.
+    async fn forget_records(&self, name: &str, key: &str) -> Result<()> {
+        let records = [
+            self.checksums.record_of(name, key),
+            self.entries.record_of(name, key),
+        ];
+        let failed = self
+            .om
+            .delete_keys(SYSTEM_OWNER, self.checksums.bucket(), &records)
+            .await?;
+        match failed.first() {
+            Some((record, reason)) => Err(StorageError::Internal(format!(
+                "deleting the record {record}: {reason}"
+            ))),
+            None => Ok(()),
         }
     }
 

@@ -33,8 +33,10 @@ impl ObjectStore for OzoneMetadata {
         } else {
             ObjectChecksums::default()
         };
+        let changes = self.entries.changes(&name, &found).await?;
         let mut info = key_info(found);
         info.bucket = bucket.to_owned();
+        changes.apply(&mut info.meta.user);
         Ok(with_checksums(info, recorded))
     }
 
@@ -133,9 +135,7 @@ impl ObjectStore for OzoneMetadata {
             return Ok(Deleted::default());
         }
         let name = self.ozone_name(&object.bucket);
-        // Only a completed multipart object can have a record; finding out
-        // which this is would cost a lookup on every delete as well.
-        self.checksums.forget_object(&name, &object.key).await?;
+        self.forget_records(&name, &object.key).await?;
         match self
             .om
             .delete_key(&owner.access_key, &name, &object.key)
@@ -168,17 +168,24 @@ impl ObjectStore for OzoneMetadata {
     }
 
     /// Ozone's OM has no call that changes a committed key's metadata
-    /// alone (only its tags), and rewriting the data to change one entry
-    /// would be a copy the caller did not ask for.
+    /// alone (only its tags): the change is kept as a record of the key as
+    /// it is now ([`EntryRecords`](crate::ozone::entry_records)).
     async fn put_meta_entry(
         &self,
-        _owner: &Owner,
-        _object: ObjectName,
-        _change: MetaEntryChange,
+        owner: &Owner,
+        object: ObjectName,
+        change: MetaEntryChange,
     ) -> Result<()> {
-        Err(StorageError::NotImplemented(
-            "changing an existing object's metadata on the Ozone back end".into(),
-        ))
+        if is_blank(&object.key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(&object.bucket);
+        // With its blocks, as `lookup` reads it: the record names them.
+        let found = self
+            .om
+            .get_key_info(&owner.access_key, &name, &object.key, false)
+            .await?;
+        self.entries.change(&name, &found, change).await
     }
 
     async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
