@@ -218,6 +218,12 @@ def test_each_tenant_has_its_own_buckets_and_sees_no_other(target, two_tenants):
         assert error_code(lambda: second.get_bucket_policy(Bucket=bucket)) == ("NoSuchBucketPolicy", 404)
         second.put_object(Bucket=bucket, Key="private/x", Body=b"second's")
         assert second.get_object(Bucket=bucket, Key="private/x")["Body"].read() == b"second's"
+        # An object's changed ACL is the tenant's object's alone (a record per bucket path).
+        first.put_object_acl(Bucket=bucket, Key="dir/k", ACL="public-read")
+        grantees = [g["Grantee"].get("URI") for g in first.get_object_acl(Bucket=bucket, Key="dir/k")["Grants"]]
+        assert "http://acs.amazonaws.com/groups/global/AllUsers" in grantees
+        grantees = [g["Grantee"].get("URI") for g in second.get_object_acl(Bucket=bucket, Key="dir/k")["Grants"]]
+        assert "http://acs.amazonaws.com/groups/global/AllUsers" not in grantees
         # A lifecycle rule the gateway would never run is refused, not stored.
         rules = {"Rules": [{"ID": "r", "Status": "Enabled", "Filter": {"Prefix": ""},
                             "Expiration": {"Days": 1}}]}
