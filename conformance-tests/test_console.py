@@ -19,6 +19,7 @@ from browser import PageServer
 import ozone_cluster
 from conftest import OZONE_OM, external_endpoint, make_s3_client, start_server
 from sigv4 import Credentials
+from test_operations import FIXTURES, Launched
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -616,6 +617,16 @@ def test_browser_health_page_shows_readiness_and_live_charts(page, console):
     p.wait_for_selector("#health:not([hidden])")
     expect(p.locator("#health-facts")).to_contain_text("ready (200)")
     expect(p.locator("#health-facts")).to_contain_text("Back end")
+    if OZONE_OM:
+        # Ozone: how its OM answers the gateway's calls (failures since the last poll).
+        expect(p.locator("#health-facts")).to_contain_text("Ozone Manager calls")
+    else:
+        # Embedded: the data dir's disk, from /metrics (statvfs of the data dir).
+        metrics = requests.get(console.endpoint + "/metrics").text
+        size, free = (float(re.search(rf"^s3gw_data_dir_{name}_bytes (\S+)$", metrics, re.M).group(1))
+                      for name in ["filesystem", "available"])
+        assert 0 < free <= size
+        expect(p.locator("#health-facts")).to_contain_text(re.compile(r"Disk \(data dir\).* used of .* free"))
     s3 = root_s3(console)
     s3.list_buckets()
     expect(p.locator("#chart-rate")).to_have_attribute("data-samples", re.compile(r"^[1-9]"), timeout=15_000)
@@ -746,14 +757,208 @@ def test_browser_shows_versions_and_delete_markers(page, console):
     p.wait_for_selector('tr.object[data-key="v.txt"]')
 
 
+# ---- Bucket settings ----
+
+CORS_XML = ('<CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><CORSRule>'
+            "<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod>"
+            "<AllowedHeader>*</AllowedHeader><MaxAgeSeconds>300</MaxAgeSeconds></CORSRule></CORSConfiguration>")
+LIFECYCLE_XML = ('<LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Rule>'
+                 "<ID>old-logs</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Enabled</Status>"
+                 "<Expiration><Days>30</Days></Expiration></Rule></LifecycleConfiguration>")
+
+
+def test_browser_sets_public_access_block_cors_and_lifecycle(page, console):
+    s3 = root_s3(console)
+    name = new_bucket("settings")
+    s3.create_bucket(Bucket=name)
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    p.click("#settings summary")
+
+    # Public access block: two flags on, read back through boto3 and by the page.
+    for flag in ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]:
+        expect(p.locator(f"#pab-{flag}")).not_to_be_checked()
+    p.check("#pab-BlockPublicAcls")
+    p.check("#pab-RestrictPublicBuckets")
+    p.click("#save-public-access")
+    expect(p.locator("#status")).to_have_text("Public access block saved.")
+    assert s3.get_public_access_block(Bucket=name)["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "IgnorePublicAcls": False,
+        "BlockPublicPolicy": False, "RestrictPublicBuckets": True}
+    p.click("#back")
+    page.open_bucket(name)
+    expect(p.locator("#pab-RestrictPublicBuckets")).to_be_checked()
+    expect(p.locator("#pab-IgnorePublicAcls")).not_to_be_checked()
+
+    # CORS: S3's error for a document it refuses, then a rule it takes.
+    p.fill("#cors", "<CORSConfiguration><CORSRule></CORSRule>")
+    p.click("#save-cors")
+    expect(p.locator("#cors-error")).to_contain_text("MalformedXML")
+    with pytest.raises(s3.exceptions.ClientError):
+        s3.get_bucket_cors(Bucket=name)
+    p.fill("#cors", CORS_XML)
+    p.click("#save-cors")
+    expect(p.locator("#status")).to_have_text("CORS saved.")
+    expect(p.locator("#cors-error")).to_have_text("")
+    rules = s3.get_bucket_cors(Bucket=name)["CORSRules"]
+    assert rules[0]["AllowedOrigins"] == ["https://app.example"] and rules[0]["MaxAgeSeconds"] == 300
+
+    # Lifecycle: S3's own validation error (no days), then a rule it takes.
+    p.fill("#lifecycle", LIFECYCLE_XML.replace("<Days>30</Days>", "<Days>0</Days>"))
+    p.click("#save-lifecycle")
+    expect(p.locator("#lifecycle-error")).to_contain_text("InvalidArgument")
+    p.fill("#lifecycle", LIFECYCLE_XML)
+    p.click("#save-lifecycle")
+    expect(p.locator("#status")).to_have_text("Lifecycle saved.")
+    rule = s3.get_bucket_lifecycle_configuration(Bucket=name)["Rules"][0]
+    assert rule["ID"] == "old-logs" and rule["Expiration"] == {"Days": 30}
+
+    # What the bucket has is what the page shows when it is opened again
+    # (the settings stay unfolded).
+    p.click("#back")
+    page.open_bucket(name)
+    expect(p.locator("#cors")).to_have_value(re.compile("https://app.example"))
+    expect(p.locator("#lifecycle")).to_have_value(re.compile("old-logs"))
+
+    # Deleted, each through its own S3 call.
+    for setting, label in [("public-access", "Public access block"), ("cors", "CORS"), ("lifecycle", "Lifecycle")]:
+        p.click(f"#delete-{setting}")
+        expect(p.locator("#status")).to_have_text(f"{label} deleted.")
+    expect(p.locator("#pab-BlockPublicAcls")).not_to_be_checked()
+    expect(p.locator("#cors")).to_have_value("")
+    for call, code in [(s3.get_public_access_block, "NoSuchPublicAccessBlockConfiguration"),
+                       (s3.get_bucket_cors, "NoSuchCORSConfiguration"),
+                       (s3.get_bucket_lifecycle_configuration, "NoSuchLifecycleConfiguration")]:
+        with pytest.raises(s3.exceptions.ClientError) as refused:
+            call(Bucket=name)
+        assert refused.value.response["Error"]["Code"] == code
+
+
+@pytest.mark.skipif(bool(OZONE_OM), reason="Ozone keeps no versions, so no object lock")
+def test_browser_sets_an_object_lock_default_retention(page, console):
+    s3 = root_s3(console)
+    plain = new_bucket("nolock")
+    s3.create_bucket(Bucket=plain)
+    locked = new_bucket("lock")
+    s3.create_bucket(Bucket=locked, ObjectLockEnabledForBucket=True)
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+
+    page.open_bucket(plain)
+    p.click("#settings summary")
+    expect(p.locator("#object-lock-state")).to_contain_text("Not enabled on this bucket")
+    expect(p.locator("#object-lock-editor")).to_be_hidden()
+
+    p.click("#back")
+    page.open_bucket(locked)
+    expect(p.locator("#object-lock-state")).to_have_text("Enabled; no default retention.")
+    expect(p.locator("#object-lock-editor")).to_be_visible()
+    # S3's own refusal of a period of 0 days, shown beside the setting.
+    p.select_option("#lock-mode", "GOVERNANCE")
+    p.fill("#lock-period", "0")
+    p.click("#save-object-lock")
+    expect(p.locator("#object-lock-error")).to_contain_text("InvalidArgument")
+    assert "Rule" not in s3.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]
+    p.fill("#lock-period", "3")
+    p.click("#save-object-lock")
+    expect(p.locator("#status")).to_have_text("Object lock saved.")
+    expect(p.locator("#object-lock-state")).to_have_text("Enabled; new objects are kept 3 day(s) in GOVERNANCE mode.")
+    config = s3.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]
+    assert config == {"ObjectLockEnabled": "Enabled",
+                      "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 3}}}
+    # The default applies to what is written next.
+    version = s3.put_object(Bucket=locked, Key="kept", Body=b"x")["VersionId"]
+    assert s3.get_object_retention(Bucket=locked, Key="kept", VersionId=version)["Retention"]["Mode"] == "GOVERNANCE"
+    # In years, then no default at all.
+    p.select_option("#lock-mode", "COMPLIANCE")
+    p.select_option("#lock-unit", "Years")
+    p.fill("#lock-period", "1")
+    p.click("#save-object-lock")
+    expect(p.locator("#object-lock-state")).to_have_text("Enabled; new objects are kept 1 year(s) in COMPLIANCE mode.")
+    assert s3.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]["Rule"] == {
+        "DefaultRetention": {"Mode": "COMPLIANCE", "Years": 1}}
+    p.select_option("#lock-mode", "")
+    p.click("#save-object-lock")
+    expect(p.locator("#object-lock-state")).to_have_text("Enabled; no default retention.")
+    assert "Rule" not in s3.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]
+
+
+# ---- Folders ----
+
+
+def test_browser_uploads_a_folder_keeping_its_paths(page, console, tmp_path):
+    s3 = root_s3(console)
+    name = new_bucket("folder")
+    s3.create_bucket(Bucket=name)
+    folder = tmp_path / "site"
+    (folder / "css").mkdir(parents=True)
+    (folder / "index.html").write_bytes(b"<h1>hi</h1>")
+    (folder / "css" / "main.css").write_bytes(b"h1 {}")
+    (folder / "css" / XSS_NAME).write_bytes(b"x" * 4096)
+    p = page.page
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    # Into the prefix shown: the folder's own name and its paths follow it.
+    s3.put_object(Bucket=name, Key="www/.keep", Body=b"")
+    p.click("#back")
+    page.open_bucket(name)
+    p.click('tr.folder[data-prefix="www/"]')
+    p.wait_for_selector('tr.object[data-key="www/.keep"]')
+    p.set_input_files("#upload-folder", str(folder))
+    expect(p.locator("#status")).to_have_text("Uploaded 3 file(s).", timeout=60_000)
+    expected = {"www/site/index.html": b"<h1>hi</h1>", "www/site/css/main.css": b"h1 {}",
+                f"www/site/css/{XSS_NAME}": b"x" * 4096}
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=name, Prefix="www/site/")["Contents"]}
+    assert keys == set(expected)
+    for key, body in expected.items():
+        assert s3.get_object(Bucket=name, Key=key)["Body"].read() == body
+        # A progress bar and events per file, each to its whole size.
+        p.wait_for_selector(f'#uploads li.done[data-key="{key}"]')
+        events = [e for e in p.evaluate("window.__progress") if e["name"] == key]
+        assert events and events[-1]["loaded"] == len(body) == events[-1]["total"], (key, events)
+    assert p.locator("#uploads img").count() == 0 and page.dialogs == []
+    p.wait_for_selector('tr.folder[data-prefix="www/site/"]')
+
+
+# ---- TLS ----
+
+
+def test_the_session_cookie_is_secure_over_tls(tmp_path):
+    """Served over TLS, the console's cookie carries Secure (and still HttpOnly, SameSite=Strict)."""
+    if external_endpoint() is not None:
+        pytest.skip("starts its own server (S3_ENDPOINT is set)")
+    server = Launched(tmp_path, "--console", "true", "--tls-cert", str(FIXTURES / "tls-cert.pem"),
+                      "--tls-key", str(FIXTURES / "tls-key.pem"))
+    try:
+        assert server.endpoint.startswith("https://"), server.endpoint
+        base = f"{server.endpoint}/_s3gw/console/"
+        session = requests.Session()
+        session.verify = str(FIXTURES / "test-ca.pem")  # its certificate names 127.0.0.1
+        session.trust_env = False  # a CA bundle in the environment would replace it
+        answer = session.post(base + "api/session", json={"access_key": server.access, "secret_key": server.secret})
+        assert answer.status_code == 200, answer.text
+        attributes = [part.strip() for part in answer.headers["Set-Cookie"].split(";")]
+        assert {"Secure", "HttpOnly", "SameSite=Strict"} <= set(attributes), attributes
+        csrf = {"X-CSRF-Token": answer.json()["csrf_token"]}
+        # The session works over TLS, and signing out ends it with a Secure cookie too.
+        listing = session.get(base + "s3/", headers=csrf)
+        assert listing.status_code == 200 and "<ListAllMyBucketsResult" in listing.text
+        out = session.delete(base + "api/session", headers=csrf)
+        assert out.status_code == 204 and "Secure" in [p.strip() for p in out.headers["Set-Cookie"].split(";")]
+    finally:
+        server.close()
+
+
 # ---- Screenshots for docs/console.md ----
 
 
 @pytest.mark.skipif(not os.environ.get("S3GW_CONSOLE_SCREENSHOTS"),
                     reason="set S3GW_CONSOLE_SCREENSHOTS=DIR to write the operator pages' screenshots")
 def test_screenshots_of_the_operator_pages(chromium, console):
-    """Writes console-keys.png, console-all-buckets.png, console-health.png and
-    console-edit.png (docs/console/) to $S3GW_CONSOLE_SCREENSHOTS."""
+    """Writes console-keys.png, console-all-buckets.png, console-health.png,
+    console-edit.png and console-bucket-settings.png (docs/console/) to
+    $S3GW_CONSOLE_SCREENSHOTS."""
     out = os.environ["S3GW_CONSOLE_SCREENSHOTS"]
     s3 = root_s3(console)
     for bucket in ["photos", "reports"]:
@@ -801,5 +1006,21 @@ def test_screenshots_of_the_operator_pages(chromium, console):
         p.locator("#tag-rows tr.pair input.name").nth(1).fill("review")
         p.locator("#tag-rows tr.pair input.value").nth(1).fill("2026-12")
         p.screenshot(path=os.path.join(out, "console-edit.png"), full_page=True)
+        s3.create_bucket(Bucket="archive", ObjectLockEnabledForBucket=True)
+        s3.put_public_access_block(Bucket="archive", PublicAccessBlockConfiguration={
+            "BlockPublicAcls": True, "IgnorePublicAcls": True,
+            "BlockPublicPolicy": True, "RestrictPublicBuckets": True})
+        s3.put_object_lock_configuration(Bucket="archive", ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 30}}})
+        p.click('#nav button[data-page="buckets"]')
+        p.click('#bucket-list li[data-bucket="archive"] button.open')
+        p.click("#settings summary")
+        p.fill("#lifecycle", LIFECYCLE_XML)
+        p.click("#save-lifecycle")
+        p.wait_for_selector("#status.ok")
+        p.fill("#cors", CORS_XML.replace("<AllowedMethod>GET</AllowedMethod>", "<AllowedMethod>FETCH</AllowedMethod>"))
+        p.click("#save-cors")
+        p.wait_for_selector("#cors-error:not(:empty)")
+        p.locator("#settings").screenshot(path=os.path.join(out, "console-bucket-settings.png"))
     finally:
         context.close()

@@ -409,22 +409,13 @@ async function saveTags() {
   if (tags.length === 0) {
     await expectOk(await s3("DELETE", `${path}?tagging`), "Deleting the tags");
   } else {
-    const doc = document.implementation.createDocument(S3NS, "Tagging");
-    const set = doc.createElementNS(S3NS, "TagSet");
-    for (const [name, value] of tags) {
-      const tag = doc.createElementNS(S3NS, "Tag");
-      const k = doc.createElementNS(S3NS, "Key");
-      k.textContent = name;
-      const v = doc.createElementNS(S3NS, "Value");
-      v.textContent = value;
-      tag.append(k, v);
-      set.append(tag);
-    }
-    doc.documentElement.append(set);
+    const body = s3Xml("Tagging", [
+      ["TagSet", tags.map(([name, value]) => ["Tag", [["Key", name], ["Value", value]]])],
+    ]);
     await expectOk(
       await s3("PUT", `${path}?tagging`, {
         headers: { "Content-Type": "application/xml" },
-        body: new XMLSerializer().serializeToString(doc),
+        body,
       }),
       "Saving the tags",
     );
@@ -517,8 +508,9 @@ function put(path, body, onProgress) {
   });
 }
 
+// A file of a chosen folder keeps its path under that folder's name.
 async function upload(file) {
-  const key = view.prefix + file.name;
+  const key = view.prefix + (file.webkitRelativePath || file.name);
   const path = `${encodeURIComponent(view.bucket)}/${encodeKey(key)}`;
   const bar = element("progress", undefined, { max: file.size || 1, value: 0 });
   const item = element("li");
@@ -544,20 +536,12 @@ async function upload(file) {
         );
         parts.push([number, answer.getResponseHeader("ETag")]);
       }
-      const doc = document.implementation.createDocument(S3NS, "CompleteMultipartUpload");
-      for (const [number, etag] of parts) {
-        const part = doc.createElementNS(S3NS, "Part");
-        const n = doc.createElementNS(S3NS, "PartNumber");
-        n.textContent = String(number);
-        const e = doc.createElementNS(S3NS, "ETag");
-        e.textContent = etag;
-        part.append(n, e);
-        doc.documentElement.append(part);
-      }
+      const body = s3Xml("CompleteMultipartUpload",
+        parts.map(([number, etag]) => ["Part", [["PartNumber", number], ["ETag", etag]]]));
       await expectOk(
         await s3("POST", `${path}?${query({ uploadId })}`, {
           headers: { "Content-Type": "application/xml" },
-          body: new XMLSerializer().serializeToString(doc),
+          body,
         }),
         "Completing the upload",
       );
@@ -578,25 +562,99 @@ async function uploadAll(files) {
 
 // ---- Bucket settings ----
 
+// Every setting is read and written with S3's own calls as the session's
+// key; what S3 refuses is shown as S3 said it, beside the setting.
+
+// The documents edited as text: the server's validation error shows as is.
+const DOCUMENTS = [
+  { query: "policy", label: "Policy", type: "application/json", rows: 12, format: "JSON" },
+  { query: "cors", label: "CORS", type: "application/xml", rows: 10, format: "CORSConfiguration XML" },
+  { query: "lifecycle", label: "Lifecycle", type: "application/xml", rows: 10, format: "LifecycleConfiguration XML" },
+];
+const PUBLIC_ACCESS = ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"];
+
+const bucketPath = (subresource) => `${encodeURIComponent(view.bucket)}?${subresource}`;
+
+const CRC32_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+// x-amz-checksum-crc32 of a body: S3 wants a digest on lifecycle and object
+// lock configurations, and WebCrypto has no MD5 (nor any digest outside
+// HTTPS or localhost).
+function crc32Base64(bytes) {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC32_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  c = (c ^ 0xffffffff) >>> 0;
+  return btoa(String.fromCharCode(c >>> 24, (c >>> 16) & 0xff, (c >>> 8) & 0xff, c & 0xff));
+}
+
+// An S3 XML document from [name, text or [children]] pairs, built as DOM
+// nodes: names and values are never spliced into markup.
+function s3Xml(root, children) {
+  const doc = document.implementation.createDocument(S3NS, root);
+  const fill = (parent, entries) => {
+    for (const [name, content] of entries) {
+      const node = doc.createElementNS(S3NS, name);
+      if (Array.isArray(content)) fill(node, content);
+      else node.textContent = String(content);
+      parent.append(node);
+    }
+  };
+  fill(doc.documentElement, children);
+  return new XMLSerializer().serializeToString(doc);
+}
+
+function putSetting(subresource, type, text) {
+  const body = new TextEncoder().encode(text);
+  return s3("PUT", bucketPath(subresource), {
+    headers: { "Content-Type": type, "x-amz-checksum-crc32": crc32Base64(body) },
+    body,
+  });
+}
+
+// A setting's change: S3's refusal goes to the setting's own error line.
+async function changeSetting(errorId, request, done) {
+  $(errorId).textContent = "";
+  const response = await request();
+  if (!response.ok) {
+    $(errorId).textContent = await errorOf(response);
+    return false;
+  }
+  status(done, true);
+  return true;
+}
+
 async function loadSettings() {
-  const bucket = encodeURIComponent(view.bucket);
-  $("policy-error").textContent = "";
-  const versioning = await s3("GET", `${bucket}?versioning`);
+  for (const id of ["public-access-error", "object-lock-error"].concat(
+    DOCUMENTS.map((d) => `${d.query}-error`),
+  )) {
+    $(id).textContent = "";
+  }
+  const versioning = await s3("GET", bucketPath("versioning"));
   const state = versioning.ok ? textOf(await xml(versioning), "Status") : "";
   $("versioning").checked = state === "Enabled";
   // Versions are worth showing once versioning was ever on (Suspended keeps them).
   $("versions-toggle").hidden = state === "";
-  const policy = await s3("GET", `${bucket}?policy`);
-  $("policy").value = policy.ok ? await policy.text() : "";
+  for (const { query: subresource } of DOCUMENTS) {
+    const answer = await s3("GET", bucketPath(subresource));
+    $(subresource).value = answer.ok ? await answer.text() : "";
+  }
+  await Promise.all([loadPublicAccess(), loadObjectLock()]);
 }
 
 async function setVersioning() {
   const state = $("versioning").checked ? "Enabled" : "Suspended";
-  const body = `<VersioningConfiguration xmlns="${S3NS}"><Status>${state}</Status></VersioningConfiguration>`;
   await expectOk(
-    await s3("PUT", `${encodeURIComponent(view.bucket)}?versioning`, {
+    await s3("PUT", bucketPath("versioning"), {
       headers: { "Content-Type": "application/xml" },
-      body,
+      body: s3Xml("VersioningConfiguration", [["Status", state]]),
     }),
     "Setting versioning",
   );
@@ -604,26 +662,93 @@ async function setVersioning() {
   $("versions-toggle").hidden = false;
 }
 
-async function savePolicy() {
-  $("policy-error").textContent = "";
-  const response = await s3("PUT", `${encodeURIComponent(view.bucket)}?policy`, {
-    headers: { "Content-Type": "application/json" },
-    body: $("policy").value,
-  });
-  if (!response.ok) {
-    $("policy-error").textContent = await errorOf(response);
-    return;
-  }
-  status("Policy saved.", true);
+// A document's editor: its text, Save and Delete, and the line for S3's error.
+function documentEditor(setting) {
+  const { query: subresource, label, rows, format } = setting;
+  const text = element("textarea", undefined, { id: subresource, rows, cols: 80, spellcheck: false });
+  const save = element("button", `Save ${label}`, { id: `save-${subresource}`, type: "button" });
+  const remove = element("button", `Delete ${label}`, { id: `delete-${subresource}`, type: "button" });
+  save.addEventListener("click", () => run(() => saveDocument(setting)));
+  remove.addEventListener("click", () => run(() => deleteDocument(setting)));
+  const buttons = element("div");
+  buttons.append(save, " ", remove);
+  return [
+    element("h3", `${label} (${format})`),
+    text,
+    buttons,
+    element("pre", undefined, { id: `${subresource}-error`, className: "error" }),
+  ];
 }
 
-async function deletePolicy() {
-  await expectOk(
-    await s3("DELETE", `${encodeURIComponent(view.bucket)}?policy`),
-    "Deleting the policy",
-  );
-  $("policy").value = "";
-  status("Policy deleted.", true);
+async function saveDocument({ query: subresource, label, type }) {
+  await changeSetting(`${subresource}-error`, () => putSetting(subresource, type, $(subresource).value),
+    `${label} saved.`);
+}
+
+async function deleteDocument({ query: subresource, label }) {
+  const deleted = await changeSetting(`${subresource}-error`,
+    () => s3("DELETE", bucketPath(subresource)), `${label} deleted.`);
+  if (deleted) $(subresource).value = "";
+}
+
+// No configuration (NoSuchPublicAccessBlockConfiguration) is all off.
+async function loadPublicAccess() {
+  const answer = await s3("GET", bucketPath("publicAccessBlock"));
+  const doc = answer.ok ? await xml(answer) : null;
+  for (const flag of PUBLIC_ACCESS) {
+    $(`pab-${flag}`).checked = doc !== null && textOf(doc, flag) === "true";
+  }
+}
+
+async function savePublicAccess() {
+  const body = s3Xml("PublicAccessBlockConfiguration",
+    PUBLIC_ACCESS.map((flag) => [flag, String($(`pab-${flag}`).checked)]));
+  await changeSetting("public-access-error",
+    () => putSetting("publicAccessBlock", "application/xml", body), "Public access block saved.");
+}
+
+async function deletePublicAccess() {
+  const deleted = await changeSetting("public-access-error",
+    () => s3("DELETE", bucketPath("publicAccessBlock")), "Public access block deleted.");
+  if (deleted) await loadPublicAccess();
+}
+
+// Object lock is turned on when a bucket is made; where it is, the default
+// retention can be set.
+async function loadObjectLock() {
+  const answer = await s3("GET", bucketPath("object-lock"));
+  $("object-lock-editor").hidden = !answer.ok;
+  if (!answer.ok) {
+    const why = await errorOf(answer);
+    $("object-lock-state").textContent = why.startsWith("ObjectLockConfigurationNotFoundError")
+      ? "Not enabled on this bucket (S3 turns it on only when a bucket is created)."
+      : why;
+    return;
+  }
+  const doc = await xml(answer);
+  const mode = textOf(doc, "Mode");
+  const years = textOf(doc, "Years");
+  const period = years || textOf(doc, "Days");
+  $("lock-mode").value = mode;
+  $("lock-unit").value = years ? "Years" : "Days";
+  if (period) $("lock-period").value = period;
+  const unit = years ? "year(s)" : "day(s)";
+  $("object-lock-state").textContent = mode
+    ? `Enabled; new objects are kept ${period} ${unit} in ${mode} mode.`
+    : "Enabled; no default retention.";
+}
+
+async function saveObjectLock() {
+  const mode = $("lock-mode").value;
+  const children = [["ObjectLockEnabled", "Enabled"]];
+  if (mode) {
+    const retention = [["Mode", mode], [$("lock-unit").value, $("lock-period").value]];
+    children.push(["Rule", [["DefaultRetention", retention]]]);
+  }
+  const saved = await changeSetting("object-lock-error",
+    () => putSetting("object-lock", "application/xml", s3Xml("ObjectLockConfiguration", children)),
+    "Object lock saved.");
+  if (saved) await loadObjectLock();
 }
 
 // ---- Operators: keys ----
@@ -780,6 +905,7 @@ function digest(metrics) {
   const byClass = {};
   const buckets = {};
   const operations = {};
+  const services = {};
   const single = {};
   for (const m of metrics) {
     if (m.name === "s3gw_requests_total") {
@@ -788,11 +914,14 @@ function digest(metrics) {
       op[m.labels.class] = m.value;
     } else if (m.name === "s3gw_request_duration_seconds_bucket") {
       buckets[m.labels.le] = (buckets[m.labels.le] || 0) + m.value;
+    } else if (m.name === "s3gw_backend_call_duration_seconds_count" || m.name === "s3gw_backend_call_errors_total") {
+      const service = (services[m.labels.service] = services[m.labels.service] || { calls: 0, errors: 0 });
+      service[m.name.endsWith("_count") ? "calls" : "errors"] += m.value;
     } else if (Object.keys(m.labels).length === 0 || m.name === "s3gw_build_info") {
       single[m.name] = m;
     }
   }
-  return { at: Date.now(), byClass, buckets, operations, single };
+  return { at: Date.now(), byClass, buckets, operations, services, single };
 }
 
 // The q-quantile of the requests finished between two polls, in seconds,
@@ -852,6 +981,48 @@ function drawChart(id, series, unit) {
   svg.dataset.samples = String(series[0].length);
 }
 
+function formatBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let unit = 0;
+  while (n >= 1024 && unit < units.length - 1) {
+    n /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? n : n.toFixed(1)} ${units[unit]}`;
+}
+
+// Ozone's services as the gateway's calls to them name them.
+const SERVICES = [
+  ["om", "Ozone Manager calls"],
+  ["dn", "Datanode reads"],
+  ["ratis", "Datanode writes (Ratis)"],
+];
+
+// The back end: the embedded store's disk, or how Ozone's services answer.
+function backendFacts(list, now, before) {
+  const single = now.single;
+  if ("s3gw_small_blocks" in single) {
+    fact(list, "Small-block store",
+      `${single.s3gw_small_blocks.value} blocks, ${single.s3gw_small_block_bytes.value} bytes`);
+  }
+  if ("s3gw_data_dir_filesystem_bytes" in single) {
+    const total = single.s3gw_data_dir_filesystem_bytes.value;
+    const free = single.s3gw_data_dir_available_bytes.value;
+    const used = total > 0 ? (100 * (total - free)) / total : 0;
+    fact(list, "Disk (data dir)",
+      `${formatBytes(total - free)} used of ${formatBytes(total)} (${used.toFixed(1)}%), ${formatBytes(free)} free`,
+      used > 90 ? "unready" : "");
+  }
+  for (const [service, label] of SERVICES) {
+    const calls = now.services[service];
+    if (!calls) continue;
+    const earlier = before && before.services[service];
+    const recent = earlier ? calls.errors - earlier.errors : 0;
+    fact(list, label, `${calls.calls} since start, ${calls.errors} failed (${recent} since the last poll)`,
+      recent > 0 ? "unready" : "ready");
+  }
+}
+
 function fact(list, name, value, className) {
   list.append(element("dt", name), element("dd", value, className ? { className } : {}));
 }
@@ -876,11 +1047,7 @@ async function pollHealth() {
   if (build) fact(list, "Version", `${build.labels.version} (${build.labels.commit})`);
   const embedded = "s3gw_small_blocks" in now.single;
   fact(list, "Back end", embedded ? "embedded" : "Ozone");
-  if (embedded) {
-    const blocks = now.single.s3gw_small_blocks.value;
-    const bytes = now.single.s3gw_small_block_bytes.value;
-    fact(list, "Small-block store", `${blocks} blocks, ${bytes} bytes`);
-  }
+  backendFacts(list, now, before);
   const gauge = (name) => (now.single[name] ? String(now.single[name].value) : "");
   fact(list, "Requests in flight", gauge("s3gw_requests_in_flight"));
   fact(list, "Connections open", gauge("s3gw_connections_open"));
@@ -992,11 +1159,13 @@ function wire() {
     run(listBuckets);
   });
   $("more").addEventListener("click", () => run(() => listObjects(true)));
-  $("upload").addEventListener("change", (event) => {
-    const files = Array.from(event.target.files);
-    event.target.value = "";
-    run(() => uploadAll(files));
-  });
+  for (const id of ["upload", "upload-folder"]) {
+    $(id).addEventListener("change", (event) => {
+      const files = Array.from(event.target.files);
+      event.target.value = "";
+      run(() => uploadAll(files));
+    });
+  }
   $("delete-prefix").addEventListener("click", () => run(deletePrefix));
   $("show-versions").addEventListener("change", () => {
     view.versions = $("show-versions").checked;
@@ -1004,8 +1173,10 @@ function wire() {
     run(() => listObjects(false));
   });
   $("versioning").addEventListener("change", () => run(setVersioning));
-  $("save-policy").addEventListener("click", () => run(savePolicy));
-  $("delete-policy").addEventListener("click", () => run(deletePolicy));
+  $("documents").append(...DOCUMENTS.flatMap(documentEditor));
+  $("save-public-access").addEventListener("click", () => run(savePublicAccess));
+  $("delete-public-access").addEventListener("click", () => run(deletePublicAccess));
+  $("save-object-lock").addEventListener("click", () => run(saveObjectLock));
 }
 
 async function start() {

@@ -39,9 +39,12 @@ pub(crate) trait Reclaim: Send + Sync {
 }
 
 /// A block role that keeps small blocks apart from its block files (the
-/// embedded DN's store), saying how much it holds.
+/// embedded DN's store), saying how much it holds, and on a local disk,
+/// saying how full that disk is.
 pub(crate) trait SmallBlockReport: Send + Sync {
     fn small_block_usage(&self) -> SmallBlockUsage;
+    /// The file system holding the block files; `None` if it cannot be read.
+    fn disk_usage(&self) -> Option<DiskUsage>;
 }
 
 /// A background loop; stops when dropped.
@@ -51,6 +54,14 @@ impl Drop for BackgroundTask {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The size of the file system under a data dir and what is left of it
+/// for the gateway (an unprivileged process: `statvfs`'s `f_bavail`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskUsage {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
 }
 
 /// How many small blocks the store holds, and their bytes.

@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use storage_client::{
-    CacheStats, CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS, SmallBlockUsage,
+    CacheStats, CallSample, DiskUsage, Histogram, HistogramSnapshot, LATENCY_BUCKETS,
+    SmallBlockUsage,
 };
 
 use crate::lifecycle;
@@ -328,18 +329,45 @@ fn render_caches(out: &mut String, stats: &CacheStats) {
 /// What the embedded DN keeps in its small-block store (`dn.redb`); the
 /// other blocks are files under the data dir.
 pub fn render_small_blocks(out: &mut String, usage: SmallBlockUsage) {
-    for (name, help, value) in [
-        (
-            "s3gw_small_blocks",
-            "Blocks kept in the embedded DN's small-block store.",
-            usage.blocks,
-        ),
-        (
-            "s3gw_small_block_bytes",
-            "Bytes of the blocks kept in the embedded DN's small-block store.",
-            usage.bytes,
-        ),
-    ] {
+    gauges(
+        out,
+        [
+            (
+                "s3gw_small_blocks",
+                "Blocks kept in the embedded DN's small-block store.",
+                usage.blocks,
+            ),
+            (
+                "s3gw_small_block_bytes",
+                "Bytes of the blocks kept in the embedded DN's small-block store.",
+                usage.bytes,
+            ),
+        ],
+    );
+}
+
+/// The file system under the embedded data dir: its size and what is left.
+pub fn render_disk(out: &mut String, usage: DiskUsage) {
+    gauges(
+        out,
+        [
+            (
+                "s3gw_data_dir_filesystem_bytes",
+                "Size of the file system holding the embedded data dir.",
+                usage.total_bytes,
+            ),
+            (
+                "s3gw_data_dir_available_bytes",
+                "Bytes of that file system the gateway can still write.",
+                usage.available_bytes,
+            ),
+        ],
+    );
+}
+
+/// Gauges without labels: (name, help, value).
+fn gauges<const N: usize>(out: &mut String, list: [(&str, &str, u64); N]) {
+    for (name, help, value) in list {
         family(out, name, "gauge", help);
         let _ = writeln!(out, "{name} {value}");
     }

@@ -114,6 +114,9 @@ async fn answer_get(probe: Probe, shared: &Shared) -> Response {
             if let Some(usage) = state.storage.small_block_usage() {
                 super::metrics::render_small_blocks(&mut page, usage);
             }
+            if let Some(usage) = state.storage.disk_usage() {
+                super::metrics::render_disk(&mut page, usage);
+            }
             text(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",

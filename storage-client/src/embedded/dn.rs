@@ -15,7 +15,7 @@ use futures::stream;
 use super::block_file::{self, BlockPaths, BlockReader};
 use super::small_blocks::SmallBlocks;
 use super::{blocking, now_ms};
-use crate::backend::{SmallBlockReport, SmallBlockUsage};
+use crate::backend::{DiskUsage, SmallBlockReport, SmallBlockUsage};
 use crate::dn::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
@@ -114,6 +114,14 @@ impl EmbeddedDn {
 impl SmallBlockReport for EmbeddedDn {
     fn small_block_usage(&self) -> SmallBlockUsage {
         self.small.usage()
+    }
+
+    fn disk_usage(&self) -> Option<DiskUsage> {
+        let stat = rustix::fs::statvfs(&self.containers).ok()?;
+        Some(DiskUsage {
+            total_bytes: stat.f_blocks.saturating_mul(stat.f_frsize),
+            available_bytes: stat.f_bavail.saturating_mul(stat.f_frsize),
+        })
     }
 }
 

@@ -22,7 +22,7 @@ use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName
 use crate::refs::bucket_path;
 use crate::{
     BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, CompleteUpload, Credential,
-    DeleteCondition, Deleted, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
+    DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
     MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef, ObjectWriter, Owner,
     OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings, ReclaimStats, Result,
     SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo, UploadListPage,
@@ -95,6 +95,12 @@ impl Storage {
     /// the rest of the blocks are files under the data dir).
     pub fn small_block_usage(&self) -> Option<SmallBlockUsage> {
         self.small_blocks.as_ref().map(|s| s.small_block_usage())
+    }
+
+    /// The size and free space of the file system under the data dir
+    /// (embedded only: Ozone's datanodes keep their own disks).
+    pub fn disk_usage(&self) -> Option<DiskUsage> {
+        self.small_blocks.as_ref().and_then(|s| s.disk_usage())
     }
 
     /// What the caches did since the start.
