@@ -618,8 +618,24 @@ def test_browser_health_page_shows_readiness_and_live_charts(page, console):
     expect(p.locator("#health-facts")).to_contain_text("ready (200)")
     expect(p.locator("#health-facts")).to_contain_text("Back end")
     if OZONE_OM:
-        # Ozone: how its OM answers the gateway's calls (failures since the last poll).
+        # Ozone: how its OM answers the gateway's calls (failures since the last poll), the OM
+        # it believes leads, and the datanodes it has called (an object written and read: some).
         expect(p.locator("#health-facts")).to_contain_text("Ozone Manager calls")
+        s3 = root_s3(console)
+        bucket = f"health-{uuid.uuid4().hex[:8]}"
+        s3.create_bucket(Bucket=bucket)
+        s3.put_object(Bucket=bucket, Key="k", Body=b"x" * 1000)
+        assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x" * 1000
+        s3.delete_object(Bucket=bucket, Key="k")
+        s3.delete_bucket(Bucket=bucket)
+        metrics = requests.get(console.endpoint + "/metrics").text
+        leaders = re.findall(r'^s3gw_ozone_om_leader\{address="([^"]+)"\} 1$', metrics, re.M)
+        assert len(leaders) == 1, metrics
+        reachable = re.findall(r'^s3gw_ozone_datanode_reachable\{datanode="[^"]+",host="[^"]+"\} 1$',
+                               metrics, re.M)
+        assert reachable, metrics
+        expect(p.locator("#health-facts")).to_contain_text(f"OM leader{leaders[0]}")
+        expect(p.locator("#health-facts")).to_contain_text(re.compile(r"Datanodes reachable[1-9]\d* of [1-9]"))
     else:
         # Embedded: the data dir's disk, from /metrics (statvfs of the data dir).
         metrics = requests.get(console.endpoint + "/metrics").text

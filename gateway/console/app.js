@@ -907,6 +907,7 @@ function digest(metrics) {
   const operations = {};
   const services = {};
   const single = {};
+  const cluster = { oms: [], datanodes: [] };
   for (const m of metrics) {
     if (m.name === "s3gw_requests_total") {
       byClass[m.labels.class] = (byClass[m.labels.class] || 0) + m.value;
@@ -917,11 +918,15 @@ function digest(metrics) {
     } else if (m.name === "s3gw_backend_call_duration_seconds_count" || m.name === "s3gw_backend_call_errors_total") {
       const service = (services[m.labels.service] = services[m.labels.service] || { calls: 0, errors: 0 });
       service[m.name.endsWith("_count") ? "calls" : "errors"] += m.value;
+    } else if (m.name === "s3gw_ozone_om_leader") {
+      cluster.oms.push({ address: m.labels.address, leads: m.value === 1 });
+    } else if (m.name === "s3gw_ozone_datanode_reachable") {
+      cluster.datanodes.push({ host: m.labels.host, uuid: m.labels.datanode, reachable: m.value === 1 });
     } else if (Object.keys(m.labels).length === 0 || m.name === "s3gw_build_info") {
       single[m.name] = m;
     }
   }
-  return { at: Date.now(), byClass, buckets, operations, services, single };
+  return { at: Date.now(), byClass, buckets, operations, services, single, cluster };
 }
 
 // The q-quantile of the requests finished between two polls, in seconds,
@@ -1012,6 +1017,19 @@ function backendFacts(list, now, before) {
     fact(list, "Disk (data dir)",
       `${formatBytes(total - free)} used of ${formatBytes(total)} (${used.toFixed(1)}%), ${formatBytes(free)} free`,
       used > 90 ? "unready" : "");
+  }
+  const { oms, datanodes } = now.cluster;
+  if (oms.length > 0) {
+    const leader = oms.find((om) => om.leads);
+    fact(list, "OM leader", `${leader ? leader.address : "none known"} (${oms.length} OM${oms.length > 1 ? "s" : ""} configured)`);
+  }
+  if (oms.length > 0 || datanodes.length > 0) {
+    const down = datanodes.filter((d) => !d.reachable);
+    const listed = down.map((d) => `${d.host} (${d.uuid.slice(0, 8)})`).join(", ");
+    fact(list, "Datanodes reachable",
+      `${datanodes.length - down.length} of ${datanodes.length} called since start` +
+        (down.length > 0 ? `; last call unanswered: ${listed}` : ""),
+      down.length > 0 ? "unready" : "ready");
   }
   for (const [service, label] of SERVICES) {
     const calls = now.services[service];

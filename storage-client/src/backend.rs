@@ -29,6 +29,8 @@ pub(crate) struct Backend {
     /// Its remote calls, timed (none for the embedded back end, whose
     /// roles run in this process).
     pub calls: Vec<Arc<CallTable>>,
+    /// `None` where the back end runs in this process (embedded).
+    pub cluster: Option<Arc<dyn ClusterReport>>,
 }
 
 /// Reclamation of blocks nobody references any more.
@@ -45,6 +47,29 @@ pub(crate) trait SmallBlockReport: Send + Sync {
     fn small_block_usage(&self) -> SmallBlockUsage;
     /// The file system holding the block files; `None` if it cannot be read.
     fn disk_usage(&self) -> Option<DiskUsage>;
+}
+
+/// A back end on a cluster, saying what the gateway sees of it.
+pub(crate) trait ClusterReport: Send + Sync {
+    fn cluster_view(&self) -> ClusterView;
+}
+
+/// What the gateway sees of a cluster: its metadata servers, the one it
+/// believes leads, and each datanode it has called since the start, with
+/// whether the last call to it got an answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterView {
+    pub oms: Vec<String>,
+    pub om_leader: Option<String>,
+    pub datanodes: Vec<DatanodeSeen>,
+}
+
+/// A datanode as the gateway last found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatanodeSeen {
+    pub uuid: String,
+    pub host: String,
+    pub reachable: bool,
 }
 
 /// A background loop; stops when dropped.

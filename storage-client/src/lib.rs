@@ -41,7 +41,7 @@ mod version_listing;
 mod versions;
 mod writer;
 
-pub use backend::{DiskUsage, SmallBlockUsage};
+pub use backend::{ClusterView, DatanodeSeen, DiskUsage, SmallBlockUsage};
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};

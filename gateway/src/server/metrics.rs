@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use storage_client::{
-    CacheStats, CallSample, DiskUsage, Histogram, HistogramSnapshot, LATENCY_BUCKETS,
+    CacheStats, CallSample, ClusterView, DiskUsage, Histogram, HistogramSnapshot, LATENCY_BUCKETS,
     SmallBlockUsage,
 };
 
@@ -365,6 +365,49 @@ pub fn render_disk(out: &mut String, usage: DiskUsage) {
     );
 }
 
+/// What the gateway sees of the Ozone cluster: which OM it believes leads,
+/// and whether each datanode it has called answered its last call.
+pub fn render_cluster(out: &mut String, view: &ClusterView) {
+    let name = "s3gw_ozone_om_leader";
+    family(
+        out,
+        name,
+        "gauge",
+        "1 for the OM the gateway believes leads its ring (the last to take a command), 0 for the others.",
+    );
+    for address in &view.oms {
+        let leads = u8::from(view.om_leader.as_ref() == Some(address));
+        let _ = writeln!(
+            out,
+            "{name}{{address=\"{}\"}} {leads}",
+            label_value(address)
+        );
+    }
+    let name = "s3gw_ozone_datanode_reachable";
+    family(
+        out,
+        name,
+        "gauge",
+        "1 if the gateway's last call to this datanode got an answer; datanodes called since the start only.",
+    );
+    for node in &view.datanodes {
+        let _ = writeln!(
+            out,
+            "{name}{{datanode=\"{}\",host=\"{}\"}} {}",
+            label_value(&node.uuid),
+            label_value(&node.host),
+            u8::from(node.reachable)
+        );
+    }
+}
+
+/// A label value as the text format escapes it.
+fn label_value(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 /// Gauges without labels: (name, help, value).
 fn gauges<const N: usize>(out: &mut String, list: [(&str, &str, u64); N]) {
     for (name, help, value) in list {
@@ -408,6 +451,28 @@ mod tests {
 
     fn render(metrics: &Metrics) -> String {
         metrics.render(&CacheStats::default(), &[])
+    }
+
+    #[test]
+    fn the_cluster_view_names_the_leader_and_each_datanode_seen() {
+        let view = ClusterView {
+            oms: vec!["om1:9862".into(), "om2:9862".into()],
+            om_leader: Some("om2:9862".into()),
+            datanodes: vec![storage_client::DatanodeSeen {
+                uuid: "u-1".into(),
+                host: "dn\"1".into(),
+                reachable: false,
+            }],
+        };
+        let mut text = String::new();
+        render_cluster(&mut text, &view);
+        for line in [
+            "s3gw_ozone_om_leader{address=\"om1:9862\"} 0\n",
+            "s3gw_ozone_om_leader{address=\"om2:9862\"} 1\n",
+            "s3gw_ozone_datanode_reachable{datanode=\"u-1\",host=\"dn\\\"1\"} 0\n",
+        ] {
+            assert!(text.contains(line), "{line:?} missing from:\n{text}");
+        }
     }
 
     #[test]

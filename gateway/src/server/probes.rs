@@ -117,6 +117,9 @@ async fn answer_get(probe: Probe, shared: &Shared) -> Response {
             if let Some(usage) = state.storage.disk_usage() {
                 super::metrics::render_disk(&mut page, usage);
             }
+            if let Some(view) = state.storage.cluster_view() {
+                super::metrics::render_cluster(&mut page, &view);
+            }
             text(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",

@@ -116,6 +116,7 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         background: Some(background),
         small_blocks: Some(dn.clone()),
         calls: Vec::new(),
+        cluster: None,
     })
 }
 

@@ -22,6 +22,7 @@ use crate::{Result, StorageError};
 
 use super::channels::Channels;
 use super::checksum;
+use super::cluster_view::{Reachability, answered};
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock};
 use super::proto::hadoop::hdds::datanode::{
@@ -65,6 +66,7 @@ pub struct DnClient {
     config: DnConfig,
     channels: Channels<Rpc>,
     calls: Arc<CallTable>,
+    datanodes: Arc<Reachability>,
 }
 
 /// One ReadChunk to send: `wanted` (block offsets) lies inside `chunk`.
@@ -79,7 +81,14 @@ impl DnClient {
             channels: Channels::new(config.connect_timeout, config.tls.clone()),
             config,
             calls: Arc::new(CallTable::new("dn", DN_COMMANDS, dn_command_name)),
+            datanodes: Arc::default(),
         }
+    }
+
+    /// Notes in `datanodes` whether each call got an answer.
+    pub(crate) fn reporting_to(mut self, datanodes: Arc<Reachability>) -> Self {
+        self.datanodes = datanodes;
+        self
     }
 
     /// Latency and failures of the commands sent so far.
@@ -245,7 +254,9 @@ impl DnClient {
             let mut answers = rpc.send(stream::iter([request])).await?.into_inner();
             answers.message().await
         };
-        let answer = match tokio::time::timeout(self.config.request_timeout, exchange).await {
+        let outcome = tokio::time::timeout(self.config.request_timeout, exchange).await;
+        self.datanodes.record(node, answered(&outcome));
+        let answer = match outcome {
             Err(_) => return Err(unavailable_at(node, "timed out")),
             Ok(Err(status)) => {
                 let what = format!("{:?} {}", status.code(), status.message());

@@ -15,6 +15,7 @@ mod bucket_documents;
 mod channels;
 mod checksum;
 mod checksum_records;
+mod cluster_view;
 // `pub` inside this private module: visible only in the crate, and
 // re-exported for the live tests by `crate::test_support`.
 pub mod dn_client;
@@ -77,8 +78,9 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         metadata_store::check_system_secret(&om, &config).await?;
     }
     let mut calls = vec![om.calls()];
+    let om = Arc::new(om);
     let metadata = OzoneMetadata::new(
-        om,
+        Arc::clone(&om),
         sealer,
         config.bucket_prefix.clone(),
         config.open_key_expiry,
@@ -86,17 +88,20 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     )
     .vouching_for_users(config.user_secrets);
     metadata.prepare().await?;
+    let datanodes = Arc::new(cluster_view::Reachability::default());
     let reader = DnClient::new(DnConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
         tls: config.tls.clone(),
-    });
+    })
+    .reporting_to(Arc::clone(&datanodes));
     let writer = RatisClient::new(RatisConfig {
         connect_timeout: config.connect_timeout,
         request_timeout: config.request_timeout,
         tls: config.tls.clone(),
         ..RatisConfig::default()
-    });
+    })
+    .reporting_to(Arc::clone(&datanodes));
     calls.extend([reader.calls(), writer.calls()]);
     let blocks = OzoneBlocks::new(
         reader,
@@ -116,5 +121,6 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         background: None,
         small_blocks: None,
         calls,
+        cluster: Some(Arc::new(cluster_view::OzoneCluster { om, datanodes })),
     })
 }

@@ -24,6 +24,7 @@ use crate::calls::CallTable;
 use crate::{Result, StorageError};
 
 use super::channels::Channels;
+use super::cluster_view::{Reachability, answered};
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
 use super::proto::hadoop::hdds::datanode::{
@@ -128,6 +129,7 @@ pub struct RatisClient {
     /// their writes settle for a majority without waiting for it again.
     lagging: moka::future::Cache<uuid::Uuid, ()>,
     calls: Arc<CallTable>,
+    datanodes: Arc<Reachability>,
 }
 
 /// A reply the state machine produced, and the member that sent it.
@@ -171,7 +173,14 @@ impl RatisClient {
             calls: Arc::new(CallTable::new("ratis", RATIS_CALLS.len(), |call| {
                 RATIS_CALLS.get(call).copied()
             })),
+            datanodes: Arc::default(),
         }
+    }
+
+    /// Notes in `datanodes` whether each request got a reply.
+    pub(crate) fn reporting_to(mut self, datanodes: Arc<Reachability>) -> Self {
+        self.datanodes = datanodes;
+        self
     }
 
     /// Latency and failures of the calls made so far.
@@ -489,7 +498,9 @@ impl RatisClient {
             retry: true,
             timed_out: false,
         };
-        match tokio::time::timeout(deadline, exchange).await {
+        let outcome = tokio::time::timeout(deadline, exchange).await;
+        self.datanodes.record(node, answered(&outcome));
+        match outcome {
             Err(_) => Err(NoReply {
                 reason: format!("{}: no reply within {deadline:?}", node.address),
                 retry: true,

@@ -31,7 +31,6 @@ use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 
-use super::om_client::volume_and_bucket;
 use crate::{RecordsKey, Result, StorageError};
 
 /// The volume the gateway keeps its records in (see `system_volume.rs`).
@@ -73,9 +72,10 @@ pub(super) struct RecordId<'a> {
 }
 
 impl<'a> RecordId<'a> {
-    /// Record `key` of the records bucket at `path` (`volume/bucket`).
+    /// Record `key` of the records bucket at `path` (`volume/bucket`, as
+    /// [`records_bucket`] names it).
     pub(super) fn in_bucket(path: &'a str, key: &'a str) -> Self {
-        let (volume, bucket) = volume_and_bucket(path);
+        let (volume, bucket) = path.split_once('/').unwrap_or((RECORDS_VOLUME, path));
         Self {
             volume,
             bucket,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt, stream};
 
-use crate::backend::{Backend, BackgroundTask, Reclaim, SmallBlockReport};
+use crate::backend::{Backend, BackgroundTask, ClusterReport, Reclaim, SmallBlockReport};
 use crate::cache::{CacheStats, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
@@ -21,12 +21,12 @@ use crate::multipart;
 use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName};
 use crate::refs::bucket_path;
 use crate::{
-    BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, CompleteUpload, Credential,
-    DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
-    MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef, ObjectWriter, Owner,
-    OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings, ReclaimStats, Result,
-    SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo, UploadListPage,
-    UploadListQuery, UploadRef, WriteIntent,
+    BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView, CompleteUpload,
+    Credential, DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery,
+    MAX_BUCKET_DOCUMENT_BYTES, MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef,
+    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings,
+    ReclaimStats, Result, SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo,
+    UploadListPage, UploadListQuery, UploadRef, WriteIntent,
 };
 
 pub struct Storage {
@@ -40,6 +40,7 @@ pub struct Storage {
     _background: Option<BackgroundTask>,
     calls: Vec<Arc<CallTable>>,
     small_blocks: Option<Arc<dyn SmallBlockReport>>,
+    cluster: Option<Arc<dyn ClusterReport>>,
 }
 
 impl Storage {
@@ -64,6 +65,7 @@ impl Storage {
             reclaimer: backend.reclaimer,
             _background: backend.background,
             calls: backend.calls,
+            cluster: backend.cluster,
             small_blocks: backend.small_blocks,
         }
     }
@@ -101,6 +103,11 @@ impl Storage {
     /// (embedded only: Ozone's datanodes keep their own disks).
     pub fn disk_usage(&self) -> Option<DiskUsage> {
         self.small_blocks.as_ref().and_then(|s| s.disk_usage())
+    }
+
+    /// What the gateway sees of the cluster it stores in (Ozone only).
+    pub fn cluster_view(&self) -> Option<ClusterView> {
+        self.cluster.as_ref().map(|c| c.cluster_view())
     }
 
     /// What the caches did since the start.

@@ -149,13 +149,12 @@ impl OzoneMetadata {
     /// `abandon_after`: how long an open key is remembered without use;
     /// `metadata_cache_ttl`: how long a bucket's facts read from Ozone are.
     pub(crate) fn new(
-        om: OmClient,
+        om: Arc<OmClient>,
         sealer: Arc<Sealer>,
         bucket_prefix: String,
         abandon_after: Duration,
         metadata_cache_ttl: Duration,
     ) -> Self {
-        let om = Arc::new(om);
         let system_bucket = |name: &str| records_bucket(&format!("{bucket_prefix}{name}"));
         let records = |name: &str| {
             RecordBucket::new(

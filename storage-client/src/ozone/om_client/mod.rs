@@ -246,6 +246,17 @@ impl OmClient {
     }
 
     /// Whether requests are signed (the cluster has security on).
+    /// Every OM's address, in the order configured.
+    pub fn addresses(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.address.clone()).collect()
+    }
+
+    /// The address of the OM believed to lead: the last one that took a
+    /// command (the first configured until one has).
+    pub fn leader_address(&self) -> &str {
+        &self.nodes[self.leader.load(Ordering::Relaxed) % self.nodes.len()].address
+    }
+
     pub(super) fn signs(&self) -> bool {
         self.keyring.is_some()
     }
