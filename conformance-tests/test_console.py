@@ -6,6 +6,7 @@ Plain HTTP (requests) where a browser adds nothing; Chromium for what only a bro
 shows: the upload's progress events, share links opened elsewhere, CSRF from another
 origin's form, XSS through names and metadata, and framing."""
 
+import hashlib
 import os
 import re
 import shutil
@@ -935,6 +936,125 @@ def test_browser_uploads_a_folder_keeping_its_paths(page, console, tmp_path):
         assert events and events[-1]["loaded"] == len(body) == events[-1]["total"], (key, events)
     assert p.locator("#uploads img").count() == 0 and page.dialogs == []
     p.wait_for_selector('tr.folder[data-prefix="www/site/"]')
+
+
+# ---- Resumable uploads ----
+
+RESUMABLE = "s3gw-console-uploads"
+RESUME_FIELDS = {"accessKey", "bucket", "key", "uploadId", "name", "size", "lastModified", "partSize"}
+PART = 8 * MIB
+
+
+def interrupted_root_upload(page, console, hint, tmp_path):
+    """A new bucket and a file of six parts (five of 8 MiB and a short last one) that
+    the root key starts uploading in the page: its part 2 is held once part 1 is
+    stored (part 2 starts only then) and the page reloaded, the upload unfinished."""
+    name = new_bucket(hint)
+    root_s3(console).create_bucket(Bucket=name)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(5 * PART + 12345))
+    page.sign_in(console.access_key, console.secret_key)
+    page.open_bucket(name)
+    p = page.page
+    held = []
+    p.route(lambda u: "partNumber=2&" in u, lambda route: held.append(route))
+    p.set_input_files("#upload", str(big))
+    for _ in range(600):
+        if held:
+            break
+        p.wait_for_timeout(100)
+    assert held, "part 2 never started"
+    loaded = [e["loaded"] for e in p.evaluate("window.__progress") if e["name"] == big.name]
+    assert max(loaded) >= PART, loaded
+    # Part 2 stays held through the reload (unrouting first would let it go on).
+    p.reload()
+    p.unroute_all(behavior="ignoreErrors")
+    # The session cookie outlives the reload: signed in again without a form.
+    p.wait_for_selector("#buckets:not([hidden])")
+    return name, big
+
+
+def remembered(p):
+    return p.evaluate(f"JSON.parse(localStorage.getItem('{RESUMABLE}'))")
+
+
+def pick_and_count_parts(page, big):
+    """Picks BIG again and waits for it to finish; the part numbers the page sent."""
+    p = page.page
+    sent = []
+    p.on("request", lambda r: sent.append(int(re.search(r"partNumber=(\d+)", r.url).group(1)))
+         if r.method == "PUT" and "partNumber=" in r.url else None)
+    p.evaluate("window.__progress = []")
+    p.set_input_files("#upload", str(big))
+    p.wait_for_selector(f'#uploads li.done[data-key="{big.name}"]', timeout=120_000)
+    return sent
+
+
+def test_browser_resumes_a_multipart_upload_after_a_reload(page, console, tmp_path):
+    s3 = root_s3(console)
+    name, big = interrupted_root_upload(page, console, "resume", tmp_path)
+    p = page.page
+
+    uploads = s3.list_multipart_uploads(Bucket=name)["Uploads"]
+    assert [u["Key"] for u in uploads] == ["big.bin"]
+    upload_id = uploads[0]["UploadId"]
+    listed = s3.list_parts(Bucket=name, Key="big.bin", UploadId=upload_id)["Parts"]
+    assert [(x["PartNumber"], x["Size"]) for x in listed] == [(1, PART)]
+    # What the page remembers: no secret, nothing but the upload's identity.
+    [entry] = remembered(p)
+    assert set(entry) == RESUME_FIELDS
+    assert entry["accessKey"] == console.access_key and entry["uploadId"] == upload_id
+    assert (entry["bucket"], entry["key"], entry["name"], entry["size"]) == (name, "big.bin", "big.bin",
+                                                                          big.stat().st_size)
+    assert console.secret_key not in p.evaluate("JSON.stringify(localStorage)")
+
+    page.open_bucket(name)
+    sent = pick_and_count_parts(page, big)
+    expect(p.locator('#uploads li[data-key="big.bin"] .resume')).to_have_text(
+        "resuming: 1 of 6 parts already uploaded")
+    assert sorted(sent) == [2, 3, 4, 5, 6], sent
+    loaded = [e["loaded"] for e in p.evaluate("window.__progress") if e["name"] == "big.bin"]
+    assert loaded[0] == PART and loaded == sorted(loaded) and loaded[-1] == big.stat().st_size, loaded
+    got = s3.get_object(Bucket=name, Key="big.bin")
+    assert hashlib.md5(got["Body"].read()).hexdigest() == hashlib.md5(big.read_bytes()).hexdigest()
+    assert got["ETag"].endswith('-6"')
+    assert s3.list_multipart_uploads(Bucket=name).get("Uploads", []) == []
+    assert remembered(p) is None
+    assert page.dialogs == []
+
+
+def test_browser_another_key_never_resumes_the_first_keys_upload(page, console, tmp_path):
+    name, big = interrupted_root_upload(page, console, "resume-other", tmp_path)
+    p = page.page
+    [first] = remembered(p)
+    assert first["accessKey"] == console.access_key
+
+    # The same browser, another key, the same bucket (given to it) and file.
+    other = console.create_key(f"console-resume-{uuid.uuid4().hex[:6]}")
+    console.admin("buckets", "set-owner", name, other["access_key"])
+    page.context.clear_cookies()
+    page.sign_in(other["access_key"], other["secret_key"])
+    page.open_bucket(name)
+    sent = pick_and_count_parts(page, big)
+    expect(p.locator('#uploads li[data-key="big.bin"] .resume')).to_have_text("")
+    assert sorted(sent) == [1, 2, 3, 4, 5, 6], sent
+    theirs = make_s3_client(console.endpoint, Credentials(other["access_key"], other["secret_key"]))
+    got = theirs.get_object(Bucket=name, Key="big.bin")
+    assert hashlib.md5(got["Body"].read()).hexdigest() == hashlib.md5(big.read_bytes()).hexdigest()
+    # The first key's upload is untouched, and still remembered for it alone.
+    uploads = theirs.list_multipart_uploads(Bucket=name)["Uploads"]
+    assert [u["UploadId"] for u in uploads] == [first["uploadId"]]
+    assert remembered(p) == [first]
+
+    # Signing out forgets only the signed-out key's uploads.
+    p.click("#sign-out")
+    p.wait_for_selector("#sign-in:not([hidden])")
+    assert remembered(p) == [first]
+    page.sign_in(console.access_key, console.secret_key)
+    p.click("#sign-out")
+    p.wait_for_selector("#sign-in:not([hidden])")
+    expect(p.locator("#status")).to_have_text("Signed out.")
+    assert remembered(p) is None
 
 
 # ---- TLS ----

@@ -16,6 +16,8 @@ let csrf = null;
 // Whether the admin API answers this session's key (a root key). Only
 // decides what the page offers: the admin API itself refuses other keys.
 let operator = false;
+// The signed-in access key (the session's, never its secret).
+const session = { accessKey: null };
 const view = { bucket: null, prefix: "", token: null, object: null, versions: false };
 const $ = (id) => document.getElementById(id);
 
@@ -104,6 +106,7 @@ function show(section) {
 function signedOut(message) {
   csrf = null;
   operator = false;
+  session.accessKey = null;
   $("operator-nav").hidden = true;
   $("who").textContent = "";
   closeSecret();
@@ -111,9 +114,10 @@ function signedOut(message) {
   status(message || "");
 }
 
-async function signedIn(session) {
-  csrf = session.csrf_token;
-  $("who").textContent = `Signed in as ${session.access_key}`;
+async function signedIn(answer) {
+  csrf = answer.csrf_token;
+  session.accessKey = answer.access_key;
+  $("who").textContent = `Signed in as ${answer.access_key}`;
   $("secret-key").value = "";
   status("");
   // The operator pages are offered only if the admin API answers the key.
@@ -503,53 +507,189 @@ function put(path, body, onProgress) {
       if (request.status >= 200 && request.status < 300) resolve(request);
       else reject(new Error(`Upload refused: ${request.status} ${request.responseText.slice(0, 300)}`));
     });
-    request.addEventListener("error", () => reject(new Error("Upload failed: network error")));
+    request.addEventListener("error", () =>
+      reject(Object.assign(new Error("Upload failed: network error"), { network: true })),
+    );
     request.send(body);
   });
+}
+
+// ---- Resumable multipart uploads ----
+
+// A multipart upload in progress is remembered in localStorage so that, after
+// a reload or a closed tab, picking the same file for the same bucket and key
+// continues it. An entry holds only the bucket, key, upload id, file name,
+// size, lastModified, part size and the access key that started it (never a
+// secret): another key signing in on this browser neither sees nor resumes it.
+const RESUMABLE = "s3gw-console-uploads";
+
+function remembered() {
+  try {
+    const list = JSON.parse(localStorage.getItem(RESUMABLE));
+    return Array.isArray(list) ? list : [];
+  } catch (_) {
+    return [];
+  }
+}
+
+function keepRemembered(list) {
+  try {
+    if (list.length) localStorage.setItem(RESUMABLE, JSON.stringify(list));
+    else localStorage.removeItem(RESUMABLE);
+  } catch (_) {
+    // No storage (private mode, quota): uploads still work, just not resumably.
+  }
+}
+
+const sameTarget = (a, b) => a.accessKey === b.accessKey && a.bucket === b.bucket && a.key === b.key;
+const sameFile = (a, b) =>
+  a.name === b.name && a.size === b.size && a.lastModified === b.lastModified && a.partSize === b.partSize;
+
+function remember(entry) {
+  keepRemembered([...remembered().filter((e) => !sameTarget(e, entry)), entry]);
+}
+
+function forget(entry) {
+  keepRemembered(remembered().filter((e) => !sameTarget(e, entry)));
+}
+
+const uploadPath = (bucket, key) => `${encodeURIComponent(bucket)}/${encodeKey(key)}`;
+
+async function abortUpload(entry) {
+  const path = uploadPath(entry.bucket, entry.key);
+  await s3("DELETE", `${path}?${query({ uploadId: entry.uploadId })}`).catch(() => {});
+}
+
+// Sign-out: this key's unfinished uploads can no longer be resumed here, so
+// they are aborted and forgotten.
+async function abandonUploads() {
+  const accessKey = session.accessKey;
+  const mine = remembered().filter((e) => e.accessKey === accessKey);
+  keepRemembered(remembered().filter((e) => e.accessKey !== accessKey));
+  for (const entry of mine) await abortUpload(entry);
+}
+
+// The parts S3 holds of an upload, by number, or null if it is gone.
+async function listedParts(path, uploadId) {
+  const parts = new Map();
+  let marker = null;
+  for (;;) {
+    const q = query({ uploadId, "part-number-marker": marker });
+    const response = await s3("GET", `${path}?${q}`);
+    if (response.status === 404) {
+      const why = await errorOf(response);
+      if (why.startsWith("NoSuchUpload")) return null;
+      throw new Error(`Resuming the upload: ${why}`);
+    }
+    const doc = await xml(await expectOk(response, "Resuming the upload"));
+    for (const part of all(doc, "Part")) {
+      parts.set(Number(textOf(part, "PartNumber")), {
+        etag: textOf(part, "ETag"),
+        size: Number(textOf(part, "Size")),
+      });
+    }
+    if (textOf(doc, "IsTruncated") !== "true") return parts;
+    marker = textOf(doc, "NextPartNumberMarker");
+  }
+}
+
+// Parts are sent one after another; on resuming, only those S3 does not hold
+// at their expected size. A network failure keeps the upload (pick the file
+// again to resume it); any other failure aborts it.
+async function multipart(file, key, path, report, say) {
+  const wanted = {
+    accessKey: session.accessKey,
+    bucket: view.bucket,
+    key,
+    name: file.name,
+    size: file.size,
+    lastModified: file.lastModified,
+    partSize: PART_SIZE,
+  };
+  const count = Math.ceil(file.size / PART_SIZE);
+  const sizeOf = (number) => Math.min(PART_SIZE, file.size - (number - 1) * PART_SIZE);
+  const done = new Map();
+  let entry = remembered().find((e) => sameTarget(e, wanted));
+  if (entry && !sameFile(entry, wanted)) {
+    // Another file for this key: its upload will never be resumed.
+    await abortUpload(entry);
+    forget(entry);
+    entry = null;
+  }
+  if (entry) {
+    const listed = await listedParts(path, entry.uploadId);
+    if (listed === null) {
+      forget(entry);
+      entry = null;
+    } else {
+      for (const [number, part] of listed) {
+        if (number >= 1 && number <= count && part.size === sizeOf(number)) done.set(number, part.etag);
+      }
+    }
+  }
+  if (!entry) {
+    const created = await expectOk(await s3("POST", `${path}?uploads`), "Starting the upload");
+    entry = Object.assign({ uploadId: textOf(await xml(created), "UploadId") }, wanted);
+    remember(entry);
+  }
+  const uploadId = entry.uploadId;
+  let uploaded = 0;
+  for (const number of done.keys()) uploaded += sizeOf(number);
+  if (done.size) say(`resuming: ${done.size} of ${count} parts already uploaded`);
+  report(uploaded);
+  try {
+    for (let number = 1; number <= count; number++) {
+      if (done.has(number)) continue;
+      const start = (number - 1) * PART_SIZE;
+      const q = query({ partNumber: String(number), uploadId });
+      const before = uploaded;
+      const answer = await put(`${path}?${q}`, file.slice(start, start + PART_SIZE), (n) =>
+        report(before + n),
+      );
+      done.set(number, answer.getResponseHeader("ETag"));
+      uploaded += sizeOf(number);
+    }
+    const body = s3Xml("CompleteMultipartUpload",
+      Array.from(done.keys()).sort((a, b) => a - b)
+        .map((number) => ["Part", [["PartNumber", number], ["ETag", done.get(number)]]]));
+    await expectOk(
+      await s3("POST", `${path}?${query({ uploadId })}`, {
+        headers: { "Content-Type": "application/xml" },
+        body,
+      }),
+      "Completing the upload",
+    );
+  } catch (error) {
+    if (error.network) {
+      throw new Error(`${error.message}; pick ${file.name} again to resume its upload`);
+    }
+    await abortUpload(entry);
+    forget(entry);
+    throw error;
+  }
+  forget(entry);
 }
 
 // A file of a chosen folder keeps its path under that folder's name.
 async function upload(file) {
   const key = view.prefix + (file.webkitRelativePath || file.name);
-  const path = `${encodeURIComponent(view.bucket)}/${encodeKey(key)}`;
+  const path = uploadPath(view.bucket, key);
   const bar = element("progress", undefined, { max: file.size || 1, value: 0 });
+  const note = element("span", "", { className: "resume" });
   const item = element("li");
   item.dataset.key = key;
-  item.append(element("span", key + " "), bar);
+  item.append(element("span", key + " "), bar, note);
   $("uploads").append(item);
   const report = (loaded) => {
     bar.value = loaded;
     progressEvent(key, loaded, file.size);
   };
-  if (file.size <= MULTIPART_OVER) {
-    await put(path, file, report);
-  } else {
-    const created = await expectOk(await s3("POST", `${path}?uploads`), "Starting the upload");
-    const uploadId = textOf(await xml(created), "UploadId");
-    const parts = [];
-    try {
-      for (let start = 0, number = 1; start < file.size; start += PART_SIZE, number++) {
-        const q = query({ partNumber: String(number), uploadId });
-        const done = start;
-        const answer = await put(`${path}?${q}`, file.slice(start, start + PART_SIZE), (n) =>
-          report(done + n),
-        );
-        parts.push([number, answer.getResponseHeader("ETag")]);
-      }
-      const body = s3Xml("CompleteMultipartUpload",
-        parts.map(([number, etag]) => ["Part", [["PartNumber", number], ["ETag", etag]]]));
-      await expectOk(
-        await s3("POST", `${path}?${query({ uploadId })}`, {
-          headers: { "Content-Type": "application/xml" },
-          body,
-        }),
-        "Completing the upload",
-      );
-    } catch (error) {
-      await s3("DELETE", `${path}?${query({ uploadId })}`).catch(() => {});
-      throw error;
-    }
-  }
+  const say = (text) => {
+    note.textContent = text;
+    item.classList.add("resumed");
+  };
+  if (file.size <= MULTIPART_OVER) await put(path, file, report);
+  else await multipart(file, key, path, report, say);
   report(file.size);
   item.classList.add("done");
 }
@@ -1158,6 +1298,7 @@ function wire() {
   $("save-meta").addEventListener("click", () => run(saveMetadata));
   $("sign-out").addEventListener("click", () =>
     run(async () => {
+      await abandonUploads();
       await api("DELETE", "api/session");
       signedOut("Signed out.");
     }),
@@ -1201,8 +1342,8 @@ async function start() {
   wire();
   const response = await fetch(API + "api/session", { credentials: "same-origin" });
   if (response.ok) {
-    const session = await response.json();
-    await run(() => signedIn(session));
+    const answer = await response.json();
+    await run(() => signedIn(answer));
   }
   else signedOut("");
 }
