@@ -47,7 +47,12 @@ pub async fn list(storage: &Storage) -> Result<Vec<BucketSummary>, S3Error> {
     let names = key_names(storage).await?;
     let mut out = Vec::new();
     for bucket in storage.all_buckets().await? {
-        out.push(summary(storage, bucket, &names).await?);
+        match summary(storage, bucket, &names).await {
+            Ok(summary) => out.push(summary),
+            // Deleted since the listing named it: no longer one to show.
+            Err(err) if err.code == Code::NoSuchBucket.as_str() => {}
+            Err(err) => return Err(err),
+        }
     }
     Ok(out)
 }
