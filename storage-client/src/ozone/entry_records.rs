@@ -239,13 +239,17 @@ fn written(object: &OzoneKey) -> String {
         .modified
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_millis());
-    digest.update(format!("{}\n{modified}\n", object.size));
+    digest.update(object.size.to_le_bytes());
+    digest.update(modified.to_le_bytes());
+    digest.update(object.blocks.len().to_le_bytes());
     for block in &object.blocks {
-        digest.update(format!("{}:{}\n", block.id.container, block.id.local));
+        digest.update(block.id.container.to_le_bytes());
+        digest.update(block.id.local.to_le_bytes());
     }
     for (name, value) in &object.metadata {
         // Lengths first: no two maps digest alike.
-        digest.update(format!("{}:{}:", name.len(), value.len()));
+        digest.update(name.len().to_le_bytes());
+        digest.update(value.len().to_le_bytes());
         digest.update(name);
         digest.update(value);
     }
