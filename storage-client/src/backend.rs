@@ -24,8 +24,8 @@ pub(crate) struct Backend {
     pub reclaimer: Option<Arc<dyn Reclaim>>,
     /// Work the back end runs while the facade lives.
     pub background: Option<BackgroundTask>,
-    /// `None` where the back end keeps no small-block store (Ozone).
-    pub small_blocks: Option<Arc<dyn SmallBlockReport>>,
+    /// `None` where the blocks are on no local disk of the gateway (Ozone).
+    pub local_store: Option<Arc<dyn LocalStoreReport>>,
     /// Its remote calls, timed (none for the embedded back end, whose
     /// roles run in this process).
     pub calls: Vec<Arc<CallTable>>,
@@ -40,10 +40,9 @@ pub(crate) trait Reclaim: Send + Sync {
     async fn run_once(&self) -> Result<ReclaimStats>;
 }
 
-/// A block role that keeps small blocks apart from its block files (the
-/// embedded DN's store), saying how much it holds, and on a local disk,
-/// saying how full that disk is.
-pub(crate) trait SmallBlockReport: Send + Sync {
+/// A block role on this machine's disk (the embedded DN), saying how much
+/// its small-block store holds and how full the disk is.
+pub(crate) trait LocalStoreReport: Send + Sync {
     fn small_block_usage(&self) -> SmallBlockUsage;
     /// The file system holding the block files; `None` if it cannot be read.
     fn disk_usage(&self) -> Option<DiskUsage>;

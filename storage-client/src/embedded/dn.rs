@@ -15,7 +15,7 @@ use futures::stream;
 use super::block_file::{self, BlockPaths, BlockReader};
 use super::small_blocks::SmallBlocks;
 use super::{blocking, now_ms};
-use crate::backend::{DiskUsage, SmallBlockReport, SmallBlockUsage};
+use crate::backend::{DiskUsage, LocalStoreReport, SmallBlockUsage};
 use crate::dn::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
@@ -111,7 +111,7 @@ impl EmbeddedDn {
     }
 }
 
-impl SmallBlockReport for EmbeddedDn {
+impl LocalStoreReport for EmbeddedDn {
     fn small_block_usage(&self) -> SmallBlockUsage {
         self.small.usage()
     }

@@ -114,7 +114,7 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         cache: config.cache(),
         reclaimer: Some(reclaimer),
         background: Some(background),
-        small_blocks: Some(dn.clone()),
+        local_store: Some(dn.clone()),
         calls: Vec::new(),
         cluster: None,
     })

@@ -119,7 +119,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         // Ozone reclaims replaced and abandoned blocks itself.
         reclaimer: None,
         background: None,
-        small_blocks: None,
+        local_store: None,
         calls,
         cluster: Some(Arc::new(cluster_view::OzoneCluster { om, datanodes })),
     })

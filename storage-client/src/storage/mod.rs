@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt, stream};
 
-use crate::backend::{Backend, BackgroundTask, ClusterReport, Reclaim, SmallBlockReport};
+use crate::backend::{Backend, BackgroundTask, ClusterReport, LocalStoreReport, Reclaim};
 use crate::cache::{CacheStats, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
@@ -39,7 +39,7 @@ pub struct Storage {
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
     calls: Vec<Arc<CallTable>>,
-    small_blocks: Option<Arc<dyn SmallBlockReport>>,
+    local_store: Option<Arc<dyn LocalStoreReport>>,
     cluster: Option<Arc<dyn ClusterReport>>,
 }
 
@@ -66,7 +66,7 @@ impl Storage {
             _background: backend.background,
             calls: backend.calls,
             cluster: backend.cluster,
-            small_blocks: backend.small_blocks,
+            local_store: backend.local_store,
         }
     }
 
@@ -96,13 +96,13 @@ impl Storage {
     /// What the block role keeps in its small-block store (embedded only;
     /// the rest of the blocks are files under the data dir).
     pub fn small_block_usage(&self) -> Option<SmallBlockUsage> {
-        self.small_blocks.as_ref().map(|s| s.small_block_usage())
+        self.local_store.as_ref().map(|s| s.small_block_usage())
     }
 
     /// The size and free space of the file system under the data dir
     /// (embedded only: Ozone's datanodes keep their own disks).
     pub fn disk_usage(&self) -> Option<DiskUsage> {
-        self.small_blocks.as_ref().and_then(|s| s.disk_usage())
+        self.local_store.as_ref().and_then(|s| s.disk_usage())
     }
 
     /// What the gateway sees of the cluster it stores in (Ozone only).
