@@ -28,6 +28,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+import kms_dev
 from gateway_process import GatewayProcess
 from raw_client import RawClient
 from sigv4 import Credentials
@@ -208,6 +209,18 @@ def target(tmp_path_factory):
         yield Target(server.endpoint, Credentials(server.access_key, server.secret_key), server)
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def hadoop_kms(tmp_path_factory):
+    """A real Apache Hadoop KMS (kms/kms-dev) on a free port in a tmp dir, with keys testkey-1 and
+    testkey-2, for gateways started with `--sse-kms-url hadoop_kms.url`; skipped without java,
+    mvn or curl. The gateway's KMS user is `s3gw` (kms_dev.GATEWAY_USER)."""
+    kms = kms_dev.start_kms(tmp_path_factory, "kms")
+    try:
+        yield kms
+    finally:
+        kms.stop()
 
 
 @pytest.fixture(scope="session")

@@ -130,11 +130,11 @@ def test_sse_c_multipart_round_trip_and_key_checks(sse_s3, sse_raw, sse_bucket):
         assert_s3_error(sse_raw.request("PUT", sse_bucket, "k", body=b"x", headers=bad,
                                         query=[("partNumber", "1"), ("uploadId", upload)]),
                         400, "InvalidArgument")
-        # SSE-S3's header is not UploadPart's.
+        # SSE-S3's header is not UploadPart's: AWS's 400.
         sse_header = {**headers(), "x-amz-server-side-encryption": "AES256"}
         assert_s3_error(sse_raw.request("PUT", sse_bucket, "k", body=b"x", headers=sse_header,
                                         query=[("partNumber", "1"), ("uploadId", upload)]),
-                        501, "NotImplemented")
+                        400, "InvalidArgument")
         assert sse_s3.list_parts(Bucket=sse_bucket, Key="k", UploadId=upload).get("Parts", []) == []
         answers = []
         for number, body in enumerate(parts, start=1):

@@ -1,4 +1,5 @@
-"""Server-side encryption that is not built yet is refused: SSE-KMS on every path, SSE-S3
+"""Server-side encryption that is not built (or not configured) is refused: SSE-KMS on a
+gateway without a KMS (test_sse_kms.py has one), SSE-S3
 everywhere but PutObject, PostObject, CopyObject (test_sse_s3.py) and CreateMultipartUpload
 (test_sse_multipart.py), SSE-C everywhere but PutObject, GetObject, HeadObject, CopyObject
 (test_sse.py), GetObjectAttributes and multipart uploads (test_sse_multipart.py), and PostObject's (but SSE-S3's,
@@ -24,7 +25,6 @@ MIB = 1024 * 1024
 WRITE_CASES = {
     "sse-s3": ({"ServerSideEncryption": "AES256"}, "x-amz-server-side-encryption"),
     "sse-kms": ({"ServerSideEncryption": "aws:kms"}, "x-amz-server-side-encryption"),
-    "sse-kms-key-id": ({"SSEKMSKeyId": "alias/mine"}, "x-amz-server-side-encryption-aws-kms-key-id"),
     "sse-kms-context": (
         {"SSEKMSEncryptionContext": base64.b64encode(b'{"a":"b"}').decode()},
         "x-amz-server-side-encryption-context",
@@ -49,6 +49,22 @@ def absent(client, bucket: str, key: str) -> None:
     with pytest.raises(ClientError) as err:
         client.head_object(Bucket=bucket, Key=key)
     assert status(err.value) == 404
+
+
+def test_a_kms_key_without_aws_kms_is_invalid(root_s3, bucket):
+    # As AWS: a key id names no encryption by itself (400, not 501).
+    root_s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    for call, extra in [
+        (root_s3.put_object, {"Key": "secret", "Body": b"plaintext"}),
+        (root_s3.copy_object, {"Key": "secret", "CopySource": {"Bucket": bucket, "Key": "src"}}),
+        (root_s3.create_multipart_upload, {"Key": "secret"}),
+    ]:
+        with pytest.raises(ClientError) as err:
+            call(Bucket=bucket, SSEKMSKeyId="alias/mine", **extra)
+        assert (status(err.value), error_code(err.value)) == (400, "InvalidArgument")
+        assert "aws:kms" in err.value.response["Error"]["Message"]
+    absent(root_s3, bucket, "secret")
+    assert root_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
 
 @pytest.mark.parametrize("params, header", PUT_CASES.values(), ids=PUT_CASES.keys())
@@ -108,12 +124,12 @@ def test_copy_source_customer_keys_over_plain_http_are_refused(root_s3, bucket):
 
 def test_attributes_with_an_encryption_header_it_does_not_take_are_refused(root_s3, raw, bucket):
     root_s3.put_object(Bucket=bucket, Key="k", Body=b"stored as sent")
-    # SSE-S3's and SSE-KMS's header are not GetObjectAttributes': 501 naming it.
+    # SSE-S3's and SSE-KMS's header are not GetObjectAttributes': AWS's 400 naming it.
     for header in ({"x-amz-server-side-encryption": "AES256"},
                    {"x-amz-server-side-encryption-aws-kms-key-id": "alias/mine"}):
         attributes = raw.request("GET", bucket, "k", query=[("attributes", "")],
                                  headers={**header, "x-amz-object-attributes": "ETag"})
-        error = assert_s3_error(attributes, 501, "NotImplemented")
+        error = assert_s3_error(attributes, 400, "InvalidArgument")
         assert next(iter(header)) in error.message
     # An SSE-C key it takes (test_sse_multipart.py), but, as on GET, not over plain HTTP by default.
     sse_c = {
@@ -131,16 +147,22 @@ def test_attributes_with_an_encryption_header_it_does_not_take_are_refused(root_
 
 
 @pytest.mark.parametrize(
-    "field, value",
+    "field, value, answer, named",
     [
-        ("x-amz-server-side-encryption", "aws:kms"),
-        ("x-amz-server-side-encryption-aws-kms-key-id", "alias/mine"),
-        ("x-amz-server-side-encryption-customer-algorithm", "AES256"),
+        # No KMS configured here.
+        ("x-amz-server-side-encryption", "aws:kms", (501, "NotImplemented"),
+         "x-amz-server-side-encryption"),
+        # A key id alone names no encryption, as for PutObject.
+        ("x-amz-server-side-encryption-aws-kms-key-id", "alias/mine", (400, "InvalidArgument"),
+         "aws:kms"),
+        ("x-amz-server-side-encryption-customer-algorithm", "AES256", (501, "NotImplemented"),
+         "x-amz-server-side-encryption-customer-algorithm"),
     ],
 )
-def test_post_object_with_an_encryption_field_is_refused(root_s3, bucket, field, value):
+def test_post_object_with_an_encryption_field_is_refused(root_s3, bucket, field, value, answer,
+                                                         named):
     # The policy names the field, so only the encryption refusal can stop it.
     form = presigned_post(root_s3, bucket, "posted", {field: value}, [{field: value}])
-    error = assert_s3_error(post(form, b"plaintext"), 501, "NotImplemented")
-    assert field in error.message
+    error = assert_s3_error(post(form, b"plaintext"), *answer)
+    assert named in error.message
     absent(root_s3, bucket, "posted")

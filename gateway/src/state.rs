@@ -13,6 +13,7 @@ use crate::config::{Config, Limits};
 use crate::error::S3Error;
 use crate::parsed_documents::ParsedDocuments;
 use crate::sse::keyring::Keyring;
+use crate::sse::kms::Kms;
 
 pub struct AppState {
     pub storage: Arc<Storage>,
@@ -38,13 +39,20 @@ pub struct AppState {
     /// SSE-S3's master keys; `None` refuses SSE-S3 writes (and reads of
     /// SSE-S3 objects cannot open).
     pub sse_keyring: Option<Arc<Keyring>>,
+    /// SSE-KMS's key service; `None` refuses SSE-KMS.
+    pub sse_kms: Option<Arc<Kms>>,
 }
 
 impl AppState {
     /// Wires the verifier to look secrets up in `storage`, with the
     /// region, domain and signature settings of `config`, and SSE-S3's
     /// master keys.
-    pub fn new(storage: Arc<Storage>, config: &Config, sse_keyring: Option<Keyring>) -> Self {
+    pub fn new(
+        storage: Arc<Storage>,
+        config: &Config,
+        sse_keyring: Option<Keyring>,
+        sse_kms: Option<Kms>,
+    ) -> Self {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
         let verifier = Verifier::new(source, config.region.clone())
             .with_domain(config.domain.clone())
@@ -62,6 +70,7 @@ impl AppState {
             lifecycle_day: config.lifecycle.day,
             sse_c_allowed: config.tls.is_some() || config.sse_c_over_http,
             sse_keyring: sse_keyring.map(Arc::new),
+            sse_kms: sse_kms.map(Arc::new),
         }
     }
 }

@@ -95,7 +95,20 @@ pub struct Config {
     /// SSE-S3's master keys from `sse_master_key_file`; unset, the
     /// embedded back end generates its own at start.
     pub sse_master_keys: Option<Keyring>,
+    /// SSE-KMS's key service, if `sse_kms_url` names one.
+    pub sse_kms: Option<KmsSettings>,
     pub limits: Limits,
+}
+
+/// Where SSE-KMS's data keys come from (see `crate::sse::kms`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KmsSettings {
+    /// The Hadoop KMS's URL, checked at start.
+    pub url: String,
+    /// Who the gateway is to it.
+    pub user: String,
+    /// The key `aws:kms` without a key id is sealed under.
+    pub default_key: Option<String>,
 }
 
 /// The web console's session timeouts.
@@ -476,6 +489,7 @@ impl Layer {
                     .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
             })
             .transpose()?;
+        let sse_kms = self.kms_settings()?;
         let limits = self.limits()?;
         let lifecycle = Schedule {
             interval: self
@@ -519,8 +533,32 @@ impl Layer {
             sse_c_over_http,
             console,
             sse_master_keys,
+            sse_kms,
             limits,
         })
+    }
+
+    /// SSE-KMS's settings, if `sse_kms_url` is given; the other two are
+    /// refused without it, as they would do nothing.
+    fn kms_settings(&self) -> Result<Option<KmsSettings>, ConfigError> {
+        let text = |key| self.text(key).map(|s| s.value.trim().to_owned());
+        let Some(url) = text("sse_kms_url").filter(|url| !url.is_empty()) else {
+            if let Some(given) = self.get("sse_kms_default_key") {
+                return Err(ConfigError(format!(
+                    "{} names a default KMS key, but no KMS is configured (sse_kms_url)",
+                    given.origin
+                )));
+            }
+            return Ok(None);
+        };
+        crate::sse::kms::Kms::check_url(&url)
+            .map_err(|why| ConfigError(format!("sse_kms_url: {why}")))?;
+        Ok(Some(KmsSettings {
+            url,
+            user: text("sse_kms_user")
+                .unwrap_or_else(|| unreachable!("sse_kms_user has a default")),
+            default_key: text("sse_kms_default_key").filter(|key| !key.is_empty()),
+        }))
     }
 
     /// The connection and request limits, each given or its declared default.

@@ -544,6 +544,30 @@ pub const SETTINGS: &[Setting] = &[
         doc: "SSE-S3's master keys, which seal every SSE-S3 object's key: one `<key-id> <base64 of 32 bytes>` a line (e.g. `echo \"k1 $(openssl rand -base64 32)\"`), the last line sealing new objects, every line opening what it sealed (rotate by appending a line and restarting; never remove a line objects still use). Refused if open to other users. Unset on the embedded back end, `DATA_DIR/sse-master-keys` is generated on first start; unset on `ozone`, SSE-S3 requests are refused with `501 NotImplemented` (see docs/security.md)",
     },
     Setting {
+        key: "sse_kms_url",
+        kind: Kind::Text("URL"),
+        default: Default::Unset("none: SSE-KMS refused"),
+        read_by: ReadBy::Both,
+        help: "URL of the Hadoop KMS that SSE-KMS (`aws:kms`) data keys come from, e.g. http://kms:9600/kms",
+        doc: "The Apache Hadoop KMS (the one Ozone's transparent encryption uses) that makes and opens SSE-KMS data keys, e.g. `http://kms:9600/kms`: `aws:kms` with `x-amz-server-side-encryption-aws-kms-key-id: NAME` seals the object under a fresh data key of KMS key NAME, and only the KMS can open it again. The gateway authenticates as `sse_kms_user` (Hadoop's simple authentication); grant that user GENERATE_EEK and DECRYPT_EEK on the keys, nothing else (docs/security.md). Unset, `aws:kms` is refused with `501 NotImplemented` naming this setting",
+    },
+    Setting {
+        key: "sse_kms_user",
+        kind: Kind::Text("NAME"),
+        default: Default::Value("s3gw"),
+        read_by: ReadBy::Both,
+        help: "User the gateway is to the KMS of `sse_kms_url`",
+        doc: "The user name the gateway sends the KMS of `sse_kms_url` (`user.name`, Hadoop's simple authentication), whom the KMS's ACLs name",
+    },
+    Setting {
+        key: "sse_kms_default_key",
+        kind: Kind::Text("NAME"),
+        default: Default::Unset("none: aws:kms needs a key id"),
+        read_by: ReadBy::Both,
+        help: "KMS key for `aws:kms` without a key id (AWS's aws/s3 key)",
+        doc: "The KMS key an `aws:kms` write (or bucket default) that names no key id is sealed under, the part AWS's `aws/s3` key plays; unset, such a write is refused `400 InvalidArgument`",
+    },
+    Setting {
         key: "max_connections",
         kind: Kind::Count { max: U32 },
         // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one

@@ -12,7 +12,8 @@ use storage_client::KeyInfo;
 use super::authorise::ObjectVersion;
 use super::headers::{http_date, insert, version_headers};
 use super::put::STORAGE_CLASS;
-use super::sse::read::{Opened, client_sizes};
+use super::sse::Keys;
+use super::sse::read::{Opened, Purpose, client_sizes};
 use super::xml_response;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -53,7 +54,13 @@ pub async fn get_object_attributes(
     let page = part_page(headers)?;
     let customer_key = super::sse::customer_key(state, parts)?;
     let info = object.resolve(state).await?;
-    let opened = Opened::check(&info, customer_key.as_ref(), state.sse_keyring.as_deref())?;
+    let opened = Opened::check(
+        &info,
+        customer_key.as_ref(),
+        Keys::of(state),
+        Purpose::Describe,
+    )
+    .await?;
     let (size, part_sizes) = client_sizes(opened.as_ref(), &info);
 
     let document = GetObjectAttributesResponse {

@@ -61,12 +61,9 @@ pub async fn copy_object(
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
-    let mut encryption = super::sse::for_write(state, parts)?;
-    if encryption.is_none()
-        && super::bucket_encryption::has_default(state, &owner.namespace, bucket).await?
-    {
-        encryption = Some(super::sse::master_key(state)?);
-    }
+    let asked = super::sse::for_write(state, parts).await?;
+    let encryption =
+        super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     let source = CopySource::from_request_opening(state, parts, owner).await?;
 
     if source.bucket == bucket

@@ -11,7 +11,7 @@ use percent_encoding::percent_decode_str;
 use storage_client::{BucketRef, KeyInfo, ObjectWriter, Owner};
 
 use super::conditional::{Conditions, Outcome};
-use super::sse::read::Opened;
+use super::sse::read::{Opened, Purpose};
 use super::sse::write::Sealing;
 use crate::checksum::{Checksummer, Digests};
 use crate::error::{S3Error, S3Result};
@@ -62,8 +62,9 @@ impl CopySource {
     ) -> S3Result<Self> {
         let mut source = Self::looked_up(state, parts, owner).await?;
         let source_key = super::sse::copy_source_key(state, parts)?;
-        let keyring = state.sse_keyring.as_deref();
-        source.opened = Opened::check(&source.info, source_key.as_ref(), keyring)?;
+        let keys = super::sse::Keys::of(state);
+        source.opened =
+            Opened::check(&source.info, source_key.as_ref(), keys, Purpose::Read).await?;
         Ok(source)
     }
 

@@ -16,7 +16,8 @@ use super::expiration::insert_expiration;
 use super::headers::version_headers;
 use super::headers::{RESPONSE_OVERRIDES, insert, insert_checksum, object_headers};
 use super::range::{RangeRequest, content_range, resolve};
-use super::sse::read::{Opened, client_sizes};
+use super::sse::Keys;
+use super::sse::read::{Opened, Purpose, client_sizes};
 use super::sse::write::echo;
 use crate::error::S3Error;
 use crate::router::Query;
@@ -70,7 +71,11 @@ pub async fn get_object(
     let customer_key = super::sse::customer_key(state, parts)?;
     let lock_headers = object.lock_headers();
     let info = object.resolve(state).await?;
-    let opened = Opened::check(&info, customer_key.as_ref(), state.sse_keyring.as_deref())?;
+    let purpose = match mode {
+        Mode::Body => Purpose::Read,
+        Mode::HeadersOnly => Purpose::Describe,
+    };
+    let opened = Opened::check(&info, customer_key.as_ref(), Keys::of(state), purpose).await?;
 
     match conditions.evaluate(&info.etag, info.last_modified) {
         Outcome::Proceed => {}

@@ -54,12 +54,9 @@ pub async fn put_object(
     .await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
-    let mut encryption = super::sse::for_write(state, parts)?;
-    if encryption.is_none()
-        && super::bucket_encryption::has_default(state, &owner.namespace, bucket).await?
-    {
-        encryption = Some(super::sse::master_key(state)?);
-    }
+    let asked = super::sse::for_write(state, parts).await?;
+    let encryption =
+        super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     if payload
         .declared_length()
         .is_some_and(|length| length > MAX_OBJECT_SIZE)

@@ -36,6 +36,7 @@ use crate::config::{Backend, Config, Limits};
 use crate::console::Console;
 use crate::lifecycle::worker::Worker;
 use crate::sse::keyring::Keyring;
+use crate::sse::kms::Kms;
 use crate::state::AppState;
 
 pub use metrics::Metrics;
@@ -69,6 +70,8 @@ pub enum StartError {
     Tls(#[from] TlsError),
     #[error("cannot set up SSE-S3 master keys: {0}")]
     Keyring(String),
+    #[error("cannot set up the SSE-KMS client: {0}")]
+    Kms(String),
 }
 
 impl StartError {
@@ -144,7 +147,13 @@ impl Gateway {
             }
             (None, Backend::Ozone(_)) => None,
         };
-        let state = AppState::new(Arc::new(storage), config, sse_keyring);
+        let sse_kms = config
+            .sse_kms
+            .as_ref()
+            .map(|kms| Kms::new(&kms.url, &kms.user, kms.default_key.clone()))
+            .transpose()
+            .map_err(StartError::Kms)?;
+        let state = AppState::new(Arc::new(storage), config, sse_keyring, sse_kms);
         let metrics = Arc::<Metrics>::default();
         let lifecycle = Worker::spawn(
             &state.storage,

@@ -4,15 +4,21 @@
 //! It holds the scheme, the plaintext size, what wrapped the object key
 //! (SSE-C: the customer key's MD5, to tell a wrong key from damage;
 //! SSE-S3: the master key's id, so rotated keys keep opening what they
-//! sealed) and the sealed object key; never a key in the clear.
+//! sealed; SSE-KMS: the KMS key's name and the data key the KMS encrypted)
+//! and the sealed object key; never a key in the clear.
+
+use std::borrow::Cow;
 
 use storage_client::ObjectMeta;
+
+use super::kms::SealedDataKey;
 
 /// The reserved `meta.user` entry.
 pub const ENTRY: &str = "s3gw sse";
 const VERSION: &str = "v1";
 const SSE_C: &str = "SSE-C";
 const SSE_S3: &str = "SSE-S3";
+const SSE_KMS: &str = "SSE-KMS";
 /// The version of an upload's record (and of the object it completes
 /// into): encrypted part by part, see `super::multipart`.
 const MULTIPART_VERSION: &str = "mp1";
@@ -24,6 +30,8 @@ pub enum Wrapping {
     Customer { key_md5: String },
     /// SSE-S3: the id of the master key in the keyring.
     Master { key_id: String },
+    /// SSE-KMS: the data key the KMS made under the client's KMS key.
+    Kms(SealedDataKey),
 }
 
 impl Wrapping {
@@ -36,16 +44,21 @@ impl Wrapping {
             Self::Master { key_id } => {
                 format!("s3gw sse object key v1 {SSE_S3} {key_id} {plain_size}")
             }
+            Self::Kms(sealed) => format!(
+                "s3gw sse object key v1 {SSE_KMS} {} {plain_size}",
+                sealed.to_field()
+            ),
         }
         .into_bytes()
     }
 }
 
 impl Wrapping {
-    fn fields(&self) -> (&'static str, &str) {
+    fn fields(&self) -> (&'static str, Cow<'_, str>) {
         match self {
-            Self::Customer { key_md5 } => (SSE_C, key_md5),
-            Self::Master { key_id } => (SSE_S3, key_id),
+            Self::Customer { key_md5 } => (SSE_C, Cow::Borrowed(key_md5)),
+            Self::Master { key_id } => (SSE_S3, Cow::Borrowed(key_id)),
+            Self::Kms(sealed) => (SSE_KMS, Cow::Owned(sealed.to_field())),
         }
     }
 
@@ -57,6 +70,9 @@ impl Wrapping {
             SSE_S3 => Ok(Self::Master {
                 key_id: wrapper.to_owned(),
             }),
+            SSE_KMS => SealedDataKey::from_field(wrapper)
+                .map(Self::Kms)
+                .ok_or(Unreadable),
             _ => Err(Unreadable),
         }
     }
@@ -186,6 +202,15 @@ impl Record {
 mod tests {
     use super::*;
 
+    fn kms() -> Wrapping {
+        Wrapping::Kms(SealedDataKey {
+            key_id: "testkey-1".into(),
+            version: "testkey-1@0".into(),
+            iv: "aXY".into(),
+            material: "ZWRlaw".into(),
+        })
+    }
+
     #[test]
     fn a_record_reads_back_and_no_client_can_name_it() {
         for wrapping in [
@@ -195,6 +220,7 @@ mod tests {
             Wrapping::Master {
                 key_id: "k1".into(),
             },
+            kms(),
         ] {
             let record = Record {
                 plain_size: 70_000,
@@ -242,6 +268,7 @@ mod tests {
             Wrapping::Master {
                 key_id: "k1".into(),
             },
+            kms(),
         ] {
             let upload = UploadRecord {
                 wrapping: wrapping.clone(),
@@ -271,6 +298,7 @@ mod tests {
         for text in [
             "v2 SSE-C 1 a b",
             "v1 SSE-KMS 1 a b",
+            "v1 SSE-XYZ 1 a b",
             "v1 SSE-C x a b",
             "v1 SSE-C 1 a",
             "v1 SSE-C 1 a b c",

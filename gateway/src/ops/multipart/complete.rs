@@ -70,9 +70,13 @@ pub async fn complete_multipart_upload(
             .map(|s| s.as_ref().map(Stored::wrapping)),
         Ok(Some(Wrapping::Customer { .. }))
     );
-    if customer_key.is_some() || (is_customer && info.checksum_algorithm.is_some()) {
-        let keyring = state.sse_keyring.as_deref();
-        crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keyring)?;
+    // It may repeat an SSE-KMS upload's `aws:kms` too (see `ops::sse`).
+    let repeats = parts.headers.contains_key(crate::ops::sse::SSE_HEADER);
+    if customer_key.is_some() || repeats || (is_customer && info.checksum_algorithm.is_some()) {
+        let keys = crate::ops::sse::Keys::of(state);
+        let upload =
+            crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keys).await?;
+        crate::ops::sse::check_repeated_kms(parts, upload.as_ref())?;
     }
     let mut stored = state
         .storage
@@ -145,10 +149,10 @@ fn completed_response(
         );
     }
     written_version_header(response.headers_mut(), object.version_id.as_deref());
-    // An SSE-S3 object is answered with its encryption, as AWS answers
-    // (whose CompleteMultipartUpload response has no SSE-C headers).
+    // An SSE-S3 or SSE-KMS object is answered with its encryption, as AWS
+    // answers (whose CompleteMultipartUpload response has no SSE-C headers).
     if let Ok(Some(stored)) = Stored::of(&object.meta)
-        && let wrapping @ Wrapping::Master { .. } = stored.wrapping()
+        && let wrapping @ (Wrapping::Master { .. } | Wrapping::Kms(_)) = stored.wrapping()
     {
         crate::ops::sse::write::echo(response.headers_mut(), wrapping);
     }

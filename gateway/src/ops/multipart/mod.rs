@@ -71,13 +71,9 @@ pub async fn create_multipart_upload(
     .await?;
     // Encrypted as asked, or by the bucket's default: the upload key is
     // recorded in the upload's metadata, which the object inherits.
-    let encryption = match super::sse::for_write(state, parts)? {
-        Some(asked) => Some(asked),
-        None if super::bucket_encryption::has_default(state, &owner.namespace, bucket).await? => {
-            Some(super::sse::master_key(state)?)
-        }
-        None => None,
-    };
+    let asked = super::sse::for_write(state, parts).await?;
+    let encryption =
+        super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     meta.user.remove(crate::sse::record::ENTRY);
     if let Some(encryption) = &encryption {
         encryption.begin_upload(&mut meta)?;

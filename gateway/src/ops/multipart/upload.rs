@@ -35,11 +35,9 @@ async fn upload_settings(
         .part_settings(upload)
         .await
         .map_err(|err| upload_error(upload, err))?;
-    let encrypted = Upload::open(
-        &settings.meta,
-        customer_key.as_ref(),
-        state.sse_keyring.as_deref(),
-    )?;
+    let keys = crate::ops::sse::Keys::of(state);
+    let encrypted = Upload::open(&settings.meta, customer_key.as_ref(), keys).await?;
+    crate::ops::sse::check_repeated_kms(parts, encrypted.as_ref())?;
     Ok((settings.checksum_algorithm, encrypted))
 }
 

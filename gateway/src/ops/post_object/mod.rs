@@ -166,14 +166,20 @@ async fn receive(
         &mut meta,
     )
     .await?;
-    // SSE-S3 by the form's field, else by the bucket's default.
-    let encryption = match field(&fields, super::sse::SSE_HEADER) {
-        Some(algorithm) => Some(super::sse::algorithm(state, algorithm.as_bytes())?),
-        None if super::bucket_encryption::has_default(state, &owner.namespace, bucket).await? => {
-            Some(super::sse::master_key(state)?)
+    // SSE-S3 or SSE-KMS by the form's fields, else by the bucket's default.
+    let kms_key = field(&fields, super::sse::KMS_KEY_ID_HEADER);
+    let asked = match field(&fields, super::sse::SSE_HEADER) {
+        Some(algorithm) => Some(super::sse::algorithm(state, algorithm.as_bytes(), kms_key).await?),
+        None if kms_key.is_some() => {
+            return Err(S3Error::invalid_argument(
+                "Server Side Encryption with AWS KMS managed key requires \
+                 x-amz-server-side-encryption : aws:kms",
+            ));
         }
         None => None,
     };
+    let encryption =
+        super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
 
     let intent = WriteIntent {
         condition: WriteCondition::None,

@@ -86,8 +86,11 @@ impl PostPolicy {
         for condition in &self.conditions {
             let holds = match condition {
                 Condition::Equals { field, value: want } => value(field) == Some(want.as_str()),
+                // An absent field is the empty value, so `starts-with ""`
+                // ("any content") also allows the form to leave it out, as
+                // S3 does (a policy can allow an optional encryption field).
                 Condition::StartsWith { field, prefix } => {
-                    value(field).is_some_and(|have| have.starts_with(prefix.as_str()))
+                    value(field).unwrap_or("").starts_with(prefix.as_str())
                 }
                 Condition::LengthRange(_) => true,
             };

@@ -13,19 +13,23 @@
 //!   PostObject (its form field) and CreateMultipartUpload (its parts are
 //!   then sealed with no header); its objects read back by GetObject,
 //!   HeadObject and GetObjectAttributes with no key from the client;
-//! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 for
-//!   a PutObject, CopyObject, PostObject or CreateMultipartUpload that asks
-//!   nothing.
+//! - SSE-KMS (`x-amz-server-side-encryption: aws:kms` and its
+//!   `-aws-kms-key-id`, the object key sealed under a data key a Hadoop KMS
+//!   makes, `crate::sse::kms`) where SSE-S3 is, when `sse_kms_url` names a
+//!   KMS; its parts and completion may repeat the upload's `aws:kms`;
+//! - a bucket's default encryption (`ops::bucket_encryption`): SSE-S3 or
+//!   SSE-KMS for a PutObject, CopyObject, PostObject or
+//!   CreateMultipartUpload that asks nothing.
 //!
-//! Not built: SSE-KMS (`aws:kms`, `aws:kms:dsse`, its key id, context and
-//! bucket key: there is no KMS), SSE-C on PostObject. Storing plaintext
+//! Not built: `aws:kms:dsse`, SSE-KMS's encryption context and bucket key
+//! (a Hadoop KMS has neither), SSE-C on PostObject. Storing plaintext
 //! while answering 200
 //! would let a client believe its object is encrypted, so a request
 //! carrying any of those headers, as a header or as a presigned URL's
 //! query parameter, is answered `501 NotImplemented` naming it: on writes
 //! nothing is stored, on reads nothing is read. SSE-S3 without a keyring
-//! (the Ozone back end with no `sse_master_key_file`) is refused the same
-//! way, naming the setting. PostObject's form fields are checked the same
+//! (the Ozone back end with no `sse_master_key_file`) and SSE-KMS without a
+//! KMS are refused the same way, naming the setting. PostObject's form fields are checked the same
 //! way. An encrypted object is never described from its ciphertext: the
 //! operations that describe one open it as a read does (`read::Opened`),
 //! listings work out its plaintext size (`crate::sse::size`).
@@ -38,11 +42,34 @@ use http::request::Parts;
 use crate::error::{Code, S3Error};
 use crate::router::{Endpoint, Query};
 use crate::sse::customer_key::{self, CustomerKey};
+use crate::sse::keyring::Keyring;
+use crate::sse::kms::Kms;
 use crate::state::AppState;
 use write::Encryption;
 
 /// SSE-S3's (and SSE-KMS's) header: the algorithm to encrypt with.
 pub const SSE_HEADER: &str = "x-amz-server-side-encryption";
+/// SSE-KMS's KMS key.
+pub const KMS_KEY_ID_HEADER: &str = "x-amz-server-side-encryption-aws-kms-key-id";
+/// SSE-KMS's algorithm name.
+pub const AWS_KMS: &str = "aws:kms";
+
+/// What the gateway opens stored object keys with, besides a request's
+/// SSE-C key.
+#[derive(Clone, Copy, Default)]
+pub struct Keys<'a> {
+    pub keyring: Option<&'a Keyring>,
+    pub kms: Option<&'a Kms>,
+}
+
+impl<'a> Keys<'a> {
+    pub fn of(state: &'a AppState) -> Self {
+        Self {
+            keyring: state.sse_keyring.as_deref(),
+            kms: state.sse_kms.as_deref(),
+        }
+    }
+}
 
 /// Every server-side encryption header starts with one of these:
 /// `x-amz-server-side-encryption` (SSE-S3 and SSE-KMS),
@@ -88,12 +115,24 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
             | Endpoint::CopyObject { .. }
             | Endpoint::CreateMultipartUpload { .. }
     );
+    // A part or a completion may repeat its upload's `aws:kms` (SDKs and
+    // tools built for RGW do); `upload_part` checks it is the upload's.
+    let repeats_algorithm = matches!(
+        endpoint,
+        Endpoint::UploadPart { .. }
+            | Endpoint::UploadPartCopy { .. }
+            | Endpoint::CompleteMultipartUpload { .. }
+    ) && parts
+        .headers
+        .get(SSE_HEADER)
+        .is_some_and(|value| value.as_bytes() == AWS_KMS.as_bytes());
     let refused_header = parts.headers.keys().find(|name| {
         let name = name.as_str();
         is_sse(name)
             && !(takes_customer_key && CUSTOMER_HEADERS.contains(&name))
             && !(takes_source_key && customer_key::SOURCE_HEADERS.contains(&name))
-            && !(takes_algorithm && name == SSE_HEADER)
+            && !((takes_algorithm || repeats_algorithm)
+                && (name == SSE_HEADER || name == KMS_KEY_ID_HEADER))
     });
     if let Some(name) = refused_header {
         return Err(refused(name.as_str()));
@@ -103,18 +142,18 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
         && let Ok(query) = Query::parse(Some(raw))
         && let Some((name, _)) = query.pairs().iter().find(|(name, _)| is_sse(name))
     {
-        return Err(refused(name));
+        return Err(not_implemented(name));
     }
     Ok(())
 }
 
 /// Refuses a form upload with a server-side encryption field (names
-/// lower-cased) it does not implement: all but SSE-S3's algorithm, which
-/// [`algorithm`] judges.
+/// lower-cased) it does not implement: all but the algorithm and its KMS
+/// key, which [`algorithm`] judges.
 pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), S3Error> {
     match names
         .into_iter()
-        .find(|name| is_sse(name) && *name != SSE_HEADER)
+        .find(|name| is_sse(name) && *name != SSE_HEADER && *name != KMS_KEY_ID_HEADER)
     {
         Some(name) => Err(refused(name)),
         None => Ok(()),
@@ -152,31 +191,47 @@ fn allowed_over(
 }
 
 /// How a PutObject asks to be encrypted: by its SSE-C key or by its
-/// `x-amz-server-side-encryption` header; `None` when it asks nothing (the
-/// bucket's default may still apply, see `ops::bucket_encryption`).
-pub fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encryption>, S3Error> {
+/// `x-amz-server-side-encryption` header (and its KMS key); `None` when it
+/// asks nothing (the bucket's default may still apply, see
+/// `ops::bucket_encryption`).
+pub async fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encryption>, S3Error> {
     let customer = customer_key(state, parts)?;
-    let algorithm = parts.headers.get(SSE_HEADER).map(|value| value.as_bytes());
-    match (customer, algorithm) {
+    let header = |name: &str| parts.headers.get(name).map(|value| value.as_bytes());
+    let kms_key = header(KMS_KEY_ID_HEADER)
+        .map(|value| {
+            std::str::from_utf8(value).map_err(|_| {
+                S3Error::invalid_argument("The KMS key id is not valid UTF-8")
+                    .with("ArgumentName", KMS_KEY_ID_HEADER)
+            })
+        })
+        .transpose()?;
+    match (customer, header(SSE_HEADER)) {
         (Some(_), Some(_)) => Err(S3Error::invalid_argument(
             "Server Side Encryption with Customer provided key is incompatible with the encryption method specified",
         )
         .with("ArgumentName", SSE_HEADER)),
-        (Some(customer), None) => Ok(Some(Encryption::Customer(customer))),
-        (None, Some(algorithm)) => self::algorithm(state, algorithm).map(Some),
-        (None, None) => Ok(None),
+        (Some(customer), None) if kms_key.is_none() => Ok(Some(Encryption::Customer(customer))),
+        (None, Some(algorithm)) => self::algorithm(state, algorithm, kms_key).await.map(Some),
+        (_, None) if kms_key.is_some() => Err(kms_key_without_kms()),
+        (_, _) => Ok(None),
     }
 }
 
 /// The encryption `x-amz-server-side-encryption` (a header, or a form
-/// field) names: only `AES256` (SSE-S3) is built.
-pub fn algorithm(state: &AppState, value: &[u8]) -> Result<Encryption, S3Error> {
+/// field) names, with the KMS key `kms_key` names for `aws:kms`.
+pub async fn algorithm(
+    state: &AppState,
+    value: &[u8],
+    kms_key: Option<&str>,
+) -> Result<Encryption, S3Error> {
     match value {
+        b"AES256" if kms_key.is_some() => Err(kms_key_without_kms()),
         b"AES256" => master_key(state),
-        b"aws:kms" | b"aws:kms:dsse" => Err(S3Error::new(
+        b"aws:kms" => kms_data_key(state, kms_key).await,
+        b"aws:kms:dsse" => Err(S3Error::new(
             Code::NotImplemented,
-            "SSE-KMS is not implemented: this gateway has no KMS configured; use \
-             x-amz-server-side-encryption: AES256 (SSE-S3) or SSE-C",
+            "Dual-layer SSE-KMS (aws:kms:dsse) is not implemented; use aws:kms, AES256 \
+             (SSE-S3) or SSE-C",
         )
         .with("Header", SSE_HEADER)),
         _ => Err(
@@ -184,6 +239,69 @@ pub fn algorithm(state: &AppState, value: &[u8]) -> Result<Encryption, S3Error> 
                 .with("ArgumentName", SSE_HEADER),
         ),
     }
+}
+
+/// A fresh data key under KMS key `key_id`, else under the gateway's
+/// default KMS key (`sse_kms_default_key`, the part AWS's `aws/s3` key
+/// plays).
+pub async fn kms_data_key(state: &AppState, key_id: Option<&str>) -> Result<Encryption, S3Error> {
+    let Some(kms) = state.sse_kms.as_deref() else {
+        return Err(no_kms());
+    };
+    let Some(key_id) = key_id.or(kms.default_key.as_deref()) else {
+        return Err(S3Error::invalid_argument(
+            "aws:kms needs a KMS key id (x-amz-server-side-encryption-aws-kms-key-id): this \
+             gateway has no default KMS key (sse_kms_default_key)",
+        )
+        .with("ArgumentName", KMS_KEY_ID_HEADER));
+    };
+    if key_id.is_empty() {
+        return Err(S3Error::invalid_argument("The KMS key id is empty")
+            .with("ArgumentName", KMS_KEY_ID_HEADER));
+    }
+    Ok(Encryption::Kms(kms.generate(key_id).await?))
+}
+
+/// A part or completion that repeats `aws:kms` (and its KMS key) must be
+/// of an upload begun so: the part is sealed under the upload's key, so a
+/// request naming another encryption is refused rather than ignored.
+pub fn check_repeated_kms(parts: &Parts, upload: Option<&write::Upload>) -> Result<(), S3Error> {
+    if parts.headers.get(SSE_HEADER).is_none() {
+        return Ok(());
+    }
+    let asked_key = parts.headers.get(KMS_KEY_ID_HEADER).map(|v| v.as_bytes());
+    match upload.map(write::Upload::wrapping) {
+        Some(crate::sse::record::Wrapping::Kms(sealed))
+            if asked_key.is_none_or(|asked| asked == sealed.key_id.as_bytes()) =>
+        {
+            Ok(())
+        }
+        _ => Err(S3Error::invalid_argument(
+            "The encryption parameters are not the ones the multipart upload was initiated \
+             with; a part is encrypted as its upload is",
+        )
+        .with("ArgumentName", SSE_HEADER)),
+    }
+}
+
+/// AWS's answer to a KMS key id with another algorithm, or with none.
+fn kms_key_without_kms() -> S3Error {
+    S3Error::invalid_argument(
+        "Server Side Encryption with AWS KMS managed key requires \
+         HTTP header x-amz-server-side-encryption : aws:kms",
+    )
+    .with("ArgumentName", KMS_KEY_ID_HEADER)
+}
+
+/// SSE-KMS on a gateway without a KMS.
+pub fn no_kms() -> S3Error {
+    S3Error::new(
+        Code::NotImplemented,
+        "SSE-KMS (x-amz-server-side-encryption: aws:kms) is not available: this gateway has \
+         no KMS configured (sse_kms_url, S3GW_SSE_KMS_URL: a Hadoop KMS); nothing was stored \
+         or read",
+    )
+    .with("Header", SSE_HEADER)
 }
 
 /// The keyring's active master key, or the refusal that names the setting
@@ -213,16 +331,30 @@ fn is_sse(name: &str) -> bool {
 }
 
 /// S3's answer to a header it does not implement: `NotImplemented` with
-/// the header named.
+/// the header named; SSE-S3's and SSE-KMS's headers, built where AWS takes
+/// them, are AWS's `400 InvalidArgument` anywhere else.
 fn refused(name: &str) -> S3Error {
+    let name = name.to_ascii_lowercase();
+    if name == SSE_HEADER || name == KMS_KEY_ID_HEADER {
+        return S3Error::invalid_argument(format!(
+            "{name} header is not supported for this operation."
+        ))
+        .with("ArgumentName", name);
+    }
+    not_implemented(&name)
+}
+
+/// `NotImplemented` naming the header (or query parameter) refused.
+fn not_implemented(name: &str) -> S3Error {
     let name = name.to_ascii_lowercase();
     S3Error::new(
         Code::NotImplemented,
         format!(
             "This server-side encryption is not implemented: the gateway encrypts with \
              customer keys (SSE-C) on PutObject, GetObject, HeadObject, GetObjectAttributes, \
-             CopyObject and multipart uploads and with its own keys (SSE-S3) on PutObject, CopyObject, \
-             PostObject and CreateMultipartUpload, and refuses {name} here"
+             CopyObject and multipart uploads and with its own or a KMS's keys (SSE-S3, \
+             SSE-KMS) on PutObject, CopyObject, PostObject and CreateMultipartUpload, and \
+             refuses {name} here"
         ),
     )
     .with("Header", name)
@@ -299,9 +431,13 @@ mod tests {
 
     #[test]
     fn every_unbuilt_encryption_header_is_refused_naming_it() {
+        for name in [SSE_HEADER, KMS_KEY_ID_HEADER] {
+            let err = refuse(&tagging(), &parts("/b/k", &[(name, "v")])).expect_err(name);
+            assert_eq!((err.code, err.status.as_u16()), ("InvalidArgument", 400));
+            assert!(err.message.contains(name), "{}", err.message);
+            refuse_fields([name]).unwrap();
+        }
         for name in [
-            "x-amz-server-side-encryption",
-            "x-amz-server-side-encryption-aws-kms-key-id",
             "x-amz-server-side-encryption-context",
             "x-amz-server-side-encryption-bucket-key-enabled",
             "x-amz-server-side-encryption-customer-algorithm",
@@ -319,15 +455,11 @@ mod tests {
             assert_eq!((err.code, err.status.as_u16()), ("NotImplemented", 501));
             let lower = name.to_ascii_lowercase();
             assert!(err.message.contains(&lower), "{}", err.message);
-            if lower != SSE_HEADER {
-                assert_eq!(
-                    refuse_fields([lower.as_str()]).unwrap_err().code,
-                    "NotImplemented"
-                );
-            }
+            assert_eq!(
+                refuse_fields([lower.as_str()]).unwrap_err().code,
+                "NotImplemented"
+            );
         }
-        // SSE-S3's form field is PostObject's to judge (`algorithm`).
-        refuse_fields([SSE_HEADER]).unwrap();
     }
 
     #[test]
@@ -350,11 +482,16 @@ mod tests {
             let err = refuse(&attributes(), &parts("/b/k", &[(name, "v")])).unwrap_err();
             assert_eq!(err.code, "NotImplemented");
         }
-        let kms = "x-amz-server-side-encryption-aws-kms-key-id";
-        for endpoint in [put(), copy()] {
-            let err = refuse(&endpoint, &parts("/b/k", &[(kms, "v")])).unwrap_err();
-            assert_eq!(err.code, "NotImplemented");
+        // SSE-KMS's key id: where its algorithm is taken, or repeated.
+        for endpoint in [put(), copy(), create_upload()] {
+            refuse(&endpoint, &parts("/b/k", &[(KMS_KEY_ID_HEADER, "v")])).unwrap();
         }
+        let repeated = [(SSE_HEADER, AWS_KMS), (KMS_KEY_ID_HEADER, "v")];
+        refuse(&upload_part(false), &parts("/b/k", &repeated)).unwrap();
+        let err = refuse(&upload_part(false), &parts("/b/k", &repeated[1..])).unwrap_err();
+        assert_eq!(err.code, "InvalidArgument");
+        let err = refuse(&tagging(), &parts("/b/k", &repeated)).unwrap_err();
+        assert_eq!(err.code, "InvalidArgument");
         // Multipart uploads: the SSE-C key on each of their writes, SSE-S3
         // when the upload begins, the source's key on UploadPartCopy only.
         for name in CUSTOMER_HEADERS {
@@ -372,7 +509,7 @@ mod tests {
         refuse(&create_upload(), &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap();
         for endpoint in [upload_part(false), upload_part(true), attributes()] {
             let err = refuse(&endpoint, &parts("/b/k", &[(SSE_HEADER, "AES256")])).unwrap_err();
-            assert_eq!(err.code, "NotImplemented");
+            assert_eq!(err.code, "InvalidArgument");
         }
         // SSE-S3's algorithm is PutObject's and CopyObject's to judge
         // (`for_write`).

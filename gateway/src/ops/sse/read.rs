@@ -1,6 +1,7 @@
 //! GetObject and HeadObject of an encrypted object: for SSE-C the
 //! request's key is checked against the one that wrote the object, for
-//! SSE-S3 the master key the record names is taken from the keyring; the
+//! SSE-S3 the master key the record names is taken from the keyring, for
+//! SSE-KMS the KMS opens the data key the record keeps; the
 //! object key is opened with it, and the plaintext range asked for is
 //! served from the segments it overlaps. Refusals are AWS's: no key for an
 //! SSE-C object, a customer key for an object not stored under one (400),
@@ -17,13 +18,14 @@ use storage_client::{KeyInfo, Owner, Storage, StorageError};
 
 use crate::error::S3Error;
 use crate::sse::customer_key::CustomerKey;
-use crate::sse::keyring::Keyring;
 use crate::sse::multipart::{self, SALT};
 use crate::sse::object_key::ObjectKey;
 use crate::sse::record::{Stored, Wrapping};
 use crate::sse::segments::{OpenError, SealedRange, sealed_size};
 
-/// An encrypted object, opened.
+use super::Keys;
+
+/// An encrypted object, opened (or only described).
 pub struct Opened {
     pub plain_size: u64,
     /// What sealed its key, for the headers that describe it.
@@ -31,18 +33,34 @@ pub struct Opened {
     layout: Layout,
 }
 
+/// What an encrypted object is opened for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Its plaintext is to be read: its key is opened.
+    Read,
+    /// Only its sizes and encryption are described (HEAD,
+    /// GetObjectAttributes): an SSE-C key is still checked, but no key is
+    /// opened, so a HEAD of an SSE-KMS object asks nothing of the KMS, as
+    /// on AWS.
+    Describe,
+}
+
 enum Layout {
-    /// Written in one piece: one segmented stream. (The cipher's key
-    /// schedule is large: boxed, as the other variant is small.)
-    Whole {
-        cipher: Box<Aes256Gcm>,
-        base: [u8; 12],
-    },
+    /// Written in one piece: one segmented stream; its key `None` when
+    /// only described.
+    Whole { key: Option<WholeKey> },
     /// Written part by part: each part its own stream (`crate::sse::multipart`).
     Parts {
-        upload: ObjectKey,
+        upload: Option<ObjectKey>,
         parts: Vec<PlainPart>,
     },
+}
+
+/// The key of an object written in one piece. (The cipher's key schedule
+/// is large: boxed.)
+struct WholeKey {
+    cipher: Box<Aes256Gcm>,
+    base: [u8; 12],
 }
 
 /// A part of a multipart object, where its bytes are stored and what
@@ -58,10 +76,11 @@ struct PlainPart {
 impl Opened {
     /// The object as the request's key (and the gateway's keyring) finds
     /// it: `None` when it is stored unencrypted and no key was sent.
-    pub fn check(
+    pub async fn check(
         info: &KeyInfo,
         key: Option<&CustomerKey>,
-        keyring: Option<&Keyring>,
+        keys: Keys<'_>,
+        purpose: Purpose,
     ) -> Result<Option<Self>, S3Error> {
         let stored = Stored::of(&info.meta).map_err(|err| damaged(info, &err))?;
         let Some(stored) = stored else {
@@ -70,8 +89,14 @@ impl Opened {
                 Some(_) => Err(not_applicable()),
             };
         };
-        let wrapping_key =
-            wrapping_key(stored.wrapping(), key, keyring, |why| damaged(info, &why))?;
+        let wrapping_key = match (purpose, stored.wrapping(), key) {
+            (Purpose::Describe, Wrapping::Kms(_), None) => None,
+            (purpose, wrapping, key) => {
+                let wrapping_key =
+                    wrapping_key(wrapping, key, keys, |why| damaged(info, &why)).await?;
+                (purpose == Purpose::Read).then_some(wrapping_key)
+            }
+        };
         let not_opened = || {
             damaged(
                 info,
@@ -84,21 +109,30 @@ impl Opened {
                     return Err(damaged(info, &"its stored size does not match its record"));
                 }
                 let aad = record.wrapping.aad(record.plain_size);
-                let object_key = ObjectKey::open(&record.sealed_key, &wrapping_key, &aad)
-                    .ok_or_else(not_opened)?;
+                let key = wrapping_key
+                    .map(|wrapping_key| {
+                        let object_key = ObjectKey::open(&record.sealed_key, &wrapping_key, &aad)
+                            .ok_or_else(not_opened)?;
+                        Ok::<_, S3Error>(WholeKey {
+                            cipher: Box::new(object_key.cipher()),
+                            base: object_key.base,
+                        })
+                    })
+                    .transpose()?;
                 Ok(Some(Self {
                     plain_size: record.plain_size,
                     wrapping: record.wrapping,
-                    layout: Layout::Whole {
-                        cipher: Box::new(object_key.cipher()),
-                        base: object_key.base,
-                    },
+                    layout: Layout::Whole { key },
                 }))
             }
             Stored::Multipart(upload) => {
                 let aad = upload.wrapping.upload_aad();
-                let upload_key = ObjectKey::open(&upload.sealed_key, &wrapping_key, &aad)
-                    .ok_or_else(not_opened)?;
+                let upload_key = wrapping_key
+                    .map(|wrapping_key| {
+                        ObjectKey::open(&upload.sealed_key, &wrapping_key, &aad)
+                            .ok_or_else(not_opened)
+                    })
+                    .transpose()?;
                 let parts = plain_parts(info).map_err(|why| damaged(info, &why))?;
                 Ok(Some(Self {
                     plain_size: parts.last().map_or(0, |p| p.plain_start + p.plain_size),
@@ -132,13 +166,17 @@ impl Opened {
         info: &KeyInfo,
         range: Range<u64>,
     ) -> Result<BoxStream<'static, Result<Bytes, OpenError>>, StorageError> {
+        let described_only =
+            || StorageError::Corrupt("an encrypted object only described was read".into());
         match &self.layout {
-            Layout::Whole { cipher, base } => {
+            Layout::Whole { key } => {
+                let WholeKey { cipher, base } = key.as_ref().ok_or_else(described_only)?;
                 let sealed = SealedRange::new(range, self.plain_size);
                 let stored = storage.read(owner, info, sealed.stored.clone()).await?;
                 Ok(sealed.open(Aes256Gcm::clone(cipher), *base, stored).boxed())
             }
             Layout::Parts { upload, parts } => {
+                let upload = upload.as_ref().ok_or_else(described_only)?;
                 let pieces: Vec<(PlainPart, Range<u64>)> = parts
                     .iter()
                     .filter_map(|part| {
@@ -248,12 +286,13 @@ fn not_applicable() -> S3Error {
 }
 
 /// The key that wrapped an object's (or upload's) key: the request's
-/// customer key, checked against the one recorded, or the master key the
-/// record names. `damaged` describes a fault of the store's.
-pub(super) fn wrapping_key(
+/// customer key, checked against the one recorded, the master key the
+/// record names, or the data key the KMS opens. `damaged` describes a
+/// fault of the store's (or of the configuration's).
+pub(super) async fn wrapping_key(
     wrapping: &Wrapping,
     key: Option<&CustomerKey>,
-    keyring: Option<&Keyring>,
+    keys: Keys<'_>,
     damaged: impl FnOnce(String) -> S3Error,
 ) -> Result<[u8; 32], S3Error> {
     match (wrapping, key) {
@@ -264,8 +303,13 @@ pub(super) fn wrapping_key(
             }
             Ok(key.key)
         }
-        (Wrapping::Master { .. }, Some(_)) => Err(not_applicable()),
-        (Wrapping::Master { key_id }, None) => keyring
+        (Wrapping::Master { .. } | Wrapping::Kms(_), Some(_)) => Err(not_applicable()),
+        (Wrapping::Kms(sealed), None) => match keys.kms {
+            Some(kms) => Ok(kms.open(sealed).await?),
+            None => Err(super::no_kms()),
+        },
+        (Wrapping::Master { key_id }, None) => keys
+            .keyring
             .and_then(|ring| ring.get(key_id))
             .map(|master| master.key)
             .ok_or_else(|| {

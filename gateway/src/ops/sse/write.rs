@@ -1,8 +1,9 @@
-//! PutObject encrypted (SSE-C or SSE-S3): the body is sealed segment by
+//! PutObject encrypted (SSE-C, SSE-S3 or SSE-KMS): the body is sealed segment by
 //! segment (see `crate::sse::segments`) on its way into the writer, while
 //! the checksums the client asked for, and Content-MD5, are computed over
 //! the plaintext it sent. The object key is sealed under the customer key
-//! or the active master key once the plaintext size is known, and recorded
+//! the active master key or the KMS's data key once the plaintext size is
+//! known, and recorded
 //! in the object's metadata.
 
 use bytes::Bytes;
@@ -15,11 +16,14 @@ use crate::checksum::{Checksummer, Digests};
 use crate::error::S3Error;
 use crate::ops::headers::insert;
 use crate::sse::customer_key::{self, CustomerKey};
-use crate::sse::keyring::{Keyring, MasterKey};
+use crate::sse::keyring::MasterKey;
+use crate::sse::kms::DataKey;
 use crate::sse::multipart::new_salt;
 use crate::sse::object_key::ObjectKey;
 use crate::sse::record::{Record, Stored, UploadRecord, Wrapping};
 use crate::sse::segments::{SealError, Sealer};
+
+use super::Keys;
 
 /// How a write is to be encrypted.
 pub enum Encryption {
@@ -27,6 +31,8 @@ pub enum Encryption {
     Customer(CustomerKey),
     /// SSE-S3: under the keyring's active master key.
     Master(MasterKey),
+    /// SSE-KMS: under a data key the KMS made for this write.
+    Kms(DataKey),
 }
 
 impl Encryption {
@@ -43,6 +49,10 @@ impl Encryption {
                     key_id: master.id.clone(),
                 },
                 &master.key,
+            ),
+            Self::Kms(data_key) => (
+                Wrapping::Kms(data_key.sealed.clone()),
+                &data_key.wrapping_key,
             ),
         }
     }
@@ -81,10 +91,10 @@ impl Upload {
     /// is not encrypted (and no key was sent). As AWS: an SSE-C upload's
     /// part needs the upload's key (`400 InvalidRequest` without it or with
     /// another), and a key is refused for an upload not begun with one.
-    pub fn open(
+    pub async fn open(
         meta: &ObjectMeta,
         key: Option<&CustomerKey>,
-        keyring: Option<&Keyring>,
+        keys: Keys<'_>,
     ) -> Result<Option<Self>, S3Error> {
         let damaged = |why: &dyn std::fmt::Display| {
             tracing::error!("encrypted multipart upload is damaged: {why}");
@@ -116,7 +126,7 @@ impl Upload {
                 ));
             }
             (wrapping, key) => {
-                super::read::wrapping_key(wrapping, key, keyring, |why| damaged(&why))?
+                super::read::wrapping_key(wrapping, key, keys, |why| damaged(&why)).await?
             }
         };
         let key = ObjectKey::open(
@@ -134,6 +144,11 @@ impl Upload {
     /// The headers AWS answers a part of this upload with.
     pub fn echo(&self, out: &mut HeaderMap) {
         echo(out, &self.wrapping);
+    }
+
+    /// What sealed the upload key.
+    pub fn wrapping(&self) -> &Wrapping {
+        &self.wrapping
     }
 }
 
@@ -291,10 +306,10 @@ impl<'a> Sealing<'a> {
         } = self;
         let last = sealer.finish().map_err(|_| too_large.clone())?;
         write_stored(&mut header, &mut stored_md5, writer, last).await?;
-        // An SSE-C object's (or part's) ETag is opaque: the stored bytes'
-        // MD5; an SSE-S3 one's is its plaintext's, as on AWS.
-        let etag = |customer: bool| {
-            if customer {
+        // An SSE-C or SSE-KMS object's (or part's) ETag is opaque: the
+        // stored bytes' MD5; an SSE-S3 one's is its plaintext's, as on AWS.
+        let etag = |opaque: bool| {
+            if opaque {
                 hex::encode(stored_md5.finalize())
             } else {
                 digests.etag()
@@ -314,12 +329,12 @@ impl<'a> Sealing<'a> {
                     wrapping,
                 };
                 Ok(Sealed {
-                    etag: etag(matches!(encryption, Encryption::Customer(_))),
+                    etag: etag(!matches!(encryption, Encryption::Master(_))),
                     record: Some(record),
                 })
             }
             Target::Part { wrapping } => Ok(Sealed {
-                etag: etag(matches!(wrapping, Wrapping::Customer { .. })),
+                etag: etag(!matches!(wrapping, Wrapping::Master { .. })),
                 record: None,
             }),
         }
@@ -344,7 +359,8 @@ async fn write_stored(
 }
 
 /// The headers AWS echoes on every answer about an encrypted object:
-/// SSE-C's algorithm and key MD5 (never the key), or SSE-S3's algorithm.
+/// SSE-C's algorithm and key MD5 (never the key), SSE-S3's algorithm, or
+/// SSE-KMS's with the KMS key's id.
 pub fn echo(out: &mut HeaderMap, wrapping: &Wrapping) {
     match wrapping {
         Wrapping::Customer { key_md5 } => {
@@ -364,6 +380,18 @@ pub fn echo(out: &mut HeaderMap, wrapping: &Wrapping) {
             http::HeaderName::from_static(super::SSE_HEADER),
             customer_key::AES256,
         ),
+        Wrapping::Kms(sealed) => {
+            insert(
+                out,
+                http::HeaderName::from_static(super::SSE_HEADER),
+                super::AWS_KMS,
+            );
+            insert(
+                out,
+                http::HeaderName::from_static(super::KMS_KEY_ID_HEADER),
+                &sealed.key_id,
+            );
+        }
     }
 }
 
@@ -372,6 +400,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::sse::keyring::Keyring;
     use crate::sse::record::ENTRY;
 
     fn customer(byte: u8) -> CustomerKey {
@@ -387,7 +416,8 @@ mod tests {
         key: Option<&CustomerKey>,
         keyring: Option<&Keyring>,
     ) -> Result<bool, (u16, &'static str)> {
-        Upload::open(meta, key, keyring)
+        let keys = Keys { keyring, kms: None };
+        futures::executor::block_on(Upload::open(meta, key, keys))
             .map(|upload| upload.is_some())
             .map_err(|err| (err.status.as_u16(), err.code))
     }
