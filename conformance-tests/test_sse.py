@@ -2,7 +2,8 @@
 (issue 22, item 1): objects are stored as AES-256-GCM segments under a per-object key sealed by
 the customer's key, read back whole or by range with the key, and refused as AWS refuses them
 without it or with another; CopyObject opens an SSE-C source with the key in its
-`x-amz-copy-source-` headers and seals the copy with the request's own. Multipart uploads:
+`x-amz-copy-source-` headers and seals the copy with the request's own; PostObject takes the
+key as form fields. Multipart uploads:
 test_sse_multipart.py. What is not built (SSE-KMS) stays refused: test_sse_refused.py."""
 
 import base64
@@ -19,6 +20,7 @@ from client_errors import error_code, status
 from conftest import (OZONE_OM, Credentials, external_endpoint, make_s3_client, payload, start_server,
                       unique_bucket_name)
 from raw_client import RawClient, assert_s3_error
+from test_post_object import post, presigned_post
 
 KEY = b"0123456789abcdef0123456789abcdef"
 OTHER_KEY = b"fedcba9876543210fedcba9876543210"
@@ -173,6 +175,26 @@ def test_the_stored_bytes_are_not_the_plaintext(server, sse_s3, sse_bucket):
     # The check can see plaintext: an unencrypted object's marker is found.
     assert plain_marker in stored
     assert secret_marker not in stored
+
+
+def test_a_form_upload_with_a_customer_key_is_stored_under_it(server, sse_s3, sse_bucket):
+    marker = b"SSE-C-FORM-MARKER-never-on-disk-5d2e"
+    fields = headers()
+    form = presigned_post(sse_s3, sse_bucket, "posted", fields, [{k: v} for k, v in fields.items()])
+    started = time.time() - 2
+    response = post(form, marker * 100)
+    assert response.status_code == 204, response.text
+    assert response.headers["x-amz-server-side-encryption-customer-key-md5"] == KEY_MD5
+    # Read back only with the key, as any SSE-C object.
+    refused(sse_s3.get_object, (400, "InvalidRequest"), Bucket=sse_bucket, Key="posted")
+    assert sse_s3.get_object(Bucket=sse_bucket, Key="posted", **SSE_C)["Body"].read() == marker * 100
+    stored = b"".join(path.read_bytes() for path in stored_files(server) if path.stat().st_mtime >= started)
+    assert marker not in stored
+    # A key whose MD5 is another key's: refused, nothing stored.
+    bad = headers(md5_of=OTHER_KEY)
+    form = presigned_post(sse_s3, sse_bucket, "bad", bad, [{k: v} for k, v in bad.items()])
+    assert_s3_error(post(form, b"x"), 400, "InvalidArgument")
+    refused(sse_s3.head_object, (404, "404"), Bucket=sse_bucket, Key="bad")
 
 
 def test_sizes_metadata_and_conditions(sse_s3, sse_bucket):

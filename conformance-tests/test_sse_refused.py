@@ -155,8 +155,11 @@ def test_attributes_with_an_encryption_header_it_does_not_take_are_refused(root_
         # A key id alone names no encryption, as for PutObject.
         ("x-amz-server-side-encryption-aws-kms-key-id", "alias/mine", (400, "InvalidArgument"),
          "aws:kms"),
-        ("x-amz-server-side-encryption-customer-algorithm", "AES256", (501, "NotImplemented"),
-         "x-amz-server-side-encryption-customer-algorithm"),
+        # SSE-C (test_sse.py), but not over plain HTTP by default.
+        ("x-amz-server-side-encryption-customer-algorithm", "AES256", (400, "InvalidArgument"),
+         "key"),
+        ("x-amz-server-side-encryption-context", "e30=", (501, "NotImplemented"),
+         "x-amz-server-side-encryption-context"),
     ],
 )
 def test_post_object_with_an_encryption_field_is_refused(root_s3, bucket, field, value, answer,

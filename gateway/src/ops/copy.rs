@@ -61,7 +61,7 @@ pub async fn copy_object(
     let tagging_directive = directive(headers, "x-amz-tagging-directive")?;
     let requested_algorithm = requested_algorithm(headers, "x-amz-checksum-algorithm")?;
     let condition = write_condition(headers)?;
-    let asked = super::sse::for_write(state, parts).await?;
+    let asked = super::sse::for_write(state, &parts.headers).await?;
     let encryption =
         super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     let source = CopySource::from_request_opening(state, parts, owner).await?;

@@ -54,7 +54,7 @@ pub async fn put_object(
     .await?;
     let tags = tags_from_header(headers)?;
     let condition = write_condition(headers)?;
-    let asked = super::sse::for_write(state, parts).await?;
+    let asked = super::sse::for_write(state, &parts.headers).await?;
     let encryption =
         super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     if payload

@@ -71,7 +71,7 @@ pub async fn create_multipart_upload(
     .await?;
     // Encrypted as asked, or by the bucket's default: the upload key is
     // recorded in the upload's metadata, which the object inherits.
-    let asked = super::sse::for_write(state, parts).await?;
+    let asked = super::sse::for_write(state, &parts.headers).await?;
     let encryption =
         super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
     meta.user.remove(crate::sse::record::ENTRY);

@@ -166,18 +166,9 @@ async fn receive(
         &mut meta,
     )
     .await?;
-    // SSE-S3 or SSE-KMS by the form's fields, else by the bucket's default.
-    let kms_key = field(&fields, super::sse::KMS_KEY_ID_HEADER);
-    let asked = match field(&fields, super::sse::SSE_HEADER) {
-        Some(algorithm) => Some(super::sse::algorithm(state, algorithm.as_bytes(), kms_key).await?),
-        None if kms_key.is_some() => {
-            return Err(S3Error::invalid_argument(
-                "Server Side Encryption with AWS KMS managed key requires \
-                 x-amz-server-side-encryption : aws:kms",
-            ));
-        }
-        None => None,
-    };
+    // SSE-C, SSE-S3 or SSE-KMS by the form's fields, else by the bucket's
+    // default.
+    let asked = super::sse::form_encryption(state, &fields).await?;
     let encryption =
         super::bucket_encryption::asked_or_default(state, asked, &owner.namespace, bucket).await?;
 

@@ -21,8 +21,11 @@
 //!   SSE-KMS for a PutObject, CopyObject, PostObject or
 //!   CreateMultipartUpload that asks nothing.
 //!
+//! - SSE-C, SSE-S3 and SSE-KMS on PostObject, from its form fields
+//!   ([`form_encryption`]).
+//!
 //! Not built: `aws:kms:dsse`, SSE-KMS's encryption context and bucket key
-//! (a Hadoop KMS has neither), SSE-C on PostObject. Storing plaintext
+//! (a Hadoop KMS has neither). Storing plaintext
 //! while answering 200
 //! would let a client believe its object is encrypted, so a request
 //! carrying any of those headers, as a header or as a presigned URL's
@@ -148,16 +151,39 @@ pub fn refuse(endpoint: &Endpoint, parts: &Parts) -> Result<(), S3Error> {
 }
 
 /// Refuses a form upload with a server-side encryption field (names
-/// lower-cased) it does not implement: all but the algorithm and its KMS
-/// key, which [`algorithm`] judges.
+/// lower-cased) it does not implement: all but the algorithm, its KMS key
+/// and an SSE-C key, which [`form_encryption`] judges.
 pub fn refuse_fields<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), S3Error> {
-    match names
-        .into_iter()
-        .find(|name| is_sse(name) && *name != SSE_HEADER && *name != KMS_KEY_ID_HEADER)
-    {
+    match names.into_iter().find(|name| {
+        is_sse(name)
+            && *name != SSE_HEADER
+            && *name != KMS_KEY_ID_HEADER
+            && !CUSTOMER_HEADERS.contains(name)
+    }) {
         Some(name) => Err(refused(name)),
         None => Ok(()),
     }
+}
+
+/// How a form upload (PostObject) asks to be encrypted: its encryption
+/// fields (names lower-cased) judged as a PutObject's headers are.
+pub async fn form_encryption(
+    state: &AppState,
+    fields: &[(String, String)],
+) -> Result<Option<Encryption>, S3Error> {
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in fields.iter().filter(|(name, _)| is_sse(name)) {
+        let name = http::HeaderName::from_bytes(name.as_bytes());
+        let value = http::HeaderValue::from_str(value);
+        if let (Ok(name), Ok(value)) = (name, value) {
+            headers.insert(name, value);
+        } else {
+            return Err(S3Error::invalid_argument(
+                "A server-side encryption form field is not valid",
+            ));
+        }
+    }
+    for_write(state, &headers).await
 }
 
 /// The SSE-C key a PutObject, GetObject, HeadObject, GetObjectAttributes or
@@ -190,13 +216,16 @@ fn allowed_over(
     Ok(key)
 }
 
-/// How a PutObject asks to be encrypted: by its SSE-C key or by its
-/// `x-amz-server-side-encryption` header (and its KMS key); `None` when it
-/// asks nothing (the bucket's default may still apply, see
+/// How a write with `headers` asks to be encrypted: by its SSE-C key or by
+/// its `x-amz-server-side-encryption` header (and its KMS key); `None` when
+/// it asks nothing (the bucket's default may still apply, see
 /// `ops::bucket_encryption`).
-pub async fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encryption>, S3Error> {
-    let customer = customer_key(state, parts)?;
-    let header = |name: &str| parts.headers.get(name).map(|value| value.as_bytes());
+pub async fn for_write(
+    state: &AppState,
+    headers: &http::HeaderMap,
+) -> Result<Option<Encryption>, S3Error> {
+    let customer = allowed_over(state, CustomerKey::from_headers(headers)?)?;
+    let header = |name: &str| headers.get(name).map(|value| value.as_bytes());
     let kms_key = header(KMS_KEY_ID_HEADER)
         .map(|value| {
             std::str::from_utf8(value).map_err(|_| {
@@ -219,7 +248,7 @@ pub async fn for_write(state: &AppState, parts: &Parts) -> Result<Option<Encrypt
 
 /// The encryption `x-amz-server-side-encryption` (a header, or a form
 /// field) names, with the KMS key `kms_key` names for `aws:kms`.
-pub async fn algorithm(
+async fn algorithm(
     state: &AppState,
     value: &[u8],
     kms_key: Option<&str>,
