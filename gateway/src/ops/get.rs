@@ -19,7 +19,7 @@ use super::range::{RangeRequest, content_range, resolve};
 use super::sse::Keys;
 use super::sse::read::{Opened, Purpose, client_sizes};
 use super::sse::write::echo;
-use crate::error::S3Error;
+use crate::error::{Code, DELETE_MARKER, S3Error};
 use crate::router::Query;
 use crate::state::AppState;
 
@@ -70,7 +70,10 @@ pub async fn get_object(
     let bucket = object.bucket();
     let customer_key = super::sse::customer_key(state, parts)?;
     let lock_headers = object.lock_headers();
-    let info = object.resolve(state).await?;
+    let info = object
+        .resolve(state)
+        .await
+        .map_err(no_delete_marker_either)?;
     let purpose = match mode {
         Mode::Body => Purpose::Read,
         Mode::HeadersOnly => Purpose::Describe,
@@ -183,6 +186,19 @@ fn part_range(parts: &[u64], number: u16, size: u64) -> Result<RangeRequest, S3E
         Some(range) if range.is_empty() => Ok(RangeRequest::Whole),
         Some(range) => Ok(RangeRequest::Partial(range)),
         None => Err(S3Error::invalid_part_number(parts_count)),
+    }
+}
+
+/// A GET or HEAD of a key with no object says whether a delete marker
+/// hides it: `x-amz-delete-marker: true` comes with the marker's answer
+/// (`S3Error::from(StorageError::DeleteMarker)`), and `false` with any other
+/// `NoSuchKey`, as S3 answers (s3-tests `test_delete_marker_nonversioned`).
+fn no_delete_marker_either(err: S3Error) -> S3Error {
+    let marked = err.headers.iter().any(|(name, _)| name == DELETE_MARKER);
+    if err.code == Code::NoSuchKey.as_str() && !marked {
+        err.with_header(DELETE_MARKER.clone(), HeaderValue::from_static("false"))
+    } else {
+        err
     }
 }
 
