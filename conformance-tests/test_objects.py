@@ -172,6 +172,9 @@ def test_head_missing_key_is_404_without_body(raw: RawClient, bucket):
     assert response.status_code == 404
     assert response.content == b""
     assert response.headers.get("x-amz-request-id")
+    # No delete marker hides it (test_versioning.py has the `true` case), as S3 says.
+    assert response.headers.get("x-amz-delete-marker") == "false"
+    assert raw.request("GET", bucket, "missing").headers.get("x-amz-delete-marker") == "false"
 
 
 def test_object_calls_on_missing_bucket_are_no_such_bucket(raw: RawClient, bucket_names):
