@@ -484,10 +484,16 @@ mod tests {
             assert_eq!((err.code, err.status.as_u16()), ("NotImplemented", 501));
             let lower = name.to_ascii_lowercase();
             assert!(err.message.contains(&lower), "{}", err.message);
-            assert_eq!(
-                refuse_fields([lower.as_str()]).unwrap_err().code,
-                "NotImplemented"
-            );
+            // A form takes an SSE-C key (`form_encryption`), never a
+            // copy source's.
+            if CUSTOMER_HEADERS.contains(&lower.as_str()) {
+                refuse_fields([lower.as_str()]).unwrap();
+            } else {
+                assert_eq!(
+                    refuse_fields([lower.as_str()]).unwrap_err().code,
+                    "NotImplemented"
+                );
+            }
         }
     }
 
