@@ -60,6 +60,19 @@ use crate::router::Endpoint;
 use crate::state::AppState;
 use crate::xml;
 
+/// Who a request proved to be, for what runs after its operation.
+#[derive(Debug, Default)]
+pub struct Requester {
+    /// Whether `access_key` is wanted (the access log): a request logged
+    /// by none copies no key.
+    pub wants_access_key: bool,
+    /// The access key id a signature proved (not an anonymous request's).
+    pub access_key: Option<String>,
+    /// The namespace its bucket names are in (an Ozone tenant's, for a
+    /// tenant's key), for the CORS rules of the bucket the request named.
+    pub namespace: Namespace,
+}
+
 /// Authenticates and authorises the request for its operation, then runs
 /// it. Two operations are not signed in the request's headers: a CORS
 /// preflight (browsers sign none; it is answered from the bucket's CORS
@@ -68,19 +81,15 @@ use crate::xml;
 /// body as sent. An operation's error drains the unread body (up to a
 /// limit) so the client's keep-alive connection survives it; a request
 /// refused access is answered at once, as a refused signature is, so a
-/// client waiting on `Expect: 100-continue` never sends its body. The
-/// access key id a signature proved is left in `caller`, when given (for
-/// the access log: a request logged by none copies no key), whatever the
-/// outcome after it; the namespace its bucket names are in (an Ozone
-/// tenant's, for a tenant's key) is left in `namespace`, for the CORS
-/// rules of the bucket the request named.
+/// client waiting on `Expect: 100-continue` never sends its body. Who the
+/// request proved to be is left in `requester`, whatever the outcome after
+/// it.
 pub async fn dispatch(
     state: &AppState,
     endpoint: Endpoint,
     parts: &Parts,
     body: Body,
-    caller: Option<&mut Option<String>>,
-    namespace: &mut Namespace,
+    requester: &mut Requester,
 ) -> Result<Response, S3Error> {
     let (mut authorised, mut payload) = match endpoint {
         Endpoint::PreflightRequest { .. } => {
@@ -94,11 +103,9 @@ pub async fn dispatch(
             let Authenticated {
                 identity, payload, ..
             } = state.verifier.authenticate(parts, body).await?;
-            namespace.clone_from(&identity.namespace);
-            if let Some(caller) = caller
-                && !crate::access_control::is_anonymous(&identity)
-            {
-                *caller = Some(identity.access_key.clone());
+            requester.namespace.clone_from(&identity.namespace);
+            if requester.wants_access_key && !crate::access_control::is_anonymous(&identity) {
+                requester.access_key = Some(identity.access_key.clone());
             }
             let authorised =
                 authorise::authorise_request(state, &endpoint, parts, &identity).await?;
@@ -489,15 +496,8 @@ mod tests {
         std::mem::size_of::<F>()
     }
 
-    /// `dispatch`'s shape: state, endpoint, parts, body, caller, namespace.
-    type DispatchFn<'a, F> = fn(
-        &'a AppState,
-        Endpoint,
-        &'a Parts,
-        Body,
-        Option<&'a mut Option<String>>,
-        &'a mut Namespace,
-    ) -> F;
+    /// `dispatch`'s shape: state, endpoint, parts, body, requester.
+    type DispatchFn<'a, F> = fn(&'a AppState, Endpoint, &'a Parts, Body, &'a mut Requester) -> F;
 
     /// The size of the future `dispatch` returns, without running it.
     fn dispatch_future_size<'a, F: Future>(_: DispatchFn<'a, F>) -> usize {

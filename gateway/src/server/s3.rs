@@ -15,7 +15,6 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Method, Version, header};
-use storage_client::Namespace;
 
 use crate::admin;
 use crate::console::Console;
@@ -247,11 +246,15 @@ async fn serve_api(
             endpoint => endpoint.bucket().map(str::to_owned),
         })
         .flatten();
-    let caller = logged.then_some(&mut served.caller);
-    let mut namespace = Namespace::Shared;
-    let result = ops::dispatch(state, endpoint, parts, body, caller, &mut namespace).await;
+    let mut requester = ops::Requester {
+        wants_access_key: logged,
+        ..ops::Requester::default()
+    };
+    let result = ops::dispatch(state, endpoint, parts, body, &mut requester).await;
+    served.caller = requester.access_key;
+    let namespace = &requester.namespace;
     let result = match cors_bucket {
-        Some(bucket) => ops::cors::with_headers(state, parts, (&namespace, &bucket), result).await,
+        Some(bucket) => ops::cors::with_headers(state, parts, (namespace, &bucket), result).await,
         None => result,
     };
     (served, result)
