@@ -13,7 +13,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use storage_client::BucketDocument;
+use storage_client::{BucketDocument, Namespace};
 
 /// Entries kept before the map is emptied: a bucket's documents are at
 /// most tens of KiB, so this bounds the memory to a few tens of MiB, and
@@ -21,8 +21,9 @@ use storage_client::BucketDocument;
 const CAPACITY: usize = 1024;
 
 type Parsed = Arc<dyn Any + Send + Sync>;
-/// Per bucket and kind: the text last parsed and what it parsed to.
-type Entries = HashMap<(String, BucketDocument), (Arc<str>, Parsed)>;
+/// Per bucket (in its namespace: two tenants may each have a bucket of one
+/// name) and kind: the text last parsed and what it parsed to.
+type Entries = HashMap<(Namespace, String, BucketDocument), (Arc<str>, Parsed)>;
 
 #[derive(Default)]
 pub struct ParsedDocuments {
@@ -34,7 +35,7 @@ impl ParsedDocuments {
     /// from an earlier parse of this same text if there was one.
     pub fn get_or_parse<T, E>(
         &self,
-        bucket: &str,
+        (namespace, bucket): (&Namespace, &str),
         kind: BucketDocument,
         text: Arc<str>,
         parse: impl FnOnce(&str) -> Result<T, E>,
@@ -42,7 +43,7 @@ impl ParsedDocuments {
     where
         T: Any + Send + Sync,
     {
-        let key = (bucket.to_owned(), kind);
+        let key = (namespace.clone(), bucket.to_owned(), kind);
         let hit = self
             .lock()
             .get(&key)
@@ -73,6 +74,8 @@ impl ParsedDocuments {
 mod tests {
     use super::*;
 
+    const SHARED: Namespace = Namespace::Shared;
+
     fn parse_counting(calls: &mut usize) -> impl FnOnce(&str) -> Result<usize, ()> + '_ {
         move |text| {
             *calls += 1;
@@ -87,8 +90,12 @@ mod tests {
         let mut calls = 0;
         let text: Arc<str> = Arc::from("{}");
         for _ in 0..3 {
-            let parsed =
-                cache.get_or_parse("b", kind, Arc::clone(&text), parse_counting(&mut calls));
+            let parsed = cache.get_or_parse(
+                (&SHARED, "b"),
+                kind,
+                Arc::clone(&text),
+                parse_counting(&mut calls),
+            );
             assert_eq!(*parsed.unwrap(), 2);
         }
         assert_eq!(calls, 1);
@@ -96,32 +103,64 @@ mod tests {
         // write (or a reload), so it is parsed again.
         let reloaded: Arc<str> = Arc::from("{}");
         cache
-            .get_or_parse("b", kind, reloaded, parse_counting(&mut calls))
+            .get_or_parse((&SHARED, "b"), kind, reloaded, parse_counting(&mut calls))
             .unwrap();
         assert_eq!(calls, 2);
         cache
-            .get_or_parse("other", kind, Arc::clone(&text), parse_counting(&mut calls))
+            .get_or_parse(
+                (&SHARED, "other"),
+                kind,
+                Arc::clone(&text),
+                parse_counting(&mut calls),
+            )
             .unwrap();
         assert_eq!(calls, 3, "entries are per bucket");
+        // A tenant's bucket of the same name is another bucket: its entry
+        // survives the shared bucket's document changing.
+        let tenant = Namespace::Tenant(Arc::from("tenant-a"));
+        let (tenants, shared): (Arc<str>, Arc<str>) = (Arc::from("{}"), Arc::from("{}"));
+        for (namespace, text) in [(&tenant, &tenants), (&SHARED, &shared), (&tenant, &tenants)] {
+            cache
+                .get_or_parse(
+                    (namespace, "b"),
+                    kind,
+                    Arc::clone(text),
+                    parse_counting(&mut calls),
+                )
+                .unwrap();
+        }
+        assert_eq!(calls, 5, "entries are per namespace");
     }
 
     #[test]
     fn a_failed_parse_is_not_kept_and_the_map_stays_bounded() {
         let cache = ParsedDocuments::default();
         let text: Arc<str> = Arc::from("bad");
-        let failed: Result<Arc<usize>, &str> =
-            cache.get_or_parse("b", BucketDocument::Acl, Arc::clone(&text), |_| Err("bad"));
+        let failed: Result<Arc<usize>, &str> = cache.get_or_parse(
+            (&SHARED, "b"),
+            BucketDocument::Acl,
+            Arc::clone(&text),
+            |_| Err("bad"),
+        );
         assert!(failed.is_err());
         let mut calls = 0;
         cache
-            .get_or_parse("b", BucketDocument::Acl, text, parse_counting(&mut calls))
+            .get_or_parse(
+                (&SHARED, "b"),
+                BucketDocument::Acl,
+                text,
+                parse_counting(&mut calls),
+            )
             .unwrap();
         assert_eq!(calls, 1);
         for i in 0..CAPACITY * 2 {
             cache
-                .get_or_parse(&format!("b{i}"), BucketDocument::Acl, Arc::from("x"), |t| {
-                    Ok::<_, ()>(t.len())
-                })
+                .get_or_parse(
+                    (&SHARED, &format!("b{i}")),
+                    BucketDocument::Acl,
+                    Arc::from("x"),
+                    |t| Ok::<_, ()>(t.len()),
+                )
                 .unwrap();
         }
         assert!(cache.lock().len() <= CAPACITY);

@@ -73,7 +73,7 @@ pub async fn load_parsed<T: Any + Send + Sync>(
     match load(state, namespace, bucket, kind).await? {
         Some(text) => state
             .parsed_documents
-            .get_or_parse(bucket, kind, text, parse)
+            .get_or_parse((namespace, bucket), kind, text, parse)
             .map(Some),
         None => Ok(None),
     }
