@@ -70,14 +70,17 @@ pub async fn complete_multipart_upload(
             .map(|s| s.as_ref().map(Stored::wrapping)),
         Ok(Some(Wrapping::Customer { .. }))
     );
-    // It may repeat an SSE-KMS upload's `aws:kms` too (see `ops::sse`).
-    let repeats = parts.headers.contains_key(crate::ops::sse::SSE_HEADER);
-    if customer_key.is_some() || repeats || (is_customer && info.checksum_algorithm.is_some()) {
+    if customer_key.is_some() || (is_customer && info.checksum_algorithm.is_some()) {
         let keys = crate::ops::sse::Keys::of(state);
-        let upload =
-            crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keys).await?;
-        crate::ops::sse::check_repeated_kms(parts, upload.as_ref())?;
+        crate::ops::sse::write::Upload::open(&info.meta, customer_key.as_ref(), keys).await?;
     }
+    // It may repeat an SSE-KMS upload's `aws:kms` too (see `ops::sse`),
+    // judged by the record alone: no KMS call to complete an upload.
+    let wrapping = match &stored_record {
+        Ok(Some(stored @ Stored::Multipart(_))) => Some(stored.wrapping()),
+        _ => None,
+    };
+    crate::ops::sse::check_repeated_kms(parts, wrapping)?;
     let mut stored = state
         .storage
         .all_parts(upload)

@@ -37,7 +37,7 @@ async fn upload_settings(
         .map_err(|err| upload_error(upload, err))?;
     let keys = crate::ops::sse::Keys::of(state);
     let encrypted = Upload::open(&settings.meta, customer_key.as_ref(), keys).await?;
-    crate::ops::sse::check_repeated_kms(parts, encrypted.as_ref())?;
+    crate::ops::sse::check_repeated_kms(parts, encrypted.as_ref().map(Upload::wrapping))?;
     Ok((settings.checksum_algorithm, encrypted))
 }
 

@@ -292,14 +292,18 @@ pub async fn kms_data_key(state: &AppState, key_id: Option<&str>) -> Result<Encr
 }
 
 /// A part or completion that repeats `aws:kms` (and its KMS key) must be
-/// of an upload begun so: the part is sealed under the upload's key, so a
-/// request naming another encryption is refused rather than ignored.
-pub fn check_repeated_kms(parts: &Parts, upload: Option<&write::Upload>) -> Result<(), S3Error> {
+/// of an upload begun so (`upload` is what sealed its key): the part is
+/// sealed under the upload's key, so a request naming another encryption
+/// is refused rather than ignored.
+pub fn check_repeated_kms(
+    parts: &Parts,
+    upload: Option<&crate::sse::record::Wrapping>,
+) -> Result<(), S3Error> {
     if parts.headers.get(SSE_HEADER).is_none() {
         return Ok(());
     }
     let asked_key = parts.headers.get(KMS_KEY_ID_HEADER).map(|v| v.as_bytes());
-    match upload.map(write::Upload::wrapping) {
+    match upload {
         Some(crate::sse::record::Wrapping::Kms(sealed))
             if asked_key.is_none_or(|asked| asked == sealed.key_id.as_bytes()) =>
         {
