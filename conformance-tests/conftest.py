@@ -287,6 +287,8 @@ def unique_bucket_name(hint: str = "") -> str:
 
 def empty_and_delete_bucket(client, name: str) -> None:
     try:
+        for upload in client.list_multipart_uploads(Bucket=name).get("Uploads", []):
+            client.abort_multipart_upload(Bucket=name, Key=upload["Key"], UploadId=upload["UploadId"])
         paginator = client.get_paginator("list_objects_v2")
         for page in paginator.paginate(Bucket=name):
             objects = [{"Key": o["Key"]} for o in page.get("Contents", [])]

@@ -17,7 +17,8 @@ import requests
 from botocore.exceptions import ClientError
 
 from client_errors import error_code, status
-from conftest import Credentials, external_endpoint, make_s3_client, payload, start_server, unique_bucket_name
+from conftest import (Credentials, empty_and_delete_bucket, external_endpoint, make_s3_client, payload,
+                      start_server, unique_bucket_name)
 from kms_dev import ADMIN_USER, GATEWAY_USER, start_kms
 from raw_client import RawClient, assert_client_error, assert_s3_error
 from test_post_object import post, presigned_post
@@ -118,12 +119,15 @@ def raw(server) -> RawClient:
     return raw_of(server)
 
 
-def delete_bucket(client, name: str) -> None:
-    for upload in client.list_multipart_uploads(Bucket=name).get("Uploads", []):
-        client.abort_multipart_upload(Bucket=name, Key=upload["Key"], UploadId=upload["UploadId"])
-    for found in client.list_objects_v2(Bucket=name).get("Contents", []):
-        client.delete_object(Bucket=name, Key=found["Key"])
-    client.delete_bucket(Bucket=name)
+def one_part_upload(client, bucket: str, key: str, body: bytes, **create) -> tuple[dict, dict]:
+    """A one-part multipart upload of `body`: CreateMultipartUpload's answer and the GET after."""
+    created = client.create_multipart_upload(Bucket=bucket, Key=key, **create)
+    part = client.upload_part(Bucket=bucket, Key=key, UploadId=created["UploadId"], PartNumber=1, Body=body)
+    client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=created["UploadId"],
+                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    got = client.get_object(Bucket=bucket, Key=key)
+    assert got["Body"].read() == body
+    return created, got
 
 
 @pytest.fixture
@@ -131,7 +135,7 @@ def kms_bucket(s3):
     name = unique_bucket_name("kms")
     s3.create_bucket(Bucket=name)
     yield name
-    delete_bucket(s3, name)
+    empty_and_delete_bucket(s3, name)
 
 
 # ---- the dev KMS itself ----
@@ -268,16 +272,11 @@ def test_the_default_key_seals_aws_kms_without_a_key_id(default_key_server):
         assert_kms(s3.put_object(Bucket=bucket, Key="named", Body=b"named", **kms(KEY_1)), KEY_1)
         assert_kms(s3.head_object(Bucket=bucket, Key="named"), KEY_1)
         # A multipart upload too.
-        created = s3.create_multipart_upload(Bucket=bucket, Key="mpu", ServerSideEncryption="aws:kms")
+        created, got = one_part_upload(s3, bucket, "mpu", b"part", ServerSideEncryption="aws:kms")
         assert_kms(created, KEY_2)
-        part = s3.upload_part(Bucket=bucket, Key="mpu", UploadId=created["UploadId"], PartNumber=1, Body=b"part")
-        s3.complete_multipart_upload(Bucket=bucket, Key="mpu", UploadId=created["UploadId"],
-                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
-        got = s3.get_object(Bucket=bucket, Key="mpu")
-        assert got["Body"].read() == b"part"
         assert_kms(got, KEY_2)
     finally:
-        delete_bucket(s3, bucket)
+        empty_and_delete_bucket(s3, bucket)
 
 
 def test_a_key_the_kms_does_not_have_is_refused_and_nothing_stored(s3, kms_bucket):
@@ -470,13 +469,8 @@ def test_a_kms_bucket_default_encrypts_writes_without_headers(server, s3, kms_bu
     s3.put_bucket_encryption(Bucket=kms_bucket, ServerSideEncryptionConfiguration=KMS_DEFAULT)
     assert_kms(s3.copy_object(Bucket=kms_bucket, Key="copy", CopySource={"Bucket": kms_bucket, "Key": "plain-src"}),
                KEY_1)
-    created = s3.create_multipart_upload(Bucket=kms_bucket, Key="mpu")
+    created, got = one_part_upload(s3, kms_bucket, "mpu", b"mp")
     assert_kms(created, KEY_1)
-    part = s3.upload_part(Bucket=kms_bucket, Key="mpu", UploadId=created["UploadId"], PartNumber=1, Body=b"mp")
-    s3.complete_multipart_upload(Bucket=kms_bucket, Key="mpu", UploadId=created["UploadId"],
-                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
-    got = s3.get_object(Bucket=kms_bucket, Key="mpu")
-    assert got["Body"].read() == b"mp"
     assert_kms(got, KEY_1)
     s3.delete_bucket_encryption(Bucket=kms_bucket)
 
@@ -564,7 +558,7 @@ def test_the_kms_down_is_a_retryable_503_and_service_resumes(tmp_path_factory):
         assert_kms(put, KEY_1)
         assert s3.get_object(Bucket=bucket, Key="sealed")["Body"].read() == body
         assert s3.get_object(Bucket=bucket, Key="after")["Body"].read() == b"after"
-        delete_bucket(s3, bucket)
+        empty_and_delete_bucket(s3, bucket)
         assert head_during_outage["ResponseMetadata"]["HTTPStatusCode"] == 200, head_during_outage
         assert_kms(head_during_outage, KEY_1)
     finally:
