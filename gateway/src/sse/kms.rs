@@ -39,7 +39,6 @@ const KMS_TIMEOUT: Duration = Duration::from_secs(10);
 /// A data key the KMS made under a KMS key: what is stored (the key's
 /// name and version, the IV and the encrypted key) and the key in the
 /// clear, which never is.
-#[derive(Clone, PartialEq, Eq)]
 pub struct DataKey {
     pub sealed: SealedDataKey,
     /// The key that seals the object key: derived from the data key, so

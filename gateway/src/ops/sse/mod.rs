@@ -59,7 +59,7 @@ pub const AWS_KMS: &str = "aws:kms";
 
 /// What the gateway opens stored object keys with, besides a request's
 /// SSE-C key.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct Keys<'a> {
     pub keyring: Option<&'a Keyring>,
     pub kms: Option<&'a Kms>,
