@@ -35,6 +35,7 @@ const EMBEDDED: Capabilities = Capabilities {
     versioning: true,
     checks_owner: true,
     conditional_delete: true,
+    lists_deletes_at_once: true,
 };
 
 async fn open() -> (TempDir, Storage) {

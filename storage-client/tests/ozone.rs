@@ -87,6 +87,7 @@ const OZONE: Capabilities = Capabilities {
     versioning: false,
     checks_owner: false,
     conditional_delete: false,
+    lists_deletes_at_once: false,
 };
 
 conformance::suite!(

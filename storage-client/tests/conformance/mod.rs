@@ -52,6 +52,13 @@ pub struct Capabilities {
     /// The back end deletes on a condition, atomically (Ozone's OM cannot,
     /// and the call says `NotImplemented`).
     pub conditional_delete: bool,
+    /// A listing begun after a delete has returned never shows the deleted
+    /// key. Ozone's can, for a moment: its OM's ListKeys opens a RocksDB
+    /// iterator, then asks the table cache of each key it yields whether a
+    /// delete hides it; a delete flushed to RocksDB in between has left the
+    /// cache by then, and the iterator's snapshot still holds the key
+    /// (`OmMetadataManagerImpl.listKeys`). See the README's Ozone table.
+    pub lists_deletes_at_once: bool,
 }
 
 /// Runs every case of the suite as one test each. `$open` is an async

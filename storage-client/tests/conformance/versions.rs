@@ -323,13 +323,25 @@ pub async fn version_listing_pages(s: &Storage, caps: &Capabilities) {
     s.delete_object(BucketRef::new(&a, "b").object("e"))
         .await
         .unwrap();
-    let everything = all_versions(s, "").await;
-    let per_key = |key: &str| everything.iter().filter(|e| e.key == key).count();
-    if caps.versioning {
-        assert_eq!((per_key("a"), per_key("d/x"), per_key("e")), (3, 2, 2));
+    // Versions of `a`, `d/x` and `e` (whose delete marker counts, if kept).
+    let expected = if caps.versioning {
+        (3, 2, 2)
     } else {
-        assert_eq!((per_key("a"), per_key("d/x"), per_key("e")), (1, 1, 0));
+        (1, 1, 0)
+    };
+    let mut everything = all_versions(s, "").await;
+    if !caps.lists_deletes_at_once {
+        // The back end may still list `e` for a moment; not for long.
+        for _ in 0..100 {
+            if everything.iter().filter(|v| v.key == "e").count() == expected.2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            everything = all_versions(s, "").await;
+        }
     }
+    let per_key = |key: &str| everything.iter().filter(|e| e.key == key).count();
+    assert_eq!((per_key("a"), per_key("d/x"), per_key("e")), expected);
     let keys: Vec<&str> = everything.iter().map(|e| e.key.as_str()).collect();
     let mut sorted = keys.clone();
     sorted.sort();
