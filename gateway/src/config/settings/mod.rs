@@ -126,14 +126,6 @@ pub const CONFIG_ENV: &str = "S3GW_CONFIG";
 pub use declared::*;
 pub use key::{Defaulted, Key, NoDefault};
 
-/// The setting `key` names; a key missing from [`SETTINGS`] is a bug here.
-pub fn setting(key: &str) -> &'static Setting {
-    SETTINGS
-        .iter()
-        .find(|s| s.key == key)
-        .unwrap_or_else(|| panic!("{key} is not in SETTINGS"))
-}
-
 impl Setting {
     /// `--read-buffer`.
     pub fn flag(&self) -> String {
@@ -157,14 +149,6 @@ impl Setting {
             Kind::Duration { .. } => "DURATION",
             Kind::Count { .. } => "COUNT",
             Kind::Flag => "BOOL",
-        }
-    }
-
-    /// The declared default value, unless it is the back end's or none.
-    pub fn default_value(&self) -> Option<&'static str> {
-        match self.default {
-            Default::Value(value) => Some(value),
-            Default::Storage { .. } | Default::Unset(_) => None,
         }
     }
 
