@@ -12,7 +12,7 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
 use crate::config::LogFormat;
-use crate::config::settings::setting;
+use crate::config::settings::LOG_LEVEL;
 
 /// The crates whose events a bare level applies to.
 const OWN_CRATES: [&str; 2] = ["s3_gateway", "storage_client"];
@@ -72,10 +72,8 @@ pub fn check(log_level: &str) -> Result<(), String> {
 
 /// Installs the global subscriber; call once, before anything logs.
 pub fn init(log_level: &str, format: LogFormat) {
-    let filter = EnvFilter::try_new(directives(log_level)).unwrap_or_else(|_| {
-        let default = setting("log_level").default_value().unwrap_or("info");
-        EnvFilter::new(directives(default))
-    });
+    let filter = EnvFilter::try_new(directives(log_level))
+        .unwrap_or_else(|_| EnvFilter::new(directives(LOG_LEVEL.default.value)));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -289,9 +289,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         let instance = Instance {
             endpoint: endpoint.clone(),
             region: config.region.clone(),
-            data_dir: settings::setting("data_dir")
-                .default_value()
-                .is_none_or(|default| config.data_dir != Path::new(default))
+            data_dir: (config.data_dir != Path::new(settings::DATA_DIR.default.value))
                 .then(|| config.data_dir.clone()),
             root_source: root_source(&config),
         };

@@ -9,46 +9,51 @@ use std::path::PathBuf;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
 use super::layer::{Given, Layer};
-use super::settings::{CONFIG_ENV, CONFIG_FLAG, SETTINGS, setting};
+use super::settings::{self, CONFIG_ENV, CONFIG_FLAG, Key, SETTINGS, Setting};
 
 /// The settings `admin` reads like the server: where the configuration is,
 /// the region to sign for, the data dir holding a generated root key, the
 /// credentials file that may hold a root key.
-pub const ADMIN_SETTINGS: [&str; 3] = ["region", "data_dir", "credentials"];
+pub const ADMIN_SETTINGS: [&Setting; 3] = [
+    settings::REGION.setting(),
+    settings::DATA_DIR.setting(),
+    settings::CREDENTIALS.setting(),
+];
 
 /// Flags as given, by TOML key.
 #[derive(Clone, Debug, Default)]
 pub struct Flags {
     pub config: Option<PathBuf>,
-    given: BTreeMap<&'static str, String>,
+    given: BTreeMap<&'static str, Given>,
 }
 
 impl Flags {
-    /// These flags with `--key value` added, as if given on the command line.
-    pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
-        self.given.insert(setting(key).key, value.into());
+    /// These flags with `key`'s flag and `value` added, as if given on the
+    /// command line.
+    pub fn with<K, D>(mut self, key: Key<K, D>, value: impl Into<String>) -> Self {
+        self.given.insert(key.key, Given::new(value, key.flag()));
         self
     }
 
     pub(crate) fn layer(&self) -> Layer {
-        let settings = self
-            .given
-            .iter()
-            .map(|(&key, value)| (key, Given::new(value.clone(), setting(key).flag())));
-        Layer(settings.collect())
+        Layer(self.given.clone())
     }
 
-    fn augment(command: Command, keys: &[&'static str], id_prefix: &str, global: bool) -> Command {
+    fn augment(
+        command: Command,
+        settings: &[&'static Setting],
+        id_prefix: &str,
+        global: bool,
+    ) -> Command {
         let config = Arg::new(format!("{id_prefix}{CONFIG_FLAG}"))
             .long(CONFIG_FLAG)
             .value_name("FILE")
             .global(global)
             .help(format!("TOML configuration file [env: {CONFIG_ENV}]"));
-        keys.iter().fold(command.arg(config), |command, &key| {
-            let s = setting(key);
+        settings.iter().fold(command.arg(config), |command, s| {
             command.arg(
-                Arg::new(format!("{id_prefix}{key}"))
-                    .long(key.replace('_', "-"))
+                Arg::new(format!("{id_prefix}{}", s.key))
+                    .long(s.key.replace('_', "-"))
                     .value_name(s.value_name())
                     .global(global)
                     .help(s.long_help()),
@@ -56,7 +61,7 @@ impl Flags {
         })
     }
 
-    fn from_matches(matches: &ArgMatches, keys: &[&'static str], id_prefix: &str) -> Self {
+    fn from_matches(matches: &ArgMatches, settings: &[&'static Setting], id_prefix: &str) -> Self {
         let value = |key: &str| {
             matches
                 .get_one::<String>(&format!("{id_prefix}{key}"))
@@ -64,9 +69,9 @@ impl Flags {
         };
         Self {
             config: value(CONFIG_FLAG).map(PathBuf::from),
-            given: keys
+            given: settings
                 .iter()
-                .filter_map(|&key| value(key).map(|v| (key, v)))
+                .filter_map(|s| value(s.key).map(|v| (s.key, Given::new(v, s.flag()))))
                 .collect(),
         }
     }
@@ -77,7 +82,7 @@ impl Flags {
 pub struct ServeArgs(pub Flags);
 
 impl ServeArgs {
-    pub fn with(self, key: &str, value: impl Into<String>) -> Self {
+    pub fn with<K, D>(self, key: Key<K, D>, value: impl Into<String>) -> Self {
         Self(self.0.with(key, value))
     }
 
@@ -89,14 +94,14 @@ impl ServeArgs {
         })
     }
 
-    fn keys() -> Vec<&'static str> {
-        SETTINGS.iter().map(|s| s.key).collect()
+    fn settings() -> Vec<&'static Setting> {
+        SETTINGS.iter().collect()
     }
 }
 
 impl FromArgMatches for ServeArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(Self(Flags::from_matches(matches, &Self::keys(), "")))
+        Ok(Self(Flags::from_matches(matches, &Self::settings(), "")))
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
@@ -107,7 +112,7 @@ impl FromArgMatches for ServeArgs {
 
 impl Args for ServeArgs {
     fn augment_args(command: Command) -> Command {
-        Flags::augment(command, &Self::keys(), "", false)
+        Flags::augment(command, &Self::settings(), "", false)
     }
 
     fn augment_args_for_update(command: Command) -> Command {

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::settings::{
-    DURATION_UNITS, Default, Kind, MAX_DURATION, SETTINGS, SIZE_UNITS, Setting, setting,
+    DURATION_UNITS, Defaulted, Key, Kind, MAX_DURATION, NoDefault, SETTINGS, SIZE_UNITS, Setting,
+    kind,
 };
 use crate::toml_error::toml_error;
 
@@ -42,114 +43,174 @@ impl Layer {
         self.0.extend(over.0);
     }
 
-    /// The setting as given, if it was; `key` must be declared (a typo
-    /// here would otherwise read as "never given").
-    pub(crate) fn get(&self, key: &str) -> Option<&Given> {
-        self.0.get(setting(key).key)
+    /// The setting as given, if it was.
+    pub(crate) fn get(&self, setting: &Setting) -> Option<&Given> {
+        self.0.get(setting.key)
     }
 
-    /// The setting as given, else its declared default (`None` when its
-    /// default is the storage back end's or nothing).
-    fn given_or_default(&self, key: &str) -> Option<Given> {
-        match (self.get(key), setting(key).default) {
-            (Some(given), _) => Some(given.clone()),
-            (None, Default::Value(value)) => Some(Given::new(value, format!("{key}'s default"))),
-            (None, Default::Storage { .. } | Default::Unset(_)) => None,
-        }
+    /// The setting as given, else its declared default.
+    fn given_or_default<K, D: Fallback>(&self, key: Key<K, D>) -> D::Or<Given> {
+        key.default.given_or(self.get(&key), key.key)
+    }
+
+    /// The setting as given or its default, read by `read`.
+    fn read<K, D: Fallback, T>(
+        &self,
+        key: Key<K, D>,
+        read: impl FnOnce(Given) -> Result<T, ConfigError>,
+    ) -> Result<D::Or<T>, ConfigError> {
+        D::try_map(self.given_or_default(key), read)
     }
 
     /// A text setting, given or its default.
-    pub(crate) fn text(&self, key: &str) -> Option<Given> {
+    pub(crate) fn text<D: Fallback>(&self, key: Key<kind::Text, D>) -> D::Or<Given> {
         self.given_or_default(key)
     }
 
-    /// A word setting its declared [`Word`](super::settings::Word) accepts.
-    pub(crate) fn word(&self, key: &str) -> Result<Option<Given>, ConfigError> {
-        let Kind::Word { word, expected, .. } = setting(key).kind else {
-            panic!("{key} is not a word");
-        };
-        match self.given_or_default(key) {
-            Some(given) if !word.accepts(&given.value) => {
+    /// A path setting, given or its default.
+    pub(crate) fn path<D: Fallback>(&self, key: Key<kind::Path, D>) -> D::Or<Given> {
+        self.given_or_default(key)
+    }
+
+    /// A list setting, given or its default.
+    pub(crate) fn list<D: Fallback>(&self, key: Key<kind::List, D>) -> D::Or<Given> {
+        self.given_or_default(key)
+    }
+
+    /// A word setting its declared [`Word`](crate::word::Word) accepts.
+    pub(crate) fn word<D: Fallback>(
+        &self,
+        key: Key<kind::Word, D>,
+    ) -> Result<D::Or<Given>, ConfigError> {
+        let kind::Word { word, expected } = key.kind;
+        self.read(key, |given| {
+            if word.accepts(&given.value) {
+                Ok(given)
+            } else {
                 Err(given.invalid(&format!("expected {expected}")))
             }
-            given => Ok(given),
-        }
+        })
     }
 
     /// A choice setting: one of its declared values.
-    pub(crate) fn choice(&self, key: &str) -> Result<Option<&'static str>, ConfigError> {
-        let Kind::Choice { values, .. } = setting(key).kind else {
-            panic!("{key} is not a choice");
-        };
-        let Some(given) = self.given_or_default(key) else {
-            return Ok(None);
-        };
-        match values.iter().find(|v| **v == given.value) {
-            Some(value) => Ok(Some(value)),
-            None => Err(given.invalid(&format!("expected {}", values.join(" or ")))),
-        }
+    pub(crate) fn choice<D: Fallback>(
+        &self,
+        key: Key<kind::Choice, D>,
+    ) -> Result<D::Or<&'static str>, ConfigError> {
+        let kind::Choice { values } = key.kind;
+        self.read(key, |given| {
+            match values.iter().find(|v| **v == given.value) {
+                Some(value) => Ok(*value),
+                None => Err(given.invalid(&format!("expected {}", values.join(" or ")))),
+            }
+        })
     }
 
     /// A size setting within its declared bounds.
-    pub(crate) fn size(&self, key: &str) -> Result<Option<u64>, ConfigError> {
-        let (max, off) = match setting(key).kind {
-            Kind::Size { max } => (max, false),
-            Kind::SizeOrOff { max } => (max, true),
-            _ => panic!("{key} is not a size"),
-        };
-        let Some(given) = self.given_or_default(key) else {
-            return Ok(None);
-        };
-        if off && given.value.trim() == "0" {
-            return Ok(Some(0));
-        }
-        let size = parse_size(&given)?;
-        if size > max {
-            return Err(given.invalid(&format!("is too large (at most {})", size_text(max))));
-        }
-        Ok(Some(size))
+    pub(crate) fn size<D: Fallback>(
+        &self,
+        key: Key<kind::Size, D>,
+    ) -> Result<D::Or<u64>, ConfigError> {
+        let kind::Size { max, off } = key.kind;
+        self.read(key, |given| {
+            if off && given.value.trim() == "0" {
+                return Ok(0);
+            }
+            let size = parse_size(&given)?;
+            if size > max {
+                return Err(given.invalid(&format!("is too large (at most {})", size_text(max))));
+            }
+            Ok(size)
+        })
     }
 
     /// A duration setting, at least its declared minimum.
-    pub(crate) fn duration(&self, key: &str) -> Result<Option<Duration>, ConfigError> {
-        let Kind::Duration { min } = setting(key).kind else {
-            panic!("{key} is not a duration");
-        };
-        let Some(given) = self.given_or_default(key) else {
-            return Ok(None);
-        };
-        let duration = parse_duration(&given)?;
-        if duration < min {
-            return Err(given.invalid(&format!("must be at least {}s", min.as_secs())));
-        }
-        Ok(Some(duration))
+    pub(crate) fn duration<D: Fallback>(
+        &self,
+        key: Key<kind::Duration, D>,
+    ) -> Result<D::Or<Duration>, ConfigError> {
+        let kind::Duration { min } = key.kind;
+        self.read(key, |given| {
+            let duration = parse_duration(&given)?;
+            if duration < min {
+                return Err(given.invalid(&format!("must be at least {}s", min.as_secs())));
+            }
+            Ok(duration)
+        })
     }
 
     /// A count setting within its declared bounds.
-    pub(crate) fn count(&self, key: &str) -> Result<Option<u64>, ConfigError> {
-        let Kind::Count { max } = setting(key).kind else {
-            panic!("{key} is not a count");
-        };
-        let Some(given) = self.given_or_default(key) else {
-            return Ok(None);
-        };
-        let count = parse_count(&given)?;
-        if count > max {
-            return Err(given.invalid(&format!("is too large (at most {max})")));
-        }
-        Ok(Some(count))
+    pub(crate) fn count<D: Fallback>(
+        &self,
+        key: Key<kind::Count, D>,
+    ) -> Result<D::Or<u64>, ConfigError> {
+        let kind::Count { max } = key.kind;
+        self.read(key, |given| {
+            let count = parse_count(&given)?;
+            if count > max {
+                return Err(given.invalid(&format!("is too large (at most {max})")));
+            }
+            Ok(count)
+        })
     }
 
     /// A `true`/`false` setting.
-    pub(crate) fn flag(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        let Some(given) = self.given_or_default(key) else {
-            return Ok(None);
-        };
-        match given.value.as_str() {
-            "true" => Ok(Some(true)),
-            "false" => Ok(Some(false)),
+    pub(crate) fn flag<D: Fallback>(
+        &self,
+        key: Key<kind::Flag, D>,
+    ) -> Result<D::Or<bool>, ConfigError> {
+        self.read(key, |given| match given.value.as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
             _ => Err(given.invalid("expected true or false")),
-        }
+        })
+    }
+}
+
+/// What a reader returns: a setting with a declared default is its value,
+/// one without is `None` when unset.
+pub(crate) trait Fallback: Copy {
+    type Or<T>;
+
+    /// `given`, else the declared default of setting `key`.
+    fn given_or(self, given: Option<&Given>, key: &str) -> Self::Or<Given>;
+
+    fn try_map<T, U>(
+        value: Self::Or<T>,
+        f: impl FnOnce(T) -> Result<U, ConfigError>,
+    ) -> Result<Self::Or<U>, ConfigError>;
+}
+
+impl Fallback for Defaulted {
+    type Or<T> = T;
+
+    fn given_or(self, given: Option<&Given>, key: &str) -> Given {
+        given.map_or_else(
+            || Given::new(self.value, format!("{key}'s default")),
+            Given::clone,
+        )
+    }
+
+    fn try_map<T, U>(
+        value: T,
+        f: impl FnOnce(T) -> Result<U, ConfigError>,
+    ) -> Result<U, ConfigError> {
+        f(value)
+    }
+}
+
+impl Fallback for NoDefault {
+    type Or<T> = Option<T>;
+
+    fn given_or(self, given: Option<&Given>, _key: &str) -> Option<Given> {
+        given.cloned()
+    }
+
+    fn try_map<T, U>(
+        value: Option<T>,
+        f: impl FnOnce(T) -> Result<U, ConfigError>,
+    ) -> Result<Option<U>, ConfigError> {
+        value.map(f).transpose()
     }
 }
 
@@ -310,23 +371,5 @@ mod tests {
         assert_eq!(size_text(1 << 20), "1MiB");
         assert_eq!(size_text(3 << 30), "3GiB");
         assert_eq!(size_text(1000), "1000");
-    }
-
-    #[test]
-    fn every_declared_default_parses_within_its_bounds() {
-        let defaults = Layer::default();
-        for s in SETTINGS {
-            match s.kind {
-                Kind::Size { .. } | Kind::SizeOrOff { .. } => {
-                    defaults.size(s.key).expect(s.key);
-                }
-                Kind::Duration { .. } => drop(defaults.duration(s.key).expect(s.key)),
-                Kind::Count { .. } => drop(defaults.count(s.key).expect(s.key)),
-                Kind::Flag => drop(defaults.flag(s.key).expect(s.key)),
-                Kind::Word { .. } => drop(defaults.word(s.key).expect(s.key)),
-                Kind::Choice { .. } => drop(defaults.choice(s.key).expect(s.key)),
-                Kind::Text(_) | Kind::Path(_) | Kind::List(_) => {}
-            }
-        }
     }
 }

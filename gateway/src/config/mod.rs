@@ -28,7 +28,7 @@ use crate::lifecycle::worker::Schedule;
 use crate::sse::keyring::Keyring;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
-use settings::{ReadBy, SETTINGS, setting};
+use settings::{ReadBy, SETTINGS, Setting};
 pub use unknown_env::unknown_vars;
 
 /// The root key given in the environment, instead of a generated one.
@@ -251,8 +251,8 @@ impl Config {
     /// the tests of [`settings`] rule out.
     pub fn for_tests(data_dir: &Path) -> Self {
         let flags = ServeArgs::default()
-            .with("listen", "127.0.0.1:0")
-            .with("data_dir", data_dir.display().to_string());
+            .with(settings::LISTEN, "127.0.0.1:0")
+            .with(settings::DATA_DIR, data_dir.display().to_string());
         match Self::load_from(&flags, |_| None) {
             Ok(config) => config,
             Err(error) => panic!("the declared defaults are invalid: {error}"),
@@ -341,7 +341,7 @@ impl AdminConfig {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let layer = layers(&flags.0, &env)?;
-        let scheme = if layer.get("tls_cert").is_some() {
+        let scheme = if layer.get(&settings::TLS_CERT).is_some() {
             "https"
         } else {
             "http"
@@ -349,7 +349,9 @@ impl AdminConfig {
         Ok(Self {
             region: layer.region()?,
             data_dir: layer.data_dir()?,
-            credentials: layer.get("credentials").map(|s| PathBuf::from(&s.value)),
+            credentials: layer
+                .path(settings::CREDENTIALS)
+                .map(|s| PathBuf::from(&s.value)),
             endpoint: format!("{scheme}://{}", reachable(layer.listen()?[0])),
         })
     }
@@ -358,9 +360,7 @@ impl AdminConfig {
 impl Layer {
     /// `IP:PORT`, or `HOST:PORT` resolved to every address of HOST.
     fn listen(&self) -> Result<Vec<SocketAddr>, ConfigError> {
-        let Some(s) = self.text("listen") else {
-            unreachable!("listen has a default");
-        };
+        let s = self.text(settings::LISTEN);
         if let Ok(addr) = s.value.parse::<SocketAddr>() {
             return Ok(vec![addr]);
         }
@@ -379,37 +379,36 @@ impl Layer {
     }
 
     fn data_dir(&self) -> Result<PathBuf, ConfigError> {
-        match self.text("data_dir") {
-            Some(s) if s.value.is_empty() => Err(s.invalid("must not be empty")),
-            Some(s) => Ok(PathBuf::from(&s.value)),
-            None => unreachable!("data_dir has a default"),
+        let s = self.path(settings::DATA_DIR);
+        if s.value.is_empty() {
+            return Err(s.invalid("must not be empty"));
         }
+        Ok(PathBuf::from(&s.value))
     }
 
     fn region(&self) -> Result<String, ConfigError> {
-        let Some(s) = self.word("region")? else {
-            unreachable!("region has a default");
-        };
-        Ok(s.value)
+        Ok(self.word(settings::REGION)?.value)
     }
 
     fn validate(self, root_key: Option<KeyEntry>) -> Result<Config, ConfigError> {
         let listen = self.listen()?;
         let data_dir = self.data_dir()?;
         let region = self.region()?;
-        let domain = self.word("domain")?.map(|s| s.value.to_ascii_lowercase());
-        let trusted_proxies = match self.get("trusted_proxies") {
+        let domain = self
+            .word(settings::DOMAIN)?
+            .map(|s| s.value.to_ascii_lowercase());
+        let trusted_proxies = match self.list(settings::TRUSTED_PROXIES) {
             None => TrustedProxies::default(),
             Some(s) => TrustedProxies::parse(s.value.split(',')).map_err(|why| s.invalid(&why))?,
         };
-        let proxy_protocol = self.flag("proxy_protocol")?.unwrap_or(false);
+        let proxy_protocol = self.flag(settings::PROXY_PROTOCOL)?;
         if proxy_protocol
             && trusted_proxies.is_empty()
-            && let Some(s) = self.get("proxy_protocol")
+            && let Some(s) = self.get(&settings::PROXY_PROTOCOL)
         {
             return Err(s.invalid("needs trusted_proxies: the proxies that send the header"));
         }
-        let keys = match self.get("credentials") {
+        let keys = match self.path(settings::CREDENTIALS) {
             Some(s) => private_file::check(Path::new(&s.value), "secret keys")
                 .map_err(|why| format!("credentials file {why}"))
                 .and_then(|()| {
@@ -418,38 +417,33 @@ impl Layer {
                 .map_err(|e| ConfigError(format!("{}: {e}", s.origin)))?,
             None => Vec::new(),
         };
-        let block_size = self.size("block_size")?;
-        let chunk_size = self.size("chunk_size")?;
+        let block_size = self.size(settings::BLOCK_SIZE)?;
+        let chunk_size = self.size(settings::CHUNK_SIZE)?;
         if let (Some(block), Some(chunk)) = (block_size, chunk_size)
             && chunk > block
-            && let Some(s) = self.get("chunk_size")
+            && let Some(s) = self.get(&settings::CHUNK_SIZE)
         {
-            let block = self.get("block_size").map_or_else(
+            let block = self.get(&settings::BLOCK_SIZE).map_or_else(
                 || format!("the default block size {block}"),
                 |b| format!("{} = {:?}", b.origin, b.value),
             );
             return Err(s.invalid(&format!("is larger than the block size ({block})")));
         }
-        let read_buffer = self.size("read_buffer")?;
-        let small_block_max = self.size("small_block_max")?;
-        let metadata_db_cache = self.size("metadata_db_cache")?;
-        let small_block_db_cache = self.size("small_block_db_cache")?;
-        let multipart_upload_expiry = self.duration("multipart_upload_expiry")?;
-        let open_key_expiry = self.duration("open_key_expiry")?;
-        let reclaim_interval = self.duration("reclaim_interval")?;
-        let reclaim_grace = self.duration("reclaim_grace")?;
-        let key_cache_ttl = self.duration("key_cache_ttl")?;
-        let metadata_cache_ttl = self.duration("metadata_cache_ttl")?;
-        let unknown_key_cache_ttl = self.duration("unknown_key_cache_ttl")?;
+        let read_buffer = self.size(settings::READ_BUFFER)?;
+        let small_block_max = self.size(settings::SMALL_BLOCK_MAX)?;
+        let metadata_db_cache = self.size(settings::METADATA_DB_CACHE)?;
+        let small_block_db_cache = self.size(settings::SMALL_BLOCK_DB_CACHE)?;
+        let multipart_upload_expiry = self.duration(settings::MULTIPART_UPLOAD_EXPIRY)?;
+        let open_key_expiry = self.duration(settings::OPEN_KEY_EXPIRY)?;
+        let reclaim_interval = self.duration(settings::RECLAIM_INTERVAL)?;
+        let reclaim_grace = self.duration(settings::RECLAIM_GRACE)?;
+        let key_cache_ttl = self.duration(settings::KEY_CACHE_TTL)?;
+        let metadata_cache_ttl = self.duration(settings::METADATA_CACHE_TTL)?;
+        let unknown_key_cache_ttl = self.duration(settings::UNKNOWN_KEY_CACHE_TTL)?;
         let backend = self.backend()?;
-        let log_level = match self.text("log_level") {
-            Some(s) => {
-                crate::logging::check(&s.value).map_err(|why| s.invalid(&why))?;
-                s.value
-            }
-            None => unreachable!("log_level has a default"),
-        };
-        let tls = match (self.get("tls_cert"), self.get("tls_key")) {
+        let log_level = self.text(settings::LOG_LEVEL);
+        crate::logging::check(&log_level.value).map_err(|why| log_level.invalid(&why))?;
+        let tls = match (self.path(settings::TLS_CERT), self.path(settings::TLS_KEY)) {
             (Some(cert), Some(key)) => Some(TlsFiles {
                 cert: PathBuf::from(&cert.value),
                 key: PathBuf::from(&key.value),
@@ -459,31 +453,23 @@ impl Layer {
                 return Err(s.invalid("TLS needs both a certificate and a key"));
             }
         };
-        let log_format = match self.choice("log_format")? {
-            Some("json") => LogFormat::Json,
-            Some(_) => LogFormat::Text,
-            None => unreachable!("log_format has a default"),
+        let log_format = match self.choice(settings::LOG_FORMAT)? {
+            "json" => LogFormat::Json,
+            _ => LogFormat::Text,
         };
-        let access_log = self.flag("access_log")?.unwrap_or(true);
-        let drain_delay = self.duration("drain_delay")?.unwrap_or(Duration::ZERO);
-        let sigv2 = self.flag("sigv2")?.unwrap_or(true);
-        let sse_c_over_http = self.flag("sse_c_over_http")?.unwrap_or(false);
+        let access_log = self.flag(settings::ACCESS_LOG)?;
+        let drain_delay = self.duration(settings::DRAIN_DELAY)?;
+        let sigv2 = self.flag(settings::SIGV2)?;
+        let sse_c_over_http = self.flag(settings::SSE_C_OVER_HTTP)?;
         // Read (and so checked) whether or not the console is on: a bad
         // value is refused at start, not when the console is turned on.
         let console_settings = ConsoleSettings {
-            idle: self
-                .duration("console_session_idle")?
-                .unwrap_or_else(|| unreachable!("console_session_idle has a default")),
-            max: self
-                .duration("console_session_max")?
-                .unwrap_or_else(|| unreachable!("console_session_max has a default")),
+            idle: self.duration(settings::CONSOLE_SESSION_IDLE)?,
+            max: self.duration(settings::CONSOLE_SESSION_MAX)?,
         };
-        let console = self
-            .flag("console")?
-            .unwrap_or(false)
-            .then_some(console_settings);
+        let console = self.flag(settings::CONSOLE)?.then_some(console_settings);
         let sse_master_keys = self
-            .get("sse_master_key_file")
+            .path(settings::SSE_MASTER_KEY_FILE)
             .map(|s| {
                 sse_master_key::read(Path::new(&s.value))
                     .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
@@ -492,12 +478,8 @@ impl Layer {
         let sse_kms = self.kms_settings()?;
         let limits = self.limits()?;
         let lifecycle = Schedule {
-            interval: self
-                .duration("lifecycle_interval")?
-                .unwrap_or_else(|| unreachable!("lifecycle_interval has a default")),
-            day: self
-                .duration("lifecycle_day")?
-                .unwrap_or_else(|| unreachable!("lifecycle_day has a default")),
+            interval: self.duration(settings::LIFECYCLE_INTERVAL)?,
+            day: self.duration(settings::LIFECYCLE_DAY)?,
         };
         Ok(Config {
             listen,
@@ -508,7 +490,9 @@ impl Layer {
             trusted_proxies,
             proxy_protocol,
             keys,
-            credentials: self.get("credentials").map(|s| PathBuf::from(&s.value)),
+            credentials: self
+                .path(settings::CREDENTIALS)
+                .map(|s| PathBuf::from(&s.value)),
             root_key,
             block_size,
             chunk_size,
@@ -523,7 +507,7 @@ impl Layer {
             key_cache_ttl,
             metadata_cache_ttl,
             unknown_key_cache_ttl,
-            log_level,
+            log_level: log_level.value,
             log_format,
             access_log,
             drain_delay,
@@ -541,9 +525,13 @@ impl Layer {
     /// SSE-KMS's settings, if `sse_kms_url` is given; the other two are
     /// refused without it, as they would do nothing.
     fn kms_settings(&self) -> Result<Option<KmsSettings>, ConfigError> {
-        let text = |key| self.text(key).map(|s| s.value.trim().to_owned());
-        let Some(url) = text("sse_kms_url").filter(|url| !url.is_empty()) else {
-            if let Some(given) = self.get("sse_kms_default_key") {
+        let trimmed = |s: layer::Given| s.value.trim().to_owned();
+        let Some(url) = self
+            .text(settings::SSE_KMS_URL)
+            .map(trimmed)
+            .filter(|url| !url.is_empty())
+        else {
+            if let Some(given) = self.get(&settings::SSE_KMS_DEFAULT_KEY) {
                 return Err(ConfigError(format!(
                     "{} names a default KMS key, but no KMS is configured (sse_kms_url)",
                     given.origin
@@ -555,56 +543,43 @@ impl Layer {
             .map_err(|why| ConfigError(format!("sse_kms_url: {why}")))?;
         Ok(Some(KmsSettings {
             url,
-            user: text("sse_kms_user")
-                .unwrap_or_else(|| unreachable!("sse_kms_user has a default")),
-            default_key: text("sse_kms_default_key").filter(|key| !key.is_empty()),
+            user: trimmed(self.text(settings::SSE_KMS_USER)),
+            default_key: self
+                .text(settings::SSE_KMS_DEFAULT_KEY)
+                .map(trimmed)
+                .filter(|key| !key.is_empty()),
         }))
     }
 
     /// The connection and request limits, each given or its declared default.
     fn limits(&self) -> Result<Limits, ConfigError> {
-        let duration = |key| -> Result<Duration, ConfigError> {
-            Ok(self
-                .duration(key)?
-                .unwrap_or_else(|| unreachable!("{key} has a default")))
-        };
-        let size = |key| -> Result<usize, ConfigError> {
-            Ok(in_memory(
-                self.size(key)?
-                    .unwrap_or_else(|| unreachable!("{key} has a default")),
-            ))
-        };
-        let count = |key| -> Result<usize, ConfigError> {
-            Ok(in_memory(
-                self.count(key)?
-                    .unwrap_or_else(|| unreachable!("{key} has a default")),
-            ))
-        };
         let limits = Limits {
-            max_connections: count("max_connections")?,
-            request_header_timeout: duration("request_header_timeout")?,
-            idle_timeout: duration("idle_timeout")?,
-            http2_keepalive_interval: duration("http2_keepalive_interval")?,
-            http2_keepalive_timeout: duration("http2_keepalive_timeout")?,
-            body_idle_timeout: duration("body_idle_timeout")?,
-            max_header_bytes: size("max_header_bytes")?,
-            max_header_count: count("max_header_count")?,
-            max_url_length: size("max_url_length")?,
-            max_signed_chunk: size("max_signed_chunk")?,
-            chunk_buffer_budget: size("chunk_buffer_budget")?,
-            chunk_buffer_wait: duration("chunk_buffer_wait")?,
+            max_connections: in_memory(self.count(settings::MAX_CONNECTIONS)?),
+            request_header_timeout: self.duration(settings::REQUEST_HEADER_TIMEOUT)?,
+            idle_timeout: self.duration(settings::IDLE_TIMEOUT)?,
+            http2_keepalive_interval: self.duration(settings::HTTP2_KEEPALIVE_INTERVAL)?,
+            http2_keepalive_timeout: self.duration(settings::HTTP2_KEEPALIVE_TIMEOUT)?,
+            body_idle_timeout: self.duration(settings::BODY_IDLE_TIMEOUT)?,
+            max_header_bytes: in_memory(self.size(settings::MAX_HEADER_BYTES)?),
+            max_header_count: in_memory(self.count(settings::MAX_HEADER_COUNT)?),
+            max_url_length: in_memory(self.size(settings::MAX_URL_LENGTH)?),
+            max_signed_chunk: in_memory(self.size(settings::MAX_SIGNED_CHUNK)?),
+            chunk_buffer_budget: in_memory(self.size(settings::CHUNK_BUFFER_BUDGET)?),
+            chunk_buffer_wait: self.duration(settings::CHUNK_BUFFER_WAIT)?,
         };
         if limits.max_signed_chunk > limits.chunk_buffer_budget {
-            let named = |key: &str| {
-                self.get(key)
-                    .map_or_else(|| format!("{key}'s default"), |s| s.origin.clone())
+            let named = |setting: &Setting| {
+                self.get(setting).map_or_else(
+                    || format!("{}'s default", setting.key),
+                    |s| s.origin.clone(),
+                )
             };
             return Err(ConfigError(format!(
                 "max signed chunk {} ({}) is larger than the chunk buffer budget {} ({}): no signed chunk could ever be buffered",
                 limits.max_signed_chunk,
-                named("max_signed_chunk"),
+                named(&settings::MAX_SIGNED_CHUNK),
                 limits.chunk_buffer_budget,
-                named("chunk_buffer_budget"),
+                named(&settings::CHUNK_BUFFER_BUDGET),
             )));
         }
         Ok(limits)
@@ -613,7 +588,7 @@ impl Layer {
     /// The back end, refusing settings that only the other one reads: a
     /// setting that silently does nothing hides a mistake.
     fn backend(&self) -> Result<Backend, ConfigError> {
-        let ozone = self.choice("backend")? == Some("ozone");
+        let ozone = self.choice(settings::BACKEND)? == "ozone";
         let (not_read_here, reader) = if ozone {
             (ReadBy::Ozone, "the embedded back end")
         } else {
@@ -622,20 +597,19 @@ impl Layer {
         let refused = SETTINGS
             .iter()
             .filter(|s| s.read_by != ReadBy::Both && s.read_by != not_read_here)
-            .find_map(|s| self.get(s.key));
+            .find_map(|s| self.get(s));
         if let Some(s) = refused {
             return Err(s.invalid(&format!("only {reader} reads this setting")));
         }
         if !ozone {
             return Ok(Backend::Embedded);
         }
-        let Some(om) = self.get("om") else {
-            let om = setting("om");
+        let Some(om) = self.list(settings::OM) else {
             return Err(ConfigError(format!(
                 "backend ozone needs the Ozone Manager address: {} {} (or {})",
-                om.flag(),
-                om.value_name(),
-                om.env()
+                settings::OM.flag(),
+                settings::OM.value_name(),
+                settings::OM.env()
             )));
         };
         let addresses: Vec<String> = om.value.split(',').map(|a| a.trim().to_owned()).collect();
@@ -646,32 +620,32 @@ impl Layer {
         }
         Ok(Backend::Ozone(OzoneSettings {
             om: addresses,
-            connect_timeout: self.duration("ozone_connect_timeout")?,
-            request_timeout: self.duration("ozone_request_timeout")?,
+            connect_timeout: self.duration(settings::OZONE_CONNECT_TIMEOUT)?,
+            request_timeout: self.duration(settings::OZONE_REQUEST_TIMEOUT)?,
             system_secret: self
-                .get("ozone_system_secret_file")
+                .path(settings::OZONE_SYSTEM_SECRET_FILE)
                 .map(|s| {
                     system_secret::read(Path::new(&s.value))
                         .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
                 })
                 .transpose()?,
             records_key: self
-                .get("ozone_records_key_file")
+                .path(settings::OZONE_RECORDS_KEY_FILE)
                 .map(|s| {
                     records_key::read(Path::new(&s.value))
                         .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
                 })
                 .transpose()?,
             tls: self.ozone_tls()?,
-            user_secrets: self.flag("ozone_user_secrets")?,
+            user_secrets: self.flag(settings::OZONE_USER_SECRETS)?,
         }))
     }
 
     /// `ozone_tls_ca_file` read, with `ozone_tls_server_name`; a server
     /// name without a CA file is refused rather than ignored.
     fn ozone_tls(&self) -> Result<Option<OzoneTls>, ConfigError> {
-        let server_name = self.get("ozone_tls_server_name");
-        let Some(ca) = self.get("ozone_tls_ca_file") else {
+        let server_name = self.text(settings::OZONE_TLS_SERVER_NAME);
+        let Some(ca) = self.path(settings::OZONE_TLS_CA_FILE) else {
             return match server_name {
                 Some(name) => Err(name.invalid("needs ozone_tls_ca_file")),
                 None => Ok(None),
@@ -679,7 +653,7 @@ impl Layer {
         };
         let pem = std::fs::read(&ca.value)
             .map_err(|e| ConfigError(format!("{}: cannot read {}: {e}", ca.origin, ca.value)))?;
-        OzoneTls::new(pem, server_name.map(|name| name.value.clone()))
+        OzoneTls::new(pem, server_name.map(|name| name.value))
             .map(Some)
             .map_err(|e| ConfigError(format!("{}: {e}", ca.origin)))
     }

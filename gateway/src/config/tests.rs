@@ -69,7 +69,8 @@ fn file_then_env_then_flags_override_each_other() {
     let file = file_with(
         "listen = \"0.0.0.0:1000\"\nregion = \"eu-west-1\"\ndomain = \"s3.file\"\nlog_level = \"warn\"\nblock_size = 1048576\n",
     );
-    let flags = ServeArgs::config(file.path().to_path_buf()).with("listen", "127.0.0.1:3000");
+    let flags =
+        ServeArgs::config(file.path().to_path_buf()).with(settings::LISTEN, "127.0.0.1:3000");
     let env = [
         ("S3GW_LISTEN", "127.0.0.1:2000"),
         ("S3GW_REGION", "eu-central-1"),
@@ -113,14 +114,14 @@ fn relative_paths_in_the_file_are_relative_to_it() {
 
 #[test]
 fn a_listen_host_name_resolves_to_its_addresses() {
-    let flags = ServeArgs::default().with("listen", "localhost:9000");
+    let flags = ServeArgs::default().with(settings::LISTEN, "localhost:9000");
     let config = Config::load_from(&flags, env_of(&[])).expect("valid");
     assert!(!config.listen.is_empty());
     for addr in &config.listen {
         assert!(addr.ip().is_loopback(), "{addr}");
         assert_eq!(addr.port(), 9000);
     }
-    let flags = ServeArgs::default().with("listen", "no-such-host.invalid:9000");
+    let flags = ServeArgs::default().with(settings::LISTEN, "no-such-host.invalid:9000");
     let message = error_of(&flags, &[]);
     assert!(
         message.contains("--listen") && message.contains("resolve"),
@@ -133,7 +134,7 @@ fn a_bad_listen_address_names_its_source() {
     let message = error_of(&ServeArgs::default(), &[("S3GW_LISTEN", "nowhere")]);
     assert!(message.contains("S3GW_LISTEN"), "{message}");
     assert!(!message.contains('\n'), "one line: {message}");
-    let flags = ServeArgs::default().with("listen", "1.2.3.4");
+    let flags = ServeArgs::default().with(settings::LISTEN, "1.2.3.4");
     assert!(error_of(&flags, &[]).contains("--listen"));
 }
 
@@ -249,7 +250,7 @@ fn credentials_file_is_loaded_and_checked() {
     let file = file_with(
         "[[keys]]\nname = \"alice\"\naccess_key = \"ALICEKEY00000001\"\nsecret_key = \"alice-secret-alice-secret-alice-secret\"\n\n[[keys]]\nname = \"bob\"\naccess_key = \"BOBKEY0000000001\"\nsecret_key = \"bob-secret-bob-secret-bob-secret-bob\"\nroot = true\n",
     );
-    let flags = ServeArgs::default().with("credentials", file.path().to_string_lossy());
+    let flags = ServeArgs::default().with(settings::CREDENTIALS, file.path().to_string_lossy());
     let config = Config::load_from(&flags, env_of(&[])).expect("valid");
     assert_eq!(config.keys.len(), 2);
     assert_eq!(config.keys[0].name, "alice");
@@ -298,7 +299,7 @@ fn bad_credentials_files_are_refused() {
     ];
     for (text, expected) in cases {
         let file = file_with(&text);
-        let flags = ServeArgs::default().with("credentials", file.path().to_string_lossy());
+        let flags = ServeArgs::default().with(settings::CREDENTIALS, file.path().to_string_lossy());
         let message = error_of(&flags, &[]);
         assert!(message.contains(expected), "{text:?} gave {message}");
         assert!(
@@ -318,7 +319,10 @@ fn a_credentials_file_others_may_read_is_refused_like_the_system_secret() {
     ));
     std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
     let path = file.path().to_string_lossy().to_string();
-    let message = error_of(&ServeArgs::default().with("credentials", &path), &[]);
+    let message = error_of(
+        &ServeArgs::default().with(settings::CREDENTIALS, &path),
+        &[],
+    );
     assert!(message.contains(": --credentials: "), "{message}");
     assert!(message.contains(&path), "{message}");
     assert!(message.contains("mode 644"), "{message}");
@@ -331,7 +335,7 @@ fn a_credentials_file_others_may_read_is_refused_like_the_system_secret() {
     assert!(from_env.contains(": S3GW_CREDENTIALS: "), "{from_env}");
 
     std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
-    let flags = ServeArgs::default().with("credentials", &path);
+    let flags = ServeArgs::default().with(settings::CREDENTIALS, &path);
     assert_eq!(
         Config::load_from(&flags, env_of(&[]))
             .expect("valid")
@@ -362,7 +366,7 @@ fn the_sse_master_key_file_is_loaded_from_an_owner_only_file() {
     );
     std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
     let message = error_of(
-        &ServeArgs::default().with("sse_master_key_file", &path),
+        &ServeArgs::default().with(settings::SSE_MASTER_KEY_FILE, &path),
         &[],
     );
     assert!(message.contains("--sse-master-key-file"), "{message}");
@@ -432,7 +436,7 @@ fn sizes_accept_units_and_refuse_nonsense() {
     let env = [("S3GW_BLOCK_SIZE", "1MiB"), ("S3GW_CHUNK_SIZE", "2MiB")];
     let message = error_of(&ServeArgs::default(), &env);
     assert!(message.contains("larger than the block size"), "{message}");
-    let flags = ServeArgs::default().with("chunk_size", "2MiB");
+    let flags = ServeArgs::default().with(settings::CHUNK_SIZE, "2MiB");
     let message = error_of(&flags, &env);
     assert!(
         message.contains("--chunk-size") && message.contains("S3GW_BLOCK_SIZE"),
@@ -492,7 +496,7 @@ fn durations_accept_units_and_refuse_nonsense() {
 
 #[test]
 fn a_zero_multipart_upload_expiry_is_refused() {
-    let flags = ServeArgs::default().with("multipart_upload_expiry", "0s");
+    let flags = ServeArgs::default().with(settings::MULTIPART_UPLOAD_EXPIRY, "0s");
     let message = error_of(&flags, &[]);
     assert!(message.contains("--multipart-upload-expiry"), "{message}");
     assert!(message.contains("at least 1s"), "{message}");
@@ -511,11 +515,11 @@ fn console_timeouts_are_checked_with_the_console_off() {
 
 #[test]
 fn a_zero_reclaim_interval_is_refused_and_a_zero_grace_is_not() {
-    let flags = ServeArgs::default().with("reclaim_interval", "0s");
+    let flags = ServeArgs::default().with(settings::RECLAIM_INTERVAL, "0s");
     let message = error_of(&flags, &[]);
     assert!(message.contains("--reclaim-interval"), "{message}");
     assert!(message.contains("at least 1s"), "{message}");
-    let flags = ServeArgs::default().with("reclaim_grace", "0s");
+    let flags = ServeArgs::default().with(settings::RECLAIM_GRACE, "0s");
     let config = Config::load_from(&flags, env_of(&[])).expect("valid");
     assert_eq!(config.storage_config().reclaim_grace, Duration::ZERO);
 }
@@ -525,7 +529,8 @@ fn storage_settings_follow_file_then_env_then_flags() {
     let file = file_with(
         "read_buffer = \"64KiB\"\nmultipart_upload_expiry = \"2d\"\nkey_cache_ttl = 5\nmetadata_cache_ttl = \"10m\"\n",
     );
-    let flags = ServeArgs::config(file.path().to_path_buf()).with("metadata_cache_ttl", "0");
+    let flags =
+        ServeArgs::config(file.path().to_path_buf()).with(settings::METADATA_CACHE_TTL, "0");
     let env = [
         ("S3GW_MULTIPART_UPLOAD_EXPIRY", "36h"),
         ("S3GW_METADATA_CACHE_TTL", "1m"),
@@ -617,7 +622,9 @@ fn every_setting_has_a_flag() {
     named.sort_unstable();
     assert_eq!(flagged, named);
     assert_eq!(
-        layer.get("key_cache_ttl").map(|s| s.origin.as_str()),
+        layer
+            .get(&settings::KEY_CACHE_TTL)
+            .map(|s| s.origin.as_str()),
         Some("--key-cache-ttl")
     );
 }
@@ -641,8 +648,8 @@ fn the_embedded_back_end_is_the_default() {
 #[test]
 fn the_ozone_back_end_takes_one_or_more_oms_from_any_layer() {
     let flags = ServeArgs::default()
-        .with("backend", "ozone")
-        .with("om", "om1:8981, om2.example.com:8981,[::1]:8981");
+        .with(settings::BACKEND, "ozone")
+        .with(settings::OM, "om1:8981, om2.example.com:8981,[::1]:8981");
     let config = Config::load_from(&flags, env_of(&[])).expect("valid");
     let ozone = ozone_settings_of(&config);
     assert_eq!(ozone.om, ["om1:8981", "om2.example.com:8981", "[::1]:8981"]);
@@ -739,7 +746,7 @@ fn the_ozone_back_end_needs_an_om() {
 
 #[test]
 fn an_om_without_the_ozone_back_end_is_refused() {
-    let flags = ServeArgs::default().with("om", "127.0.0.1:8981");
+    let flags = ServeArgs::default().with(settings::OM, "127.0.0.1:8981");
     let message = error_of(&flags, &[]);
     assert!(message.contains("--om"), "{message}");
     assert!(message.contains("--backend ozone"), "{message}");
@@ -847,7 +854,8 @@ fn limits_default_and_follow_every_layer() {
     assert!(config.sigv2, "SigV2 is on unless turned off");
 
     let file = file_with("max_connections = 10\nidle_timeout = \"5s\"\nsigv2 = false\n");
-    let flags = ServeArgs::config(file.path().to_path_buf()).with("max_header_bytes", "4KiB");
+    let flags =
+        ServeArgs::config(file.path().to_path_buf()).with(settings::MAX_HEADER_BYTES, "4KiB");
     let env = [
         ("S3GW_MAX_CONNECTIONS", "20"),
         ("S3GW_CHUNK_BUFFER_WAIT", "0"),

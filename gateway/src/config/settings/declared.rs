@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use super::key::declare;
 use super::{Default, Kind, ReadBy, Setting};
 use crate::word::{Chars, Word};
 
 const DIGITS_LOWER_DASH: Chars = Chars(&[(b'-', b'-'), (b'0', b'9'), (b'a', b'z')]);
 /// Region names: lower-case letters, digits and `-`.
-pub(super) const REGION: Word = Word {
+pub(super) const REGION_NAME: Word = Word {
     min: 1,
     max: None,
     first: DIGITS_LOWER_DASH,
@@ -57,8 +58,8 @@ const fn ozone(value: &'static str) -> Default {
     }
 }
 
-pub const SETTINGS: &[Setting] = &[
-    Setting {
+declare! {
+    LISTEN = Setting {
         key: "listen",
         kind: Kind::Text("ADDR"),
         default: Default::Value("127.0.0.1:9878"),
@@ -66,7 +67,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Address to listen on: IP:PORT, or HOST:PORT for every address HOST resolves to",
         doc: "IP address and port to serve on; a host name (`localhost:9878`) serves on every address it resolves to, logged at start",
     },
-    Setting {
+    BACKEND = Setting {
         key: "backend",
         kind: Kind::Choice {
             name: "NAME",
@@ -77,7 +78,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Storage back end: embedded or ozone",
         doc: "`embedded` (local disk) or `ozone` (an Apache Ozone cluster, below)",
     },
-    Setting {
+    OM = Setting {
         key: "om",
         kind: Kind::List("HOST:PORT[,HOST:PORT...]"),
         default: Default::Unset("none; required with `ozone`"),
@@ -85,7 +86,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Ozone Manager gRPC address(es)",
         doc: "Ozone Managers' gRPC addresses (port 8981 by default); TOML: a string or an array",
     },
-    Setting {
+    OZONE_CONNECT_TIMEOUT = Setting {
         key: "ozone_connect_timeout",
         kind: Kind::Duration { min: SECOND },
         default: ozone("5s"),
@@ -93,7 +94,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Connection timeout to Ozone Managers and datanodes",
         doc: "Opening a connection to an OM or datanode",
     },
-    Setting {
+    OZONE_REQUEST_TIMEOUT = Setting {
         key: "ozone_request_timeout",
         kind: Kind::Duration { min: SECOND },
         default: ozone("60s"),
@@ -101,7 +102,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Deadline of one Ozone command attempt",
         doc: "One attempt of one OM or datanode command",
     },
-    Setting {
+    OZONE_SYSTEM_SECRET_FILE = Setting {
         key: "ozone_system_secret_file",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none; required on a cluster with security on"),
@@ -109,7 +110,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "File with the S3 secret of the gateway's identity .s3gw in a secure Ozone cluster",
         doc: "The S3 secret of the gateway's own identity `.s3gw` in the OM's store (`ozone s3 getsecret -u .s3gw`, or the bare secret), for a cluster with security on; refused unless readable by its owner only (see docs/security.md)",
     },
-    Setting {
+    OZONE_USER_SECRETS = Setting {
         key: "ozone_user_secrets",
         kind: Kind::Flag,
         default: ozone("true"),
@@ -117,7 +118,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Accept the S3 keys of Ozone's own users (ozone s3 getsecret), vouched by the OM: true or false",
         doc: "On a cluster with security on: an access key the gateway holds no credential for is checked by the OM against its own S3 secret store (`ozone s3 getsecret`), and the request then acts in the OM as that user, as Ozone's own S3 gateway does; `ozone s3 revokesecret` stops the key at its next request. Each aws-chunked chunk signature is vouched for too (one OM read per chunk); a tenant's access id (`tenant$user`) names the buckets of its tenant's volume, as Ozone's S3 gateway serves them. Off, only the gateway's own keys sign requests. No effect with security off, where the OM checks no signature and unknown keys stay refused (see docs/security.md)",
     },
-    Setting {
+    OZONE_RECORDS_KEY_FILE = Setting {
         key: "ozone_records_key_file",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none; required with `ozone`"),
@@ -125,7 +126,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "File with the key that seals the gateway's records in Ozone (same on every replica)",
         doc: "The key that seals the gateway's own records in Ozone (credentials, bucket documents, checksum records): one line of at least 32 characters, e.g. `(umask 077; openssl rand -base64 32 > FILE)`; the same file on every replica, refused if open to other users (see docs/security.md)",
     },
-    Setting {
+    OZONE_TLS_CA_FILE = Setting {
         key: "ozone_tls_ca_file",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none: plaintext gRPC"),
@@ -133,7 +134,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "PEM file of the Ozone SCM's CA certificate, for a cluster with hdds.grpc.tls.enabled",
         doc: "For a cluster with `hdds.grpc.tls.enabled=true`: the SCM's root CA certificate (PEM; `ozone admin cert list -r` and `ozone admin cert info`, or `ca.crt` from an SCM's metadata dir). With it every OM and datanode connection (OM gRPC, datanode gRPC, Ratis) is TLS and verified against it; no client certificate is needed (Ozone asks for none)",
     },
-    Setting {
+    OZONE_TLS_SERVER_NAME = Setting {
         key: "ozone_tls_server_name",
         kind: Kind::Text("NAME"),
         default: Default::Unset("the host of each address"),
@@ -141,7 +142,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Name every Ozone server certificate is checked against, instead of the host dialled",
         doc: "With `ozone_tls_ca_file`: the name every OM and datanode certificate is verified against, when the certificates do not name the hosts the gateway dials (e.g. all issued for one service name)",
     },
-    Setting {
+    DATA_DIR = Setting {
         key: "data_dir",
         kind: Kind::Path("DIR"),
         default: Default::Value("./data"),
@@ -149,11 +150,11 @@ pub const SETTINGS: &[Setting] = &[
         help: "Directory of the embedded store and of a generated root key",
         doc: "Embedded store's directory; on `ozone` only `root-credentials.toml`",
     },
-    Setting {
+    REGION = Setting {
         key: "region",
         kind: Kind::Word {
             name: "NAME",
-            word: REGION,
+            word: REGION_NAME,
             expected: "a region name such as us-east-1",
         },
         default: Default::Value("us-east-1"),
@@ -161,7 +162,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Region this gateway answers for",
         doc: "Region in SigV4 scopes and GetBucketLocation (lower-case letters, digits, `-`)",
     },
-    Setting {
+    DOMAIN = Setting {
         key: "domain",
         kind: Kind::Word {
             name: "HOST",
@@ -173,7 +174,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Base domain for virtual-host style requests",
         doc: "Base domain for virtual-host style (`bucket.HOST`)",
     },
-    Setting {
+    TRUSTED_PROXIES = Setting {
         key: "trusted_proxies",
         kind: Kind::List("ADDR[/PREFIX][,...]"),
         default: Default::Unset("none: the connection's peer is the client"),
@@ -181,7 +182,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Proxies (load balancers) whose X-Forwarded-For names the client",
         doc: "Address blocks of the proxies in front (e.g. `10.0.0.0/8`): from them, the client is the address they forward in `X-Forwarded-For` (read from the right, past every trusted hop); from anyone else the header is ignored. Used by the access log's `client`; TOML: a string or an array",
     },
-    Setting {
+    PROXY_PROTOCOL = Setting {
         key: "proxy_protocol",
         kind: Kind::Flag,
         default: Default::Value("false"),
@@ -189,7 +190,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Read a PROXY protocol header (v1 or v2) first on connections from --trusted-proxies",
         doc: "`true`: every connection from a proxy in `trusted_proxies` starts with a PROXY protocol header (HAProxy's `send-proxy` or `send-proxy-v2`, a TCP-mode balancer), whose client address becomes the connection's; one without it is closed. Connections from anyone else are served as they come. Needs `trusted_proxies`",
     },
-    Setting {
+    CREDENTIALS = Setting {
         key: "credentials",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),
@@ -197,7 +198,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "TOML file of [[keys]] to load at start",
         doc: "Keys to load at start (below)",
     },
-    Setting {
+    BLOCK_SIZE = Setting {
         key: "block_size",
         kind: Kind::Size { max: ANY },
         default: storage("256MiB"),
@@ -205,7 +206,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Storage block size, e.g. 256MiB",
         doc: "Storage block size (`268435456`, `256MiB`)",
     },
-    Setting {
+    CHUNK_SIZE = Setting {
         key: "chunk_size",
         kind: Kind::Size { max: ANY },
         default: Default::Storage {
@@ -217,7 +218,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Storage chunk size, at most the block size, e.g. 1MiB",
         doc: "Storage chunk size, at most the block size (`1MiB`)",
     },
-    Setting {
+    READ_BUFFER = Setting {
         key: "read_buffer",
         kind: Kind::Size { max: ANY },
         default: embedded("256KiB"),
@@ -225,7 +226,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Bytes per piece of a read stream, in whole 16KiB checksum windows",
         doc: "Bytes per piece of a read stream, rounded to whole 16 KiB checksum windows (at least one); a rounded value is logged with the value in effect",
     },
-    Setting {
+    SMALL_BLOCK_MAX = Setting {
         key: "small_block_max",
         kind: Kind::SizeOrOff { max: 1 << 20 },
         // Measured (BENCHMARKS.md, "Small PUTs share their fsyncs"): see the sweep there.
@@ -234,7 +235,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Objects up to this size go to the DN's group-committed small-block store; 0 turns it off",
         doc: "Blocks written in one piece of up to this size (objects smaller than `chunk_size`) are kept in the DN's small-block store (`dn.redb`), whose group commit shares one fsync among concurrent PUTs, instead of a file pair each; `0` keeps every block in files. At most `1MiB`",
     },
-    Setting {
+    METADATA_DB_CACHE = Setting {
         key: "metadata_db_cache",
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
@@ -243,7 +244,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Memory for om.redb's page cache; reads beyond it come from the OS page cache",
         doc: "Bytes of the metadata store's pages (`om.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache). The gateway's memory grows with its stores up to this and `small_block_db_cache`",
     },
-    Setting {
+    SMALL_BLOCK_DB_CACHE = Setting {
         key: "small_block_db_cache",
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
@@ -252,7 +253,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Memory for dn.redb's page cache (the small-block store)",
         doc: "Bytes of the small-block store's pages (`dn.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache)",
     },
-    Setting {
+    MULTIPART_UPLOAD_EXPIRY = Setting {
         key: "multipart_upload_expiry",
         // Zero would abort every upload at the next reclamation pass.
         kind: Kind::Duration { min: SECOND },
@@ -261,7 +262,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Abort multipart uploads not completed within this time",
         doc: "Multipart uploads neither completed nor aborted this long after they start are aborted and their parts reclaimed (Ozone expires them itself)",
     },
-    Setting {
+    OPEN_KEY_EXPIRY = Setting {
         key: "open_key_expiry",
         kind: Kind::Duration { min: SECOND },
         default: embedded("1d"),
@@ -269,7 +270,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Reclaim the blocks of a PUT or part upload left unfinished this long",
         doc: "Blocks of a PUT or part upload left unfinished (client gone, gateway killed) this long are reclaimed",
     },
-    Setting {
+    RECLAIM_INTERVAL = Setting {
         key: "reclaim_interval",
         // Zero would spin.
         kind: Kind::Duration { min: SECOND },
@@ -278,7 +279,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Pause between background reclamation passes",
         doc: "Pause between background passes that delete unreferenced blocks",
     },
-    Setting {
+    RECLAIM_GRACE = Setting {
         key: "reclaim_grace",
         // Zero is meaningful: reclaim at the next pass.
         kind: Kind::Duration { min: ZERO },
@@ -287,7 +288,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "How long blocks of replaced or deleted objects stay readable",
         doc: "How long blocks of a replaced or deleted object stay readable for GETs already streaming it",
     },
-    Setting {
+    KEY_CACHE_TTL = Setting {
         key: "key_cache_ttl",
         kind: Kind::Duration { min: ZERO },
         default: storage("0"),
@@ -295,7 +296,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Keep completed key lookups this long; 0 only coalesces concurrent ones",
         doc: "How long a key lookup is reused; `0` only coalesces concurrent lookups, so reads see the latest write. Set it to accept that much staleness across replicas for fewer OM calls",
     },
-    Setting {
+    METADATA_CACHE_TTL = Setting {
         key: "metadata_cache_ttl",
         kind: Kind::Duration { min: ZERO },
         default: storage("60s"),
@@ -303,7 +304,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Staleness bound for credentials and buckets changed via other replicas; 0 disables",
         doc: "Staleness bound for access keys and buckets changed through another replica (own writes apply at once): a key deleted through one replica is refused by the others within it; `0` disables these caches",
     },
-    Setting {
+    UNKNOWN_KEY_CACHE_TTL = Setting {
         key: "unknown_key_cache_ttl",
         kind: Kind::Duration { min: ZERO },
         default: storage("1s"),
@@ -311,7 +312,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Least time between listings of the access keys that refuse unknown keys; 0 asks every time (as does a set of over 100,000 keys)",
         doc: "Unknown access keys are refused by a listing of the existing keys (names only) instead of a lookup each; a key is refused only by a listing begun after its request arrived, so a key made through any replica works at once. This is the least time between two listings: what a flood of unknown keys costs the back end (one listing per interval) and the most a request with a new or unknown key waits. Past 100,000 keys (the cache capacity) the list is not kept: every key is asked for, as with `0`, and no request waits for a listing. `0` asks the back end about every unknown key",
     },
-    Setting {
+    LOG_LEVEL = Setting {
         key: "log_level",
         kind: Kind::Text("FILTER"),
         default: Default::Value("info"),
@@ -319,7 +320,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Log filter: off, error, warn, info, debug, trace, or directives such as s3_gateway=debug,info; other crates log at warn unless named",
         doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`; a bare word must be a level (`off`, `error`, `warn`, `info`, `debug`, `trace`), so `warning` stops the start. A bare level applies to the gateway's own crates, dependencies (h2, hyper, rustls) stay at `warn` unless the filter names them",
     },
-    Setting {
+    LOG_FORMAT = Setting {
         key: "log_format",
         kind: Kind::Choice {
             name: "FORMAT",
@@ -330,7 +331,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Log line format: text or json",
         doc: "`text` (human-readable lines) or `json` (one JSON object per line, for log collectors)",
     },
-    Setting {
+    ACCESS_LOG = Setting {
         key: "access_log",
         kind: Kind::Flag,
         default: Default::Value("true"),
@@ -338,7 +339,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Log one line per request: true or false",
         doc: "One `info` line per request (target `s3_gateway::access`: request id, operation, bucket, status, bytes in/out, duration); `false` turns it off",
     },
-    Setting {
+    DRAIN_DELAY = Setting {
         key: "drain_delay",
         kind: Kind::Duration { min: ZERO },
         // Off by default: behind a balancer that retries refused connections
@@ -349,7 +350,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "On SIGTERM, keep accepting this long with /ready failing, then stop",
         doc: "On SIGTERM `/ready` fails at once; the gateway keeps accepting for this long (so a load balancer notices), then stops accepting and finishes in-flight requests",
     },
-    Setting {
+    LIFECYCLE_INTERVAL = Setting {
         key: "lifecycle_interval",
         // Zero would spin. Rules count in days: an hourly pass applies them
         // within an hour of due, for one listing per rule and bucket an hour.
@@ -359,7 +360,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Pause between passes of the lifecycle worker",
         doc: "Pause between passes of the lifecycle worker, which applies every bucket's lifecycle rules (docs/operations.md)",
     },
-    Setting {
+    LIFECYCLE_DAY = Setting {
         key: "lifecycle_day",
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("1d"),
@@ -367,7 +368,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "For tests only: the length of a lifecycle day",
         doc: "**For tests only**: the length of the day in which lifecycle rules count `Days`, `NoncurrentDays` and `DaysAfterInitiation` (rounded up to whole days since the epoch, as S3 rounds to midnight UTC); anything but `1d` expires objects early",
     },
-    Setting {
+    TLS_CERT = Setting {
         key: "tls_cert",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none (plain HTTP)"),
@@ -375,7 +376,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "PEM certificate chain; serves HTTPS when given with --tls-key",
         doc: "PEM certificate chain; with `--tls-key`, serve HTTPS (h2 and HTTP/1.1)",
     },
-    Setting {
+    TLS_KEY = Setting {
         key: "tls_key",
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),
@@ -383,7 +384,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "PEM private key",
         doc: "PEM private key",
     },
-    Setting {
+    SIGV2 = Setting {
         key: "sigv2",
         kind: Kind::Flag,
         default: Default::Value("true"),
@@ -391,7 +392,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Accept AWS Signature Version 2: true or false",
         doc: "Accept AWS Signature Version 2 (old tools); `false` refuses it with `400 InvalidRequest`, as AWS's newer regions do",
     },
-    Setting {
+    SSE_C_OVER_HTTP = Setting {
         key: "sse_c_over_http",
         kind: Kind::Flag,
         default: Default::Value("false"),
@@ -399,7 +400,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Accept SSE-C customer keys over plain HTTP: true or false",
         doc: "Accept SSE-C requests (a customer key in the headers) over plain HTTP. Off, a gateway serving HTTP refuses them with `400 InvalidRequest`, as AWS refuses them without TLS: the key would cross the network in the clear. Turn on only where TLS ends in front of the gateway (a load balancer) or in tests",
     },
-    Setting {
+    CONSOLE = Setting {
         key: "console",
         kind: Kind::Flag,
         default: Default::Value("false"),
@@ -407,7 +408,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Serve the web console under /_s3gw/console/: true or false",
         doc: "Serve the web console (docs/console.md) under `/_s3gw/console/`, where the admin API answers: sign in with an access key and secret, browse, upload, download, share and set buckets up, each action an S3 request signed as that key (the console adds no rights). Off, those paths answer as any other admin path",
     },
-    Setting {
+    CONSOLE_SESSION_IDLE = Setting {
         key: "console_session_idle",
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("30m"),
@@ -415,7 +416,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "A console session unused this long ends",
         doc: "A console session (docs/console.md) not used for this long ends; the next request signs in again",
     },
-    Setting {
+    CONSOLE_SESSION_MAX = Setting {
         key: "console_session_max",
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("12h"),
@@ -423,7 +424,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "A console session ends this long after its sign-in, used or not",
         doc: "A console session (docs/console.md) ends this long after its sign-in, however busy",
     },
-    Setting {
+    SSE_MASTER_KEY_FILE = Setting {
         key: "sse_master_key_file",
         kind: Kind::Path("FILE"),
         default: Default::Unset("embedded: DATA_DIR/sse-master-keys, generated; ozone: none"),
@@ -431,7 +432,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "File of SSE-S3 master keys, `<key-id> <base64 32 bytes>` a line, the last active",
         doc: "SSE-S3's master keys, which seal every SSE-S3 object's key: one `<key-id> <base64 of 32 bytes>` a line (e.g. `echo \"k1 $(openssl rand -base64 32)\"`), the last line sealing new objects, every line opening what it sealed (rotate by appending a line and restarting; never remove a line objects still use). Refused if open to other users. Unset on the embedded back end, `DATA_DIR/sse-master-keys` is generated on first start; unset on `ozone`, SSE-S3 requests are refused with `501 NotImplemented` (see docs/security.md)",
     },
-    Setting {
+    SSE_KMS_URL = Setting {
         key: "sse_kms_url",
         kind: Kind::Text("URL"),
         default: Default::Unset("none: SSE-KMS refused"),
@@ -439,7 +440,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "URL of the Hadoop KMS that SSE-KMS (`aws:kms`) data keys come from, e.g. http://kms:9600/kms",
         doc: "The Apache Hadoop KMS (the one Ozone's transparent encryption uses) that makes and opens SSE-KMS data keys, e.g. `http://kms:9600/kms`: `aws:kms` with `x-amz-server-side-encryption-aws-kms-key-id: NAME` seals the object under a fresh data key of KMS key NAME, and only the KMS can open it again. The gateway authenticates as `sse_kms_user` (Hadoop's simple authentication); grant that user GENERATE_EEK and DECRYPT_EEK on the keys, nothing else (docs/security.md). Unset, `aws:kms` is refused with `501 NotImplemented` naming this setting",
     },
-    Setting {
+    SSE_KMS_USER = Setting {
         key: "sse_kms_user",
         kind: Kind::Text("NAME"),
         default: Default::Value("s3gw"),
@@ -447,7 +448,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "User the gateway is to the KMS of `sse_kms_url`",
         doc: "The user name the gateway sends the KMS of `sse_kms_url` (`user.name`, Hadoop's simple authentication), whom the KMS's ACLs name",
     },
-    Setting {
+    SSE_KMS_DEFAULT_KEY = Setting {
         key: "sse_kms_default_key",
         kind: Kind::Text("NAME"),
         default: Default::Unset("none: aws:kms needs a key id"),
@@ -455,7 +456,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "KMS key for `aws:kms` without a key id (AWS's aws/s3 key)",
         doc: "The KMS key an `aws:kms` write (or bucket default) that names no key id is sealed under, the part AWS's `aws/s3` key plays; unset, such a write is refused `400 InvalidArgument`",
     },
-    Setting {
+    MAX_CONNECTIONS = Setting {
         key: "max_connections",
         kind: Kind::Count { max: U32 },
         // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one
@@ -465,7 +466,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Connections served at once",
         doc: "Connections served at once; beyond them the longest-idle connection makes way, else a small overflow lane answers `/health` and `503 SlowDown` (below)",
     },
-    Setting {
+    REQUEST_HEADER_TIMEOUT = Setting {
         key: "request_header_timeout",
         // A zero timeout would close every connection or refuse every body.
         kind: Kind::Duration { min: SECOND },
@@ -476,7 +477,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Time to send request headers or finish a TLS handshake",
         doc: "Time to finish a TLS handshake and send a request's headers (HTTP/1.1: also the wait for the next request; HTTP/2: the first request)",
     },
-    Setting {
+    IDLE_TIMEOUT = Setting {
         key: "idle_timeout",
         kind: Kind::Duration { min: SECOND },
         // The same as HTTP/1.1's wait for the next request's headers, so
@@ -486,7 +487,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Close a connection with no request in flight after this",
         doc: "A connection with no request in flight this long is closed",
     },
-    Setting {
+    HTTP2_KEEPALIVE_INTERVAL = Setting {
         key: "http2_keepalive_interval",
         kind: Kind::Duration { min: SECOND },
         // A vanished peer is noticed within 40 s; one ping per 20 s of
@@ -496,7 +497,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "HTTP/2 ping after this much silence",
         doc: "HTTP/2 ping after this much silence...",
     },
-    Setting {
+    HTTP2_KEEPALIVE_TIMEOUT = Setting {
         key: "http2_keepalive_timeout",
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("20s"),
@@ -504,7 +505,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Close an HTTP/2 connection whose ping is not answered in this time",
         doc: "...closing the connection if unanswered this long",
     },
-    Setting {
+    BODY_IDLE_TIMEOUT = Setting {
         key: "body_idle_timeout",
         kind: Kind::Duration { min: SECOND },
         // As long as the header deadline: a streaming client never pauses
@@ -514,7 +515,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Longest wait for the next piece of a request body",
         doc: "Longest wait for the next piece of a request body: `400 RequestTimeout`, nothing stored",
     },
-    Setting {
+    MAX_HEADER_BYTES = Setting {
         key: "max_header_bytes",
         kind: Kind::Size { max: U32 },
         // As AWS (MaxSizeAllowed 8192). The largest header section the
@@ -524,7 +525,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Largest request header section",
         doc: "Request header section (AWS's limit): `400 RequestHeaderSectionTooLarge`",
     },
-    Setting {
+    MAX_HEADER_COUNT = Setting {
         key: "max_header_count",
         kind: Kind::Count { max: ANY },
         // hyper's own HTTP/1.1 cap (above it hyper answers 431 without an
@@ -534,7 +535,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Most request headers",
         doc: "Request header fields: `400 RequestHeaderSectionTooLarge`",
     },
-    Setting {
+    MAX_URL_LENGTH = Setting {
         key: "max_url_length",
         kind: Kind::Size { max: U32 },
         // The longest target the suite sent was 3.1 KiB (a 1024-byte key
@@ -544,7 +545,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Longest request target (path and query)",
         doc: "Request target (path and query): `414 RequestURITooLong`",
     },
-    Setting {
+    MAX_SIGNED_CHUNK = Setting {
         key: "max_signed_chunk",
         kind: Kind::Size { max: ANY },
         // The largest signed chunk the SDK matrix and the suite sent was
@@ -554,7 +555,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Largest signed aws-chunked chunk",
         doc: "Largest signed aws-chunked chunk (buffered until its signature checks): `400 InvalidRequest`",
     },
-    Setting {
+    CHUNK_BUFFER_BUDGET = Setting {
         key: "chunk_buffer_budget",
         kind: Kind::Size { max: U32 },
         // 256 concurrent signed uploads at the largest chunk; what the
@@ -564,7 +565,7 @@ pub const SETTINGS: &[Setting] = &[
         help: "Signed chunk bytes buffered across all requests",
         doc: "Signed chunk bytes buffered across all requests at once",
     },
-    Setting {
+    CHUNK_BUFFER_WAIT = Setting {
         key: "chunk_buffer_wait",
         // Zero means "never wait": answer SlowDown at once.
         kind: Kind::Duration { min: ZERO },
@@ -575,4 +576,4 @@ pub const SETTINGS: &[Setting] = &[
         help: "Wait for room in that budget before 503 SlowDown",
         doc: "How long a chunk waits for room in that budget before `503 SlowDown` (`0`: no wait)",
     },
-];
+}

@@ -6,6 +6,8 @@
 //! come from [`SETTINGS`].
 
 mod declared;
+mod key;
+pub mod kind;
 
 use std::time::Duration;
 
@@ -121,15 +123,8 @@ const POSITIVE: &str = "0*[1-9][0-9]*";
 pub const CONFIG_FLAG: &str = "config";
 pub const CONFIG_ENV: &str = "S3GW_CONFIG";
 
-pub use declared::SETTINGS;
-
-/// The setting `key` names; a key missing from [`SETTINGS`] is a bug here.
-pub fn setting(key: &str) -> &'static Setting {
-    SETTINGS
-        .iter()
-        .find(|s| s.key == key)
-        .unwrap_or_else(|| panic!("{key} is not in SETTINGS"))
-}
+pub use declared::*;
+pub use key::{Defaulted, Key, NoDefault};
 
 impl Setting {
     /// `--read-buffer`.
@@ -154,14 +149,6 @@ impl Setting {
             Kind::Duration { .. } => "DURATION",
             Kind::Count { .. } => "COUNT",
             Kind::Flag => "BOOL",
-        }
-    }
-
-    /// The declared default value, unless it is the back end's or none.
-    pub fn default_value(&self) -> Option<&'static str> {
-        match self.default {
-            Default::Value(value) => Some(value),
-            Default::Storage { .. } | Default::Unset(_) => None,
         }
     }
 
@@ -298,7 +285,7 @@ pub fn markdown_table() -> String {
             setting.key,
             setting.doc,
         ));
-        if setting.key == "credentials" {
+        if setting.key == CREDENTIALS.key {
             out.push_str(&format!(
                 "| – | `{}` + `{}` | – | generated | Root key to use instead of generating one; both or neither |\n",
                 super::ROOT_ACCESS_KEY_ENV,
@@ -350,7 +337,7 @@ pub fn json_lines() -> String {
             "read_by": read_by,
             "schema": setting.schema(),
         });
-        if setting.key == "credentials" {
+        if setting.key == CREDENTIALS.key {
             line["file_schema"] = crate::credentials_file::schema();
         }
         out.push_str(&line.to_string());
@@ -361,7 +348,7 @@ pub fn json_lines() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::declared::{REGION, SECOND};
+    use super::declared::{REGION_NAME, SECOND};
     use super::*;
     use crate::credentials_file::{ACCESS_KEY, NAME, SECRET_KEY};
 
@@ -373,7 +360,7 @@ mod tests {
             NAME.pattern(),
             r"^[0-9A-Za-z][\x2d-\x2e0-9\x40A-Z\x5fa-z]{0,63}$"
         );
-        assert_eq!(REGION.pattern(), r"^[\x2d0-9a-z][\x2d0-9a-z]{0,}$");
+        assert_eq!(REGION_NAME.pattern(), r"^[\x2d0-9a-z][\x2d0-9a-z]{0,}$");
     }
 
     #[test]
@@ -394,33 +381,36 @@ mod tests {
             assert!(!word.accepts(&one_bad), "{one_bad:?}");
         }
         assert!(!NAME.accepts("-dash") && NAME.accepts("a-dash"));
-        assert!(REGION.accepts("eu-west-1") && !REGION.accepts("EU") && !REGION.accepts(""));
+        assert!(
+            REGION_NAME.accepts("eu-west-1")
+                && !REGION_NAME.accepts("EU")
+                && !REGION_NAME.accepts("")
+        );
     }
 
     #[test]
     fn schemas_carry_the_declared_bounds() {
-        let schema = |key| setting(key).schema();
-        assert_eq!(schema("max_connections")["maximum"], u64::from(u32::MAX));
-        assert_eq!(schema("max_connections")["minimum"], 1);
+        assert_eq!(MAX_CONNECTIONS.schema()["maximum"], u64::from(u32::MAX));
+        assert_eq!(MAX_CONNECTIONS.schema()["minimum"], 1);
         assert!(
-            schema("max_header_count").get("maximum").is_none(),
+            MAX_HEADER_COUNT.schema().get("maximum").is_none(),
             "u64::MAX is no TOML integer"
         );
-        assert_eq!(schema("small_block_max")["minimum"], 0);
-        assert_eq!(schema("small_block_max")["maximum"], 1 << 20);
-        assert_eq!(schema("reclaim_interval")["minimum"], 1);
-        assert_eq!(schema("reclaim_grace")["minimum"], 0);
-        assert_eq!(schema("reclaim_grace")["maximum"], MAX_DURATION.as_secs());
+        assert_eq!(SMALL_BLOCK_MAX.schema()["minimum"], 0);
+        assert_eq!(SMALL_BLOCK_MAX.schema()["maximum"], 1 << 20);
+        assert_eq!(RECLAIM_INTERVAL.schema()["minimum"], 1);
+        assert_eq!(RECLAIM_GRACE.schema()["minimum"], 0);
+        assert_eq!(RECLAIM_GRACE.schema()["maximum"], MAX_DURATION.as_secs());
         assert_eq!(
-            schema("reclaim_interval")["pattern"],
+            RECLAIM_INTERVAL.schema()["pattern"],
             "^0*[1-9][0-9]* *(?:|s|m|h|d)$"
         );
         assert_eq!(
-            schema("small_block_max")["pattern"],
+            SMALL_BLOCK_MAX.schema()["pattern"],
             "^(?:0|0*[1-9][0-9]* *(?:|[bB]|[kK]|[kK][bB]|[kK][iI][bB]|[mM]|[mM][bB]|[mM][iI][bB]|[gG]|[gG][bB]|[gG][iI][bB]))$"
         );
         assert_eq!(
-            schema("log_format")["enum"],
+            LOG_FORMAT.schema()["enum"],
             serde_json::json!(["text", "json"])
         );
         // Only 0 and 1 s minimums exist; a larger one the pattern would not hold.
