@@ -513,3 +513,6 @@ fn scan_range(bucket: &str, prefix: &str, after: Vec<u8>, limit: usize) -> ScanR
         limit,
     }
 }
+
+#[cfg(test)]
+mod tests;
