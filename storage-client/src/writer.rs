@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::cache::MetadataCache;
 use crate::dn::BlockStore;
 use crate::om::{Metadata, OpenKey, PartName, UploadName};
 use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result};
@@ -21,8 +20,6 @@ use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, Part
 pub struct ObjectWriter {
     om: Arc<dyn Metadata>,
     dn: Arc<dyn BlockStore>,
-    /// Told of the commit, so lookups after it see the new object.
-    cache: Arc<MetadataCache>,
     owner: Owner,
     open: OpenKey,
     block_size: u64,
@@ -57,7 +54,6 @@ impl ObjectWriter {
     pub(crate) fn new(
         om: Arc<dyn Metadata>,
         dn: Arc<dyn BlockStore>,
-        cache: Arc<MetadataCache>,
         owner: Owner,
         mut open: OpenKey,
         block_size: u64,
@@ -67,7 +63,6 @@ impl ObjectWriter {
             spare: std::mem::take(&mut open.first_blocks).into(),
             om,
             dn,
-            cache,
             owner,
             open,
             block_size,
@@ -111,13 +106,9 @@ impl ObjectWriter {
     /// condition given to `create_object` holds.
     pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
         let blocks = self.durable_blocks().await?;
-        let object = self.open.object.clone();
-        let result = self
-            .om
+        self.om
             .commit_object(&self.owner, self.open, blocks, obj)
-            .await;
-        self.cache.wrote_object(&object);
-        result
+            .await
     }
 
     /// Makes the data durable, then makes it part `number` of the multipart

@@ -1,5 +1,7 @@
 //! The one cache layer between the facade and a back end's metadata
-//! roles, for the answers every request needs:
+//! roles, put in front of them by [`CachedMetadata`] (a decorator
+//! implementing every role, see [`decorator`]), for the answers every
+//! request needs:
 //!
 //! - credentials by access key, and the set of access keys that exist
 //!   (see [`access_keys`]), so unknown keys cost no lookup each;
@@ -18,6 +20,7 @@
 //! hits, misses (back-end loads) and evictions ([`CacheStats`]).
 
 mod access_keys;
+mod decorator;
 mod layer;
 mod single_flight;
 
@@ -26,6 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use access_keys::AccessKeys;
+pub(crate) use decorator::CachedMetadata;
 use layer::{Keep, Layer};
 
 use crate::om::ObjectName;
@@ -123,7 +127,7 @@ impl MetadataCache {
 
     /// The credential of `access_key`: `load` asks the back end for it,
     /// `list` for every access key (see [`access_keys`]).
-    pub(crate) async fn credential<L>(
+    async fn credential<L>(
         &self,
         access_key: &str,
         load: impl Future<Output = Result<Option<Credential>>>,
@@ -157,7 +161,7 @@ impl MetadataCache {
 
     /// Call after this replica wrote `access_key`'s credential: whether it
     /// exists now.
-    pub(crate) async fn wrote_credential(&self, access_key: &str, exists: bool) {
+    async fn wrote_credential(&self, access_key: &str, exists: bool) {
         self.credentials.wrote(access_key);
         self.access_keys.wrote(access_key, exists);
         self.vouched.invalidate(access_key).await;
@@ -166,43 +170,41 @@ impl MetadataCache {
     /// Call when the back end's own secret store vouched for a request by
     /// `access_key`, a key the gateway has no credential for: until the
     /// metadata bound passes, its requests go straight to being vouched.
-    pub(crate) async fn vouched(&self, access_key: &str) {
+    async fn vouched(&self, access_key: &str) {
         self.vouched.insert(access_key.to_owned(), ()).await;
     }
 
-    pub(crate) async fn bucket_facts(
+    async fn bucket_facts(
         &self,
         name: &str,
-        load: impl Future<Output = Result<BucketInfo>>,
+        load: impl Future<Output = Result<Arc<BucketInfo>>>,
     ) -> Result<Arc<BucketInfo>> {
-        let load = async { load.await.map(Arc::new) };
         self.buckets.get(name, name.to_owned(), load).await
     }
 
-    pub(crate) fn wrote_bucket(&self, name: &str) {
+    fn wrote_bucket(&self, name: &str) {
         self.buckets.wrote(name);
         self.documents.wrote(name);
     }
 
     /// The bucket's document of `kind`, from the cache or from `load`.
-    pub(crate) async fn bucket_document(
+    async fn bucket_document(
         &self,
         bucket: &str,
         kind: BucketDocument,
-        load: impl Future<Output = Result<Option<String>>>,
+        load: impl Future<Output = Result<Option<Arc<str>>>>,
     ) -> Result<Option<Arc<str>>> {
-        let load = async { load.await.map(|found| found.map(Arc::from)) };
         self.documents
             .get(bucket, (bucket.to_owned(), kind), load)
             .await
     }
 
-    pub(crate) fn wrote_bucket_document(&self, bucket: &str) {
+    fn wrote_bucket_document(&self, bucket: &str) {
         self.documents.wrote(bucket);
     }
 
     /// `owner`'s lookup of `object`, shared with `owner`'s concurrent ones.
-    pub(crate) async fn lookup(
+    async fn lookup(
         &self,
         owner: &Owner,
         object: &ObjectName,
@@ -213,7 +215,7 @@ impl MetadataCache {
     }
 
     /// Call after a write to `object` returns, whatever its outcome.
-    pub(crate) fn wrote_object(&self, object: &ObjectName) {
+    fn wrote_object(&self, object: &ObjectName) {
         self.lookups.wrote(object);
     }
 

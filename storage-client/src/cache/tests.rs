@@ -184,13 +184,13 @@ async fn bucket_facts_are_cached_and_forgotten_on_a_write() {
     let (cache, gate) = (cache(|_| {}), Arc::new(Gate::default()));
     gate.open();
     for _ in 0..3 {
-        let load = async { Ok(gate.load(bucket_of("alice")).await) };
+        let load = async { Ok(gate.load(Arc::new(bucket_of("alice"))).await) };
         let facts = cache.bucket_facts("b", load).await.unwrap();
         assert_eq!(facts.owner, "alice");
     }
     assert_eq!(gate.calls(), 1);
     cache.wrote_bucket("b");
-    let load = async { Ok(gate.load(bucket_of("bob")).await) };
+    let load = async { Ok(gate.load(Arc::new(bucket_of("bob"))).await) };
     let facts = cache.bucket_facts("b", load).await.unwrap();
     assert_eq!((facts.owner.as_str(), gate.calls()), ("bob", 2));
 }

@@ -1,26 +1,35 @@
 //! The bucket documents role: configuration a bucket holds (see
 //! [`crate::BucketDocument`]).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
+use super::BucketStore;
 use crate::{BucketDocument, BucketInfo, Owner, Result};
 
-/// Each call is given the bucket's facts as the facade has them (cached),
-/// so that a back end that needs them (Ozone dates a document by the
-/// bucket's creation) asks the OM for nothing more.
+/// A back end that needs the bucket's facts (Ozone dates a document by the
+/// bucket's creation) gets them as the facade has them (cached), so it
+/// asks the OM for nothing more.
 #[async_trait]
 pub(crate) trait BucketDocumentStore: Send + Sync {
     /// The bucket's document of `kind`, whoever asks: loaded (and cached)
     /// without an identity like the bucket's facts, for the gateway to
-    /// decide on. `NoSuchBucket` if there is no bucket.
+    /// decide on. `NoSuchBucket` if there is no bucket. Named, not given
+    /// its facts: it is read on every request, mostly from the cache, and
+    /// a back end that needs the facts asks `facts` for them only when it
+    /// loads the document.
     async fn bucket_document(
         &self,
-        bucket: &BucketInfo,
+        bucket: &str,
         kind: BucketDocument,
-    ) -> Result<Option<String>>;
+        facts: &dyn BucketStore,
+    ) -> Result<Option<Arc<str>>>;
     /// Stores the document (`Some`) or removes it (`None`, no error when
     /// there was none). A back end with transactions refuses it unless the
-    /// bucket still belongs to `owner`.
+    /// bucket still belongs to `owner`. `bucket` is as
+    /// [`BucketStore::bucket`] gave it: named as asked there, the name the
+    /// cache forgets the bucket's documents by.
     async fn put_bucket_document(
         &self,
         owner: &Owner,

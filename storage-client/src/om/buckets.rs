@@ -1,6 +1,8 @@
 //! The buckets role. Their configuration documents are a role of their
 //! own ([`super::BucketDocumentStore`]).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use crate::{BucketInfo, Owner, Result};
@@ -20,8 +22,10 @@ pub(crate) trait BucketStore: Send + Sync {
     async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()>;
     /// The bucket's facts, whoever asks: the same answer for every caller,
     /// so it is loaded (and cached) without an identity, for the gateway
-    /// to decide on. `NoSuchBucket` if none.
-    async fn bucket(&self, name: &str) -> Result<BucketInfo>;
+    /// to decide on. `NoSuchBucket` if none. Their `name` is `name` (what
+    /// the cache forgets them by), and they are shared: every request
+    /// reads them, from the cache.
+    async fn bucket(&self, name: &str) -> Result<Arc<BucketInfo>>;
     /// Buckets owned by `owner` (`None`: every bucket), sorted by name.
     async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>>;
     /// Gives the bucket to `to`, if it still belongs to `from` (checked

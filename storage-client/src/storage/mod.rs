@@ -1,6 +1,7 @@
 //! The facade: one struct the gateway holds, whatever the back end. It
-//! puts the cache in front of the calls that benefit and tells it of
-//! every write. It decides nothing about who may ask: the gateway has
+//! calls the back end's metadata roles through the cache
+//! ([`CachedMetadata`], which implements them all), so it names no cache
+//! itself. It decides nothing about who may ask: the gateway has
 //! decided before it calls, and names the bucket's [`Owner`] it judged
 //! inside the [`BucketRef`] each bucket-scoped call takes; see
 //! [`crate::om`] for what the back ends still check.
@@ -13,12 +14,12 @@ use std::sync::Arc;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use crate::backend::{Backend, BackgroundTask, ClusterReport, LocalStoreReport, Reclaim};
-use crate::cache::{CacheStats, MetadataCache};
+use crate::cache::{CacheStats, CachedMetadata, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
 use crate::multipart;
-use crate::om::{Metadata, NewBucket, ObjectName, PartName, ScanRange, UploadName};
+use crate::om::{Metadata, NewBucket, PartName, ScanRange};
 use crate::refs::bucket_path;
 use crate::{
     BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView, CompleteUpload,
@@ -30,7 +31,9 @@ use crate::{
 };
 
 pub struct Storage {
+    /// The back end's metadata roles with the cache in front.
     om: Arc<dyn Metadata>,
+    /// The same cache, for its counters.
     cache: Arc<MetadataCache>,
     blocks: Arc<dyn BlockStore>,
     block_size: u64,
@@ -56,9 +59,10 @@ impl Storage {
     }
 
     fn new(backend: Backend) -> Self {
+        let cache = Arc::new(MetadataCache::new(backend.cache));
         Self {
-            om: backend.metadata,
-            cache: Arc::new(MetadataCache::new(backend.cache)),
+            om: Arc::new(CachedMetadata::new(backend.metadata, Arc::clone(&cache))),
+            cache,
             blocks: backend.blocks,
             block_size: backend.block_size,
             chunk_size: backend.chunk_size,
@@ -118,13 +122,7 @@ impl Storage {
     // ---- credentials (cached by access key; writes take effect at once) ----
 
     pub async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
-        self.cache
-            .credential(
-                access_key,
-                async { self.om.credential(access_key).await },
-                || self.om.access_keys(),
-            )
-            .await
+        self.om.credential(access_key).await
     }
 
     /// A secret for a new access key from the back end's own secret store,
@@ -150,19 +148,11 @@ impl Storage {
         string_to_sign: &str,
         signature: &str,
     ) -> Result<Option<Namespace>> {
-        let vouched = self.om.vouch(access_key, string_to_sign, signature).await?;
-        if vouched.is_some() {
-            self.cache.vouched(access_key).await;
-        }
-        Ok(vouched)
+        self.om.vouch(access_key, string_to_sign, signature).await
     }
 
     pub async fn put_credential(&self, cred: Credential) -> Result<()> {
-        let access_key = cred.access_key.clone();
-        let result = self.om.put_credential(cred).await;
-        // Even a failed write may have stored the key: never refuse it unasked.
-        self.cache.wrote_credential(&access_key, true).await;
-        result
+        self.om.put_credential(cred).await
     }
 
     pub async fn list_credentials(&self) -> Result<Vec<Credential>> {
@@ -171,25 +161,18 @@ impl Storage {
 
     /// Returns false if no such key existed.
     pub async fn delete_credential(&self, access_key: &str) -> Result<bool> {
-        let result = self.om.delete_credential(access_key).await;
-        self.cache
-            .wrote_credential(access_key, result.is_err())
-            .await;
-        result
+        self.om.delete_credential(access_key).await
     }
 
     // ---- buckets ----
 
     /// Creates the bucket, owned by `bucket.owner`.
     pub async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
-        let path = bucket.path();
         let new = NewBucket {
-            name: path.to_string(),
+            name: bucket.path().into_owned(),
             region: region.to_owned(),
         };
-        let result = self.om.create_bucket(bucket.owner, new).await;
-        self.cache.wrote_bucket(&path);
-        result
+        self.om.create_bucket(bucket.owner, new).await
     }
 
     /// The facts of the bucket `name` in `namespace` (the asker's), whoever
@@ -198,12 +181,7 @@ impl Storage {
     /// the owner it judged.
     pub async fn bucket_facts(&self, namespace: &Namespace, name: &str) -> Result<BucketInfo> {
         let path = bucket_path(namespace, name);
-        Ok(BucketInfo::clone(&*self.cached_facts(&path).await?))
-    }
-
-    async fn cached_facts(&self, name: &str) -> Result<Arc<BucketInfo>> {
-        let load = async { self.om.bucket(name).await };
-        self.cache.bucket_facts(name, load).await
+        Ok(BucketInfo::clone(&*self.om.bucket(&path).await?))
     }
 
     /// Buckets owned by `owner`, sorted by name.
@@ -222,17 +200,13 @@ impl Storage {
     /// bucket's documents are left as they are; the caller changes what
     /// names the owner.
     pub async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
-        let path = bucket.path();
-        let result = self.om.set_bucket_owner(&path, bucket.owner, to).await;
-        self.cache.wrote_bucket(&path);
-        result
+        self.om
+            .set_bucket_owner(&bucket.path(), bucket.owner, to)
+            .await
     }
 
     pub async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
-        let path = bucket.path();
-        let result = self.om.delete_bucket(bucket.owner, &path).await;
-        self.cache.wrote_bucket(&path);
-        result
+        self.om.delete_bucket(bucket.owner, &bucket.path()).await
     }
 
     // ---- bucket documents (see `BucketDocument`) ----
@@ -247,11 +221,8 @@ impl Storage {
         kind: BucketDocument,
     ) -> Result<Option<Arc<str>>> {
         let path = bucket_path(namespace, bucket);
-        let load = async {
-            let facts = self.cached_facts(&path).await?;
-            self.om.bucket_document(&facts, kind).await
-        };
-        self.cache.bucket_document(&path, kind, load).await
+        // A back end that needs the facts to load it has them cached too.
+        self.om.bucket_document(&path, kind, &*self.om).await
     }
 
     /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`.
@@ -270,23 +241,16 @@ impl Storage {
                 text.len()
             )));
         }
-        let path = bucket.path();
-        let facts = self.cached_facts(&path).await?;
-        let result = self
-            .om
+        let facts = self.om.bucket(&bucket.path()).await?;
+        self.om
             .put_bucket_document(bucket.owner, &facts, kind, document)
-            .await;
-        self.cache.wrote_bucket_document(&path);
-        result
+            .await
     }
 
     // ---- objects ----
 
     pub async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo> {
-        let (owner, name) = (object.owner(), ObjectName::from(object));
-        self.cache
-            .lookup(owner, &name, async { self.om.lookup(owner, &name).await })
-            .await
+        self.om.lookup(object.owner(), &object.into()).await
     }
 
     /// The object if completing an upload with `parts` (number, ETag
@@ -378,7 +342,6 @@ impl Storage {
         ObjectWriter::new(
             Arc::clone(&self.om),
             Arc::clone(&self.blocks),
-            Arc::clone(&self.cache),
             owner.clone(),
             open,
             self.block_size,
@@ -400,22 +363,15 @@ impl Storage {
         object: ObjectRef<'_>,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
-        let name = ObjectName::from(object);
-        let result = self
-            .om
-            .delete_object(object.owner(), name.clone(), condition)
-            .await;
-        self.cache.wrote_object(&name);
-        result
+        self.om
+            .delete_object(object.owner(), object.into(), condition)
+            .await
     }
 
     /// Replaces the object's tag set; its data, ETag and Last-Modified stay.
     /// `NoSuchKey` if there is no object.
     pub async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()> {
-        let name = ObjectName::from(object);
-        let result = self.om.put_tags(object.owner(), name.clone(), tags).await;
-        self.cache.wrote_object(&name);
-        result
+        self.om.put_tags(object.owner(), object.into(), tags).await
     }
 
     /// Changes one user metadata entry of the object (see
@@ -426,13 +382,9 @@ impl Storage {
         object: ObjectRef<'_>,
         change: MetaEntryChange,
     ) -> Result<()> {
-        let name = ObjectName::from(object);
-        let result = self
-            .om
-            .put_meta_entry(object.owner(), name.clone(), change)
-            .await;
-        self.cache.wrote_object(&name);
-        result
+        self.om
+            .put_meta_entry(object.owner(), object.into(), change)
+            .await
     }
 
     /// Removes every tag of the object. `NoSuchKey` if there is no object.
@@ -527,14 +479,9 @@ impl Storage {
         upload: UploadRef<'_>,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let name = UploadName::from(upload);
-        let object = name.object.clone();
-        let result = self
-            .om
-            .complete_multipart_upload(upload.object.owner(), name, complete)
-            .await;
-        self.cache.wrote_object(&object);
-        result
+        self.om
+            .complete_multipart_upload(upload.object.owner(), upload.into(), complete)
+            .await
     }
 
     pub async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()> {
@@ -566,3 +513,6 @@ fn scan_range(bucket: &str, prefix: &str, after: Vec<u8>, limit: usize) -> ScanR
         limit,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,7 @@
 //! The facade's versioning calls: the bucket's state and everything
-//! addressed by version id. Reads of a named version bypass the lookup
-//! cache (it holds latest versions); every write tells it of the key.
+//! addressed by version id.
 
 use super::{Storage, scan_range};
-use crate::om::ObjectName;
 use crate::{
     BucketRef, Deleted, KeyInfo, MetaEntryChange, ObjectRef, Result, Tags, VersionListPage,
     VersionListQuery, Versioning, version_listing,
@@ -63,13 +61,9 @@ impl Storage {
         version_id: &str,
         bypass: bool,
     ) -> Result<Deleted> {
-        let name = ObjectName::from(object);
-        let result = self
-            .om
-            .delete_version(object.owner(), name.clone(), version_id.to_owned(), bypass)
-            .await;
-        self.cache.wrote_object(&name);
-        result
+        self.om
+            .delete_version(object.owner(), object.into(), version_id.to_owned(), bypass)
+            .await
     }
 
     /// Replaces the tag set of version `version_id`, or of the latest.
@@ -82,13 +76,9 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_tags(object, tags).await;
         };
-        let name = ObjectName::from(object);
-        let result = self
-            .om
-            .put_version_tags(object.owner(), name.clone(), version_id.to_owned(), tags)
-            .await;
-        self.cache.wrote_object(&name);
-        result
+        self.om
+            .put_version_tags(object.owner(), object.into(), version_id.to_owned(), tags)
+            .await
     }
 
     /// Changes one user metadata entry of version `version_id`, or of the
@@ -103,13 +93,9 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_meta_entry(object, change).await;
         };
-        let name = ObjectName::from(object);
-        let result = self
-            .om
-            .put_version_meta_entry(object.owner(), name.clone(), version_id.to_owned(), change)
-            .await;
-        self.cache.wrote_object(&name);
-        result
+        self.om
+            .put_version_meta_entry(object.owner(), object.into(), version_id.to_owned(), change)
+            .await
     }
 
     /// ListObjectVersions: every version and delete marker, by key and

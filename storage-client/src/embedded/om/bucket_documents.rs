@@ -2,13 +2,15 @@
 //! written in a transaction that checks the bucket and its owner, and
 //! dropped in the transaction that deletes the bucket.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use redb::WriteTransaction;
 
 use super::{EmbeddedOm, Inner, owned_bucket};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{BUCKET_DOCUMENTS, BUCKETS};
-use crate::om::BucketDocumentStore;
+use crate::om::{BucketDocumentStore, BucketStore};
 use crate::{BucketDocument, BucketInfo, Owner, Result, StorageError};
 
 impl Inner {
@@ -16,14 +18,14 @@ impl Inner {
         &self,
         bucket: &str,
         kind: BucketDocument,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<Arc<str>>> {
         let txn = self.db.begin_read()?;
         if txn.open_table(BUCKETS).db()?.get(bucket).db()?.is_none() {
             return Err(StorageError::NoSuchBucket);
         }
         let documents = txn.open_table(BUCKET_DOCUMENTS).db()?;
         let row = documents.get((bucket, kind.stored_name())).db()?;
-        Ok(row.map(|text| text.value().to_owned()))
+        Ok(row.map(|text| Arc::from(text.value())))
     }
 
     pub(super) fn put_bucket_document(
@@ -58,13 +60,14 @@ pub(super) fn drop_bucket_documents(txn: &WriteTransaction, bucket: &str) -> Res
 
 #[async_trait]
 impl BucketDocumentStore for EmbeddedOm {
-    /// The transaction checks the bucket itself: the facts may be stale.
+    /// The transaction checks the bucket itself: the facts are not needed.
     async fn bucket_document(
         &self,
-        bucket: &BucketInfo,
+        bucket: &str,
         kind: BucketDocument,
-    ) -> Result<Option<String>> {
-        let bucket = bucket.name.clone();
+        _facts: &dyn BucketStore,
+    ) -> Result<Option<Arc<str>>> {
+        let bucket = bucket.to_owned();
         self.run(move |om| om.bucket_document(&bucket, kind)).await
     }
 

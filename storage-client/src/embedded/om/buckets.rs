@@ -1,6 +1,7 @@
 //! The embedded OM's buckets: one `BUCKETS` row each; deleting one drops
 //! its uploads and documents in the same transaction.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -116,9 +117,9 @@ impl BucketStore for EmbeddedOm {
         self.run(move |om| om.create_bucket(&owner, &bucket)).await
     }
 
-    async fn bucket(&self, name: &str) -> Result<BucketInfo> {
+    async fn bucket(&self, name: &str) -> Result<Arc<BucketInfo>> {
         let name = name.to_owned();
-        self.run(move |om| om.bucket(&name)).await
+        self.run(move |om| om.bucket(&name).map(Arc::new)).await
     }
 
     async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {

@@ -1,6 +1,8 @@
 //! The bucket role on Ozone: S3 buckets are Ozone buckets in `s3v`, owned
 //! by the access key that created them.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use super::{LIST_BATCH, OzoneMetadata};
@@ -31,8 +33,8 @@ impl BucketStore for OzoneMetadata {
         }
     }
 
-    async fn bucket(&self, name: &str) -> Result<BucketInfo> {
-        self.info_bucket(name).await
+    async fn bucket(&self, name: &str) -> Result<Arc<BucketInfo>> {
+        self.info_bucket(name).await.map(Arc::new)
     }
 
     async fn list_buckets(&self, owner: Option<&Owner>) -> Result<Vec<BucketInfo>> {
