@@ -4,7 +4,10 @@ values in helm/s3-gateway/values.schema.json: every `config` value and the
 credentials (`rootAccessKey`, `rootSecretKey`, `keys`), from the JSON
 Schemas the gateway binary declares (`s3-gateway settings --json`), so the
 chart refuses what the gateway would refuse at start and accepts what it
-accepts. Descriptions stay the chart's own.
+accepts. A setting the gateway declares and the chart does not yet take
+is added, described by the gateway's `--help` line, with an empty value in
+values.yaml; one it no longer declares is dropped from both. Descriptions
+are then the chart's own to edit.
 
 The binary is $S3GW_BIN, else $CARGO_TARGET_DIR/debug/s3-gateway, else
 target/debug/s3-gateway (build it with `cargo build -p s3-gateway`)."""
@@ -17,6 +20,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA = REPO_ROOT / "helm" / "s3-gateway" / "values.schema.json"
+VALUES = REPO_ROOT / "helm" / "s3-gateway" / "values.yaml"
 # Settings the chart sets itself, from other values; not under `config`.
 CHART_OWNED = {"listen", "backend", "om", "data_dir", "credentials", "tls_cert", "tls_key", "ozone_records_key_file",
                "sse_master_key_file"}
@@ -56,15 +60,24 @@ def with_rules(node: dict, rules: dict) -> dict:
             **{k: v for k, v in rules.items() if k != "type"}}
 
 
+def sentence_part(text: str) -> str:
+    """`text` to follow a colon: "Address to ..." reads "address to ...",
+    an acronym ("URL of ...") stays."""
+    return text[0].lower() + text[1:] if text[1:2].islower() else text
+
+
 def generated(schema: dict, settings: dict[str, dict]) -> dict:
     schema = json.loads(json.dumps(schema))
-    config = schema["properties"]["config"]["properties"]
-    wanted = set(settings) - CHART_OWNED
-    if set(config) != wanted:
-        raise SystemExit(f"values.schema.json config differs from the gateway's settings: only in the schema "
-                         f"{sorted(set(config) - wanted)}, only in the gateway {sorted(wanted - set(config))}")
-    for key, node in config.items():
+    old = schema["properties"]["config"]["properties"]
+    # The chart's order and descriptions for what it has; new settings after
+    # them, in the gateway's order.
+    keys = [key for key in old if key in settings and key not in CHART_OWNED]
+    keys += [key for key in settings if key not in CHART_OWNED and key not in old]
+    config = {}
+    for key in keys:
+        node = old.get(key) or {"description": f"`{key}`: {sentence_part(settings[key]['help'])}."}
         config[key] = with_rules(node, or_empty(settings[key]["schema"]))
+    schema["properties"]["config"]["properties"] = config
     key_schema = settings["credentials"]["file_schema"]["properties"]["keys"]["items"]
     credentials = schema["properties"]["credentials"]["properties"]
     for value, field in (("rootAccessKey", "access_key"), ("rootSecretKey", "secret_key")):
@@ -73,20 +86,42 @@ def generated(schema: dict, settings: dict[str, dict]) -> dict:
     return schema
 
 
+# A value left to the gateway's default.
+EMPTY = '""'
+
+
+def values_yaml(text: str, keys: list[str]) -> str:
+    """values.yaml with its `config:` block holding exactly `keys`: those
+    already there keep their place and value, new ones follow, empty (the
+    gateway's default)."""
+    lines = text.splitlines(keepends=True)
+    start = lines.index("config:\n") + 1
+    end = start
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    given = {key: value.strip() for key, value in (line.strip().split(":", 1) for line in lines[start:end])}
+    order = [key for key in given if key in keys] + [key for key in keys if key not in given]
+    block = [f"  {key}: {given.get(key, EMPTY)}\n" for key in order]
+    return "".join(lines[:start] + block + lines[end:])
+
+
 def main() -> int:
     mode = sys.argv[1] if len(sys.argv) == 2 else ""
     if mode not in ("--write", "--check"):
         print("usage: values_schema.py --write | --check", file=sys.stderr)
         return 2
-    text = SCHEMA.read_text()
-    wanted = json.dumps(generated(json.loads(text), declared_settings(gateway_binary())), indent=2) + "\n"
+    text, values = SCHEMA.read_text(), VALUES.read_text()
+    schema = generated(json.loads(text), declared_settings(gateway_binary()))
+    wanted = json.dumps(schema, indent=2) + "\n"
+    wanted_values = values_yaml(values, list(schema["properties"]["config"]["properties"]))
     if mode == "--write":
         SCHEMA.write_text(wanted)
+        VALUES.write_text(wanted_values)
         return 0
-    if wanted != text:
-        print(f"{SCHEMA} is out of date: run helm/tests/values_schema.py --write", file=sys.stderr)
-        return 1
-    return 0
+    stale = [path for path, now, then in ((SCHEMA, text, wanted), (VALUES, values, wanted_values)) if now != then]
+    for path in stale:
+        print(f"{path} is out of date: run helm/tests/values_schema.py --write", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -336,6 +336,7 @@ pub fn json_lines() -> String {
             "defaults": defaults,
             "read_by": read_by,
             "schema": setting.schema(),
+            "help": setting.help,
         });
         if setting.key == CREDENTIALS.key {
             line["file_schema"] = crate::credentials_file::schema();
