@@ -1,8 +1,9 @@
 //! The metadata role (Ozone's OM), split the way its data splits: one role
-//! trait for credentials, buckets, bucket documents, objects and multipart
-//! uploads each. Every back end implements all of them ([`Metadata`]); the
-//! facade holds it as one trait object and puts [`crate::cache`] in front
-//! of the calls that benefit.
+//! trait for credentials, buckets, bucket documents, objects, multipart
+//! uploads and versions each. Every back end implements all of them
+//! ([`Metadata`]), and so does the cache's decorator
+//! ([`crate::cache::CachedMetadata`]) that the facade holds around the back
+//! end's, as one trait object.
 //!
 //! Authorisation is not here. A bucket belongs to the access key that
 //! created it; the gateway decides who may act on it and every
