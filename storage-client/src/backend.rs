@@ -6,10 +6,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::task::JoinHandle;
 
+use crate::blocks::BlockStore;
 use crate::cache::CacheConfig;
 use crate::calls::CallTable;
-use crate::dn::BlockStore;
-use crate::om::Metadata;
+use crate::metadata::Metadata;
 use crate::{ReclaimStats, Result};
 
 pub(crate) struct Backend {

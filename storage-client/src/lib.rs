@@ -1,9 +1,9 @@
 //! Everything below HTTP: the facade the gateway calls.
 //!
 //! The object store is split the way Ozone splits it: a metadata role (the
-//! OM, [`om`]: credentials, buckets, objects, uploads) maps bucket/key to
+//! OM, [`metadata`]: credentials, buckets, objects, uploads) maps bucket/key to
 //! [`KeyInfo`] with block locations and block tokens, and a block role (the
-//! DN, [`dn`]) stores and serves block byte ranges after checking the
+//! DN, [`blocks`]) stores and serves block byte ranges after checking the
 //! token. Each back end ([`embedded`], [`ozone`]) opens itself into trait
 //! objects of those roles; [`Storage`], the only way in from outside,
 //! holds them with the [`cache`] in front. The gateway never sees redb,
@@ -15,21 +15,21 @@
 //! Nothing here decides who may ask: the gateway decides, then every
 //! bucket-scoped call names the bucket's [`Owner`] the decision judged,
 //! inside the [`BucketRef`] it takes (a precondition the back end checks
-//! where it can, see [`om`]), and every cache whose answer depends on it
+//! where it can, see [`metadata`]), and every cache whose answer depends on it
 //! is keyed by it.
 
 mod backend;
+mod blocks;
 mod bucket_document;
 mod cache;
 mod calls;
 mod config;
-mod dn;
 mod embedded;
 mod error;
 mod listing;
+mod metadata;
 mod multipart;
 mod object_lock;
-mod om;
 mod ozone;
 mod ozone_tls;
 pub mod private_files;
@@ -42,12 +42,13 @@ mod versions;
 mod writer;
 
 pub use backend::{ClusterView, DatanodeSeen, DiskUsage, SmallBlockUsage};
+pub use blocks::ByteStream;
 pub use bucket_document::{BucketDocument, MAX_BUCKET_DOCUMENT_BYTES};
 pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
-pub use dn::ByteStream;
 pub use error::{Result, StorageError};
+pub use metadata::MAX_KEY_BYTES;
 pub use multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings, UploadInfo,
     UploadListPage, UploadListQuery,
@@ -56,7 +57,6 @@ pub use object_lock::{
     LEGAL_HOLD_ENTRY, LEGAL_HOLD_OFF, LEGAL_HOLD_ON, RETENTION_ENTRY, Retention, RetentionMode,
     VersionLock,
 };
-pub use om::MAX_KEY_BYTES;
 pub use ozone_tls::OzoneTls;
 pub use refs::{BucketRef, MAX_PART_NUMBER, ObjectRef, PartNumber, UploadRef};
 pub use storage::Storage;

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::dn::BlockStore;
-use crate::om::{Metadata, OpenKey, PartName, UploadName};
+use crate::blocks::BlockStore;
+use crate::metadata::{Metadata, OpenKey, PartName, UploadName};
 use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.

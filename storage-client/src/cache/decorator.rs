@@ -15,7 +15,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::MetadataCache;
-use crate::om::{
+use crate::metadata::{
     BucketDocumentStore, BucketStore, CredentialStore, Metadata, NewBucket, ObjectName,
     ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore, VersionStore,
 };

@@ -32,7 +32,7 @@ use access_keys::AccessKeys;
 pub(crate) use decorator::CachedMetadata;
 use layer::{Keep, Layer};
 
-use crate::om::ObjectName;
+use crate::metadata::ObjectName;
 use crate::{BucketDocument, BucketInfo, Credential, KeyInfo, Owner, Result, StorageError};
 
 /// Sizes and lifetimes of the caches.

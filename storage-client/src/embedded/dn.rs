@@ -16,7 +16,7 @@ use super::block_file::{self, BlockPaths, BlockReader};
 use super::small_blocks::SmallBlocks;
 use super::{blocking, now_ms};
 use crate::backend::{DiskUsage, LocalStoreReport, SmallBlockUsage};
-use crate::dn::{BlockStore, ByteStream};
+use crate::blocks::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::dn::{BlockStore, ByteStream};
+use crate::blocks::{BlockStore, ByteStream};
 use crate::{BlockId, BlockLocation, Result, StorageError};
 
 use super::checksum;

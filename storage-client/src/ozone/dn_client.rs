@@ -16,8 +16,8 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 use tonic::transport::Channel;
 
+use crate::blocks::ByteStream;
 use crate::calls::CallTable;
-use crate::dn::ByteStream;
 use crate::{Result, StorageError};
 
 use super::channels::Channels;

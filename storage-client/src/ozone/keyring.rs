@@ -86,7 +86,7 @@ pub(super) enum Signer {
     Secret(Arc<str>),
     /// With a signature the OM vouched for: a request the id's own client
     /// signed under the secret only the OM holds (an Ozone user's key,
-    /// see [`crate::om::CredentialStore::vouch`]). The OM checks the
+    /// see [`crate::metadata::CredentialStore::vouch`]). The OM checks the
     /// signature of its string to sign and nothing else, so it stands for
     /// the id in any command, as it does for Ozone's own S3 gateway.
     Vouched(Arc<S3Authentication>),

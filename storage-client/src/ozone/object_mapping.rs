@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use md5::{Digest, Md5};
 
-use crate::om::OpenKey;
+use crate::metadata::OpenKey;
 use crate::{
     BlockLocation, ChecksumAlgorithm, ChecksumType, KeyInfo, ListEntry, NewObject, ObjectChecksum,
     ObjectMeta, PartSummary, Replica, WriteGroup,

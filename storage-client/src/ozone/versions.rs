@@ -10,7 +10,7 @@
 use async_trait::async_trait;
 
 use super::metadata_store::OzoneMetadata;
-use crate::om::{ObjectName, ObjectStore, ScanRange, VersionStore};
+use crate::metadata::{ObjectName, ObjectStore, ScanRange, VersionStore};
 use crate::{
     DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
     StorageError, VersionEntry, Versioning,

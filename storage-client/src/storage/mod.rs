@@ -4,7 +4,7 @@
 //! itself. It decides nothing about who may ask: the gateway has
 //! decided before it calls, and names the bucket's [`Owner`] it judged
 //! inside the [`BucketRef`] each bucket-scoped call takes; see
-//! [`crate::om`] for what the back ends still check.
+//! [`crate::metadata`] for what the back ends still check.
 
 mod versions;
 
@@ -14,12 +14,12 @@ use std::sync::Arc;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use crate::backend::{Backend, BackgroundTask, ClusterReport, LocalStoreReport, Reclaim};
+use crate::blocks::{BlockStore, ByteStream};
 use crate::cache::{CacheStats, CachedMetadata, MetadataCache};
 use crate::calls::{CallSample, CallTable};
-use crate::dn::{BlockStore, ByteStream};
 use crate::listing;
+use crate::metadata::{Metadata, NewBucket, PartName, ScanRange};
 use crate::multipart;
-use crate::om::{Metadata, NewBucket, PartName, ScanRange};
 use crate::refs::bucket_path;
 use crate::{
     BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView, CompleteUpload,
@@ -338,7 +338,7 @@ impl Storage {
         Ok(self.writer(owner, open))
     }
 
-    fn writer(&self, owner: &Owner, open: crate::om::OpenKey) -> ObjectWriter {
+    fn writer(&self, owner: &Owner, open: crate::metadata::OpenKey) -> ObjectWriter {
         ObjectWriter::new(
             Arc::clone(&self.om),
             Arc::clone(&self.blocks),

@@ -231,7 +231,7 @@ mod tests {
 
     use super::*;
     use crate::embedded::om::{EmbeddedOm, OmSettings};
-    use crate::om::{BucketStore, NewBucket, ObjectName, ObjectStore, OpenKey};
+    use crate::metadata::{BucketStore, NewBucket, ObjectName, ObjectStore, OpenKey};
     use crate::token::KeyRing;
     use crate::{BlockLocation, NewObject, ObjectMeta, Owner, WriteCondition, WriteIntent};
 

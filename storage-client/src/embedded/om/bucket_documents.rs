@@ -10,7 +10,7 @@ use redb::WriteTransaction;
 use super::{EmbeddedOm, Inner, owned_bucket};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{BUCKET_DOCUMENTS, BUCKETS};
-use crate::om::{BucketDocumentStore, BucketStore};
+use crate::metadata::{BucketDocumentStore, BucketStore};
 use crate::{BucketDocument, BucketInfo, Owner, Result, StorageError};
 
 impl Inner {

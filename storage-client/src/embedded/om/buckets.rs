@@ -12,7 +12,7 @@ use crate::embedded::DbResult;
 use crate::embedded::schema::{
     BUCKETS, BucketRecord, KEYS, bucket_end, decode, encode, object_key,
 };
-use crate::om::{BucketStore, NewBucket};
+use crate::metadata::{BucketStore, NewBucket};
 use crate::{BucketInfo, Owner, Result, StorageError};
 
 impl Inner {

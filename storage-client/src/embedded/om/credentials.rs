@@ -6,7 +6,7 @@ use redb::ReadableTable;
 use super::{EmbeddedOm, Inner};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{CREDENTIALS, CredentialRecord, decode, encode};
-use crate::om::CredentialStore;
+use crate::metadata::CredentialStore;
 use crate::{Credential, Namespace, Result};
 
 impl Inner {

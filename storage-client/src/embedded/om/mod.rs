@@ -33,7 +33,7 @@ use super::schema::{
     UPLOADS, VERSIONS, bucket_end, decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
-use crate::om::ScanRange;
+use crate::metadata::ScanRange;
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
     BlockId, BlockLocation, BucketInfo, KeyInfo, Owner, Result, StorageError, WriteCondition,

@@ -19,12 +19,12 @@ use crate::embedded::schema::{
     decode, encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
-use crate::multipart::{
-    CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo, position,
-};
-use crate::om::{
+use crate::metadata::{
     ObjectName, ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore,
     recorded_parts_are, validate_key,
+};
+use crate::multipart::{
+    CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo, position,
 };
 use crate::{
     BlockId, BlockLocation, KeyInfo, Owner, PartSummary, Result, StorageError, WriteIntent,

@@ -18,7 +18,7 @@ use crate::embedded::schema::{
     encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
-use crate::om::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
+use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
 use crate::token::SecretKey;
 use crate::{
     BlockId, BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{LIST_BATCH, OzoneMetadata};
-use crate::om::{BucketStore, NewBucket};
+use crate::metadata::{BucketStore, NewBucket};
 use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::om_client::S3_VOLUME;
 use crate::{BucketInfo, Namespace, Owner, Result, StorageError};

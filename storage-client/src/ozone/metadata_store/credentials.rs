@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use super::{LIST_BATCH, OzoneMetadata, PARALLEL_LOOKUPS};
-use crate::om::{CredentialStore, validate_key};
+use crate::metadata::{CredentialStore, validate_key};
 use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::model::KeyExpectation;
 use crate::{Credential, Namespace, Result, StorageError};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::OzoneMetadata;
-use crate::om::{BucketDocumentStore, BucketStore};
+use crate::metadata::{BucketDocumentStore, BucketStore};
 use crate::{BucketDocument, BucketInfo, Owner, Result};
 
 #[async_trait]

@@ -29,7 +29,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::om::{ObjectName, OpenKey, ScanRange, UploadName, UploadStore, validate_key};
+use crate::metadata::{ObjectName, OpenKey, ScanRange, UploadName, UploadStore, validate_key};
 use crate::{
     BucketInfo, Credential, KeyInfo, ListEntry, Owner, OzoneStorageConfig, Result, StorageError,
     WriteCondition, WriteIntent,

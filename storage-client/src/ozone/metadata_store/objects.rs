@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
-use crate::om::{ObjectName, ObjectStore, OpenKey, ScanRange};
+use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange};
 use crate::ozone::checksum_records::ObjectChecksums;
 use crate::ozone::fso_listing;
 use crate::ozone::object_mapping::{

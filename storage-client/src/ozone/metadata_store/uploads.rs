@@ -7,11 +7,11 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::{LIST_BATCH, OzoneMetadata, part_number, storable_key, upload_markers, with_checksums};
+use crate::metadata::{ObjectName, OpenKey, PartName, ScanRange, UploadName, UploadStore};
 use crate::multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo,
     position as upload_position,
 };
-use crate::om::{ObjectName, OpenKey, PartName, ScanRange, UploadName, UploadStore};
 use crate::ozone::checksum_records::{ObjectChecksums, UploadSettings};
 use crate::ozone::model::OpenPart;
 use crate::ozone::object_mapping::{

@@ -18,7 +18,7 @@ use crate::embedded::schema::{
     StoredVersion, VERSIONING_ENABLED, VERSIONING_SUSPENDED, VERSIONS, VersionRecord, bucket_end,
     decode, encode, object_key, split_version_key, version_key,
 };
-use crate::om::ObjectName;
+use crate::metadata::ObjectName;
 use crate::{Deleted, NULL_VERSION_ID, Owner, Result, StorageError, Versioning};
 
 /// A table of byte-string rows, from a read or a write transaction.

@@ -13,7 +13,7 @@ use crate::embedded::schema::{
     BUCKETS, CURRENT_VERSIONS, CurrentVersion, KEYS, KeyRecord, StoredVersion, VERSIONS,
     VersionRecord, bucket_end, decode, object_key, split_version_key, version_key,
 };
-use crate::om::{ObjectName, ScanRange};
+use crate::metadata::{ObjectName, ScanRange};
 use crate::{NULL_VERSION_ID, ObjectMeta, Owner, Result, StorageError, VersionEntry};
 
 impl Inner {

@@ -38,7 +38,7 @@ use crate::embedded::schema::{
     BUCKET_VERSIONING, BUCKETS, CURRENT_VERSIONS, KEYS, KeyRecord, StoredVersion,
     VERSIONING_ENABLED, VERSIONING_SUSPENDED, VERSIONS, VersionRecord, decode, encode, object_key,
 };
-use crate::om::{ObjectName, validate_key};
+use crate::metadata::{ObjectName, validate_key};
 use crate::{
     DeleteCondition, Deleted, MetaEntryChange, NULL_VERSION_ID, Owner, Result, StorageError,
     VersionLock, Versioning,

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 
 use crate::embedded::om::{EmbeddedOm, Inner};
-use crate::om::{ObjectName, ScanRange, VersionStore};
+use crate::metadata::{ObjectName, ScanRange, VersionStore};
 use crate::{Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Versioning};
 
 #[async_trait]
