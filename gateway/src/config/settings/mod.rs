@@ -124,6 +124,7 @@ pub const CONFIG_FLAG: &str = "config";
 pub const CONFIG_ENV: &str = "S3GW_CONFIG";
 
 pub use declared::*;
+pub(crate) use key::Read;
 pub use key::{Defaulted, Key, NoDefault};
 
 impl Setting {
