@@ -3,9 +3,11 @@
 //!
 //! Each setting is declared once, in [`settings::SETTINGS`]: its flag, its
 //! environment variable, its TOML key, its default, its bounds and its row
-//! in the documentation follow from that entry. This module turns the
-//! merged layers ([`layer`]) into the typed [`Config`], checking what
-//! involves more than one setting (chunk and block size, the back end).
+//! in the documentation follow from that entry, and so does its field of
+//! [`settings::Values`], read from the merged layers ([`layer`]) with its
+//! bounds checked. This module puts those values into the [`Config`] and
+//! builds from them what involves more than one setting (chunk and block
+//! size, the back end, TLS) or more than a value (addresses, key files).
 
 mod flags;
 mod layer;
