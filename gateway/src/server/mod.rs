@@ -150,7 +150,10 @@ impl Gateway {
         let sse_kms = config
             .sse_kms
             .as_ref()
-            .map(|kms| Kms::new(&kms.url, &kms.user, kms.default_key.clone()))
+            .map(|kms| {
+                let ttl = config.settings.sse_kms_key_cache_ttl;
+                Kms::new(&kms.url, &kms.user, kms.default_key.clone(), ttl)
+            })
             .transpose()
             .map_err(StartError::Kms)?;
         let state = AppState::new(Arc::new(storage), config, sse_keyring, sse_kms);

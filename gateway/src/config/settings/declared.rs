@@ -456,6 +456,16 @@ declare! {
         help: "KMS key for `aws:kms` without a key id (AWS's aws/s3 key)",
         doc: "The KMS key an `aws:kms` write (or bucket default) that names no key id is sealed under, the part AWS's `aws/s3` key plays; unset, such a write is refused `400 InvalidArgument`",
     },
+    SSE_KMS_KEY_CACHE_TTL = Setting {
+        key: sse_kms_key_cache_ttl,
+        kind: Kind::Duration { min: ZERO },
+        // A minute: a hot object's GETs cost no KMS round trip, and a KMS
+        // key the KMS stops granting stops opening objects within it.
+        default: Default::Value("60s"),
+        read_by: ReadBy::Both,
+        help: "Reuse a data key the KMS opened for this long; 0 asks the KMS on every read",
+        doc: "With `sse_kms_url`: how long a data key the KMS opened is reused to read the objects it seals (at most 10,000 keys are kept), so reads of a hot object cost no KMS round trip; a KMS key the KMS stops granting stops opening objects within this long. `0` asks the KMS on every read",
+    },
     MAX_CONNECTIONS = Setting {
         key: max_connections,
         kind: Kind::Count { max: U32 },
