@@ -172,7 +172,8 @@ pub struct ConfigError(String);
 impl Default for Limits {
     /// The declared defaults; [`settings::SETTINGS`] says why each is what it is.
     fn default() -> Self {
-        match Values::read(&Layer::default()).and_then(|values| Layer::default().limits(&values)) {
+        let layer = Layer::default();
+        match Values::read(&layer).and_then(|values| layer.limits(&values)) {
             Ok(limits) => limits,
             Err(e) => panic!("the declared limits are invalid: {e}"),
         }
