@@ -227,7 +227,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    logging::init(&config.log_level, config.log_format);
+    logging::init(&config.settings.log_level, config.log_format);
     let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
     for (name, closest) in s3_gateway::config::unknown_vars(names) {
         match closest {
@@ -266,7 +266,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         tokio::pin!(shutdown);
         // A start from another directory makes a new store under a
         // relative data dir: the data line says so.
-        let data_dir_existed = config.data_dir.exists();
+        let data_dir_existed = config.settings.data_dir.exists();
         let opened = tokio::select! {
             opened = Gateway::open(&config) => opened,
             () = &mut shutdown => {
@@ -288,19 +288,19 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         let endpoint = gateway.endpoint();
         let instance = Instance {
             endpoint: endpoint.clone(),
-            region: config.region.clone(),
-            data_dir: (config.data_dir != Path::new(settings::DATA_DIR.default.value))
-                .then(|| config.data_dir.clone()),
+            region: config.settings.region.clone(),
+            data_dir: (config.settings.data_dir != Path::new(settings::DATA_DIR.default.value))
+                .then(|| config.settings.data_dir.clone()),
             root_source: root_source(&config),
         };
         let backend = match &config.backend {
-            Backend::Embedded => format!("embedded in {}", config.data_dir.display()),
+            Backend::Embedded => format!("embedded in {}", config.settings.data_dir.display()),
             Backend::Ozone(ozone) => format!("ozone at {}", ozone.om.join(",")),
         };
         let data = match &config.backend {
             Backend::Embedded => {
-                let dir = std::fs::canonicalize(&config.data_dir)
-                    .unwrap_or_else(|_| config.data_dir.clone());
+                let dir = std::fs::canonicalize(&config.settings.data_dir)
+                    .unwrap_or_else(|_| config.settings.data_dir.clone());
                 let new = if data_dir_existed { "" } else { " (new: created by this start)" };
                 format!("{}{new}", dir.display())
             }
@@ -308,7 +308,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
         };
         // Logged before the endpoint line, which tools wait for.
         let addresses: Vec<String> = gateway.local_addrs().iter().map(ToString::to_string).collect();
-        tracing::info!(%endpoint, addresses = %addresses.join(","), %backend, region = %config.region, "serving");
+        tracing::info!(%endpoint, addresses = %addresses.join(","), %backend, region = %config.settings.region, "serving");
         println!("Data: {data}");
         print!("{}", gateway.root_keys().banner(&instance));
         println!("s3-gateway listening on {endpoint}");
@@ -322,11 +322,18 @@ fn serve(flags: &ServeArgs) -> ExitCode {
 /// Where `admin` on this machine finds a root key's secret: the one it
 /// looks at first of those this server was configured with.
 fn root_source(config: &Config) -> RootSource {
-    match &config.credentials {
+    match &config.settings.credentials {
         Some(file) if config.keys.iter().any(|key| key.root) => {
             RootSource::CredentialsFile(file.clone())
         }
-        _ if config.data_dir.join(ROOT_CREDENTIALS_FILE).is_file() => RootSource::DataDir,
+        _ if config
+            .settings
+            .data_dir
+            .join(ROOT_CREDENTIALS_FILE)
+            .is_file() =>
+        {
+            RootSource::DataDir
+        }
         _ if config.root_key.is_some() => RootSource::Environment,
         _ => RootSource::Unknown,
     }

@@ -54,21 +54,21 @@ impl AppState {
         sse_kms: Option<Kms>,
     ) -> Self {
         let source = Arc::new(StorageCredentials(Arc::clone(&storage)));
-        let verifier = Verifier::new(source, config.region.clone())
-            .with_domain(config.domain.clone())
-            .with_sigv2(config.sigv2)
+        let verifier = Verifier::new(source, config.settings.region.clone())
+            .with_domain(config.settings.domain.clone())
+            .with_sigv2(config.settings.sigv2)
             .with_body_limits(&config.limits);
         Self {
             storage,
             verifier: Arc::new(verifier),
-            region: config.region.clone(),
-            domain: config.domain.clone(),
+            region: config.settings.region.clone(),
+            domain: config.settings.domain.clone(),
             limits: config.limits.clone(),
-            access_log: config.access_log,
+            access_log: config.settings.access_log,
             trusted_proxies: config.trusted_proxies.clone(),
             parsed_documents: ParsedDocuments::default(),
             lifecycle_day: config.lifecycle.day,
-            sse_c_allowed: config.tls.is_some() || config.sse_c_over_http,
+            sse_c_allowed: config.tls.is_some() || config.settings.sse_c_over_http,
             sse_keyring: sse_keyring.map(Arc::new),
             sse_kms: sse_kms.map(Arc::new),
         }

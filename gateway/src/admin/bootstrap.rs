@@ -85,7 +85,7 @@ pub async fn ensure_keys(storage: &Storage, config: &Config) -> Result<RootKeys,
     }
 
     let credential = keygen::issue(storage, "root", true).await?;
-    let file = config.data_dir.join(ROOT_CREDENTIALS_FILE);
+    let file = config.settings.data_dir.join(ROOT_CREDENTIALS_FILE);
     // Written before it is stored: a key that exists only in storage, with its
     // secret lost, would be worse than a file for a key not yet stored.
     write_private_file(&file, &credentials_file::render(&entry_of(&credential))).map_err(

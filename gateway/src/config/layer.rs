@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::settings::{
-    DURATION_UNITS, Defaulted, Key, Kind, MAX_DURATION, NoDefault, SETTINGS, SIZE_UNITS, Setting,
-    kind,
+    DURATION_UNITS, Defaulted, Key, Kind, MAX_DURATION, NoDefault, Read, SETTINGS, SIZE_UNITS,
+    Setting, kind,
 };
 use crate::toml_error::toml_error;
 
@@ -165,6 +165,36 @@ impl Layer {
             _ => Err(given.invalid("expected true or false")),
         })
     }
+}
+
+/// The readers above as [`Read`], what `settings::Values::read` reads
+/// every setting with: `Kind: Value = |layer, key| reader` for each kind,
+/// text taken out of its [`Given`].
+macro_rules! read_values {
+    ($($kind:ident: $value:ty = |$layer:ident, $key:ident| $read:expr;)*) => {$(
+        impl<D: Fallback> Read<kind::$kind, D> for Layer {
+            type Value = D::Or<$value>;
+
+            fn read(&self, $key: Key<kind::$kind, D>) -> Result<D::Or<$value>, ConfigError> {
+                let $layer = self;
+                $read
+            }
+        }
+    )*};
+}
+
+read_values! {
+    Text: String = |layer, key| D::try_map(layer.text(key), |given| Ok(given.value));
+    Path: std::path::PathBuf = |layer, key| D::try_map(layer.path(key), |given| Ok(given.value.into()));
+    List: Vec<String> = |layer, key| D::try_map(layer.list(key), |given| {
+        Ok(given.value.split(',').map(|item| item.trim().to_owned()).collect())
+    });
+    Word: String = |layer, key| D::try_map(layer.word(key)?, |given| Ok(given.value));
+    Choice: &'static str = |layer, key| layer.choice(key);
+    Size: u64 = |layer, key| layer.size(key);
+    Duration: Duration = |layer, key| layer.duration(key);
+    Count: u64 = |layer, key| layer.count(key);
+    Flag: bool = |layer, key| layer.flag(key);
 }
 
 /// What a reader returns: a setting with a declared default is its value,

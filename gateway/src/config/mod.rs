@@ -3,9 +3,11 @@
 //!
 //! Each setting is declared once, in [`settings::SETTINGS`]: its flag, its
 //! environment variable, its TOML key, its default, its bounds and its row
-//! in the documentation follow from that entry. This module turns the
-//! merged layers ([`layer`]) into the typed [`Config`], checking what
-//! involves more than one setting (chunk and block size, the back end).
+//! in the documentation follow from that entry, and so does its field of
+//! [`settings::Values`], read from the merged layers ([`layer`]) with its
+//! bounds checked. This module puts those values into the [`Config`] and
+//! builds from them what involves more than one setting (chunk and block
+//! size, the back end, TLS) or more than a value (addresses, key files).
 
 mod flags;
 mod layer;
@@ -28,7 +30,7 @@ use crate::lifecycle::worker::Schedule;
 use crate::sse::keyring::Keyring;
 pub use flags::{ADMIN_SETTINGS, AdminConfigArgs, Flags, ServeArgs};
 use layer::Layer;
-use settings::{ReadBy, SETTINGS, Setting};
+use settings::{ReadBy, SETTINGS, Setting, Values};
 pub use unknown_env::unknown_vars;
 
 /// The root key given in the environment, instead of a generated one.
@@ -38,58 +40,26 @@ pub const ROOT_SECRET_KEY_ENV: &str = "S3GW_ROOT_SECRET_KEY";
 /// The validated configuration the server runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
+    /// Every setting's value, checked against its declared bounds
+    /// (`config.settings.block_size`); `domain` is lower-cased. What
+    /// involves more than one setting, or a file a setting names, is
+    /// built from them below.
+    pub settings: Values,
     /// Every address `listen` names (a host name can resolve to several),
     /// at least one; the gateway serves on all of them.
     pub listen: Vec<SocketAddr>,
     /// Where objects live.
     pub backend: Backend,
-    /// The embedded store; on every back end also where a generated root
-    /// key is written.
-    pub data_dir: PathBuf,
-    pub region: String,
-    /// Base domain for virtual-host style (`bucket.<domain>`).
-    pub domain: Option<String>,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: TrustedProxies,
-    /// Whether connections from `trusted_proxies` start with a PROXY header.
-    pub proxy_protocol: bool,
     /// Keys loaded from the credentials file, upserted into storage at start.
     pub keys: Vec<KeyEntry>,
-    /// The credentials file `keys` came from.
-    pub credentials: Option<PathBuf>,
     /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
     pub root_key: Option<KeyEntry>,
-    /// Storage tunables; `None` keeps the storage back end's default (see
-    /// [`StorageConfig`] for what each one means).
-    pub block_size: Option<u64>,
-    pub chunk_size: Option<u64>,
-    pub read_buffer: Option<u64>,
-    pub small_block_max: Option<u64>,
-    pub metadata_db_cache: Option<u64>,
-    pub small_block_db_cache: Option<u64>,
-    pub multipart_upload_expiry: Option<Duration>,
-    pub open_key_expiry: Option<Duration>,
-    pub reclaim_interval: Option<Duration>,
-    pub reclaim_grace: Option<Duration>,
-    pub key_cache_ttl: Option<Duration>,
-    pub metadata_cache_ttl: Option<Duration>,
-    pub unknown_key_cache_ttl: Option<Duration>,
-    /// A `tracing` filter directive such as `info` or `s3_gateway=debug`.
-    pub log_level: String,
     pub log_format: LogFormat,
-    /// Whether every request is logged (one line, target `s3_gateway::access`).
-    pub access_log: bool,
-    /// How long a gateway told to stop keeps accepting connections while
-    /// `/ready` already fails, so that load balancers take it out first.
-    pub drain_delay: Duration,
     /// When the lifecycle worker runs, and how long its day is.
     pub lifecycle: Schedule,
     pub tls: Option<TlsFiles>,
-    /// Whether AWS Signature Version 2 is accepted (old tools need it).
-    pub sigv2: bool,
-    /// Whether SSE-C keys are accepted over plain HTTP (they always are
-    /// over TLS).
-    pub sse_c_over_http: bool,
     /// The web console (docs/console.md), if `console` is on.
     pub console: Option<ConsoleSettings>,
     /// SSE-S3's master keys from `sse_master_key_file`; unset, the
@@ -202,7 +172,8 @@ pub struct ConfigError(String);
 impl Default for Limits {
     /// The declared defaults; [`settings::SETTINGS`] says why each is what it is.
     fn default() -> Self {
-        match Layer::default().limits() {
+        let layer = Layer::default();
+        match Values::read(&layer).and_then(|values| layer.limits(&values)) {
             Ok(limits) => limits,
             Err(e) => panic!("the declared limits are invalid: {e}"),
         }
@@ -262,31 +233,30 @@ impl Config {
     /// The storage back end's configuration: its defaults, overridden by
     /// every tunable set here.
     pub fn storage_config(&self) -> StorageConfig {
-        let defaults = StorageConfig::new(&self.data_dir);
+        let v = &self.settings;
+        let defaults = StorageConfig::new(&v.data_dir);
         StorageConfig {
-            block_size: self.block_size.unwrap_or(defaults.block_size),
-            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
-            read_buffer: self.read_buffer.map_or(defaults.read_buffer, in_memory),
-            small_block_max: self
+            block_size: v.block_size.unwrap_or(defaults.block_size),
+            chunk_size: v.chunk_size.map_or(defaults.chunk_size, in_memory),
+            read_buffer: v.read_buffer.map_or(defaults.read_buffer, in_memory),
+            small_block_max: v
                 .small_block_max
                 .map_or(defaults.small_block_max, in_memory),
-            metadata_db_cache: self
+            metadata_db_cache: v
                 .metadata_db_cache
                 .map_or(defaults.metadata_db_cache, in_memory),
-            small_block_db_cache: self
+            small_block_db_cache: v
                 .small_block_db_cache
                 .map_or(defaults.small_block_db_cache, in_memory),
-            multipart_upload_expiry: self
+            multipart_upload_expiry: v
                 .multipart_upload_expiry
                 .unwrap_or(defaults.multipart_upload_expiry),
-            open_key_expiry: self.open_key_expiry.unwrap_or(defaults.open_key_expiry),
-            reclaim_interval: self.reclaim_interval.unwrap_or(defaults.reclaim_interval),
-            reclaim_grace: self.reclaim_grace.unwrap_or(defaults.reclaim_grace),
-            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
-            metadata_cache_ttl: self
-                .metadata_cache_ttl
-                .unwrap_or(defaults.metadata_cache_ttl),
-            unknown_key_cache_ttl: self
+            open_key_expiry: v.open_key_expiry.unwrap_or(defaults.open_key_expiry),
+            reclaim_interval: v.reclaim_interval.unwrap_or(defaults.reclaim_interval),
+            reclaim_grace: v.reclaim_grace.unwrap_or(defaults.reclaim_grace),
+            key_cache_ttl: v.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: v.metadata_cache_ttl.unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: v
                 .unknown_key_cache_ttl
                 .unwrap_or(defaults.unknown_key_cache_ttl),
             ..defaults
@@ -296,21 +266,20 @@ impl Config {
     /// The `ozone` back end's configuration: its defaults, overridden by
     /// `ozone` and by the tunables both back ends share.
     pub fn ozone_storage_config(&self, ozone: &OzoneSettings) -> OzoneStorageConfig {
+        let v = &self.settings;
         let defaults = OzoneStorageConfig::new(ozone.om.clone());
         OzoneStorageConfig {
-            block_size: self.block_size.unwrap_or(defaults.block_size),
-            chunk_size: self.chunk_size.map_or(defaults.chunk_size, in_memory),
+            block_size: v.block_size.unwrap_or(defaults.block_size),
+            chunk_size: v.chunk_size.map_or(defaults.chunk_size, in_memory),
             connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
             tls: ozone.tls.clone(),
             user_secrets: ozone.user_secrets.unwrap_or(defaults.user_secrets),
-            key_cache_ttl: self.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
-            metadata_cache_ttl: self
-                .metadata_cache_ttl
-                .unwrap_or(defaults.metadata_cache_ttl),
-            unknown_key_cache_ttl: self
+            key_cache_ttl: v.key_cache_ttl.unwrap_or(defaults.key_cache_ttl),
+            metadata_cache_ttl: v.metadata_cache_ttl.unwrap_or(defaults.metadata_cache_ttl),
+            unknown_key_cache_ttl: v
                 .unknown_key_cache_ttl
                 .unwrap_or(defaults.unknown_key_cache_ttl),
             ..defaults
@@ -391,18 +360,20 @@ impl Layer {
     }
 
     fn validate(self, root_key: Option<KeyEntry>) -> Result<Config, ConfigError> {
+        // A setting only the other back end reads is refused before any
+        // value is read: that it does nothing is the mistake to report.
+        self.refuse_the_other_back_ends_settings()?;
+        let mut values = Values::read(&self)?;
         let listen = self.listen()?;
-        let data_dir = self.data_dir()?;
-        let region = self.region()?;
-        let domain = self
-            .word(settings::DOMAIN)?
-            .map(|s| s.value.to_ascii_lowercase());
+        self.data_dir()?; // not empty; the value is `values.data_dir`
+        if let Some(domain) = &mut values.domain {
+            domain.make_ascii_lowercase();
+        }
         let trusted_proxies = match self.list(settings::TRUSTED_PROXIES) {
             None => TrustedProxies::default(),
             Some(s) => TrustedProxies::parse(s.value.split(',')).map_err(|why| s.invalid(&why))?,
         };
-        let proxy_protocol = self.flag(settings::PROXY_PROTOCOL)?;
-        if proxy_protocol
+        if values.proxy_protocol
             && trusted_proxies.is_empty()
             && let Some(s) = self.get(&settings::PROXY_PROTOCOL)
         {
@@ -417,9 +388,7 @@ impl Layer {
                 .map_err(|e| ConfigError(format!("{}: {e}", s.origin)))?,
             None => Vec::new(),
         };
-        let block_size = self.size(settings::BLOCK_SIZE)?;
-        let chunk_size = self.size(settings::CHUNK_SIZE)?;
-        if let (Some(block), Some(chunk)) = (block_size, chunk_size)
+        if let (Some(block), Some(chunk)) = (values.block_size, values.chunk_size)
             && chunk > block
             && let Some(s) = self.get(&settings::CHUNK_SIZE)
         {
@@ -429,20 +398,9 @@ impl Layer {
             );
             return Err(s.invalid(&format!("is larger than the block size ({block})")));
         }
-        let read_buffer = self.size(settings::READ_BUFFER)?;
-        let small_block_max = self.size(settings::SMALL_BLOCK_MAX)?;
-        let metadata_db_cache = self.size(settings::METADATA_DB_CACHE)?;
-        let small_block_db_cache = self.size(settings::SMALL_BLOCK_DB_CACHE)?;
-        let multipart_upload_expiry = self.duration(settings::MULTIPART_UPLOAD_EXPIRY)?;
-        let open_key_expiry = self.duration(settings::OPEN_KEY_EXPIRY)?;
-        let reclaim_interval = self.duration(settings::RECLAIM_INTERVAL)?;
-        let reclaim_grace = self.duration(settings::RECLAIM_GRACE)?;
-        let key_cache_ttl = self.duration(settings::KEY_CACHE_TTL)?;
-        let metadata_cache_ttl = self.duration(settings::METADATA_CACHE_TTL)?;
-        let unknown_key_cache_ttl = self.duration(settings::UNKNOWN_KEY_CACHE_TTL)?;
-        let backend = self.backend()?;
-        let log_level = self.text(settings::LOG_LEVEL);
-        crate::logging::check(&log_level.value).map_err(|why| log_level.invalid(&why))?;
+        let backend = self.backend(&values)?;
+        crate::logging::check(&values.log_level)
+            .map_err(|why| self.text(settings::LOG_LEVEL).invalid(&why))?;
         let tls = match (self.path(settings::TLS_CERT), self.path(settings::TLS_KEY)) {
             (Some(cert), Some(key)) => Some(TlsFiles {
                 cert: PathBuf::from(&cert.value),
@@ -453,21 +411,16 @@ impl Layer {
                 return Err(s.invalid("TLS needs both a certificate and a key"));
             }
         };
-        let log_format = match self.choice(settings::LOG_FORMAT)? {
+        let log_format = match values.log_format {
             "json" => LogFormat::Json,
             _ => LogFormat::Text,
         };
-        let access_log = self.flag(settings::ACCESS_LOG)?;
-        let drain_delay = self.duration(settings::DRAIN_DELAY)?;
-        let sigv2 = self.flag(settings::SIGV2)?;
-        let sse_c_over_http = self.flag(settings::SSE_C_OVER_HTTP)?;
-        // Read (and so checked) whether or not the console is on: a bad
-        // value is refused at start, not when the console is turned on.
-        let console_settings = ConsoleSettings {
-            idle: self.duration(settings::CONSOLE_SESSION_IDLE)?,
-            max: self.duration(settings::CONSOLE_SESSION_MAX)?,
-        };
-        let console = self.flag(settings::CONSOLE)?.then_some(console_settings);
+        // Both durations are checked whether or not the console is on: a
+        // bad value is refused at start, not when the console is turned on.
+        let console = values.console.then_some(ConsoleSettings {
+            idle: values.console_session_idle,
+            max: values.console_session_max,
+        });
         let sse_master_keys = self
             .path(settings::SSE_MASTER_KEY_FILE)
             .map(|s| {
@@ -475,46 +428,22 @@ impl Layer {
                     .map_err(|why| ConfigError(format!("{}: {why}", s.origin)))
             })
             .transpose()?;
-        let sse_kms = self.kms_settings()?;
-        let limits = self.limits()?;
+        let sse_kms = self.kms_settings(&values)?;
+        let limits = self.limits(&values)?;
         let lifecycle = Schedule {
-            interval: self.duration(settings::LIFECYCLE_INTERVAL)?,
-            day: self.duration(settings::LIFECYCLE_DAY)?,
+            interval: values.lifecycle_interval,
+            day: values.lifecycle_day,
         };
         Ok(Config {
+            settings: values,
             listen,
             backend,
-            data_dir,
-            region,
-            domain,
             trusted_proxies,
-            proxy_protocol,
             keys,
-            credentials: self
-                .path(settings::CREDENTIALS)
-                .map(|s| PathBuf::from(&s.value)),
             root_key,
-            block_size,
-            chunk_size,
-            read_buffer,
-            small_block_max,
-            metadata_db_cache,
-            small_block_db_cache,
-            multipart_upload_expiry,
-            open_key_expiry,
-            reclaim_interval,
-            reclaim_grace,
-            key_cache_ttl,
-            metadata_cache_ttl,
-            unknown_key_cache_ttl,
-            log_level: log_level.value,
             log_format,
-            access_log,
-            drain_delay,
             lifecycle,
             tls,
-            sigv2,
-            sse_c_over_http,
             console,
             sse_master_keys,
             sse_kms,
@@ -522,12 +451,13 @@ impl Layer {
         })
     }
 
-    /// SSE-KMS's settings, if `sse_kms_url` is given; the other two are
-    /// refused without it, as they would do nothing.
-    fn kms_settings(&self) -> Result<Option<KmsSettings>, ConfigError> {
-        let trimmed = |s: layer::Given| s.value.trim().to_owned();
-        let Some(url) = self
-            .text(settings::SSE_KMS_URL)
+    /// SSE-KMS's settings, if `sse_kms_url` is given; the default key is
+    /// refused without it, as it would do nothing.
+    fn kms_settings(&self, values: &Values) -> Result<Option<KmsSettings>, ConfigError> {
+        let trimmed = |s: &String| s.trim().to_owned();
+        let Some(url) = values
+            .sse_kms_url
+            .as_ref()
             .map(trimmed)
             .filter(|url| !url.is_empty())
         else {
@@ -543,29 +473,30 @@ impl Layer {
             .map_err(|why| ConfigError(format!("sse_kms_url: {why}")))?;
         Ok(Some(KmsSettings {
             url,
-            user: trimmed(self.text(settings::SSE_KMS_USER)),
-            default_key: self
-                .text(settings::SSE_KMS_DEFAULT_KEY)
+            user: trimmed(&values.sse_kms_user),
+            default_key: values
+                .sse_kms_default_key
+                .as_ref()
                 .map(trimmed)
                 .filter(|key| !key.is_empty()),
         }))
     }
 
-    /// The connection and request limits, each given or its declared default.
-    fn limits(&self) -> Result<Limits, ConfigError> {
+    /// The connection and request limits, in memory's units.
+    fn limits(&self, values: &Values) -> Result<Limits, ConfigError> {
         let limits = Limits {
-            max_connections: in_memory(self.count(settings::MAX_CONNECTIONS)?),
-            request_header_timeout: self.duration(settings::REQUEST_HEADER_TIMEOUT)?,
-            idle_timeout: self.duration(settings::IDLE_TIMEOUT)?,
-            http2_keepalive_interval: self.duration(settings::HTTP2_KEEPALIVE_INTERVAL)?,
-            http2_keepalive_timeout: self.duration(settings::HTTP2_KEEPALIVE_TIMEOUT)?,
-            body_idle_timeout: self.duration(settings::BODY_IDLE_TIMEOUT)?,
-            max_header_bytes: in_memory(self.size(settings::MAX_HEADER_BYTES)?),
-            max_header_count: in_memory(self.count(settings::MAX_HEADER_COUNT)?),
-            max_url_length: in_memory(self.size(settings::MAX_URL_LENGTH)?),
-            max_signed_chunk: in_memory(self.size(settings::MAX_SIGNED_CHUNK)?),
-            chunk_buffer_budget: in_memory(self.size(settings::CHUNK_BUFFER_BUDGET)?),
-            chunk_buffer_wait: self.duration(settings::CHUNK_BUFFER_WAIT)?,
+            max_connections: in_memory(values.max_connections),
+            request_header_timeout: values.request_header_timeout,
+            idle_timeout: values.idle_timeout,
+            http2_keepalive_interval: values.http2_keepalive_interval,
+            http2_keepalive_timeout: values.http2_keepalive_timeout,
+            body_idle_timeout: values.body_idle_timeout,
+            max_header_bytes: in_memory(values.max_header_bytes),
+            max_header_count: in_memory(values.max_header_count),
+            max_url_length: in_memory(values.max_url_length),
+            max_signed_chunk: in_memory(values.max_signed_chunk),
+            chunk_buffer_budget: in_memory(values.chunk_buffer_budget),
+            chunk_buffer_wait: values.chunk_buffer_wait,
         };
         if limits.max_signed_chunk > limits.chunk_buffer_budget {
             let named = |setting: &Setting| {
@@ -585,11 +516,10 @@ impl Layer {
         Ok(limits)
     }
 
-    /// The back end, refusing settings that only the other one reads: a
-    /// setting that silently does nothing hides a mistake.
-    fn backend(&self) -> Result<Backend, ConfigError> {
-        let ozone = self.choice(settings::BACKEND)? == "ozone";
-        let (not_read_here, reader) = if ozone {
+    /// Refuses a setting that only the other back end reads: a setting
+    /// that silently does nothing hides a mistake.
+    fn refuse_the_other_back_ends_settings(&self) -> Result<(), ConfigError> {
+        let (not_read_here, reader) = if self.choice(settings::BACKEND)? == "ozone" {
             (ReadBy::Ozone, "the embedded back end")
         } else {
             (ReadBy::Embedded, "--backend ozone")
@@ -598,10 +528,15 @@ impl Layer {
             .iter()
             .filter(|s| s.read_by != ReadBy::Both && s.read_by != not_read_here)
             .find_map(|s| self.get(s));
-        if let Some(s) = refused {
-            return Err(s.invalid(&format!("only {reader} reads this setting")));
+        match refused {
+            Some(s) => Err(s.invalid(&format!("only {reader} reads this setting"))),
+            None => Ok(()),
         }
-        if !ozone {
+    }
+
+    /// The back end, with what only `ozone` needs.
+    fn backend(&self, values: &Values) -> Result<Backend, ConfigError> {
+        if values.backend != "ozone" {
             return Ok(Backend::Embedded);
         }
         let Some(om) = self.list(settings::OM) else {
@@ -620,8 +555,8 @@ impl Layer {
         }
         Ok(Backend::Ozone(OzoneSettings {
             om: addresses,
-            connect_timeout: self.duration(settings::OZONE_CONNECT_TIMEOUT)?,
-            request_timeout: self.duration(settings::OZONE_REQUEST_TIMEOUT)?,
+            connect_timeout: values.ozone_connect_timeout,
+            request_timeout: values.ozone_request_timeout,
             system_secret: self
                 .path(settings::OZONE_SYSTEM_SECRET_FILE)
                 .map(|s| {
@@ -637,7 +572,7 @@ impl Layer {
                 })
                 .transpose()?,
             tls: self.ozone_tls()?,
-            user_secrets: self.flag(settings::OZONE_USER_SECRETS)?,
+            user_secrets: values.ozone_user_secrets,
         }))
     }
 

@@ -28,17 +28,25 @@ fn error_of(flags: &ServeArgs, env: &[(&str, &str)]) -> String {
 fn operations_settings_have_defaults_and_are_checked() {
     let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("defaults");
     assert_eq!(config.log_format, LogFormat::Text);
-    assert!(config.access_log);
-    assert_eq!(config.drain_delay, Duration::ZERO);
+    assert!(config.settings.access_log);
+    assert_eq!(config.settings.drain_delay, Duration::ZERO);
     let set =
         |var: &str, value: &str| Config::load_from(&ServeArgs::default(), env_of(&[(var, value)]));
     assert_eq!(
         set("S3GW_LOG_FORMAT", "json").expect("json").log_format,
         LogFormat::Json
     );
-    assert!(!set("S3GW_ACCESS_LOG", "false").expect("off").access_log);
+    assert!(
+        !set("S3GW_ACCESS_LOG", "false")
+            .expect("off")
+            .settings
+            .access_log
+    );
     assert_eq!(
-        set("S3GW_DRAIN_DELAY", "5s").expect("delay").drain_delay,
+        set("S3GW_DRAIN_DELAY", "5s")
+            .expect("delay")
+            .settings
+            .drain_delay,
         Duration::from_secs(5)
     );
     for (var, value) in [
@@ -55,10 +63,10 @@ fn operations_settings_have_defaults_and_are_checked() {
 fn defaults_apply_when_nothing_is_set() {
     let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
     assert_eq!(config.listen, ["127.0.0.1:9878".parse().expect("addr")]);
-    assert_eq!(config.data_dir, PathBuf::from("./data"));
-    assert_eq!(config.region, "us-east-1");
-    assert_eq!(config.domain, None);
-    assert_eq!(config.log_level, "info");
+    assert_eq!(config.settings.data_dir, PathBuf::from("./data"));
+    assert_eq!(config.settings.region, "us-east-1");
+    assert_eq!(config.settings.domain, None);
+    assert_eq!(config.settings.log_level, "info");
     assert!(config.keys.is_empty());
     assert_eq!(config.root_key, None);
     assert_eq!(config.tls, None);
@@ -82,15 +90,15 @@ fn file_then_env_then_flags_override_each_other() {
         ["127.0.0.1:3000".parse().expect("addr")],
         "flag wins"
     );
-    assert_eq!(config.region, "eu-central-1", "env beats file");
+    assert_eq!(config.settings.region, "eu-central-1", "env beats file");
     assert_eq!(
-        config.domain.as_deref(),
+        config.settings.domain.as_deref(),
         Some("s3.file"),
         "file beats default"
     );
-    assert_eq!(config.log_level, "warn");
-    assert_eq!(config.block_size, Some(1 << 20));
-    assert_eq!(config.chunk_size, Some(64 << 10));
+    assert_eq!(config.settings.log_level, "warn");
+    assert_eq!(config.settings.block_size, Some(1 << 20));
+    assert_eq!(config.settings.chunk_size, Some(64 << 10));
 }
 
 #[test]
@@ -99,7 +107,7 @@ fn config_file_can_come_from_the_environment() {
     let path = file.path().to_string_lossy().to_string();
     let config =
         Config::load_from(&ServeArgs::default(), env_of(&[("S3GW_CONFIG", &path)])).expect("valid");
-    assert_eq!(config.region, "ap-south-1");
+    assert_eq!(config.settings.region, "ap-south-1");
 }
 
 #[test]
@@ -109,7 +117,7 @@ fn relative_paths_in_the_file_are_relative_to_it() {
     std::fs::write(&path, "data_dir = \"store\"\n").expect("write");
     let flags = ServeArgs::config(path);
     let config = Config::load_from(&flags, env_of(&[])).expect("valid");
-    assert_eq!(config.data_dir, dir.path().join("store"));
+    assert_eq!(config.settings.data_dir, dir.path().join("store"));
 }
 
 #[test]
@@ -404,7 +412,7 @@ fn small_block_max_takes_zero_for_off_and_at_most_a_mib() {
     for (text, expected) in [("0", 0), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
         let env = [("S3GW_SMALL_BLOCK_MAX", text)];
         let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
-        assert_eq!(config.small_block_max, Some(expected), "{text}");
+        assert_eq!(config.settings.small_block_max, Some(expected), "{text}");
         assert_eq!(config.storage_config().small_block_max, expected as usize);
     }
     for bad in ["2MiB", "-1", "0x"] {
@@ -427,7 +435,7 @@ fn sizes_accept_units_and_refuse_nonsense() {
     for (text, expected) in ok {
         let env = [("S3GW_BLOCK_SIZE", text)];
         let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
-        assert_eq!(config.block_size, Some(expected), "{text}");
+        assert_eq!(config.settings.block_size, Some(expected), "{text}");
     }
     for bad in ["", "0", "4XB", "-1", "99999999999999999999"] {
         let message = error_of(&ServeArgs::default(), &[("S3GW_BLOCK_SIZE", bad)]);
@@ -472,7 +480,7 @@ fn durations_accept_units_and_refuse_nonsense() {
         let env = [("S3GW_KEY_CACHE_TTL", text)];
         let config = Config::load_from(&ServeArgs::default(), env_of(&env)).expect(text);
         assert_eq!(
-            config.key_cache_ttl,
+            config.settings.key_cache_ttl,
             Some(Duration::from_secs(seconds)),
             "{text}"
         );
@@ -536,19 +544,23 @@ fn storage_settings_follow_file_then_env_then_flags() {
         ("S3GW_METADATA_CACHE_TTL", "1m"),
     ];
     let config = Config::load_from(&flags, env_of(&env)).expect("valid");
-    assert_eq!(config.read_buffer, Some(64 << 10), "file beats default");
     assert_eq!(
-        config.key_cache_ttl,
+        config.settings.read_buffer,
+        Some(64 << 10),
+        "file beats default"
+    );
+    assert_eq!(
+        config.settings.key_cache_ttl,
         Some(Duration::from_secs(5)),
         "TOML integer"
     );
     assert_eq!(
-        config.multipart_upload_expiry,
+        config.settings.multipart_upload_expiry,
         Some(Duration::from_secs(36 * 3600)),
         "env beats file"
     );
     assert_eq!(
-        config.metadata_cache_ttl,
+        config.settings.metadata_cache_ttl,
         Some(Duration::ZERO),
         "flag beats env"
     );
@@ -559,7 +571,7 @@ fn unset_storage_settings_keep_the_storage_defaults() {
     let defaults = StorageConfig::default();
     let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
     let storage = config.storage_config();
-    assert_eq!(storage.data_dir, config.data_dir);
+    assert_eq!(storage.data_dir, config.settings.data_dir);
     assert_eq!(storage.block_size, defaults.block_size);
     assert_eq!(storage.chunk_size, defaults.chunk_size);
     assert_eq!(storage.read_buffer, defaults.read_buffer);
@@ -851,7 +863,7 @@ fn file_values_of_the_wrong_type_are_refused() {
 fn limits_default_and_follow_every_layer() {
     let config = Config::load_from(&ServeArgs::default(), env_of(&[])).expect("valid");
     assert_eq!(config.limits, Limits::default());
-    assert!(config.sigv2, "SigV2 is on unless turned off");
+    assert!(config.settings.sigv2, "SigV2 is on unless turned off");
 
     let file = file_with("max_connections = 10\nidle_timeout = \"5s\"\nsigv2 = false\n");
     let flags =
@@ -861,7 +873,7 @@ fn limits_default_and_follow_every_layer() {
         ("S3GW_CHUNK_BUFFER_WAIT", "0"),
     ];
     let config = Config::load_from(&flags, env_of(&env)).expect("valid");
-    assert!(!config.sigv2, "TOML boolean");
+    assert!(!config.settings.sigv2, "TOML boolean");
     assert_eq!(config.limits.max_connections, 20, "env beats file");
     assert_eq!(config.limits.idle_timeout, Duration::from_secs(5));
     assert_eq!(config.limits.max_header_bytes, 4 << 10);

@@ -142,15 +142,18 @@ impl Gateway {
             (Some(ring), _) => Some(ring.clone()),
             // One command on a laptop: `--sse AES256` works out of the box.
             // Not on Ozone, whose replicas must share one keyring.
-            (None, Backend::Embedded) => {
-                Some(Keyring::generated_in(&config.data_dir).map_err(StartError::Keyring)?)
-            }
+            (None, Backend::Embedded) => Some(
+                Keyring::generated_in(&config.settings.data_dir).map_err(StartError::Keyring)?,
+            ),
             (None, Backend::Ozone(_)) => None,
         };
         let sse_kms = config
             .sse_kms
             .as_ref()
-            .map(|kms| Kms::new(&kms.url, &kms.user, kms.default_key.clone()))
+            .map(|kms| {
+                let ttl = config.settings.sse_kms_key_cache_ttl;
+                Kms::new(&kms.url, &kms.user, kms.default_key.clone(), ttl)
+            })
             .transpose()
             .map_err(StartError::Kms)?;
         let state = AppState::new(Arc::new(storage), config, sse_keyring, sse_kms);
@@ -168,8 +171,8 @@ impl Gateway {
                 Console::new(
                     settings,
                     config.tls.is_some(),
-                    config.region.clone(),
-                    config.domain.clone(),
+                    config.settings.region.clone(),
+                    config.settings.domain.clone(),
                 )
             }),
             draining: Arc::default(),
@@ -179,6 +182,7 @@ impl Gateway {
             local_addrs,
             tls,
             proxy_protocol: config
+                .settings
                 .proxy_protocol
                 .then(|| config.trusted_proxies.clone()),
             metrics: Arc::clone(&shared.metrics),
@@ -188,7 +192,7 @@ impl Gateway {
                 .with_state(Arc::new(shared)),
             root_keys,
             limits: config.limits.clone(),
-            drain_delay: config.drain_delay,
+            drain_delay: config.settings.drain_delay,
             _lifecycle: lifecycle,
         })
     }
@@ -277,7 +281,7 @@ async fn open_storage(config: &Config) -> Result<Storage, StartError> {
         Backend::Embedded => Storage::open_embedded(config.storage_config())
             .await
             .map_err(|source| StartError::Storage {
-                dir: config.data_dir.display().to_string(),
+                dir: config.settings.data_dir.display().to_string(),
                 source,
             }),
         Backend::Ozone(ozone) => Storage::open_ozone(config.ozone_storage_config(ozone))

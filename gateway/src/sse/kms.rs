@@ -27,10 +27,9 @@ use sha2::Sha256;
 use crate::error::{Code, S3Error};
 
 /// Opened data keys kept, by their encrypted form: a GET of a hot object
-/// then costs no KMS round trip. Bounded in time so that a key the KMS
-/// stops granting stops opening objects within a minute, and in count so
-/// that the cache holds at most ~1 MiB of keys.
-const OPENED_KEYS_TTL: Duration = Duration::from_secs(60);
+/// then costs no KMS round trip. Bounded in time (`sse_kms_key_cache_ttl`)
+/// so that a key the KMS stops granting stops opening objects, and in
+/// count so that the cache holds at most ~1 MiB of keys.
 const OPENED_KEYS_MAX: u64 = 10_000;
 /// A KMS that does not answer within this is unavailable (`503`), so a
 /// request never hangs on it; Hadoop KMS answers in milliseconds.
@@ -172,9 +171,14 @@ impl Kms {
             })
     }
 
-    /// The KMS at `url` (`http[s]://host:port/kms`); `Err` is a one-line
-    /// reason.
-    pub fn new(url: &str, user: &str, default_key: Option<String>) -> Result<Self, String> {
+    /// The KMS at `url` (`http[s]://host:port/kms`), whose opened data
+    /// keys are reused for `opened_keys_ttl`; `Err` is a one-line reason.
+    pub fn new(
+        url: &str,
+        user: &str,
+        default_key: Option<String>,
+        opened_keys_ttl: Duration,
+    ) -> Result<Self, String> {
         let mut api = Self::check_url(url)?;
         let path = format!("{}/v1/", api.path().trim_end_matches('/'));
         api.set_path(&path);
@@ -189,7 +193,7 @@ impl Kms {
             default_key,
             opened: moka::future::Cache::builder()
                 .max_capacity(OPENED_KEYS_MAX)
-                .time_to_live(OPENED_KEYS_TTL)
+                .time_to_live(opened_keys_ttl)
                 .build(),
         })
     }
@@ -405,7 +409,7 @@ mod tests {
 
     #[test]
     fn the_api_lies_under_the_url_given() {
-        let kms = Kms::new("http://127.0.0.1:9600/kms/", "s3gw", None).unwrap();
+        let kms = Kms::new("http://127.0.0.1:9600/kms/", "s3gw", None, Duration::ZERO).unwrap();
         let url = kms
             .endpoint(&["key", "a/b", "_eek"], &[("eek_op", "generate")])
             .unwrap();
@@ -413,7 +417,7 @@ mod tests {
             url.as_str(),
             "http://127.0.0.1:9600/kms/v1/key/a%2Fb/_eek?eek_op=generate&user.name=s3gw"
         );
-        assert!(Kms::new("ftp://x/kms", "s3gw", None).is_err());
-        assert!(Kms::new("not a url", "s3gw", None).is_err());
+        assert!(Kms::new("ftp://x/kms", "s3gw", None, Duration::ZERO).is_err());
+        assert!(Kms::new("not a url", "s3gw", None, Duration::ZERO).is_err());
     }
 }

@@ -60,7 +60,7 @@ const fn ozone(value: &'static str) -> Default {
 
 declare! {
     LISTEN = Setting {
-        key: "listen",
+        key: listen,
         kind: Kind::Text("ADDR"),
         default: Default::Value("127.0.0.1:9878"),
         read_by: ReadBy::Both,
@@ -68,7 +68,7 @@ declare! {
         doc: "IP address and port to serve on; a host name (`localhost:9878`) serves on every address it resolves to, logged at start",
     },
     BACKEND = Setting {
-        key: "backend",
+        key: backend,
         kind: Kind::Choice {
             name: "NAME",
             values: &["embedded", "ozone"],
@@ -79,7 +79,7 @@ declare! {
         doc: "`embedded` (local disk) or `ozone` (an Apache Ozone cluster, below)",
     },
     OM = Setting {
-        key: "om",
+        key: om,
         kind: Kind::List("HOST:PORT[,HOST:PORT...]"),
         default: Default::Unset("none; required with `ozone`"),
         read_by: ReadBy::Ozone,
@@ -87,7 +87,7 @@ declare! {
         doc: "Ozone Managers' gRPC addresses (port 8981 by default); TOML: a string or an array",
     },
     OZONE_CONNECT_TIMEOUT = Setting {
-        key: "ozone_connect_timeout",
+        key: ozone_connect_timeout,
         kind: Kind::Duration { min: SECOND },
         default: ozone("5s"),
         read_by: ReadBy::Ozone,
@@ -95,7 +95,7 @@ declare! {
         doc: "Opening a connection to an OM or datanode",
     },
     OZONE_REQUEST_TIMEOUT = Setting {
-        key: "ozone_request_timeout",
+        key: ozone_request_timeout,
         kind: Kind::Duration { min: SECOND },
         default: ozone("60s"),
         read_by: ReadBy::Ozone,
@@ -103,7 +103,7 @@ declare! {
         doc: "One attempt of one OM or datanode command",
     },
     OZONE_SYSTEM_SECRET_FILE = Setting {
-        key: "ozone_system_secret_file",
+        key: ozone_system_secret_file,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none; required on a cluster with security on"),
         read_by: ReadBy::Ozone,
@@ -111,7 +111,7 @@ declare! {
         doc: "The S3 secret of the gateway's own identity `.s3gw` in the OM's store (`ozone s3 getsecret -u .s3gw`, or the bare secret), for a cluster with security on; refused unless readable by its owner only (see docs/security.md)",
     },
     OZONE_USER_SECRETS = Setting {
-        key: "ozone_user_secrets",
+        key: ozone_user_secrets,
         kind: Kind::Flag,
         default: ozone("true"),
         read_by: ReadBy::Ozone,
@@ -119,7 +119,7 @@ declare! {
         doc: "On a cluster with security on: an access key the gateway holds no credential for is checked by the OM against its own S3 secret store (`ozone s3 getsecret`), and the request then acts in the OM as that user, as Ozone's own S3 gateway does; `ozone s3 revokesecret` stops the key at its next request. Each aws-chunked chunk signature is vouched for too (one OM read per chunk); a tenant's access id (`tenant$user`) names the buckets of its tenant's volume, as Ozone's S3 gateway serves them. Off, only the gateway's own keys sign requests. No effect with security off, where the OM checks no signature and unknown keys stay refused (see docs/security.md)",
     },
     OZONE_RECORDS_KEY_FILE = Setting {
-        key: "ozone_records_key_file",
+        key: ozone_records_key_file,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none; required with `ozone`"),
         read_by: ReadBy::Ozone,
@@ -127,7 +127,7 @@ declare! {
         doc: "The key that seals the gateway's own records in Ozone (credentials, bucket documents, checksum records): one line of at least 32 characters, e.g. `(umask 077; openssl rand -base64 32 > FILE)`; the same file on every replica, refused if open to other users (see docs/security.md)",
     },
     OZONE_TLS_CA_FILE = Setting {
-        key: "ozone_tls_ca_file",
+        key: ozone_tls_ca_file,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none: plaintext gRPC"),
         read_by: ReadBy::Ozone,
@@ -135,7 +135,7 @@ declare! {
         doc: "For a cluster with `hdds.grpc.tls.enabled=true`: the SCM's root CA certificate (PEM; `ozone admin cert list -r` and `ozone admin cert info`, or `ca.crt` from an SCM's metadata dir). With it every OM and datanode connection (OM gRPC, datanode gRPC, Ratis) is TLS and verified against it; no client certificate is needed (Ozone asks for none)",
     },
     OZONE_TLS_SERVER_NAME = Setting {
-        key: "ozone_tls_server_name",
+        key: ozone_tls_server_name,
         kind: Kind::Text("NAME"),
         default: Default::Unset("the host of each address"),
         read_by: ReadBy::Ozone,
@@ -143,7 +143,7 @@ declare! {
         doc: "With `ozone_tls_ca_file`: the name every OM and datanode certificate is verified against, when the certificates do not name the hosts the gateway dials (e.g. all issued for one service name)",
     },
     DATA_DIR = Setting {
-        key: "data_dir",
+        key: data_dir,
         kind: Kind::Path("DIR"),
         default: Default::Value("./data"),
         read_by: ReadBy::Both,
@@ -151,7 +151,7 @@ declare! {
         doc: "Embedded store's directory; on `ozone` only `root-credentials.toml`",
     },
     REGION = Setting {
-        key: "region",
+        key: region,
         kind: Kind::Word {
             name: "NAME",
             word: REGION_NAME,
@@ -163,7 +163,7 @@ declare! {
         doc: "Region in SigV4 scopes and GetBucketLocation (lower-case letters, digits, `-`)",
     },
     DOMAIN = Setting {
-        key: "domain",
+        key: domain,
         kind: Kind::Word {
             name: "HOST",
             word: HOST,
@@ -175,7 +175,7 @@ declare! {
         doc: "Base domain for virtual-host style (`bucket.HOST`)",
     },
     TRUSTED_PROXIES = Setting {
-        key: "trusted_proxies",
+        key: trusted_proxies,
         kind: Kind::List("ADDR[/PREFIX][,...]"),
         default: Default::Unset("none: the connection's peer is the client"),
         read_by: ReadBy::Both,
@@ -183,7 +183,7 @@ declare! {
         doc: "Address blocks of the proxies in front (e.g. `10.0.0.0/8`): from them, the client is the address they forward in `X-Forwarded-For` (read from the right, past every trusted hop); from anyone else the header is ignored. Used by the access log's `client`; TOML: a string or an array",
     },
     PROXY_PROTOCOL = Setting {
-        key: "proxy_protocol",
+        key: proxy_protocol,
         kind: Kind::Flag,
         default: Default::Value("false"),
         read_by: ReadBy::Both,
@@ -191,7 +191,7 @@ declare! {
         doc: "`true`: every connection from a proxy in `trusted_proxies` starts with a PROXY protocol header (HAProxy's `send-proxy` or `send-proxy-v2`, a TCP-mode balancer), whose client address becomes the connection's; one without it is closed. Connections from anyone else are served as they come. Needs `trusted_proxies`",
     },
     CREDENTIALS = Setting {
-        key: "credentials",
+        key: credentials,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),
         read_by: ReadBy::Both,
@@ -199,7 +199,7 @@ declare! {
         doc: "Keys to load at start (below)",
     },
     BLOCK_SIZE = Setting {
-        key: "block_size",
+        key: block_size,
         kind: Kind::Size { max: ANY },
         default: storage("256MiB"),
         read_by: ReadBy::Both,
@@ -207,7 +207,7 @@ declare! {
         doc: "Storage block size (`268435456`, `256MiB`)",
     },
     CHUNK_SIZE = Setting {
-        key: "chunk_size",
+        key: chunk_size,
         kind: Kind::Size { max: ANY },
         default: Default::Storage {
             embedded: Some("256KiB"),
@@ -219,7 +219,7 @@ declare! {
         doc: "Storage chunk size, at most the block size (`1MiB`)",
     },
     READ_BUFFER = Setting {
-        key: "read_buffer",
+        key: read_buffer,
         kind: Kind::Size { max: ANY },
         default: embedded("256KiB"),
         read_by: ReadBy::Embedded,
@@ -227,7 +227,7 @@ declare! {
         doc: "Bytes per piece of a read stream, rounded to whole 16 KiB checksum windows (at least one); a rounded value is logged with the value in effect",
     },
     SMALL_BLOCK_MAX = Setting {
-        key: "small_block_max",
+        key: small_block_max,
         kind: Kind::SizeOrOff { max: 1 << 20 },
         // Measured (BENCHMARKS.md, "Small PUTs share their fsyncs"): see the sweep there.
         default: embedded("64KiB"),
@@ -236,7 +236,7 @@ declare! {
         doc: "Blocks written in one piece of up to this size (objects smaller than `chunk_size`) are kept in the DN's small-block store (`dn.redb`), whose group commit shares one fsync among concurrent PUTs, instead of a file pair each; `0` keeps every block in files. At most `1MiB`",
     },
     METADATA_DB_CACHE = Setting {
-        key: "metadata_db_cache",
+        key: metadata_db_cache,
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
         default: embedded("16MiB"),
@@ -245,7 +245,7 @@ declare! {
         doc: "Bytes of the metadata store's pages (`om.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache). The gateway's memory grows with its stores up to this and `small_block_db_cache`",
     },
     SMALL_BLOCK_DB_CACHE = Setting {
-        key: "small_block_db_cache",
+        key: small_block_db_cache,
         kind: Kind::Size { max: ANY },
         // Measured (BENCHMARKS.md, "redb caches"): see the sweep there.
         default: embedded("16MiB"),
@@ -254,7 +254,7 @@ declare! {
         doc: "Bytes of the small-block store's pages (`dn.redb`) kept in the gateway's memory; pages beyond it are read from the file (the OS page cache)",
     },
     MULTIPART_UPLOAD_EXPIRY = Setting {
-        key: "multipart_upload_expiry",
+        key: multipart_upload_expiry,
         // Zero would abort every upload at the next reclamation pass.
         kind: Kind::Duration { min: SECOND },
         default: embedded("7d"),
@@ -263,7 +263,7 @@ declare! {
         doc: "Multipart uploads neither completed nor aborted this long after they start are aborted and their parts reclaimed (Ozone expires them itself)",
     },
     OPEN_KEY_EXPIRY = Setting {
-        key: "open_key_expiry",
+        key: open_key_expiry,
         kind: Kind::Duration { min: SECOND },
         default: embedded("1d"),
         read_by: ReadBy::Embedded,
@@ -271,7 +271,7 @@ declare! {
         doc: "Blocks of a PUT or part upload left unfinished (client gone, gateway killed) this long are reclaimed",
     },
     RECLAIM_INTERVAL = Setting {
-        key: "reclaim_interval",
+        key: reclaim_interval,
         // Zero would spin.
         kind: Kind::Duration { min: SECOND },
         default: embedded("60s"),
@@ -280,7 +280,7 @@ declare! {
         doc: "Pause between background passes that delete unreferenced blocks",
     },
     RECLAIM_GRACE = Setting {
-        key: "reclaim_grace",
+        key: reclaim_grace,
         // Zero is meaningful: reclaim at the next pass.
         kind: Kind::Duration { min: ZERO },
         default: embedded("15m"),
@@ -289,7 +289,7 @@ declare! {
         doc: "How long blocks of a replaced or deleted object stay readable for GETs already streaming it",
     },
     KEY_CACHE_TTL = Setting {
-        key: "key_cache_ttl",
+        key: key_cache_ttl,
         kind: Kind::Duration { min: ZERO },
         default: storage("0"),
         read_by: ReadBy::Both,
@@ -297,7 +297,7 @@ declare! {
         doc: "How long a key lookup is reused; `0` only coalesces concurrent lookups, so reads see the latest write. Set it to accept that much staleness across replicas for fewer OM calls",
     },
     METADATA_CACHE_TTL = Setting {
-        key: "metadata_cache_ttl",
+        key: metadata_cache_ttl,
         kind: Kind::Duration { min: ZERO },
         default: storage("60s"),
         read_by: ReadBy::Both,
@@ -305,7 +305,7 @@ declare! {
         doc: "Staleness bound for access keys and buckets changed through another replica (own writes apply at once): a key deleted through one replica is refused by the others within it; `0` disables these caches",
     },
     UNKNOWN_KEY_CACHE_TTL = Setting {
-        key: "unknown_key_cache_ttl",
+        key: unknown_key_cache_ttl,
         kind: Kind::Duration { min: ZERO },
         default: storage("1s"),
         read_by: ReadBy::Both,
@@ -313,7 +313,7 @@ declare! {
         doc: "Unknown access keys are refused by a listing of the existing keys (names only) instead of a lookup each; a key is refused only by a listing begun after its request arrived, so a key made through any replica works at once. This is the least time between two listings: what a flood of unknown keys costs the back end (one listing per interval) and the most a request with a new or unknown key waits. Past 100,000 keys (the cache capacity) the list is not kept: every key is asked for, as with `0`, and no request waits for a listing. `0` asks the back end about every unknown key",
     },
     LOG_LEVEL = Setting {
-        key: "log_level",
+        key: log_level,
         kind: Kind::Text("FILTER"),
         default: Default::Value("info"),
         read_by: ReadBy::Both,
@@ -321,7 +321,7 @@ declare! {
         doc: "`tracing` filter, e.g. `debug` or `s3_gateway=debug`; a bare word must be a level (`off`, `error`, `warn`, `info`, `debug`, `trace`), so `warning` stops the start. A bare level applies to the gateway's own crates, dependencies (h2, hyper, rustls) stay at `warn` unless the filter names them",
     },
     LOG_FORMAT = Setting {
-        key: "log_format",
+        key: log_format,
         kind: Kind::Choice {
             name: "FORMAT",
             values: &["text", "json"],
@@ -332,7 +332,7 @@ declare! {
         doc: "`text` (human-readable lines) or `json` (one JSON object per line, for log collectors)",
     },
     ACCESS_LOG = Setting {
-        key: "access_log",
+        key: access_log,
         kind: Kind::Flag,
         default: Default::Value("true"),
         read_by: ReadBy::Both,
@@ -340,7 +340,7 @@ declare! {
         doc: "One `info` line per request (target `s3_gateway::access`: request id, operation, bucket, status, bytes in/out, duration); `false` turns it off",
     },
     DRAIN_DELAY = Setting {
-        key: "drain_delay",
+        key: drain_delay,
         kind: Kind::Duration { min: ZERO },
         // Off by default: behind a balancer that retries refused connections
         // (HAProxy in docs/operations.md) or with the Helm chart's preStop
@@ -351,7 +351,7 @@ declare! {
         doc: "On SIGTERM `/ready` fails at once; the gateway keeps accepting for this long (so a load balancer notices), then stops accepting and finishes in-flight requests",
     },
     LIFECYCLE_INTERVAL = Setting {
-        key: "lifecycle_interval",
+        key: lifecycle_interval,
         // Zero would spin. Rules count in days: an hourly pass applies them
         // within an hour of due, for one listing per rule and bucket an hour.
         kind: Kind::Duration { min: SECOND },
@@ -361,7 +361,7 @@ declare! {
         doc: "Pause between passes of the lifecycle worker, which applies every bucket's lifecycle rules (docs/operations.md)",
     },
     LIFECYCLE_DAY = Setting {
-        key: "lifecycle_day",
+        key: lifecycle_day,
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("1d"),
         read_by: ReadBy::Both,
@@ -369,7 +369,7 @@ declare! {
         doc: "**For tests only**: the length of the day in which lifecycle rules count `Days`, `NoncurrentDays` and `DaysAfterInitiation` (rounded up to whole days since the epoch, as S3 rounds to midnight UTC); anything but `1d` expires objects early",
     },
     TLS_CERT = Setting {
-        key: "tls_cert",
+        key: tls_cert,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none (plain HTTP)"),
         read_by: ReadBy::Both,
@@ -377,7 +377,7 @@ declare! {
         doc: "PEM certificate chain; with `--tls-key`, serve HTTPS (h2 and HTTP/1.1)",
     },
     TLS_KEY = Setting {
-        key: "tls_key",
+        key: tls_key,
         kind: Kind::Path("FILE"),
         default: Default::Unset("none"),
         read_by: ReadBy::Both,
@@ -385,7 +385,7 @@ declare! {
         doc: "PEM private key",
     },
     SIGV2 = Setting {
-        key: "sigv2",
+        key: sigv2,
         kind: Kind::Flag,
         default: Default::Value("true"),
         read_by: ReadBy::Both,
@@ -393,7 +393,7 @@ declare! {
         doc: "Accept AWS Signature Version 2 (old tools); `false` refuses it with `400 InvalidRequest`, as AWS's newer regions do",
     },
     SSE_C_OVER_HTTP = Setting {
-        key: "sse_c_over_http",
+        key: sse_c_over_http,
         kind: Kind::Flag,
         default: Default::Value("false"),
         read_by: ReadBy::Both,
@@ -401,7 +401,7 @@ declare! {
         doc: "Accept SSE-C requests (a customer key in the headers) over plain HTTP. Off, a gateway serving HTTP refuses them with `400 InvalidRequest`, as AWS refuses them without TLS: the key would cross the network in the clear. Turn on only where TLS ends in front of the gateway (a load balancer) or in tests",
     },
     CONSOLE = Setting {
-        key: "console",
+        key: console,
         kind: Kind::Flag,
         default: Default::Value("false"),
         read_by: ReadBy::Both,
@@ -409,7 +409,7 @@ declare! {
         doc: "Serve the web console (docs/console.md) under `/_s3gw/console/`, where the admin API answers: sign in with an access key and secret, browse, upload, download, share and set buckets up, each action an S3 request signed as that key (the console adds no rights). Off, those paths answer as any other admin path",
     },
     CONSOLE_SESSION_IDLE = Setting {
-        key: "console_session_idle",
+        key: console_session_idle,
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("30m"),
         read_by: ReadBy::Both,
@@ -417,7 +417,7 @@ declare! {
         doc: "A console session (docs/console.md) not used for this long ends; the next request signs in again",
     },
     CONSOLE_SESSION_MAX = Setting {
-        key: "console_session_max",
+        key: console_session_max,
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("12h"),
         read_by: ReadBy::Both,
@@ -425,7 +425,7 @@ declare! {
         doc: "A console session (docs/console.md) ends this long after its sign-in, however busy",
     },
     SSE_MASTER_KEY_FILE = Setting {
-        key: "sse_master_key_file",
+        key: sse_master_key_file,
         kind: Kind::Path("FILE"),
         default: Default::Unset("embedded: DATA_DIR/sse-master-keys, generated; ozone: none"),
         read_by: ReadBy::Both,
@@ -433,7 +433,7 @@ declare! {
         doc: "SSE-S3's master keys, which seal every SSE-S3 object's key: one `<key-id> <base64 of 32 bytes>` a line (e.g. `echo \"k1 $(openssl rand -base64 32)\"`), the last line sealing new objects, every line opening what it sealed (rotate by appending a line and restarting; never remove a line objects still use). Refused if open to other users. Unset on the embedded back end, `DATA_DIR/sse-master-keys` is generated on first start; unset on `ozone`, SSE-S3 requests are refused with `501 NotImplemented` (see docs/security.md)",
     },
     SSE_KMS_URL = Setting {
-        key: "sse_kms_url",
+        key: sse_kms_url,
         kind: Kind::Text("URL"),
         default: Default::Unset("none: SSE-KMS refused"),
         read_by: ReadBy::Both,
@@ -441,7 +441,7 @@ declare! {
         doc: "The Apache Hadoop KMS (the one Ozone's transparent encryption uses) that makes and opens SSE-KMS data keys, e.g. `http://kms:9600/kms`: `aws:kms` with `x-amz-server-side-encryption-aws-kms-key-id: NAME` seals the object under a fresh data key of KMS key NAME, and only the KMS can open it again. The gateway authenticates as `sse_kms_user` (Hadoop's simple authentication); grant that user GENERATE_EEK and DECRYPT_EEK on the keys, nothing else (docs/security.md). Unset, `aws:kms` is refused with `501 NotImplemented` naming this setting",
     },
     SSE_KMS_USER = Setting {
-        key: "sse_kms_user",
+        key: sse_kms_user,
         kind: Kind::Text("NAME"),
         default: Default::Value("s3gw"),
         read_by: ReadBy::Both,
@@ -449,15 +449,25 @@ declare! {
         doc: "The user name the gateway sends the KMS of `sse_kms_url` (`user.name`, Hadoop's simple authentication), whom the KMS's ACLs name",
     },
     SSE_KMS_DEFAULT_KEY = Setting {
-        key: "sse_kms_default_key",
+        key: sse_kms_default_key,
         kind: Kind::Text("NAME"),
         default: Default::Unset("none: aws:kms needs a key id"),
         read_by: ReadBy::Both,
         help: "KMS key for `aws:kms` without a key id (AWS's aws/s3 key)",
         doc: "The KMS key an `aws:kms` write (or bucket default) that names no key id is sealed under, the part AWS's `aws/s3` key plays; unset, such a write is refused `400 InvalidArgument`",
     },
+    SSE_KMS_KEY_CACHE_TTL = Setting {
+        key: sse_kms_key_cache_ttl,
+        kind: Kind::Duration { min: ZERO },
+        // A minute: a hot object's GETs cost no KMS round trip, and a KMS
+        // key the KMS stops granting stops opening objects within it.
+        default: Default::Value("60s"),
+        read_by: ReadBy::Both,
+        help: "Reuse a data key the KMS opened for this long; 0 asks the KMS on every read",
+        doc: "With `sse_kms_url`: how long a data key the KMS opened is reused to read the objects it seals (at most 10,000 keys are kept), so reads of a hot object cost no KMS round trip; a KMS key the KMS stops granting stops opening objects within this long. `0` asks the KMS on every read",
+    },
     MAX_CONNECTIONS = Setting {
-        key: "max_connections",
+        key: max_connections,
         kind: Kind::Count { max: U32 },
         // 34 KiB per idle HTTP/2 connection, 26 KiB per HTTP/1.1 one
         // (measured): 4096 cost ~140 MiB, far above any client pool.
@@ -467,7 +477,7 @@ declare! {
         doc: "Connections served at once; beyond them the longest-idle connection makes way, else a small overflow lane answers `/health` and `503 SlowDown` (below)",
     },
     REQUEST_HEADER_TIMEOUT = Setting {
-        key: "request_header_timeout",
+        key: request_header_timeout,
         // A zero timeout would close every connection or refuse every body.
         kind: Kind::Duration { min: SECOND },
         // hyper's own default for HTTP/1.1 headers; a real client sends
@@ -478,7 +488,7 @@ declare! {
         doc: "Time to finish a TLS handshake and send a request's headers (HTTP/1.1: also the wait for the next request; HTTP/2: the first request)",
     },
     IDLE_TIMEOUT = Setting {
-        key: "idle_timeout",
+        key: idle_timeout,
         kind: Kind::Duration { min: SECOND },
         // The same as HTTP/1.1's wait for the next request's headers, so
         // both protocols close an idle connection alike.
@@ -488,7 +498,7 @@ declare! {
         doc: "A connection with no request in flight this long is closed",
     },
     HTTP2_KEEPALIVE_INTERVAL = Setting {
-        key: "http2_keepalive_interval",
+        key: http2_keepalive_interval,
         kind: Kind::Duration { min: SECOND },
         // A vanished peer is noticed within 40 s; one ping per 20 s of
         // silence costs nothing.
@@ -498,7 +508,7 @@ declare! {
         doc: "HTTP/2 ping after this much silence...",
     },
     HTTP2_KEEPALIVE_TIMEOUT = Setting {
-        key: "http2_keepalive_timeout",
+        key: http2_keepalive_timeout,
         kind: Kind::Duration { min: SECOND },
         default: Default::Value("20s"),
         read_by: ReadBy::Both,
@@ -506,7 +516,7 @@ declare! {
         doc: "...closing the connection if unanswered this long",
     },
     BODY_IDLE_TIMEOUT = Setting {
-        key: "body_idle_timeout",
+        key: body_idle_timeout,
         kind: Kind::Duration { min: SECOND },
         // As long as the header deadline: a streaming client never pauses
         // that long between writes, and a loaded one gets slack.
@@ -516,7 +526,7 @@ declare! {
         doc: "Longest wait for the next piece of a request body: `400 RequestTimeout`, nothing stored",
     },
     MAX_HEADER_BYTES = Setting {
-        key: "max_header_bytes",
+        key: max_header_bytes,
         kind: Kind::Size { max: U32 },
         // As AWS (MaxSizeAllowed 8192). The largest header section the
         // conformance suite and SDK matrix sent was 1.1 KiB (p99 0.9 KiB).
@@ -526,7 +536,7 @@ declare! {
         doc: "Request header section (AWS's limit): `400 RequestHeaderSectionTooLarge`",
     },
     MAX_HEADER_COUNT = Setting {
-        key: "max_header_count",
+        key: max_header_count,
         kind: Kind::Count { max: ANY },
         // hyper's own HTTP/1.1 cap (above it hyper answers 431 without an
         // S3 body); the most any client sent was 18.
@@ -536,7 +546,7 @@ declare! {
         doc: "Request header fields: `400 RequestHeaderSectionTooLarge`",
     },
     MAX_URL_LENGTH = Setting {
-        key: "max_url_length",
+        key: max_url_length,
         kind: Kind::Size { max: U32 },
         // The longest target the suite sent was 3.1 KiB (a 1024-byte key
         // percent-encoded); a session token adds ~1-2 KiB to a URL.
@@ -546,7 +556,7 @@ declare! {
         doc: "Request target (path and query): `414 RequestURITooLong`",
     },
     MAX_SIGNED_CHUNK = Setting {
-        key: "max_signed_chunk",
+        key: max_signed_chunk,
         kind: Kind::Size { max: ANY },
         // The largest signed chunk the SDK matrix and the suite sent was
         // 128 KiB (Java SDK v2 over plain HTTP); eight times that.
@@ -556,7 +566,7 @@ declare! {
         doc: "Largest signed aws-chunked chunk (buffered until its signature checks): `400 InvalidRequest`",
     },
     CHUNK_BUFFER_BUDGET = Setting {
-        key: "chunk_buffer_budget",
+        key: chunk_buffer_budget,
         kind: Kind::Size { max: U32 },
         // 256 concurrent signed uploads at the largest chunk; what the
         // gateway will hold unverified in memory at once.
@@ -566,7 +576,7 @@ declare! {
         doc: "Signed chunk bytes buffered across all requests at once",
     },
     CHUNK_BUFFER_WAIT = Setting {
-        key: "chunk_buffer_wait",
+        key: chunk_buffer_wait,
         // Zero means "never wait": answer SlowDown at once.
         kind: Kind::Duration { min: ZERO },
         // Long enough to ride out a burst, short enough that the client

@@ -3,7 +3,8 @@
 //! which back end reads it and what it means. The flags, the file and
 //! environment readers, the bounds checked at start and the configuration
 //! table of README.md and docs/configuration.md (`s3-gateway settings`) all
-//! come from [`SETTINGS`].
+//! come from [`SETTINGS`]; the value each setting has at start is a field
+//! of [`Values`]. The `declare!` macro (key.rs) makes both from one entry.
 
 mod declared;
 mod key;
@@ -124,6 +125,7 @@ pub const CONFIG_FLAG: &str = "config";
 pub const CONFIG_ENV: &str = "S3GW_CONFIG";
 
 pub use declared::*;
+pub(crate) use key::Read;
 pub use key::{Defaulted, Key, NoDefault};
 
 impl Setting {
