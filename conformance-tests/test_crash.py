@@ -114,13 +114,16 @@ def one_operation(s3, bucket: str, worker: Worker) -> None:
     worker.ops += 1
 
 
-def load(server: GatewayProcess, bucket: str, worker: Worker, stop: threading.Event) -> None:
+def load(server: GatewayProcess, bucket: str, worker: Worker, killing: threading.Event) -> None:
+    """Operations until one fails; a failure counts unless the kill had begun. (Not
+    `process.poll()`: while the main thread waits for the killed process, poll()
+    from another thread answers None, "still running".)"""
     s3 = client(server)
-    while not stop.is_set():
+    while not killing.is_set():
         try:
             one_operation(s3, bucket, worker)
         except Exception as err:  # the server died under us, or a real failure
-            if server.process.poll() is None and not stop.is_set():
+            if not killing.is_set():
                 worker.error = err
             return
 
@@ -190,8 +193,8 @@ def test_kill9_under_mixed_load_keeps_acknowledged_state_and_leaks_no_blocks(tmp
         workers = [Worker(w, random.Random(w)) for w in range(WORKERS)]
         rng = random.Random(1)
         for round_number in range(ROUNDS):
-            stop = threading.Event()
-            threads = [threading.Thread(target=load, args=(server, bucket, w, stop), daemon=True) for w in workers]
+            killing = threading.Event()
+            threads = [threading.Thread(target=load, args=(server, bucket, w, killing), daemon=True) for w in workers]
             for thread in threads:
                 thread.start()
             # A random moment: some operations in, then a little into the next ones.
@@ -201,8 +204,8 @@ def test_kill9_under_mixed_load_keeps_acknowledged_state_and_leaks_no_blocks(tmp
                 assert not any(w.error for w in workers), [w.error for w in workers if w.error]
                 time.sleep(0.05)
             time.sleep(rng.uniform(0, 0.3))
+            killing.set()
             server.kill9()
-            stop.set()
             for thread in threads:
                 thread.join(timeout=60)
             assert not any(t.is_alive() for t in threads), "a client hung after the server was killed"
