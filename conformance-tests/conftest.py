@@ -85,6 +85,14 @@ def binary_candidates() -> list[Path]:
     return candidates
 
 
+def bench_binary(gateway: Path) -> Path:
+    """s3-bench, for the tests that put load on a gateway: `S3GW_BENCH_BIN`, else the
+    one `cargo build --workspace` put beside the gateway binary."""
+    if os.environ.get("S3GW_BENCH_BIN"):
+        return Path(os.environ["S3GW_BENCH_BIN"])
+    return Path(gateway).with_name("s3-bench")
+
+
 def gateway_binary() -> Path:
     """The binary to test; built once with cargo when none exists yet."""
     candidates = binary_candidates()

@@ -30,7 +30,8 @@ import pytest
 import requests
 from botocore.exceptions import ClientError
 
-from conftest import BINARY, OZONE_OM, backend_args, make_s3_client, random_key_pair, unique_bucket_name
+from conftest import (BINARY, OZONE_OM, backend_args, bench_binary, make_s3_client, random_key_pair,
+                      unique_bucket_name)
 from gateway_process import GatewayProcess, free_port
 from sigv4 import Credentials
 
@@ -321,8 +322,8 @@ def test_an_object_acl_changed_through_one_replica_holds_on_every_replica(cluste
 
 def bench(cluster, workdir: Path, object_size: str) -> subprocess.Popen:
     creds = cluster["creds"]
-    binary = Path(BINARY[0]).with_name("s3-bench")
-    assert binary.is_file(), f"{binary} is missing: cargo build --workspace"
+    binary = bench_binary(BINARY[0])
+    assert binary.is_file(), f"{binary} is missing: cargo build --workspace (or set S3GW_BENCH_BIN)"
     env = dict(os.environ, AWS_ACCESS_KEY_ID=creds.access_key, AWS_SECRET_ACCESS_KEY=creds.secret_key)
     out = open(workdir / "bench.json", "wb")
     err = open(workdir / "bench.err", "wb")

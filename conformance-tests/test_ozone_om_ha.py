@@ -35,12 +35,11 @@ import random
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 import ozone_cluster
-from conftest import OZONE_OM, payload, unique_bucket_name
+from conftest import OZONE_OM, bench_binary, payload, unique_bucket_name
 from raw_client import RawClient, parse_error
 from sigv4 import Credentials
 
@@ -210,8 +209,8 @@ class Workload:
 
 
 def s3_bench(server, bucket: str, seconds: int) -> subprocess.Popen:
-    bench = Path(server.binary).with_name("s3-bench")
-    assert bench.exists(), f"{bench} is missing (cargo build --workspace builds it)"
+    bench = bench_binary(server.binary)
+    assert bench.exists(), f"{bench} is missing (cargo build --workspace builds it, or set S3GW_BENCH_BIN)"
     env = {"AWS_ACCESS_KEY_ID": server.access_key, "AWS_SECRET_ACCESS_KEY": server.secret_key, "PATH": "/usr/bin:/bin"}
     return subprocess.Popen(
         [str(bench), "mixed", "--endpoint", server.endpoint, "--bucket", bucket, "--concurrency", "4",

@@ -73,7 +73,7 @@ say "bench scripts: syntax, --help, report tests"
 # debug one, unless the release one below builds.
 target_dir="$(cargo metadata --format-version 1 --no-deps \
     | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-export S3GW_BIN="$target_dir/debug/s3-gateway"
+export S3GW_BIN="$target_dir/debug/s3-gateway" S3GW_BENCH_BIN="$target_dir/debug/s3-bench"
 
 # The suites run the binary the image ships (static, optimised): it is what
 # users run, and the suites finish sooner on it than on the debug build (on
