@@ -292,7 +292,9 @@ def test_the_client_a_trusted_proxy_forwards_is_logged_and_nobody_elses(launch):
     # Without the setting, the header is anyone's claim: the peer is logged.
     plain = launch("--log-format", "json")
     assert logged_client(plain, forwarded) == "127.0.0.1"
-    refused = subprocess.run([str(gateway_binary()), "--trusted-proxies", "10.0.0.0/33"], capture_output=True,
+    # On the back end under test: the suite's environment names settings only that back end reads.
+    refused = subprocess.run([str(gateway_binary()), *backend_args(), "--trusted-proxies", "10.0.0.0/33"],
+                             capture_output=True,
                              text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert refused.returncode == 2 and "--trusted-proxies" in refused.stderr, refused.stderr
 
@@ -336,7 +338,8 @@ def test_a_trusted_proxys_proxy_protocol_header_names_the_client(launch):
     assert local.startswith(b"HTTP/1.1 200"), local
     # From a trusted proxy a connection without the header is closed unanswered.
     assert through_proxy(server, b"") == b""
-    needs_proxies = subprocess.run([str(gateway_binary()), "--proxy-protocol", "true"], capture_output=True,
+    needs_proxies = subprocess.run([str(gateway_binary()), *backend_args(), "--proxy-protocol", "true"],
+                                   capture_output=True,
                                    text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert needs_proxies.returncode == 2 and "trusted_proxies" in needs_proxies.stderr, needs_proxies.stderr
 
