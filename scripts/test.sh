@@ -85,7 +85,7 @@ if tools_env="$(scripts/install-deploy-tools --env)" && eval "$tools_env" \
     && image="$(scripts/build-image | tail -1)"; then
     export S3GW_BIN="$target_dir/x86_64-unknown-linux-musl/release/s3-gateway"
 else
-    image=""
+    image="" # a failed build may still have printed a last line
     failed+=("deployment tools or image build")
 fi
 
