@@ -10,15 +10,14 @@ use crate::blocks::BlockStore;
 use crate::cache::CacheConfig;
 use crate::calls::CallTable;
 use crate::metadata::Metadata;
+use crate::writer::WriteSizes;
 use crate::{ReclaimStats, Result};
 
 pub(crate) struct Backend {
     pub metadata: Arc<dyn Metadata>,
     pub blocks: Arc<dyn BlockStore>,
-    /// The most bytes the writer puts in one block.
-    pub block_size: u64,
-    /// Bytes the writer buffers per upload before they go to the block role.
-    pub chunk_size: usize,
+    /// How the writer cuts uploads into chunks and blocks.
+    pub write: WriteSizes,
     pub cache: CacheConfig,
     /// `None` where the back end reclaims on its own (Ozone).
     pub reclaimer: Option<Arc<dyn Reclaim>>,

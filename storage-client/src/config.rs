@@ -21,6 +21,10 @@ pub struct StorageConfig {
     /// Bytes buffered per upload before they go to the block role. A
     /// multiple of `bytes_per_checksum`.
     pub chunk_size: usize,
+    /// The most blocks of one upload written or sealed at once. One (the
+    /// default): a block is fsynced once, at its seal, on this machine's
+    /// own disk, so the next block's chunks have little to wait for.
+    pub blocks_in_flight: usize,
     /// Bytes per piece of a read stream (rounded down to whole checksum windows).
     pub read_buffer: usize,
     /// Reads of up to this many bytes of a block run on the calling thread,
@@ -118,6 +122,7 @@ impl Default for StorageConfig {
             // are few and stream in read_buffer pieces through the pool.
             inline_read: 64 * KIB,
             small_block_max: 64 * KIB,
+            blocks_in_flight: 1,
             // Measured (BENCHMARKS.md, "redb caches"): GETs over 300k objects and PUTs
             // within noise of redb's 1 GiB default, at a peak RSS of ~60 MiB, not 600.
             metadata_db_cache: 16 * MIB,
@@ -202,6 +207,10 @@ pub struct OzoneStorageConfig {
     pub block_size: u64,
     /// Bytes per WriteChunk; a multiple of `bytes_per_checksum`.
     pub chunk_size: usize,
+    /// The most blocks of one upload written or sealed at once: each
+    /// block's chunks go through its Raft group in order, so an upload of
+    /// several blocks overlaps their round trips.
+    pub blocks_in_flight: usize,
     /// Bytes covered by one stored CRC32.
     pub bytes_per_checksum: u32,
     /// Put in front of every bucket name on the cluster; empty (the
@@ -248,6 +257,8 @@ impl OzoneStorageConfig {
             // Each chunk is one Raft round trip and one buffer per upload:
             // Ozone's own client uses 4 MiB; 1 MiB keeps uploads lighter.
             chunk_size: MIB,
+            // Measured in BENCHMARKS.md ("Ozone: blocks in flight").
+            blocks_in_flight: 8,
             bytes_per_checksum: defaults.bytes_per_checksum,
             bucket_prefix: String::new(),
             connect_timeout: Duration::from_secs(5),

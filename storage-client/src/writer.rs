@@ -3,17 +3,29 @@
 //!
 //! Bytes are cut into chunks of `chunk_size` (the unit of buffered write);
 //! a block takes `block_size / chunk_size` chunks (fewer if the OM allocated
-//! smaller blocks), then the next block is allocated. At most one chunk is
-//! buffered per upload.
+//! smaller blocks), then the next block is allocated.
+//!
+//! Each block is written by a task of its own ([`BlockTask`]): its chunks
+//! go to the block role in order, then it is sealed. Up to
+//! `blocks_in_flight` blocks are written or sealed at once, so on a back
+//! end where a chunk or a seal is a network round trip (Ozone) the next
+//! block's chunks travel while the last one's are still being answered.
+//! An upload buffers at most one chunk, plus one per block in flight
+//! waiting for its task and the one each task is writing.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::blocks::BlockStore;
 use crate::metadata::{Metadata, OpenKey, PartName, UploadName};
-use crate::{BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result};
+use crate::{
+    BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result,
+    StorageError,
+};
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
 /// Dropping it without `commit` leaves only blocks that will be reclaimed.
@@ -24,19 +36,36 @@ pub struct ObjectWriter {
     open: OpenKey,
     block_size: u64,
     chunk_size: usize,
+    /// The most blocks written or sealed at once, the one being filled included.
+    blocks_in_flight: usize,
     /// Bytes received but not yet a full chunk.
     pending: VecDeque<Bytes>,
     pending_len: usize,
     /// Blocks the OM allocated in advance that nobody has written yet.
     spare: VecDeque<BlockLocation>,
-    /// The block being filled; its `offset` is set, its `length` is the bytes written.
-    current: Option<BlockLocation>,
-    /// Bytes `current` may hold: the block size, or less where the OM
+    /// The block being filled.
+    current: Option<BlockTask>,
+    /// Blocks filled and being sealed by their tasks, in object order.
+    sealing: VecDeque<BlockTask>,
+    /// Sealed blocks, in object order (before those in `sealing`).
+    sealed: Vec<BlockLocation>,
+    /// Where the next block starts in the object: the bytes of every block
+    /// handed to a task so far.
+    next_offset: u64,
+    len: u64,
+}
+
+/// One block written by its own task: chunks go in through `chunks` in
+/// order, `None` asks for the seal. The task is aborted when this is
+/// dropped, so an upload given up leaves no write behind it.
+struct BlockTask {
+    chunks: mpsc::Sender<Option<Bytes>>,
+    task: JoinHandle<Result<BlockLocation>>,
+    /// Bytes handed to the task.
+    length: u64,
+    /// Bytes the block may hold: the block size, or less where the OM
     /// allocated smaller blocks (an Ozone cluster's `ozone.scm.block.size`).
     capacity: u64,
-    /// Sealed blocks, in object order.
-    sealed: Vec<BlockLocation>,
-    len: u64,
 }
 
 impl std::fmt::Debug for ObjectWriter {
@@ -56,8 +85,7 @@ impl ObjectWriter {
         dn: Arc<dyn BlockStore>,
         owner: Owner,
         mut open: OpenKey,
-        block_size: u64,
-        chunk_size: usize,
+        sizes: WriteSizes,
     ) -> Self {
         Self {
             spare: std::mem::take(&mut open.first_blocks).into(),
@@ -65,13 +93,15 @@ impl ObjectWriter {
             dn,
             owner,
             open,
-            block_size,
-            chunk_size,
+            block_size: sizes.block_size,
+            chunk_size: sizes.chunk_size,
+            blocks_in_flight: sizes.blocks_in_flight.max(1),
             pending: VecDeque::new(),
             pending_len: 0,
             current: None,
-            capacity: block_size,
+            sealing: VecDeque::new(),
             sealed: Vec::new(),
+            next_offset: 0,
             len: 0,
         }
     }
@@ -160,8 +190,10 @@ impl ObjectWriter {
             let chunk = self.take_pending(self.pending_len);
             if self.current.is_none() {
                 // The last block holds just this chunk (a small object's
-                // only block): written and sealed in one call.
-                let mut block = self.next_block().await?;
+                // only block): written and sealed in one call, after the
+                // blocks before it.
+                self.settle(0).await?;
+                let (mut block, _) = self.next_block().await?;
                 block.length = chunk.len() as u64;
                 block.commit_sequence_id = self.dn.put_small_block(&block, chunk).await?;
                 self.sealed.push(block);
@@ -169,7 +201,8 @@ impl ObjectWriter {
             }
             self.write_chunk(chunk).await?;
         }
-        self.seal_current().await
+        self.seal_current().await?;
+        self.settle(0).await
     }
 
     /// The next `n` buffered bytes as one piece, copied only if they span pieces.
@@ -203,42 +236,121 @@ impl ObjectWriter {
         if self
             .current
             .as_ref()
-            .is_some_and(|b| b.length > 0 && b.length + chunk_len > self.capacity)
+            .is_some_and(|b| b.length > 0 && b.length + chunk_len > b.capacity)
         {
             self.seal_current().await?;
         }
         let mut block = match self.current.take() {
             Some(block) => block,
-            None => self.next_block().await?,
+            None => self.start_block().await?,
         };
-        let written = self.dn.write_chunk(&block, block.length, chunk).await;
-        if written.is_ok() {
-            block.length += chunk_len;
+        block.length += chunk_len;
+        if block.chunks.send(Some(chunk)).await.is_err() {
+            // The task stopped early: it failed, and says why.
+            return Err(block.finish().await.err().unwrap_or_else(ended_early));
         }
         self.current = Some(block);
-        written
+        Ok(())
     }
 
-    async fn next_block(&mut self) -> Result<BlockLocation> {
+    /// The next block, allocated if none is spare, with its capacity.
+    async fn next_block(&mut self) -> Result<(BlockLocation, u64)> {
         let mut block = match self.spare.pop_front() {
             Some(block) => block,
             None => self.om.allocate_block(&self.owner, &self.open).await?,
         };
         // An allocation states the block's capacity in `length`.
-        self.capacity = match block.length {
+        let capacity = match block.length {
             0 => self.block_size,
             allocated => allocated.min(self.block_size),
         };
-        block.offset = self.sealed.iter().map(|b| b.length).sum();
+        block.offset = self.next_offset;
         block.length = 0;
-        Ok(block)
+        Ok((block, capacity))
     }
 
+    /// Starts the task of the next block.
+    async fn start_block(&mut self) -> Result<BlockTask> {
+        let (block, capacity) = self.next_block().await?;
+        // One chunk waits for the task while it writes the one before.
+        let (chunks, received) = mpsc::channel(1);
+        Ok(BlockTask {
+            chunks,
+            task: tokio::spawn(write_block(Arc::clone(&self.dn), block, received)),
+            length: 0,
+            capacity,
+        })
+    }
+
+    /// Hands the block being filled to its task to seal, then waits for
+    /// the oldest seals until the next block fits the window.
     async fn seal_current(&mut self) -> Result<()> {
-        if let Some(mut block) = self.current.take() {
-            block.commit_sequence_id = self.dn.put_block(&block, block.length).await?;
-            self.sealed.push(block);
+        if let Some(block) = self.current.take() {
+            self.next_offset += block.length;
+            // A task that stopped early says why when it is awaited.
+            let _ = block.chunks.send(None).await;
+            self.sealing.push_back(block);
+        }
+        self.settle(self.blocks_in_flight - 1).await
+    }
+
+    /// Waits for the oldest blocks being sealed until at most `left` are.
+    async fn settle(&mut self, left: usize) -> Result<()> {
+        while self.sealing.len() > left {
+            if let Some(block) = self.sealing.pop_front() {
+                self.sealed.push(block.finish().await?);
+            }
         }
         Ok(())
     }
+}
+
+impl BlockTask {
+    /// The sealed block, or why it could not be written.
+    async fn finish(mut self) -> Result<BlockLocation> {
+        match (&mut self.task).await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(StorageError::Internal(format!(
+                "a block's writer ended: {e}"
+            ))),
+        }
+    }
+}
+
+impl Drop for BlockTask {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn ended_early() -> StorageError {
+    StorageError::Internal("a block's writer ended before its seal".into())
+}
+
+/// A block's task: writes the chunks as they come, in order, and seals the
+/// block when asked. Without that ask (the upload was given up) it seals
+/// nothing.
+async fn write_block(
+    dn: Arc<dyn BlockStore>,
+    mut block: BlockLocation,
+    mut chunks: mpsc::Receiver<Option<Bytes>>,
+) -> Result<BlockLocation> {
+    while let Some(piece) = chunks.recv().await {
+        let Some(chunk) = piece else {
+            block.commit_sequence_id = dn.put_block(&block, block.length).await?;
+            return Ok(block);
+        };
+        let chunk_len = chunk.len() as u64;
+        dn.write_chunk(&block, block.length, chunk).await?;
+        block.length += chunk_len;
+    }
+    Err(ended_early())
+}
+
+/// How the writer cuts an upload: see the module's documentation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteSizes {
+    pub block_size: u64,
+    pub chunk_size: usize,
+    pub blocks_in_flight: usize,
 }

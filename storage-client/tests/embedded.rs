@@ -21,6 +21,8 @@ fn config(dir: &Path) -> StorageConfig {
     StorageConfig {
         block_size: 16 * 1024,
         chunk_size: 4 * 1024,
+        // Several blocks of one upload in flight at once, as on Ozone.
+        blocks_in_flight: 3,
         bytes_per_checksum: 1024,
         read_buffer: 3 * 1024,
         reclaim_grace: Duration::ZERO,

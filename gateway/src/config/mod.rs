@@ -147,6 +147,7 @@ pub struct OzoneSettings {
     pub connect_timeout: Option<Duration>,
     /// Deadline of one attempt of one command at an OM or a datanode.
     pub request_timeout: Option<Duration>,
+    pub blocks_in_flight: Option<u64>,
     /// The system identity's secret on a security-on cluster.
     pub system_secret: Option<SystemSecret>,
     /// The key the gateway's records in Ozone are sealed with; the back
@@ -273,6 +274,11 @@ impl Config {
             chunk_size: v.chunk_size.map_or(defaults.chunk_size, in_memory),
             connect_timeout: ozone.connect_timeout.unwrap_or(defaults.connect_timeout),
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
+            blocks_in_flight: ozone
+                .blocks_in_flight
+                .map_or(defaults.blocks_in_flight, |n| {
+                    usize::try_from(n).unwrap_or(usize::MAX)
+                }),
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
             tls: ozone.tls.clone(),
@@ -557,6 +563,7 @@ impl Layer {
             om: addresses,
             connect_timeout: values.ozone_connect_timeout,
             request_timeout: values.ozone_request_timeout,
+            blocks_in_flight: values.ozone_blocks_in_flight,
             system_secret: self
                 .path(settings::OZONE_SYSTEM_SECRET_FILE)
                 .map(|s| {

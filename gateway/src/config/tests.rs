@@ -210,6 +210,7 @@ fn declared_storage_defaults_are_storage_clients() {
             ),
             "ozone_connect_timeout" => (None, Some(ozone.connect_timeout.as_secs())),
             "ozone_request_timeout" => (None, Some(ozone.request_timeout.as_secs())),
+            "ozone_blocks_in_flight" => (None, Some(ozone.blocks_in_flight as u64)),
             "ozone_user_secrets" => (None, Some(u64::from(ozone.user_secrets))),
             other => panic!("{other}: no storage-client default to compare with"),
         };
@@ -217,8 +218,9 @@ fn declared_storage_defaults_are_storage_clients() {
             settings::Kind::Size { .. } | settings::Kind::SizeOrOff { .. } => size(text),
             settings::Kind::Duration { .. } => duration(text),
             settings::Kind::Flag => u64::from(text == "true"),
+            settings::Kind::Count { .. } => text.parse().expect(text),
             _ => panic!(
-                "{}: a storage default is a size, a duration or a flag",
+                "{}: a storage default is a size, a duration, a count or a flag",
                 s.key
             ),
         };

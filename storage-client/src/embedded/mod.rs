@@ -27,6 +27,7 @@ use small_blocks::SmallBlocks;
 
 use crate::backend::Backend;
 use crate::token::KeyRing;
+use crate::writer::WriteSizes;
 use crate::{Result, StorageConfig, StorageError, private_files};
 
 /// Opens (creating if needed) the embedded back end under `config.data_dir`
@@ -109,8 +110,11 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     Ok(Backend {
         metadata: om,
         blocks: dn.clone(),
-        block_size: config.block_size,
-        chunk_size: config.chunk_size,
+        write: WriteSizes {
+            block_size: config.block_size,
+            chunk_size: config.chunk_size,
+            blocks_in_flight: config.blocks_in_flight,
+        },
         cache: config.cache(),
         reclaimer: Some(reclaimer),
         background: Some(background),

@@ -45,6 +45,7 @@ use om_client::{OmClient, OmConfig};
 use ratis_client::{RatisClient, RatisConfig};
 
 use crate::backend::Backend;
+use crate::writer::WriteSizes;
 use crate::{OzoneStorageConfig, Result};
 
 /// Code generated from `proto/` by `build.rs`.
@@ -112,8 +113,11 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     Ok(Backend {
         metadata: Arc::new(metadata),
         blocks: Arc::new(blocks),
-        block_size: config.block_size,
-        chunk_size: config.chunk_size,
+        write: WriteSizes {
+            block_size: config.block_size,
+            chunk_size: config.chunk_size,
+            blocks_in_flight: config.blocks_in_flight,
+        },
         cache: config.cache(),
         // The OM's ACLs are not the gateway's ownership: it checks first.
         // Ozone reclaims replaced and abandoned blocks itself.

@@ -21,6 +21,7 @@ use crate::listing;
 use crate::metadata::{Metadata, NewBucket, PartName, ScanRange};
 use crate::multipart;
 use crate::refs::bucket_path;
+use crate::writer::WriteSizes;
 use crate::{
     BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView, CompleteUpload,
     Credential, DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery,
@@ -36,8 +37,7 @@ pub struct Storage {
     /// The same cache, for its counters.
     cache: Arc<MetadataCache>,
     blocks: Arc<dyn BlockStore>,
-    block_size: u64,
-    chunk_size: usize,
+    write: WriteSizes,
     reclaimer: Option<Arc<dyn Reclaim>>,
     /// Keeps the back end's background work running while the facade lives.
     _background: Option<BackgroundTask>,
@@ -64,8 +64,7 @@ impl Storage {
             om: Arc::new(CachedMetadata::new(backend.metadata, Arc::clone(&cache))),
             cache,
             blocks: backend.blocks,
-            block_size: backend.block_size,
-            chunk_size: backend.chunk_size,
+            write: backend.write,
             reclaimer: backend.reclaimer,
             _background: backend.background,
             calls: backend.calls,
@@ -344,8 +343,7 @@ impl Storage {
             Arc::clone(&self.blocks),
             owner.clone(),
             open,
-            self.block_size,
-            self.chunk_size,
+            self.write,
         )
     }
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Large PUTs on Ozone before and after a change, side by side in one run
+# (see BENCHMARKS.md, "Ozone: blocks in flight"): Ozone's own S3 gateway
+# and s3-gateway --backend ozone builds on the running dev cluster of
+# conformance-tests/ozone, s3-bench rounds rotating between them.
+#
+#   conformance-tests/ozone/ozone-dev start --with-s3g
+#   bench/ozone-put.sh OLD_BIN NEW_BIN [NAME=ENV ...]
+#
+# Servers: `s3g` (the cluster's S3G), `old` (OLD_BIN), `new` (NEW_BIN,
+# defaults) and one more NEW_BIN per NAME=ENV argument, started with that
+# environment, e.g. `w1=S3GW_OZONE_BLOCKS_IN_FLIGHT=1`. Variables: ROUNDS
+# (3), DURATION (8s), CONCS ("1 4"), SIZES ("16MiB"), WARMUP (10s per
+# server, the S3G's JIT), BENCH (target/release/s3-bench).
+set -euo pipefail
+old=$1 new=$2
+shift 2
+rounds=${ROUNDS:-3} duration=${DURATION:-8s} concs=${CONCS:-1 4} sizes=${SIZES:-16MiB}
+warmup=${WARMUP:-10s}
+bench=${BENCH:-target/release/s3-bench}
+dev=conformance-tests/ozone/ozone-dev
+eval "$($dev env | sed 's/^/export /')"
+work=$(mktemp -d /tmp/ozone-put.XXXX)
+export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
+export AWS_SECRET_ACCESS_KEY=0123456789abcdef0123456789abcdef0123456789
+names=(s3g old new)
+declare -A bin=([old]=$old [new]=$new) extra=([old]= [new]=) port pid
+port[s3g]=${OZONE_S3G_ADDRESS##*:}
+pid[s3g]=$($dev status | awk '$1 == "s3g" {print $4}')
+for spec in "$@"; do
+  names+=("${spec%%=*}")
+  bin[${spec%%=*}]=$new
+  extra[${spec%%=*}]=${spec#*=}
+done
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"' EXIT
+next_port=39970
+for name in "${names[@]}"; do
+  [[ $name == s3g ]] && continue
+  port[$name]=$((next_port++))
+  # shellcheck disable=SC2086 # extra is NAME=VALUE words for env
+  env S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
+    S3GW_LOG_LEVEL=warn S3GW_ACCESS_LOG=false ${extra[$name]} "${bin[$name]}" \
+    --listen "127.0.0.1:${port[$name]}" --backend ozone --om "$OZONE_OM_ADDRESS" \
+    --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
+  pid[$name]=$!
+  pids+=($!)
+done
+sleep 3
+ticks() { # user + system clock ticks of a process
+  local stat
+  read -r stat <"/proc/$1/stat"
+  stat=${stat##*) }
+  read -r -a f <<<"$stat"
+  echo $((f[11] + f[12]))
+}
+run() { # name args...: one s3-bench PUT run, "MiB/s p50 errors cpu-ms/op"
+  local name=$1
+  shift
+  local before after out ops
+  before=$(ticks "${pid[$name]}")
+  out=$("$bench" put --endpoint "http://127.0.0.1:${port[$name]}" --bucket "bench-$name" \
+    --json "$@" 2>>"$work/stderr" |
+    jq -r '.results[0] | "\(.ops) \((.mib_per_sec * 10 | floor) / 10) \(.p50_ms) \(.errors)"')
+  after=$(ticks "${pid[$name]}")
+  read -r ops rate p50 errors <<<"$out"
+  echo "$rate MiB/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10 / (ops > 0 ? ops : 1))) ms/op"
+}
+for name in "${names[@]}"; do
+  for size in $sizes; do
+    run "$name" --obj-size "$size" --concurrency 4 --duration "$warmup" >/dev/null
+  done
+done
+echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((round = 1; round <= rounds; round++)); do
+  n=${#names[@]}
+  order=()
+  for ((i = 0; i < n; i++)); do order+=("${names[$(((i + round - 1) % n))]}"); done
+  echo "== round $round: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  for conc in $concs; do
+    for size in $sizes; do
+      for name in "${order[@]}"; do
+        echo "PUT $size c$conc $name: $(run "$name" --obj-size "$size" --concurrency "$conc" --duration "$duration")"
+      done
+    done
+  done
+done
+for name in "${names[@]}"; do
+  [[ $name == s3g ]] && continue
+  kill -0 "${pid[$name]}" 2>/dev/null || echo "$name died: $(tail -3 "$work/$name.log")"
+done
