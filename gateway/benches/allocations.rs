@@ -11,15 +11,12 @@
 //! (timings are not). Run with
 //! `cargo bench -p s3-gateway --bench allocations`; numbers in BENCHMARKS.md.
 
-use std::alloc::System;
-use std::time::SystemTime;
+#[path = "../tests/support/signing.rs"]
+mod signing;
 
-use aws_credential_types::Credentials;
-use aws_sigv4::http_request::{
-    PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
-};
-use aws_sigv4::sign::v4;
-use aws_smithy_runtime_api::client::identity::Identity;
+use std::alloc::System;
+
+use aws_sigv4::http_request::SignableBody;
 use s3_gateway::config::Config;
 use s3_gateway::credentials_file::KeyEntry;
 use s3_gateway::server::Gateway;
@@ -141,28 +138,14 @@ async fn run() {
 /// One HTTP/1.1 request, signed the way an AWS SDK signs it (the payload's
 /// SHA-256 in `x-amz-content-sha256`), ready to write.
 fn request(host: &str, method: &str, path: &str, body: &[u8]) -> Vec<u8> {
-    let identity: Identity = Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "bench").into();
-    let mut settings = SigningSettings::default();
-    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-    let params = v4::SigningParams::builder()
-        .identity(&identity)
-        .region("us-east-1")
-        .name("s3")
-        .time(SystemTime::now())
-        .settings(settings)
-        .build()
-        .expect("signing params")
-        .into();
     let url = format!("http://{host}{path}");
-    let signable =
-        SignableRequest::new(method, &url, std::iter::empty(), SignableBody::Bytes(body))
-            .expect("signable");
-    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
+    let payload = SignableBody::Bytes(body);
+    let signed = signing::signed_headers((ACCESS_KEY, SECRET_KEY), method, &url, payload);
     let mut head = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\n");
     if method == "PUT" {
         head.push_str(&format!("content-length: {}\r\n", body.len()));
     }
-    for (name, value) in instructions.headers() {
+    for (name, value) in signed {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
@@ -191,53 +174,48 @@ impl Client {
     async fn send(&mut self, request: &[u8]) {
         self.stream.write_all(request).await.expect("write");
         let head_request = request.starts_with(b"HEAD ");
-        let mut filled = 0;
-        loop {
-            let read = self
-                .stream
-                .read(&mut self.buffer[filled..])
-                .await
-                .expect("read");
-            assert!(read > 0, "the server closed the connection");
-            filled += read;
-            let Some(end) = find(&self.buffer[..filled], b"\r\n\r\n") else {
-                continue;
-            };
-            let head = &self.buffer[..end];
-            assert!(
-                head.starts_with(b"HTTP/1.1 200 "),
-                "{}",
-                String::from_utf8_lossy(&self.buffer[..filled])
-            );
-            let length = match (head_request, content_length(head)) {
-                (true, _) => Some(0),
-                (false, length) => length,
-            };
-            let Some(length) = length else {
-                // Chunked (a listing): read to the last chunk.
-                while !self.buffer[..filled].ends_with(b"0\r\n\r\n") {
-                    let free = &mut self.buffer[filled..];
-                    assert!(!free.is_empty(), "response too large");
-                    let read = self.stream.read(free).await.expect("read chunks");
-                    assert!(read > 0, "the server closed the connection");
-                    filled += read;
-                }
-                return;
-            };
-            let total = end + 4 + length;
-            assert!(total <= self.buffer.len(), "response too large");
-            while filled < total {
-                let read = self
-                    .stream
-                    .read(&mut self.buffer[filled..])
-                    .await
-                    .expect("read body");
-                assert!(read > 0, "the server closed the connection");
-                filled += read;
+        let mut filled = self.read_more(0).await;
+        let end = loop {
+            match find(&self.buffer[..filled], b"\r\n\r\n") {
+                Some(end) => break end,
+                None => filled = self.read_more(filled).await,
             }
-            assert_eq!(filled, total, "one response at a time");
-            return;
+        };
+        let head = &self.buffer[..end];
+        assert!(
+            head.starts_with(b"HTTP/1.1 200 "),
+            "{}",
+            String::from_utf8_lossy(&self.buffer[..filled])
+        );
+        let length = match (head_request, content_length(head)) {
+            (true, _) => Some(0),
+            (false, length) => length,
+        };
+        match length {
+            Some(length) => {
+                let total = end + 4 + length;
+                while filled < total {
+                    filled = self.read_more(filled).await;
+                }
+                assert_eq!(filled, total, "one response at a time");
+            }
+            // Chunked (a listing): read to the last chunk.
+            None => {
+                while !self.buffer[..filled].ends_with(b"0\r\n\r\n") {
+                    filled = self.read_more(filled).await;
+                }
+            }
         }
+    }
+
+    /// Reads more of a response into the buffer after its first `filled`
+    /// bytes; returns how many it holds now.
+    async fn read_more(&mut self, filled: usize) -> usize {
+        let free = &mut self.buffer[filled..];
+        assert!(!free.is_empty(), "response too large");
+        let read = self.stream.read(free).await.expect("read");
+        assert!(read > 0, "the server closed the connection");
+        filled + read
     }
 }
 
