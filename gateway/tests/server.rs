@@ -1,15 +1,12 @@
 //! The real server, in process on a free port: probes, request ids on errors,
 //! the admin API round trip, and first-start root key generation.
 
-use std::path::Path;
-use std::time::SystemTime;
+#[path = "support/signing.rs"]
+mod signing;
 
-use aws_credential_types::Credentials;
-use aws_sigv4::http_request::{
-    PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
-};
-use aws_sigv4::sign::v4;
-use aws_smithy_runtime_api::client::identity::Identity;
+use std::path::Path;
+
+use aws_sigv4::http_request::SignableBody;
 
 use s3_gateway::admin::bootstrap::{ROOT_CREDENTIALS_FILE, RootKeys};
 use s3_gateway::admin::client::{AdminClient, ClientError, Trust};
@@ -352,28 +349,9 @@ async fn unreadable_tls_files_are_a_configuration_error() {
     );
 }
 
-/// SigV4 headers for a request, signed the way an AWS SDK signs them.
+/// SigV4 headers for a request, signed with the root key.
 fn signed_headers(method: &str, url: &str, payload: SignableBody<'_>) -> Vec<(String, String)> {
-    let identity: Identity =
-        Credentials::new(ROOT_ACCESS_KEY, ROOT_SECRET_KEY, None, None, "test").into();
-    let mut settings = SigningSettings::default();
-    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-    let params = v4::SigningParams::builder()
-        .identity(&identity)
-        .region("us-east-1")
-        .name("s3")
-        .time(SystemTime::now())
-        .settings(settings)
-        .build()
-        .expect("signing params")
-        .into();
-    let signable =
-        SignableRequest::new(method, url, std::iter::empty(), payload).expect("signable");
-    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
-    instructions
-        .headers()
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .collect()
+    signing::signed_headers((ROOT_ACCESS_KEY, ROOT_SECRET_KEY), method, url, payload)
 }
 
 #[tokio::test]
