@@ -16,6 +16,7 @@ buckets are given to the test's key with `ozone sh bucket update --user`).
 import hashlib
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -55,27 +56,39 @@ def cluster(target, tmp_path_factory):
     tag = uuid.uuid4().hex[:8]
     names = {"fso": f"ct-{tag}-fso", "legacy": f"ct-{tag}-legacy", "link": f"ct-{tag}-link"}
     volume, source = f"ct-{tag}-vol", "source"
-    sh("bucket", "create", f"/s3v/{names['fso']}", "--layout", "FILE_SYSTEM_OPTIMIZED", "--user", owner)
-    sh("bucket", "create", f"/s3v/{names['legacy']}", "--layout", "LEGACY", "--user", owner)
-    sh("volume", "create", f"/{volume}")
-    sh("bucket", "create", f"/{volume}/{source}", "--layout", "FILE_SYSTEM_OPTIMIZED")
-    sh("bucket", "link", f"/{volume}/{source}", f"/s3v/{names['link']}")
-    sh("bucket", "update", f"/s3v/{names['link']}", "--user", owner)
+    # Each shell command is a JVM start of a few seconds: independent ones
+    # run side by side (the module's setup took ~60 s one after another).
+    in_parallel(
+        [lambda: sh("bucket", "create", f"/s3v/{names['fso']}", "--layout", "FILE_SYSTEM_OPTIMIZED",
+                    "--user", owner),
+         lambda: sh("bucket", "create", f"/s3v/{names['legacy']}", "--layout", "LEGACY", "--user", owner),
+         lambda: (sh("volume", "create", f"/{volume}"),
+                  sh("bucket", "create", f"/{volume}/{source}", "--layout", "FILE_SYSTEM_OPTIMIZED"),
+                  sh("bucket", "link", f"/{volume}/{source}", f"/s3v/{names['link']}"),
+                  sh("bucket", "update", f"/s3v/{names['link']}", "--user", owner))])
     paths = {"fso": f"s3v/{names['fso']}", "legacy": f"s3v/{names['legacy']}", "link": f"{volume}/{source}"}
-    local = tmp_path_factory.mktemp("foreign") / "file"
-    for path in paths.values():
-        for key in SHELL_FILES:
-            local.write_bytes(shell_bytes(key))
-            sh("key", "put", f"/{path}/{key}", str(local))
-    local.write_bytes(OFS_BYTES)
-    for kind in ("fso", "link"):
-        fs("-mkdir", "-p", f"ofs://{OM_RPC}/{paths[kind]}/ofs/dir")
-        fs("-put", str(local), f"ofs://{OM_RPC}/{paths[kind]}/ofs/dir/file.bin")
+    local = tmp_path_factory.mktemp("foreign")
+    for n, key in enumerate(SHELL_FILES):
+        (local / f"file-{n}").write_bytes(shell_bytes(key))
+    (local / "ofs").write_bytes(OFS_BYTES)
+    in_parallel(
+        [lambda path=path, n=n, key=key: sh("key", "put", f"/{path}/{key}", str(local / f"file-{n}"))
+         for path in paths.values() for n, key in enumerate(SHELL_FILES)]
+        + [lambda kind=kind: (fs("-mkdir", "-p", f"ofs://{OM_RPC}/{paths[kind]}/ofs/dir"),
+                              fs("-put", str(local / "ofs"), f"ofs://{OM_RPC}/{paths[kind]}/ofs/dir/file.bin"))
+           for kind in ("fso", "link")])
     yield names, paths
     sh("bucket", "delete", f"/s3v/{names['link']}")
-    for path in (paths["fso"], paths["legacy"]):
-        sh("bucket", "delete", "-r", "-y", f"/{path}")
-    sh("volume", "delete", "-r", "-y", f"/{volume}")
+    in_parallel([lambda path=path: sh("bucket", "delete", "-r", "-y", f"/{path}")
+                 for path in (paths["fso"], paths["legacy"])]
+                + [lambda: sh("volume", "delete", "-r", "-y", f"/{volume}")])
+
+
+def in_parallel(steps, workers: int = 3) -> None:
+    """Runs the steps on `workers` threads; the first failure is raised."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for done in [pool.submit(step) for step in steps]:
+            done.result()
 
 
 def shell_bytes(key: str) -> bytes:
