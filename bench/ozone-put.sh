@@ -9,9 +9,12 @@
 #
 # Servers: `s3g` (the cluster's S3G), `old` (OLD_BIN), `new` (NEW_BIN,
 # defaults) and one more NEW_BIN per NAME=ENV argument, started with that
-# environment, e.g. `w1=S3GW_OZONE_BLOCKS_IN_FLIGHT=1`. Variables: ROUNDS
-# (3), DURATION (8s), CONCS ("1 4"), SIZES ("16MiB"), WARMUP (10s per
-# server, the S3G's JIT), BENCH (target/release/s3-bench).
+# environment, e.g. `w1=S3GW_OZONE_BLOCKS_IN_FLIGHT=1`. Each round also
+# PUTs PRESIGNED (32) objects of each size per server with curl, 4 at a
+# time, on presigned URLs (UNSIGNED-PAYLOAD): a second load generator that
+# is not s3-bench (0 skips it). Variables: ROUNDS (3), DURATION (8s), CONCS
+# ("1 4"), SIZES ("16MiB"), WARMUP (10s per server, the S3G's JIT), BENCH
+# (target/release/s3-bench).
 set -euo pipefail
 old=$1 new=$2
 shift 2
@@ -66,6 +69,20 @@ run() { # name args...: one s3-bench PUT run, "MiB/s p50 errors cpu-ms/op"
   read -r ops rate p50 errors <<<"$out"
   echo "$rate MiB/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10 / (ops > 0 ? ops : 1))) ms/op"
 }
+presigned=${PRESIGNED:-32}
+curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "MiB/s errors"
+  local name=$1 size=$2 bytes start end failed
+  bytes=$(numfmt --from=iec-i "${size%B}")
+  [[ -f $work/body-$size ]] || head -c "$bytes" /dev/urandom >"$work/body-$size"
+  "$bench" presign --endpoint "http://127.0.0.1:${port[$name]}" --bucket "curl-$name" --prefix p/ \
+    --objects "$presigned" --obj-size 1 2>>"$work/stderr" | awk '$1 == "PUT" {print $2}' >"$work/urls-$name"
+  start=$(date +%s.%N)
+  failed=$(xargs -P 4 -n 1 curl -s -o /dev/null -w '%{http_code}\n' -T "$work/body-$size" <"$work/urls-$name" |
+    grep -vc '^200$' || true)
+  end=$(date +%s.%N)
+  awk -v n="$presigned" -v b="$bytes" -v s="$start" -v e="$end" -v f="$failed" \
+    'BEGIN {printf "%.1f MiB/s errors %d", n * b / 1048576 / (e - s), f}'
+}
 for name in "${names[@]}"; do
   for size in $sizes; do
     run "$name" --obj-size "$size" --concurrency 4 --duration "$warmup" >/dev/null
@@ -82,6 +99,12 @@ for ((round = 1; round <= rounds; round++)); do
       for name in "${order[@]}"; do
         echo "PUT $size c$conc $name: $(run "$name" --obj-size "$size" --concurrency "$conc" --duration "$duration")"
       done
+    done
+  done
+  ((presigned > 0)) || continue
+  for size in $sizes; do
+    for name in "${order[@]}"; do
+      echo "presigned PUT $size c4 (curl) $name: $(curl_put "$name" "$size")"
     done
   done
 done
