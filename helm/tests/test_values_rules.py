@@ -36,7 +36,7 @@ BAD_TEXT = {
 }
 BAD_WORDS = {"region": ["EU-WEST-1"], "domain": ["s3.example.com/bucket"]}
 # Values the gateway accepts, written as text, by kind.
-GOOD_TEXT = {"size": "64KiB", "duration": "15m", "count": "4096", "bool": "false"}
+GOOD_TEXT = {"size": "64KiB", "duration": "15m", "count": "16", "bool": "false"}
 GOOD_WORDS = {"region": "eu-west-1", "domain": "s3.example.com", "log_level": "s3_gateway=debug,info",
               "log_format": "json"}
 
