@@ -56,12 +56,24 @@ struct OrderedStream {
     node: Datanode,
     requests: mpsc::Sender<RaftClientRequest>,
     replies: tokio::sync::mpsc::Receiver<std::result::Result<RaftClientReply, tonic::Status>>,
-    reader: JoinHandle<()>,
+    /// Cancelled when the stream is given up; left to see the server's end
+    /// of a stream that [`OrderedStream::close`]d.
+    reader: Option<JoinHandle<()>>,
+}
+
+impl OrderedStream {
+    /// Ends the requests; the server ends the stream once it has answered
+    /// them all (a cancelled stream is a warning in the datanode's log).
+    fn close(mut self) {
+        self.reader = None;
+    }
 }
 
 impl Drop for OrderedStream {
     fn drop(&mut self) {
-        self.reader.abort();
+        if let Some(reader) = &self.reader {
+            reader.abort();
+        }
     }
 }
 
@@ -128,7 +140,9 @@ impl OrderedChunks {
         while !self.unanswered.is_empty() {
             self.settle_oldest().await?;
         }
-        self.stream = None;
+        if let Some(stream) = self.stream.take() {
+            stream.close();
+        }
         Ok(())
     }
 
@@ -167,7 +181,7 @@ impl OrderedChunks {
             node,
             requests,
             replies,
-            reader,
+            reader: Some(reader),
         });
     }
 
