@@ -5,7 +5,9 @@
 //! stream a block's chunks must go one round trip after another. The
 //! `ordered` stream numbers its requests (`sliding_window_entry`) and the
 //! leader submits them to the Raft log in that order, as Ozone's own
-//! client sends them: up to `window` chunks travel at once.
+//! client sends them: up to `window` chunks travel at once. A block's first
+//! chunk waits for its second before a stream is opened, so a block of one
+//! chunk costs one `unordered` call and no stream.
 //!
 //! When the stream fails (not the leader, a broken connection, no answer in
 //! time) every unanswered chunk is sent again, one after another and in
@@ -39,6 +41,8 @@ pub(crate) struct OrderedChunks {
     stream: Option<OrderedStream>,
     /// Sent on the stream and not answered yet, oldest first.
     unanswered: VecDeque<Sent>,
+    /// The block's first chunk, not sent until a second one comes.
+    held: Option<(u64, Bytes)>,
     /// The stream failed: the block's remaining chunks go one by one.
     one_by_one: bool,
     next_seq: u64,
@@ -85,6 +89,7 @@ impl OrderedChunks {
             window: window.max(1),
             stream: None,
             unanswered: VecDeque::new(),
+            held: None,
             one_by_one: window <= 1,
             next_seq: 1,
         }
@@ -95,17 +100,53 @@ impl OrderedChunks {
     /// surfaces here or at [`Self::finish`].
     pub(crate) async fn send(&mut self, content: Bytes) -> Result<()> {
         let call_id = self.client.next_call_id();
+        if self.one_by_one {
+            return self.send_one(content, call_id).await;
+        }
+        if self.stream.is_none() {
+            // A block of one chunk (most blocks of a cluster whose blocks
+            // are one chunk long) needs no stream: the first chunk waits
+            // for a second one before a stream is opened.
+            let Some((first_call, first)) = self.held.take() else {
+                self.held = Some((call_id, content));
+                return Ok(());
+            };
+            self.open();
+            self.enqueue(first, first_call).await?;
+        }
+        self.enqueue(content, call_id).await
+    }
+
+    /// Waits until every chunk sent is answered.
+    pub(crate) async fn finish(&mut self) -> Result<()> {
+        if let Some((call_id, content)) = self.held.take() {
+            self.send_one(content, call_id).await?;
+        }
+        while !self.unanswered.is_empty() {
+            self.settle_oldest().await?;
+        }
+        if let Some(stream) = self.stream.take() {
+            stream.close();
+        }
+        Ok(())
+    }
+
+    /// One chunk on the `unordered` stream, answered before it returns.
+    async fn send_one(&self, content: Bytes, call_id: u64) -> Result<()> {
+        self.client
+            .send_chunk(&self.pipeline, content, call_id)
+            .await
+            .map(drop)
+    }
+
+    /// Puts a chunk on the ordered stream once fewer than `window` are
+    /// unanswered (or sends it one by one once the stream failed).
+    async fn enqueue(&mut self, content: Bytes, call_id: u64) -> Result<()> {
         while !self.one_by_one && self.unanswered.len() >= self.window {
             self.settle_oldest().await?;
         }
-        if !self.one_by_one && self.stream.is_none() {
-            self.open();
-        }
         let Some(stream) = self.stream.as_mut().filter(|_| !self.one_by_one) else {
-            self.client
-                .send_chunk(&self.pipeline, content, call_id)
-                .await?;
-            return Ok(());
+            return self.send_one(content, call_id).await;
         };
         let deadline = self.client.config.request_timeout;
         let request = RaftClientRequest {
@@ -131,17 +172,6 @@ impl OrderedChunks {
         });
         if stream.requests.send(request).await.is_err() {
             return self.one_by_one("the ordered stream closed").await;
-        }
-        Ok(())
-    }
-
-    /// Waits until every chunk sent is answered.
-    pub(crate) async fn finish(&mut self) -> Result<()> {
-        while !self.unanswered.is_empty() {
-            self.settle_oldest().await?;
-        }
-        if let Some(stream) = self.stream.take() {
-            stream.close();
         }
         Ok(())
     }
