@@ -108,16 +108,23 @@ impl CallTable {
     ) -> Result<T> {
         let started = Instant::now();
         let outcome = call.await;
+        let failed = matches!(
+            outcome,
+            Err(StorageError::Unavailable(_) | StorageError::Internal(_))
+        );
+        self.observe(command, started.elapsed(), failed);
+        outcome
+    }
+
+    /// Records one call of command `command` that took `elapsed`, for a
+    /// call not made through [`Self::time`].
+    pub(crate) fn observe(&self, command: usize, elapsed: Duration, failed: bool) {
         if let Some(slot) = self.slots.get(command) {
-            slot.latency.observe(started.elapsed());
-            if matches!(
-                outcome,
-                Err(StorageError::Unavailable(_) | StorageError::Internal(_))
-            ) {
+            slot.latency.observe(elapsed);
+            if failed {
                 slot.errors.fetch_add(1, Ordering::Relaxed);
             }
         }
-        outcome
     }
 
     /// The calls made so far.

@@ -211,6 +211,10 @@ pub struct OzoneStorageConfig {
     /// block's chunks go through its Raft group in order, so an upload of
     /// several blocks overlaps their round trips.
     pub blocks_in_flight: usize,
+    /// The most chunks of one block unanswered at once: they travel on
+    /// Ratis's `ordered` stream, which keeps them in order; 1 sends each
+    /// after the last is answered.
+    pub chunks_in_flight: usize,
     /// Bytes covered by one stored CRC32.
     pub bytes_per_checksum: u32,
     /// Put in front of every bucket name on the cluster; empty (the
@@ -259,6 +263,8 @@ impl OzoneStorageConfig {
             chunk_size: MIB,
             // Measured in BENCHMARKS.md ("Ozone: blocks in flight").
             blocks_in_flight: 8,
+            // Measured in BENCHMARKS.md ("Ozone: chunks in flight").
+            chunks_in_flight: 4,
             bytes_per_checksum: defaults.bytes_per_checksum,
             bucket_prefix: String::new(),
             connect_timeout: Duration::from_secs(5),

@@ -11,7 +11,8 @@
 //! end where a chunk or a seal is a network round trip (Ozone) the next
 //! block's chunks travel while the last one's are still being answered.
 //! An upload buffers at most one chunk, plus one per block in flight
-//! waiting for its task and the one each task is writing.
+//! waiting for its task and what each block's writes hold until answered
+//! (one chunk; on Ozone up to `chunks_in_flight`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;

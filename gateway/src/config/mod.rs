@@ -148,6 +148,7 @@ pub struct OzoneSettings {
     /// Deadline of one attempt of one command at an OM or a datanode.
     pub request_timeout: Option<Duration>,
     pub blocks_in_flight: Option<u64>,
+    pub chunks_in_flight: Option<u64>,
     /// The system identity's secret on a security-on cluster.
     pub system_secret: Option<SystemSecret>,
     /// The key the gateway's records in Ozone are sealed with; the back
@@ -276,9 +277,10 @@ impl Config {
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             blocks_in_flight: ozone
                 .blocks_in_flight
-                .map_or(defaults.blocks_in_flight, |n| {
-                    usize::try_from(n).unwrap_or(usize::MAX)
-                }),
+                .map_or(defaults.blocks_in_flight, count),
+            chunks_in_flight: ozone
+                .chunks_in_flight
+                .map_or(defaults.chunks_in_flight, count),
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
             tls: ozone.tls.clone(),
@@ -564,6 +566,7 @@ impl Layer {
             connect_timeout: values.ozone_connect_timeout,
             request_timeout: values.ozone_request_timeout,
             blocks_in_flight: values.ozone_blocks_in_flight,
+            chunks_in_flight: values.ozone_chunks_in_flight,
             system_secret: self
                 .path(settings::OZONE_SYSTEM_SECRET_FILE)
                 .map(|s| {
@@ -617,6 +620,11 @@ pub fn reachable(mut addr: SocketAddr) -> SocketAddr {
 /// target an oversized one saturates and storage refuses it at open.
 fn in_memory(size: u64) -> usize {
     usize::try_from(size).unwrap_or(usize::MAX)
+}
+
+/// A count setting (at most 64 where one feeds this) as a `usize`.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// `host:port` or `[v6]:port` with a non-zero port; no scheme, no path.

@@ -211,6 +211,7 @@ fn declared_storage_defaults_are_storage_clients() {
             "ozone_connect_timeout" => (None, Some(ozone.connect_timeout.as_secs())),
             "ozone_request_timeout" => (None, Some(ozone.request_timeout.as_secs())),
             "ozone_blocks_in_flight" => (None, Some(ozone.blocks_in_flight as u64)),
+            "ozone_chunks_in_flight" => (None, Some(ozone.chunks_in_flight as u64)),
             "ozone_user_secrets" => (None, Some(u64::from(ozone.user_secrets))),
             other => panic!("{other}: no storage-client default to compare with"),
         };

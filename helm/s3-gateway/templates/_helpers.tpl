@@ -184,7 +184,7 @@ non-empty `config` value under its own TOML key.
 {{- if .Values.ozone.om -}}
 {{- fail "ozone.om is set but backend is embedded: set backend: ozone" -}}
 {{- end -}}
-{{- range $key := list "ozone_blocks_in_flight" "ozone_connect_timeout" "ozone_request_timeout" "ozone_system_secret_file" "ozone_tls_ca_file" "ozone_tls_server_name" "ozone_user_secrets" -}}
+{{- range $key := list "ozone_blocks_in_flight" "ozone_chunks_in_flight" "ozone_connect_timeout" "ozone_request_timeout" "ozone_system_secret_file" "ozone_tls_ca_file" "ozone_tls_server_name" "ozone_user_secrets" -}}
 {{- if ne (toString (index $.Values.config $key)) "" -}}
 {{- fail (printf "config.%s is read only by backend ozone" $key) -}}
 {{- end -}}

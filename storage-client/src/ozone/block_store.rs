@@ -5,7 +5,7 @@
 //! to the datanodes' gRPC service ([`DnClient`]), checksums verified.
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,19 +17,29 @@ use crate::{BlockId, BlockLocation, Result, StorageError};
 use super::checksum;
 use super::dn_client::DnClient;
 use super::object_mapping::block_from_location;
+use super::ordered_chunks::OrderedChunks;
 use super::proto::hadoop::hdds::datanode::ChunkInfo;
-use super::ratis_client::RatisClient;
+use super::ratis_client::{RatisClient, pipeline_of, write_chunk_message};
 
-/// The chunks written to one block so far, in order.
-type ChunkList = Arc<Mutex<Vec<ChunkInfo>>>;
+/// A block being written: its chunks so far, in order, and the stream
+/// they travel on.
+struct Unsealed {
+    chunks: Vec<ChunkInfo>,
+    writes: OrderedChunks,
+}
+
+/// Only the block's own writer uses it, one call after another.
+type UnsealedBlock = Arc<tokio::sync::Mutex<Unsealed>>;
 
 pub(crate) struct OzoneBlocks {
     reader: DnClient,
     writer: RatisClient,
     bytes_per_checksum: u32,
-    /// Chunks of blocks not sealed yet: PutBlock must list every chunk of
-    /// the block. Lists of abandoned uploads expire.
-    unsealed: moka::future::Cache<BlockId, ChunkList>,
+    /// Chunks of one block unanswered at once (its `ordered` stream's window).
+    chunks_in_flight: usize,
+    /// Blocks not sealed yet: PutBlock must list every chunk of the block.
+    /// Those of abandoned uploads expire.
+    unsealed: moka::future::Cache<BlockId, UnsealedBlock>,
 }
 
 impl OzoneBlocks {
@@ -39,12 +49,14 @@ impl OzoneBlocks {
         reader: DnClient,
         writer: RatisClient,
         bytes_per_checksum: u32,
+        chunks_in_flight: usize,
         abandon_after: Duration,
     ) -> Self {
         Self {
             reader,
             writer,
             bytes_per_checksum,
+            chunks_in_flight,
             unsealed: moka::future::Cache::builder()
                 .time_to_idle(abandon_after)
                 .build(),
@@ -52,35 +64,46 @@ impl OzoneBlocks {
     }
 }
 
-fn poisoned() -> StorageError {
-    StorageError::Internal("a block's chunk list lock was poisoned".into())
-}
-
 #[async_trait]
 impl BlockStore for OzoneBlocks {
     async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()> {
-        let chunks = self
+        let ozone_block = block_from_location(block, None);
+        let pipeline = pipeline_of(&ozone_block)?.clone();
+        let unsealed = self
             .unsealed
-            .get_with(block.block, async { ChunkList::default() })
+            .get_with(block.block, async {
+                Arc::new(tokio::sync::Mutex::new(Unsealed {
+                    chunks: Vec::new(),
+                    writes: OrderedChunks::new(
+                        self.writer.clone(),
+                        pipeline,
+                        self.chunks_in_flight,
+                    ),
+                }))
+            })
             .await;
-        let number = chunks.lock().map_err(|_| poisoned())?.len() + 1;
+        let mut unsealed = unsealed.lock().await;
         let chunk = checksum::new_chunk(
             block.block.local,
-            number,
+            unsealed.chunks.len() + 1,
             offset,
             &data,
             self.bytes_per_checksum,
         );
-        self.writer
-            .write_chunk(&block_from_location(block, None), chunk.clone(), data)
-            .await?;
-        chunks.lock().map_err(|_| poisoned())?.push(chunk);
+        let message = write_chunk_message(&ozone_block, chunk.clone(), &data)?;
+        unsealed.writes.send(message).await?;
+        unsealed.chunks.push(chunk);
         Ok(())
     }
 
     async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<u64> {
         let chunks = match self.unsealed.remove(&block.block).await {
-            Some(list) => std::mem::take(&mut *list.lock().map_err(|_| poisoned())?),
+            Some(unsealed) => {
+                let mut unsealed = unsealed.lock().await;
+                // Every chunk answered before the block lists them.
+                unsealed.writes.finish().await?;
+                std::mem::take(&mut unsealed.chunks)
+            }
             None => Vec::new(),
         };
         let written: u64 = chunks.iter().map(|c| c.len).sum();
@@ -96,9 +119,14 @@ impl BlockStore for OzoneBlocks {
     }
 
     async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64> {
+        // One chunk: one call on the `unordered` stream, no stream to open.
         let length = data.len() as u64;
-        self.write_chunk(block, 0, data).await?;
-        self.put_block(block, length).await
+        let chunk = checksum::new_chunk(block.block.local, 1, 0, &data, self.bytes_per_checksum);
+        let ozone_block = block_from_location(block, None);
+        self.writer
+            .write_chunk(&ozone_block, chunk.clone(), data)
+            .await?;
+        self.writer.seal(&ozone_block, vec![chunk], length).await
     }
 
     async fn read(&self, block: &BlockLocation, range: Range<u64>) -> Result<ByteStream> {

@@ -29,6 +29,7 @@ pub mod model;
 mod object_mapping;
 pub mod om_client;
 mod om_multipart;
+mod ordered_chunks;
 pub mod ratis_client;
 mod record_bucket;
 mod records;
@@ -108,6 +109,7 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
         reader,
         writer,
         config.bytes_per_checksum,
+        config.chunks_in_flight,
         config.open_key_expiry,
     );
     Ok(Backend {

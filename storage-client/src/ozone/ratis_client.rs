@@ -44,7 +44,7 @@ const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The calls this client makes, as the call table numbers them.
 const RATIS_CALLS: [&str; 3] = ["WRITE_CHUNK", "PUT_BLOCK", "WATCH"];
-const WRITE_CHUNK: usize = 0;
+pub(super) const WRITE_CHUNK: usize = 0;
 const PUT_BLOCK: usize = 1;
 const WATCH: usize = 2;
 
@@ -114,13 +114,13 @@ pub enum Replicated {
     MajorityCommitted,
 }
 
-type Rpc = RaftClientProtocolServiceClient<Channel>;
+pub(super) type Rpc = RaftClientProtocolServiceClient<Channel>;
 
 /// A Ratis client; clones share the client id, call ids and one channel
 /// per datanode.
 #[derive(Clone)]
 pub struct RatisClient {
-    config: RatisConfig,
+    pub(super) config: RatisConfig,
     /// Our 16-byte Ratis client id (a random UUID).
     client_id: Bytes,
     next_call: Arc<AtomicU64>,
@@ -128,14 +128,14 @@ pub struct RatisClient {
     /// Pipelines (by id) where a watch for every member failed lately:
     /// their writes settle for a majority without waiting for it again.
     lagging: moka::future::Cache<uuid::Uuid, ()>,
-    calls: Arc<CallTable>,
-    datanodes: Arc<Reachability>,
+    pub(super) calls: Arc<CallTable>,
+    pub(super) datanodes: Arc<Reachability>,
 }
 
 /// A reply the state machine produced, and the member that sent it.
-struct Answered {
-    reply: RaftClientReply,
-    node: Datanode,
+pub(super) struct Answered {
+    pub reply: RaftClientReply,
+    pub node: Datanode,
 }
 
 /// Why an exchange brought no reply.
@@ -149,7 +149,7 @@ struct NoReply {
 
 /// What to do with one reply.
 #[derive(Debug)]
-enum Verdict {
+pub(super) enum Verdict {
     /// The request is finished (successfully or with a reply the caller
     /// inspects, such as not replicated).
     Done,
@@ -196,33 +196,34 @@ impl RatisClient {
         chunk: ChunkInfo,
         data: Bytes,
     ) -> Result<u64> {
-        let pipeline = pipeline_of(block)?;
-        if chunk.len != data.len() as u64 {
-            return Err(StorageError::InvalidArgument(format!(
-                "chunk {} says {} bytes but carries {}",
-                chunk.chunk_name,
-                chunk.len,
-                data.len()
-            )));
-        }
-        let header = ContainerCommandRequest {
-            write_chunk: Some(dn::WriteChunkRequest {
-                block_id: datanode_block_id(block),
-                chunk_data: Some(chunk),
-                data: None,
-            }),
-            ..command(dn::Type::WriteChunk, block, pipeline)
-        };
+        let content = write_chunk_message(block, chunk, &data)?;
+        self.send_chunk(pipeline_of(block)?, content, self.next_call_id())
+            .await
+    }
+
+    /// Sends a WriteChunk message (see [`write_chunk_message`]) as call
+    /// `call_id`, answered by the Raft log index. A call id already sent
+    /// is answered from the leader's retry cache, not applied again.
+    pub(super) async fn send_chunk(
+        &self,
+        pipeline: &RatisPipeline,
+        content: Bytes,
+        call_id: u64,
+    ) -> Result<u64> {
         let answered = self
-            .submit(
+            .calls
+            .time(
                 WRITE_CHUNK,
-                pipeline,
-                write_kind(),
-                Some(message_content(&header, &data)),
+                self.submit_to_leader(pipeline, write_kind(), Some(content), call_id),
             )
             .await?;
         container_response(&answered)?;
         Ok(answered.reply.log_index)
+    }
+
+    /// A new call id of this client.
+    pub(super) fn next_call_id(&self) -> u64 {
+        self.next_call.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Records `chunks` as the block's chunk list; with `eof` the block is
@@ -351,8 +352,12 @@ impl RatisClient {
         kind: Kind,
         content: Option<Bytes>,
     ) -> Result<Answered> {
+        let call_id = self.next_call_id();
         self.calls
-            .time(call, self.submit_to_leader(pipeline, kind, content))
+            .time(
+                call,
+                self.submit_to_leader(pipeline, kind, content, call_id),
+            )
             .await
     }
 
@@ -361,6 +366,7 @@ impl RatisClient {
         pipeline: &RatisPipeline,
         kind: Kind,
         content: Option<Bytes>,
+        call_id: u64,
     ) -> Result<Answered> {
         let members = pipeline.members.len();
         if members == 0 {
@@ -375,7 +381,6 @@ impl RatisClient {
         } else {
             self.config.request_timeout
         };
-        let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         // Every attempt shares one deadline, so a member that hangs bounds
         // the whole call by it, not by it times the attempts.
         let give_up = Instant::now() + deadline;
@@ -457,7 +462,7 @@ impl RatisClient {
         )))
     }
 
-    fn rpc_request(
+    pub(super) fn rpc_request(
         &self,
         pipeline: &RatisPipeline,
         node: &Datanode,
@@ -474,6 +479,7 @@ impl RatisClient {
             call_id,
             to_leader: true,
             timeout_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+            sliding_window_entry: None,
         }
     }
 
@@ -516,7 +522,7 @@ impl RatisClient {
     }
 
     /// The reused client for `node`, created (unconnected) on first use.
-    fn rpc(&self, node: &Datanode) -> Result<Rpc> {
+    pub(super) fn rpc(&self, node: &Datanode) -> Result<Rpc> {
         self.channels.get(&node.address, |channel| {
             RaftClientProtocolServiceClient::new(channel)
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -546,7 +552,7 @@ fn status_failure(node: &Datanode, status: &tonic::Status) -> NoReply {
     }
 }
 
-fn write_kind() -> Kind {
+pub(super) fn write_kind() -> Kind {
     Kind::Write(WriteRequestType {
         replication: ReplicationLevel::Majority as i32,
     })
@@ -564,7 +570,7 @@ fn success(reply: &RaftClientReply) -> bool {
 }
 
 /// Sorts a reply into done, retry elsewhere, retry later or failure.
-fn judge(reply: &RaftClientReply, pipeline: &RatisPipeline, watching: bool) -> Verdict {
+pub(super) fn judge(reply: &RaftClientReply, pipeline: &RatisPipeline, watching: bool) -> Verdict {
     let failed = |what: &str, class: &str, text: &str| {
         Verdict::Fail(StorageError::Unavailable(format!(
             "pipeline {}: {what}: {class}: {text}",
@@ -621,7 +627,7 @@ fn judge(reply: &RaftClientReply, pipeline: &RatisPipeline, watching: bool) -> V
 }
 
 /// The container command a Ratis reply carries, if it succeeded.
-fn container_response(answered: &Answered) -> Result<ContainerCommandResponse> {
+pub(super) fn container_response(answered: &Answered) -> Result<ContainerCommandResponse> {
     let content = answered
         .reply
         .message
@@ -652,7 +658,33 @@ fn message_content(header: &ContainerCommandRequest, data: &Bytes) -> Bytes {
     content.freeze()
 }
 
-fn pipeline_of(block: &OzoneBlock) -> Result<&RatisPipeline> {
+/// The WriteChunk message of `data` as chunk `chunk` of `block`.
+pub(super) fn write_chunk_message(
+    block: &OzoneBlock,
+    chunk: ChunkInfo,
+    data: &Bytes,
+) -> Result<Bytes> {
+    let pipeline = pipeline_of(block)?;
+    if chunk.len != data.len() as u64 {
+        return Err(StorageError::InvalidArgument(format!(
+            "chunk {} says {} bytes but carries {}",
+            chunk.chunk_name,
+            chunk.len,
+            data.len()
+        )));
+    }
+    let header = ContainerCommandRequest {
+        write_chunk: Some(dn::WriteChunkRequest {
+            block_id: datanode_block_id(block),
+            chunk_data: Some(chunk),
+            data: None,
+        }),
+        ..command(dn::Type::WriteChunk, block, pipeline)
+    };
+    Ok(message_content(&header, data))
+}
+
+pub(super) fn pipeline_of(block: &OzoneBlock) -> Result<&RatisPipeline> {
     block.pipeline.as_ref().ok_or_else(|| {
         StorageError::Internal(format!(
             "block {:?} came without a Ratis pipeline",

@@ -111,7 +111,17 @@ declare! {
         default: ozone("8"),
         read_by: ReadBy::Ozone,
         help: "Blocks of one upload written to datanodes at once",
-        doc: "The most blocks of one upload whose chunks and seal are in flight at once (each block's chunks go through its Raft group in order); an upload buffers up to two chunks per block in flight. `1` writes one block after another",
+        doc: "The most blocks of one upload whose chunks and seal are in flight at once (each block's chunks go through its Raft group in order); each block in flight holds up to `ozone_chunks_in_flight` + 1 chunks of memory. `1` writes one block after another",
+    },
+    OZONE_CHUNKS_IN_FLIGHT = Setting {
+        key: ozone_chunks_in_flight,
+        kind: Kind::Count { max: 64 },
+        // BENCHMARKS.md, "Ozone: chunks in flight"; Ozone's own client keeps
+        // up to 16 MiB of 4 MiB chunks unanswered per stream.
+        default: ozone("4"),
+        read_by: ReadBy::Ozone,
+        help: "Chunks of one block written to datanodes at once (Ratis ordered stream)",
+        doc: "The most chunks of one block unanswered at once: they travel on Ratis's ordered stream, which keeps them in the order a datanode requires (as Ozone's own client sends them); each holds a chunk of memory until answered. `1` sends each chunk after the last is answered",
     },
     OZONE_SYSTEM_SECRET_FILE = Setting {
         key: ozone_system_secret_file,
