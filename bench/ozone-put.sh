@@ -74,8 +74,12 @@ curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "MiB/
   local name=$1 size=$2 bytes start end failed
   bytes=$(numfmt --from=iec-i "${size%B}")
   [[ -f $work/body-$size ]] || head -c "$bytes" /dev/urandom >"$work/body-$size"
-  "$bench" presign --endpoint "http://127.0.0.1:${port[$name]}" --bucket "curl-$name" --prefix p/ \
+  "$bench" presign --endpoint "http://127.0.0.1:${port[$name]}" --bucket "curl-$name-$RANDOM" --prefix p/ \
     --objects "$presigned" --obj-size 1 2>>"$work/stderr" | awk '$1 == "PUT" {print $2}' >"$work/urls-$name"
+  if [[ ! -s $work/urls-$name ]]; then
+    echo "presign failed (see $work/stderr)"
+    return
+  fi
   start=$(date +%s.%N)
   failed=$(xargs -P 4 -n 1 curl -s -o /dev/null -w '%{http_code}\n' -T "$work/body-$size" <"$work/urls-$name" |
     grep -vc '^200$' || true)
