@@ -277,10 +277,10 @@ impl Config {
             request_timeout: ozone.request_timeout.unwrap_or(defaults.request_timeout),
             blocks_in_flight: ozone
                 .blocks_in_flight
-                .map_or(defaults.blocks_in_flight, count),
+                .map_or(defaults.blocks_in_flight, in_memory),
             chunks_in_flight: ozone
                 .chunks_in_flight
-                .map_or(defaults.chunks_in_flight, count),
+                .map_or(defaults.chunks_in_flight, in_memory),
             system_secret: ozone.system_secret.clone(),
             records_key: ozone.records_key.clone(),
             tls: ozone.tls.clone(),
@@ -616,15 +616,11 @@ pub fn reachable(mut addr: SocketAddr) -> SocketAddr {
     addr
 }
 
-/// A size of an in-memory buffer. Sizes were validated as u64; on a 32-bit
-/// target an oversized one saturates and storage refuses it at open.
+/// A size of an in-memory buffer, or a count of things held in memory.
+/// Both were validated as u64; on a 32-bit target an oversized one
+/// saturates and storage refuses it at open.
 fn in_memory(size: u64) -> usize {
     usize::try_from(size).unwrap_or(usize::MAX)
-}
-
-/// A count setting (at most 64 where one feeds this) as a `usize`.
-fn count(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// `host:port` or `[v6]:port` with a non-zero port; no scheme, no path.
