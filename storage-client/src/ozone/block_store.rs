@@ -68,7 +68,8 @@ impl OzoneBlocks {
 impl BlockStore for OzoneBlocks {
     async fn write_chunk(&self, block: &BlockLocation, offset: u64, data: Bytes) -> Result<()> {
         let ozone_block = block_from_location(block, None);
-        let pipeline = pipeline_of(&ozone_block)?.clone();
+        let pipeline = pipeline_of(&ozone_block)?;
+        // The block's first chunk opens its entry; later ones find it.
         let unsealed = self
             .unsealed
             .get_with(block.block, async {
@@ -76,7 +77,7 @@ impl BlockStore for OzoneBlocks {
                     chunks: Vec::new(),
                     writes: OrderedChunks::new(
                         self.writer.clone(),
-                        pipeline,
+                        pipeline.clone(),
                         self.chunks_in_flight,
                     ),
                 }))
