@@ -97,22 +97,45 @@ say "installing the SDK matrix clients"
 # Headless Chromium for the browser CORS test.
 scripts/install-browser || failed+=("browser install")
 
-# The first Ozone profile's cluster starts in the background while the
-# embedded and deployment phases run: most of a start is its JVMs waiting on
-# each other's heartbeats and safe-mode checks, not CPU (it was up when the
-# deployment phase ended, 7.5 min in).
+# A profile's cluster can start in the background while other tests run:
+# most of a start is its JVMs waiting on each other's heartbeats and
+# safe-mode checks, not CPU. The first one starts now, beside the embedded
+# and deployment phases (it was up when they ended, 7.5 min in); each next
+# one while the last one's disruptive tests run, which mostly wait on Ozone
+# too. Two clusters run at once only where they share no port: a profile
+# with an OM ring (ha, ha-secure) beside one with a single OM (ozone-dev's
+# port table). The start's output and exit code go to files, as the next
+# start is made from inside a phase's subshell.
 ozone_dev=conformance-tests/ozone/ozone-dev
 ozone_profiles=()
 [[ "${S3GW_SKIP_OZONE:-}" == 1 ]] || read -r -a ozone_profiles <<<"${S3GW_OZONE_PROFILES:-default ha-secure secure-tls}"
-prestarted_profile="" prestart_pid="" prestart_log=""
-if ((${#ozone_profiles[@]})); then
-    prestarted_profile="${ozone_profiles[0]}"
-    prestart_log="$(mktemp)"
+prestart_dir="$(mktemp -d)"
+trap 'rm -rf "$prestart_dir"' EXIT
+prestart_cluster() {
+    local profile="$1"
     # From an empty cluster: a previous run's buckets and keys (same names,
     # other root keys) would make this run's results depend on that one.
-    { "$ozone_dev" --profile "$prestarted_profile" clean || true
-        "$ozone_dev" --profile "$prestarted_profile" start --with-s3g; } >"$prestart_log" 2>&1 &
-    prestart_pid=$!
+    { status=0
+        "$ozone_dev" --profile "$profile" clean || true
+        "$ozone_dev" --profile "$profile" start --with-s3g || status=$?
+        echo "$status" >"$prestart_dir/$profile.status"; } >"$prestart_dir/$profile.log" 2>&1 &
+    echo $! >"$prestart_dir/$profile.pid"
+}
+has_om_ring() { [[ "$1" == ha || "$1" == ha-secure ]]; }
+# Called as a phase's disruptive tests begin: starts the profile after the
+# running one, if the two share no port.
+next_profile=""
+prestart_next_profile() {
+    local next_ring=0 this_ring=0
+    has_om_ring "$next_profile" && next_ring=1
+    has_om_ring "${OZONE_DEV_PROFILE:-}" && this_ring=1
+    if [[ -n "$next_profile" && ! -e "$prestart_dir/$next_profile.log" ]] && ((next_ring != this_ring)); then
+        say "the Apache Ozone dev cluster (profile $next_profile) starts in the background"
+        prestart_cluster "$next_profile"
+    fi
+}
+if ((${#ozone_profiles[@]})); then
+    prestart_cluster "${ozone_profiles[0]}"
 fi
 
 # The conformance suite on S3GW_TEST_JOBS workers (pytest-xdist), each with
@@ -134,8 +157,11 @@ run_pytest() {
             return
         fi
     done
-    "$venv/bin/python" -m pytest -n "$test_jobs" --dist loadfile -m "not disrupts_cluster" "$@" || parallel=$?
-    "$venv/bin/python" -m pytest -m disrupts_cluster "$@" || serial=$?
+    # --durations: the slowest tests, where CI's time goes.
+    "$venv/bin/python" -m pytest -n "$test_jobs" --dist loadfile -m "not disrupts_cluster" --durations=10 "$@" ||
+        parallel=$?
+    prestart_next_profile
+    "$venv/bin/python" -m pytest -m disrupts_cluster --durations=10 "$@" || serial=$?
     # 5: nothing was selected, which is no failure here.
     ((parallel == 0 || parallel == 5)) && ((serial == 0 || serial == 5))
 }
@@ -151,17 +177,21 @@ if [[ -n "$image" ]]; then
     S3GW_IMAGE="$image" "$S3GW_TOOLS/venv/bin/python" -m pytest helm/tests || failed+=("pytest deployment")
 fi
 
-# One Ozone dev cluster profile at a time (they share the SCM's ports): start
-# it (with Ozone's own S3 gateway; the first one was started above), run the
-# phase's function with `ozone-dev env` exported, stop it.
+# One Ozone dev cluster profile's phase at a time: start its cluster (with
+# Ozone's own S3 gateway), or wait for the start made in the background
+# above, run the phase's function with `ozone-dev env` exported, stop it.
 start_cluster() {
-    local profile="$1" status=0
-    if [[ "$profile" == "$prestarted_profile" && -n "$prestart_pid" ]]; then
+    local profile="$1" status
+    if [[ -e "$prestart_dir/$profile.log" ]]; then
         say "the Apache Ozone dev cluster (profile $profile), started in the background"
-        wait "$prestart_pid" || status=$?
-        prestart_pid=""
-        cat "$prestart_log"
-        rm -f "$prestart_log"
+        # (the start's own timeout bounds this; a start that died unasked is a failure)
+        until [[ -s "$prestart_dir/$profile.status" ]]; do
+            kill -0 "$(cat "$prestart_dir/$profile.pid")" 2>/dev/null || break
+            sleep 1
+        done
+        cat "$prestart_dir/$profile.log"
+        status="$(cat "$prestart_dir/$profile.status" 2>/dev/null || echo 1)"
+        rm -f "$prestart_dir/$profile".*
         return "$status"
     fi
     say "starting the Apache Ozone dev cluster (profile $profile)"
@@ -264,7 +294,8 @@ ozone_secure() {
 
 pytest_args=("$@")
 # S3GW_OZONE_PROFILES picks the profiles (default: these three, in this order).
-for profile in "${ozone_profiles[@]}"; do
+for i in "${!ozone_profiles[@]}"; do
+    profile="${ozone_profiles[$i]}" next_profile="${ozone_profiles[$((i + 1))]:-}"
     case "$profile" in
         default) ozone_phase default ozone_default ;;
         ha) ozone_phase ha ozone_ha ;;
