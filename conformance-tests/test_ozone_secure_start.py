@@ -83,7 +83,11 @@ def test_a_root_key_the_om_does_not_hold_is_refused(tmp_path):
 @pytest.mark.skipif(not ozone_cluster.TLS, reason="needs the secure-tls profile (gRPC TLS on)")
 def test_on_a_tls_cluster_plaintext_and_another_ca_are_refused(tmp_path):
     plaintext = start_fails(tmp_path, {"S3GW_OZONE_TLS_CA_FILE": None, "S3GW_OZONE_TLS_SERVER_NAME": None})
-    assert "transport error" in plaintext.stderr, plaintext.stderr
+    # The TLS server drops the plaintext connection: a transport error, or,
+    # when the drop lands after the connection counted as open (a loaded
+    # machine, CI 2026-12-06), the request on it canceled.
+    assert "transport error" in plaintext.stderr or "operation was canceled" in plaintext.stderr, \
+        plaintext.stderr
     # The public CAs this machine trusts: none of them issued the cluster's certificates.
     other_cas = next(p for p in ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
                      if os.path.exists(p))
