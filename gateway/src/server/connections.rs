@@ -44,6 +44,7 @@ use tokio_rustls::rustls::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use super::connection_threads::ConnectionThreads;
 use super::metrics::Metrics;
 use super::proxy_header;
 use super::tls::Certificates;
@@ -71,6 +72,13 @@ pub(super) struct ConnectionLimits {
     pub max_connections: usize,
     pub request_header_timeout: Duration,
     pub idle_timeout: Duration,
+}
+
+/// How an accepted connection is served: HTTP with `http`, on a runtime
+/// `threads` picks.
+pub(super) struct Runner {
+    pub http: auto::Builder<TokioExecutor>,
+    pub threads: ConnectionThreads,
 }
 
 /// What comes before HTTP on a connection.
@@ -102,14 +110,15 @@ fn tls_version(version: Option<ProtocolVersion>) -> Tls {
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
     front: Front,
-    builder: auto::Builder<TokioExecutor>,
+    runner: Runner,
     app: axum::Router,
     limits: ConnectionLimits,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) {
+    let Runner { http, threads } = runner;
     let server = Arc::new(Server {
-        builder,
+        builder: http,
         app,
         tls: front.tls,
         proxy_protocol: front.proxy_protocol,
@@ -158,19 +167,22 @@ pub(super) async fn serve(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
         if let Ok(place) = Arc::clone(&server.places).try_acquire_owned() {
-            tokio::spawn(Arc::clone(&server).run(stream, place, Lane::Regular));
+            let server = Arc::clone(&server);
+            threads.spawn(stream, move |stream| server.run(stream, place, Lane::Regular));
             continue;
         }
         // Full: an idle connection makes way, and the newcomer waits for a
         // place in a waiting room as large as the connection limit.
         let handoff = server.close_longest_idle();
         if let Ok(waiting) = Arc::clone(&server.waiting).try_acquire_owned() {
-            tokio::spawn(Arc::clone(&server).admit(stream, waiting, handoff));
+            let server = Arc::clone(&server);
+            threads.spawn(stream, move |stream| server.admit(stream, waiting, handoff));
             continue;
         }
         match Arc::clone(&server.overflow).try_acquire_owned() {
             Ok(lane) => {
-                tokio::spawn(Arc::clone(&server).run(stream, lane, Lane::Overflow));
+                let server = Arc::clone(&server);
+                threads.spawn(stream, move |stream| server.run(stream, lane, Lane::Overflow));
             }
             Err(_) => {
                 if let Some(suppressed) = refusals.due() {

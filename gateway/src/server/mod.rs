@@ -8,6 +8,7 @@
 //! under `/_s3gw/`, and S3 for everything else.
 
 mod body_tracker;
+mod connection_threads;
 mod connections;
 mod metrics;
 mod probes;
@@ -30,6 +31,7 @@ use hyper_util::server::conn::auto;
 use storage_client::{Storage, StorageError};
 use tokio::net::TcpListener;
 
+use self::connection_threads::ConnectionThreads;
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::client_address::TrustedProxies;
 use crate::config::{Backend, Config, Limits};
@@ -95,6 +97,10 @@ impl StartError {
     }
 }
 
+/// A connection thread's stack: as the shared runtime's workers' (main.rs),
+/// where a request's handler runs just the same.
+const CONNECTION_STACK_BYTES: usize = 8 * 1024 * 1024;
+
 /// A gateway that is set up and bound, ready to serve.
 pub struct Gateway {
     listeners: Vec<TcpListener>,
@@ -109,6 +115,8 @@ pub struct Gateway {
     root_keys: RootKeys,
     limits: Limits,
     drain_delay: Duration,
+    /// `connection_runtime = "per-thread"`.
+    per_thread: bool,
     /// Applies the buckets' lifecycle rules while the gateway runs.
     _lifecycle: Worker,
 }
@@ -193,6 +201,7 @@ impl Gateway {
             root_keys,
             limits: config.limits.clone(),
             drain_delay: config.settings.drain_delay,
+            per_thread: config.settings.connection_runtime == "per-thread",
             _lifecycle: lifecycle,
         })
     }
@@ -262,10 +271,26 @@ impl Gateway {
             tls: self.tls,
             proxy_protocol: self.proxy_protocol,
         };
+        let threads = if self.per_thread {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            match ConnectionThreads::per_thread(cores, CONNECTION_STACK_BYTES) {
+                Ok(threads) => threads,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot start connection threads: serving on the shared runtime");
+                    ConnectionThreads::Shared
+                }
+            }
+        } else {
+            ConnectionThreads::Shared
+        };
+        let runner = connections::Runner {
+            http: builder,
+            threads,
+        };
         connections::serve(
             self.listeners,
             front,
-            builder,
+            runner,
             self.app,
             connection_limits,
             self.metrics,

@@ -487,6 +487,17 @@ declare! {
         help: "Reuse a data key the KMS opened for this long; 0 asks the KMS on every read",
         doc: "With `sse_kms_url`: how long a data key the KMS opened is reused to read the objects it seals (at most 10,000 keys are kept), so reads of a hot object cost no KMS round trip; a KMS key the KMS stops granting stops opening objects within this long. `0` asks the KMS on every read",
     },
+    CONNECTION_RUNTIME = Setting {
+        key: connection_runtime,
+        kind: Kind::Choice {
+            name: "RUNTIME",
+            values: &["shared", "per-thread"],
+        },
+        default: Default::Value("shared"),
+        read_by: ReadBy::Both,
+        help: "Where connections are served: shared or per-thread",
+        doc: "`shared`: every connection on the shared runtime's worker threads, which steal work from each other; `per-thread`: each connection on one of as many single-threaded runtimes as there are cores, for its whole life (no work stealing, no waking of other workers)",
+    },
     MAX_CONNECTIONS = Setting {
         key: max_connections,
         kind: Kind::Count { max: U32 },
