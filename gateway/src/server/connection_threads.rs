@@ -19,7 +19,10 @@ pub(super) enum ConnectionThreads {
     /// `tokio::spawn` on the runtime that accepted.
     Shared,
     /// Round-robin over these single-threaded runtimes.
-    PerThread { runtimes: Vec<Handle>, next: AtomicUsize },
+    PerThread {
+        runtimes: Vec<Handle>,
+        next: AtomicUsize,
+    },
 }
 
 impl ConnectionThreads {

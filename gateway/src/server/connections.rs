@@ -168,7 +168,9 @@ pub(super) async fn serve(
         }
         if let Ok(place) = Arc::clone(&server.places).try_acquire_owned() {
             let server = Arc::clone(&server);
-            threads.spawn(stream, move |stream| server.run(stream, place, Lane::Regular));
+            threads.spawn(stream, move |stream| {
+                server.run(stream, place, Lane::Regular)
+            });
             continue;
         }
         // Full: an idle connection makes way, and the newcomer waits for a
@@ -182,7 +184,9 @@ pub(super) async fn serve(
         match Arc::clone(&server.overflow).try_acquire_owned() {
             Ok(lane) => {
                 let server = Arc::clone(&server);
-                threads.spawn(stream, move |stream| server.run(stream, lane, Lane::Overflow));
+                threads.spawn(stream, move |stream| {
+                    server.run(stream, lane, Lane::Overflow)
+                });
             }
             Err(_) => {
                 if let Some(suppressed) = refusals.due() {
