@@ -174,12 +174,6 @@ enum BucketsCommand {
     },
 }
 
-/// Stack of each runtime thread. Tokio's 2 MiB overflowed in a debug
-/// build polling a PostObject on the Ozone back end (CI, 2026-12-05): the
-/// request futures of the larger operations are deep; stacks are virtual
-/// memory, so a roomier one costs only what is touched.
-const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -243,7 +237,7 @@ fn serve(flags: &ServeArgs) -> ExitCode {
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(WORKER_STACK_BYTES)
+        .thread_stack_size(server::WORKER_STACK_BYTES)
         .build()
     {
         Ok(runtime) => runtime,

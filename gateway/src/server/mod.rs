@@ -97,9 +97,12 @@ impl StartError {
     }
 }
 
-/// A connection thread's stack: as the shared runtime's workers' (main.rs),
-/// where a request's handler runs just the same.
-const CONNECTION_STACK_BYTES: usize = 8 * 1024 * 1024;
+/// Stack of each runtime thread, the shared runtime's workers and the
+/// connection threads alike. Tokio's 2 MiB overflowed in a debug build
+/// polling a PostObject on the Ozone back end (CI, 2026-12-05): the
+/// request futures of the larger operations are deep; stacks are virtual
+/// memory, so a roomier one costs only what is touched.
+pub const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// A gateway that is set up and bound, ready to serve.
 pub struct Gateway {
@@ -273,7 +276,7 @@ impl Gateway {
         };
         let threads = if self.per_thread {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            match ConnectionThreads::per_thread(cores, CONNECTION_STACK_BYTES) {
+            match ConnectionThreads::per_thread(cores, WORKER_STACK_BYTES) {
                 Ok(threads) => threads,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot start connection threads: serving on the shared runtime");
