@@ -57,6 +57,8 @@ pub struct Config {
     /// Root key given by `S3GW_ROOT_ACCESS_KEY` + `S3GW_ROOT_SECRET_KEY`.
     pub root_key: Option<KeyEntry>,
     pub log_format: LogFormat,
+    /// Where connections are served (`connection_runtime`).
+    pub connection_runtime: ConnectionRuntime,
     /// When the lifecycle worker runs, and how long its day is.
     pub lifecycle: Schedule,
     pub tls: Option<TlsFiles>,
@@ -97,6 +99,15 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line, for log collectors.
     Json,
+}
+
+/// Where accepted connections are served (`server::connection_threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionRuntime {
+    /// On the shared runtime's workers, which steal work from each other.
+    Shared,
+    /// Each on one of a single-threaded runtime per core, for its whole life.
+    PerThread,
 }
 
 /// What one client may hold of the server: connections, time, header bytes
@@ -423,6 +434,10 @@ impl Layer {
             "json" => LogFormat::Json,
             _ => LogFormat::Text,
         };
+        let connection_runtime = match values.connection_runtime {
+            "per-thread" => ConnectionRuntime::PerThread,
+            _ => ConnectionRuntime::Shared,
+        };
         // Both durations are checked whether or not the console is on: a
         // bad value is refused at start, not when the console is turned on.
         let console = values.console.then_some(ConsoleSettings {
@@ -450,6 +465,7 @@ impl Layer {
             keys,
             root_key,
             log_format,
+            connection_runtime,
             lifecycle,
             tls,
             console,

@@ -36,6 +36,19 @@ fn operations_settings_have_defaults_and_are_checked() {
         set("S3GW_LOG_FORMAT", "json").expect("json").log_format,
         LogFormat::Json
     );
+    assert_eq!(config.connection_runtime, ConnectionRuntime::Shared);
+    assert_eq!(
+        set("S3GW_CONNECTION_RUNTIME", "per-thread")
+            .expect("per-thread")
+            .connection_runtime,
+        ConnectionRuntime::PerThread
+    );
+    assert!(
+        set("S3GW_CONNECTION_RUNTIME", "per-core")
+            .unwrap_err()
+            .to_string()
+            .contains("per-thread")
+    );
     assert!(
         !set("S3GW_ACCESS_LOG", "false")
             .expect("off")

@@ -34,7 +34,7 @@ use tokio::net::TcpListener;
 use self::connection_threads::ConnectionThreads;
 use crate::admin::bootstrap::{self, BootstrapError, RootKeys};
 use crate::client_address::TrustedProxies;
-use crate::config::{Backend, Config, Limits};
+use crate::config::{Backend, Config, ConnectionRuntime, Limits};
 use crate::console::Console;
 use crate::lifecycle::worker::Worker;
 use crate::sse::keyring::Keyring;
@@ -118,8 +118,7 @@ pub struct Gateway {
     root_keys: RootKeys,
     limits: Limits,
     drain_delay: Duration,
-    /// `connection_runtime = "per-thread"`.
-    per_thread: bool,
+    connection_runtime: ConnectionRuntime,
     /// Applies the buckets' lifecycle rules while the gateway runs.
     _lifecycle: Worker,
 }
@@ -204,7 +203,7 @@ impl Gateway {
             root_keys,
             limits: config.limits.clone(),
             drain_delay: config.settings.drain_delay,
-            per_thread: config.settings.connection_runtime == "per-thread",
+            connection_runtime: config.connection_runtime,
             _lifecycle: lifecycle,
         })
     }
@@ -274,7 +273,7 @@ impl Gateway {
             tls: self.tls,
             proxy_protocol: self.proxy_protocol,
         };
-        let threads = if self.per_thread {
+        let threads = if self.connection_runtime == ConnectionRuntime::PerThread {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             match ConnectionThreads::per_thread(cores, WORKER_STACK_BYTES) {
                 Ok(threads) => threads,
