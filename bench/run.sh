@@ -4,6 +4,9 @@
 #
 # Servers (each started and stopped here, on loopback ports from BASE_PORT):
 #   nginx         static files (Debian's package): the HTTP ceiling, GET/HEAD only
+#   http-floor    the gateway's HTTP stack (tokio, hyper, axum) answering every
+#                 GET/HEAD with a fixed 1 KiB and no S3 work: the floor under
+#                 any handler; 1 KiB GET/HEAD only
 #   s3gw          target/release/s3-gateway, embedded store, all defaults
 #   garage        Garage, single node, replication 1, default configuration
 #   garage-fsync  the same with metadata_fsync and data_fsync
@@ -237,6 +240,13 @@ EOF
     nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log"
 }
 
+start_http_floor() {
+  local p
+  p=$(port 9)
+  start http-floor "HTTP floor (tokio + hyper + axum, no S3 work)" "$(git rev-parse --short HEAD)" "–" "$p" \
+    "${bench%/s3-bench}/http-floor" --listen "127.0.0.1:$p" --size 1024
+}
+
 start_s3gw() {
   local p
   p=$(port 1)
@@ -355,6 +365,7 @@ start_ozone() {
 echo "machine: $(nproc) cores; load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/machine.txt"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 wanted nginx && start_nginx
+wanted http-floor && start_http_floor
 wanted s3gw && start_s3gw
 [[ -n ${BASELINE_BIN:-} ]] && wanted s3gw-before && start_s3gw_before
 wanted garage && start_garage garage "Garage" 2 false
@@ -447,7 +458,7 @@ s3bench() { # name mode args...: s3-bench against a server, JSON out
   nice -n 5 "$bench" "$mode" --endpoint "${endpoint[$name]}" --bucket "$bucket" --json "${progress[@]}" "$@"
 }
 
-is_s3() { [[ $1 != nginx ]]; }
+is_s3() { [[ $1 != nginx && $1 != http-floor ]]; }
 
 # ---------------------------------------------------------------- fill
 # Each S3 server gets one bucket with the objects every GET/HEAD run reads
@@ -535,6 +546,7 @@ for ((round = 1; round <= rounds; round++)); do
     done
   done
   for name in "${order[@]}"; do
+    [[ $name == http-floor ]] && continue # its body is 1 KiB whatever the key
     measure "$name" "GET 1MiB c8" GET 1MiB 8 "$round" s3-bench \
       s3bench "$name" get --existing --prefix m1/ --objects 16 --obj-size 1MiB --concurrency 8 --duration "$duration"
     is_s3 "$name" && measure "$name" "PUT 1MiB c8" PUT 1MiB 8 "$round" s3-bench \

@@ -119,6 +119,18 @@ def test_render_states_each_target_met_or_not(tmp_path):
     text = (tmp_path / "report.md").read_text()
     assert "| 1 KiB GET c32 ÷ nginx (oha) | ≥ 0.50x | 0.10x | **no** |" in text
     assert "÷ nginx (s3-bench)" not in text
+    # The HTTP floor: the same ratio for the stack with no S3 work, and never a peer.
+    record(tmp_path, results, "http-floor", "oha GET 1KiB c32", dict(oha, statusCodeDistribution={"200": 400}),
+           tool="oha")
+    record(tmp_path, results, "http-floor", "GET 1KiB c32", s3bench_json(10_000))
+    meta["servers"].append({"name": "http-floor", "label": "HTTP floor", "version": "1", "durability": "–",
+                            "probe": "–"})
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    assert report.main(["render", str(results), "--meta", str(tmp_path / "meta.json"),
+                        "--markdown", str(tmp_path / "report.md"), "--svg", str(tmp_path / "plot.svg")]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "| the same for the HTTP floor alone (no S3 work) | ≥ 0.50x | 0.40x | **no** |" in text
+    assert "| GET 1KiB c32 ÷ the fastest peer (Garage) | ≥ 1.00x | 1.50x | yes |" in text
 
 
 def test_stages_take_the_deepest_named_frame_and_name_hand_offs():
