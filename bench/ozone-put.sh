@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Large PUTs on Ozone before and after a change, side by side in one run
-# (see BENCHMARKS.md, "Ozone: blocks in flight"): Ozone's own S3 gateway
+# PUTs on Ozone before and after a change, side by side in one run (see
+# BENCHMARKS.md, "Ozone: blocks in flight" for 16 MiB, "Ozone: a small
+# block in one Raft transaction" for 1 KiB): Ozone's own S3 gateway
 # and s3-gateway --backend ozone builds on the running dev cluster of
 # conformance-tests/ozone, s3-bench rounds rotating between them.
 #
@@ -57,20 +58,21 @@ ticks() { # user + system clock ticks of a process
   read -r -a f <<<"$stat"
   echo $((f[11] + f[12]))
 }
-run() { # name args...: one s3-bench PUT run, "MiB/s p50 errors cpu-ms/op"
+run() { # name args...: one s3-bench PUT run, "ops/s MiB/s p50 errors cpu-µs/op"
   local name=$1
   shift
   local before after out ops
   before=$(ticks "${pid[$name]}")
   out=$("$bench" put --endpoint "http://127.0.0.1:${port[$name]}" --bucket "bench-$name" \
     --json "$@" 2>>"$work/stderr" |
-    jq -r '.results[0] | "\(.ops) \((.mib_per_sec * 10 | floor) / 10) \(.p50_ms) \(.errors)"')
+    jq -r '.results[0] | "\(.ops) \(.ops_per_sec | floor) \((.mib_per_sec * 10 | floor) / 10) \(.p50_ms) \(.errors)"')
   after=$(ticks "${pid[$name]}")
-  read -r ops rate p50 errors <<<"$out"
-  echo "$rate MiB/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10 / (ops > 0 ? ops : 1))) ms/op"
+  read -r ops per_sec rate p50 errors <<<"$out"
+  # CPU in µs per object: 1 KiB PUTs take well under a millisecond of it.
+  echo "$per_sec ops/s $rate MiB/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10000 / (ops > 0 ? ops : 1))) µs/op"
 }
 presigned=${PRESIGNED:-32}
-curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "MiB/s errors"
+curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "ops/s MiB/s errors"
   local name=$1 size=$2 bytes start end failed
   bytes=$(numfmt --from=iec-i "${size%B}")
   [[ -f $work/body-$size ]] || head -c "$bytes" /dev/urandom >"$work/body-$size"
@@ -85,7 +87,7 @@ curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "MiB/
     grep -vc '^200$' || true)
   end=$(date +%s.%N)
   awk -v n="$presigned" -v b="$bytes" -v s="$start" -v e="$end" -v f="$failed" \
-    'BEGIN {printf "%.1f MiB/s errors %d", n * b / 1048576 / (e - s), f}'
+    'BEGIN {printf "%.0f ops/s %.1f MiB/s errors %d", n / (e - s), n * b / 1048576 / (e - s), f}'
 }
 for name in "${names[@]}"; do
   for size in $sizes; do

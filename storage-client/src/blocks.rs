@@ -29,8 +29,9 @@ pub(crate) trait BlockStore: Send + Sync {
     async fn put_block(&self, block: &BlockLocation, length: u64) -> Result<u64>;
 
     /// Writes a block of one chunk and seals it: `write_chunk` at offset 0
-    /// then `put_block`, in one call (Ozone's `PutSmallFile`). Most small
-    /// objects are one such block.
+    /// then `put_block`, in one call (on Ozone, one WriteChunk carrying its
+    /// PutBlock where every member takes that). Most small objects are one
+    /// such block.
     async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64>;
 
     /// Streams `range` (offsets within the block) after checking the token;

@@ -225,6 +225,9 @@ pub struct WriteGroup {
     pub id: uuid::Uuid,
     /// The members with their write endpoints, the leader first.
     pub members: Vec<Replica>,
+    /// Every member seals a block with the write of its last chunk, in one
+    /// call (Ozone datanodes of wire version 2 and later).
+    pub seals_with_last_write: bool,
 }
 
 /// Everything the OM knows about one committed object.

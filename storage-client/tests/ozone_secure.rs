@@ -191,6 +191,7 @@ fn block(location: &KeyLocation, token: Option<BlockToken>) -> OzoneBlock {
         pipeline: pipeline.id.id.as_deref().map(|id| RatisPipeline {
             id: uuid::Uuid::parse_str(id).expect("a pipeline UUID"),
             members: endpoints(location, "RATIS"),
+            seals_with_last_write: false,
         }),
     }
 }

@@ -120,10 +120,15 @@ impl BlockStore for OzoneBlocks {
     }
 
     async fn put_small_block(&self, block: &BlockLocation, data: Bytes) -> Result<u64> {
-        // One chunk: one call on the `unordered` stream, no stream to open.
+        // One chunk: calls on the `unordered` stream, no stream to open.
         let length = data.len() as u64;
         let chunk = checksum::new_chunk(block.block.local, 1, 0, &data, self.bytes_per_checksum);
         let ozone_block = block_from_location(block, None);
+        if pipeline_of(&ozone_block)?.seals_with_last_write {
+            // One Raft transaction (one log write on each member) where a
+            // chunk and a seal take two.
+            return self.writer.write_sealed(&ozone_block, chunk, data).await;
+        }
         self.writer
             .write_chunk(&ozone_block, chunk.clone(), data)
             .await?;

@@ -65,7 +65,16 @@ pub struct RatisPipeline {
     pub id: uuid::Uuid,
     /// The members with their RATIS client endpoints, the leader first.
     pub members: Vec<Datanode>,
+    /// Every member takes a WriteChunk that carries the block's PutBlock
+    /// (wire version [`COMBINED_WRITE_VERSION`] or later), so a block of
+    /// one chunk is written and sealed in one Raft transaction.
+    pub seals_with_last_write: bool,
 }
+
+/// The datanode wire version from which a WriteChunk may carry its block's
+/// PutBlock (Ozone's `COMBINED_PUTBLOCK_WRITECHUNK_RPC`); an older
+/// datanode would ignore it and leave the block unsealed.
+pub const COMBINED_WRITE_VERSION: i32 = 2;
 
 /// A key as the OM describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -319,7 +328,15 @@ fn ratis_pipeline(pipeline: &hdds::Pipeline) -> Option<RatisPipeline> {
         (None, None) => return None,
     };
     let members = endpoints(pipeline, "RATIS", DEFAULT_RATIS_PORT);
-    (!members.is_empty()).then_some(RatisPipeline { id, members })
+    let seals_with_last_write = pipeline
+        .members
+        .iter()
+        .all(|m| m.current_version.unwrap_or_default() >= COMBINED_WRITE_VERSION);
+    (!members.is_empty()).then_some(RatisPipeline {
+        id,
+        members,
+        seals_with_last_write,
+    })
 }
 
 /// Each member's `host:port` for the port named `port_name`, the Raft
@@ -382,6 +399,7 @@ mod tests {
                             name: "STANDALONE".into(),
                             value: *port,
                         }],
+                        current_version: None,
                         uuid128: None,
                     })
                     .collect(),
@@ -458,6 +476,23 @@ mod tests {
             block_from_proto(location(1, 10, &[("a", 1)], "a")).pipeline,
             None
         );
+    }
+
+    #[test]
+    fn a_pipeline_seals_with_its_last_write_only_when_every_member_can() {
+        let seals = |versions: &[Option<i32>]| {
+            let mut at = location(1, 10, &[("a", 1), ("b", 2), ("c", 3)], "a");
+            let pipeline = at.pipeline.as_mut().unwrap();
+            pipeline.id.id = Some("5a0a8e5e-3b71-4c8e-9d38-0d5c0a3c2f11".into());
+            for (member, version) in pipeline.members.iter_mut().zip(versions) {
+                member.current_version = *version;
+            }
+            block_from_proto(at).pipeline.unwrap().seals_with_last_write
+        };
+        assert!(seals(&[Some(2), Some(3), Some(2)]));
+        // One member too old, or one that does not say: two calls, as before.
+        assert!(!seals(&[Some(3), Some(1), Some(3)]));
+        assert!(!seals(&[Some(3), None, Some(3)]));
     }
 
     #[test]

@@ -222,6 +222,7 @@ pub(super) fn location_from_block(block: OzoneBlock) -> BlockLocation {
         write_group: block.pipeline.map(|p| WriteGroup {
             id: p.id,
             members: p.members.into_iter().map(replica).collect(),
+            seals_with_last_write: p.seals_with_last_write,
         }),
     }
 }
@@ -242,6 +243,7 @@ pub(super) fn block_from_location(
         pipeline: location.write_group.as_ref().map(|g| RatisPipeline {
             id: g.id,
             members: g.members.iter().map(datanode).collect(),
+            seals_with_last_write: g.seals_with_last_write,
         }),
     }
 }

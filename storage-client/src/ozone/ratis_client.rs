@@ -236,19 +236,7 @@ impl RatisClient {
     ) -> Result<CommittedBlock> {
         let pipeline = pipeline_of(block)?;
         let header = ContainerCommandRequest {
-            put_block: Some(dn::PutBlockRequest {
-                block_data: BlockData {
-                    block_id: datanode_block_id(block),
-                    flags: None,
-                    metadata: vec![dn::KeyValue {
-                        key: BLOCK_TYPE_METADATA.0.into(),
-                        value: Some(BLOCK_TYPE_METADATA.1.into()),
-                    }],
-                    chunks,
-                    size: None,
-                },
-                eof: Some(eof),
-            }),
+            put_block: Some(put_block_request(block, chunks, eof)),
             ..command(dn::Type::PutBlock, block, pipeline)
         };
         let answered = self
@@ -260,20 +248,10 @@ impl RatisClient {
             )
             .await?;
         let response = container_response(&answered)?;
-        let committed = response
-            .put_block
-            .map(|p| p.committed_block_length)
-            .ok_or_else(|| {
-                StorageError::Internal(format!(
-                    "datanode {}: PutBlock answer without the committed block",
-                    answered.node.address
-                ))
-            })?;
-        Ok(CommittedBlock {
-            commit_sequence_id: committed.block_id.block_commit_sequence_id(),
-            length: u64::try_from(committed.block_length).unwrap_or_default(),
-            log_index: answered.reply.log_index,
-        })
+        committed(
+            &answered,
+            response.put_block.map(|p| p.committed_block_length),
+        )
     }
 
     /// Closes `block` with its `chunks` (PutBlock with eof), checks the
@@ -287,6 +265,53 @@ impl RatisClient {
         length: u64,
     ) -> Result<u64> {
         let committed = self.put_block(block, chunks, true).await?;
+        self.settle(block, committed, length).await
+    }
+
+    /// Writes `data` as the only chunk of `block` and seals the block in the
+    /// same Raft transaction: one WriteChunk that carries the PutBlock, which
+    /// only a pipeline that [`RatisPipeline::seals_with_last_write`] takes.
+    /// As [`Self::seal`], checks the recorded length and waits for the other
+    /// replicas; returns the commit sequence id.
+    pub async fn write_sealed(
+        &self,
+        block: &OzoneBlock,
+        chunk: ChunkInfo,
+        data: Bytes,
+    ) -> Result<u64> {
+        let pipeline = pipeline_of(block)?;
+        if !pipeline.seals_with_last_write {
+            return Err(StorageError::Internal(format!(
+                "block {:?}: a member of its pipeline cannot seal with a write",
+                block.id
+            )));
+        }
+        let length = data.len() as u64;
+        let seal = put_block_request(block, vec![chunk.clone()], true);
+        let content = chunk_message(block, chunk, Some(seal), &data)?;
+        let answered = self
+            .calls
+            .time(
+                WRITE_CHUNK,
+                self.submit_to_leader(pipeline, write_kind(), Some(content), self.next_call_id()),
+            )
+            .await?;
+        let response = container_response(&answered)?;
+        let committed = committed(
+            &answered,
+            response.write_chunk.and_then(|w| w.committed_block_length),
+        )?;
+        self.settle(block, committed, length).await
+    }
+
+    /// A sealed block's last steps: the datanode recorded `length` bytes
+    /// and, with more than one replica, the others have the seal too.
+    async fn settle(
+        &self,
+        block: &OzoneBlock,
+        committed: CommittedBlock,
+        length: u64,
+    ) -> Result<u64> {
         if committed.length != length {
             return Err(StorageError::Internal(format!(
                 "datanode recorded {} bytes of block {:?}, {length} were written",
@@ -664,6 +689,16 @@ pub(super) fn write_chunk_message(
     chunk: ChunkInfo,
     data: &Bytes,
 ) -> Result<Bytes> {
+    chunk_message(block, chunk, None, data)
+}
+
+/// A WriteChunk message, carrying the block's PutBlock when `seal` is given.
+fn chunk_message(
+    block: &OzoneBlock,
+    chunk: ChunkInfo,
+    seal: Option<dn::PutBlockRequest>,
+    data: &Bytes,
+) -> Result<Bytes> {
     let pipeline = pipeline_of(block)?;
     if chunk.len != data.len() as u64 {
         return Err(StorageError::InvalidArgument(format!(
@@ -678,10 +713,46 @@ pub(super) fn write_chunk_message(
             block_id: datanode_block_id(block),
             chunk_data: Some(chunk),
             data: None,
+            block: seal,
         }),
         ..command(dn::Type::WriteChunk, block, pipeline)
     };
     Ok(message_content(&header, data))
+}
+
+/// Records `chunks` as `block`'s chunk list; `eof` closes the block.
+fn put_block_request(block: &OzoneBlock, chunks: Vec<ChunkInfo>, eof: bool) -> dn::PutBlockRequest {
+    dn::PutBlockRequest {
+        block_data: BlockData {
+            block_id: datanode_block_id(block),
+            flags: None,
+            metadata: vec![dn::KeyValue {
+                key: BLOCK_TYPE_METADATA.0.into(),
+                value: Some(BLOCK_TYPE_METADATA.1.into()),
+            }],
+            chunks,
+            size: None,
+        },
+        eof: Some(eof),
+    }
+}
+
+/// The block as the datanode that answered recorded it.
+fn committed(
+    answered: &Answered,
+    block: Option<dn::CommittedBlockLength>,
+) -> Result<CommittedBlock> {
+    let block = block.ok_or_else(|| {
+        StorageError::Internal(format!(
+            "datanode {}: the answer to a seal lacks the committed block",
+            answered.node.address
+        ))
+    })?;
+    Ok(CommittedBlock {
+        commit_sequence_id: block.block_id.block_commit_sequence_id(),
+        length: u64::try_from(block.block_length).unwrap_or_default(),
+        log_index: answered.reply.log_index,
+    })
 }
 
 pub(super) fn pipeline_of(block: &OzoneBlock) -> Result<&RatisPipeline> {
@@ -722,6 +793,7 @@ mod tests {
                     address: format!("127.0.0.1:{}", 1 + i),
                 })
                 .collect(),
+            seals_with_last_write: true,
         }
     }
 
@@ -788,6 +860,7 @@ mod tests {
                 block_id: datanode_block_id(&block()),
                 chunk_data: None,
                 data: None,
+                block: None,
             }),
             ..command(dn::Type::WriteChunk, &block(), &pipeline())
         };
@@ -805,6 +878,39 @@ mod tests {
         assert_eq!(&content[4 + length..], b"chunk bytes");
         // WriteChunk is field 17 of the command.
         assert!(field(&content[4..4 + length], 17).is_some());
+    }
+
+    #[test]
+    fn a_sealing_write_carries_the_closing_put_block_of_its_one_chunk() {
+        let data = Bytes::from_static(b"abc");
+        let seal = put_block_request(&block(), vec![three_byte_chunk()], true);
+        let content = chunk_message(&block(), three_byte_chunk(), Some(seal), &data).unwrap();
+        let length = u32::from_be_bytes(content[..4].try_into().unwrap()) as usize;
+        let decoded = ContainerCommandRequest::decode(&content[4..4 + length]).unwrap();
+        assert_eq!(decoded.cmd_type(), dn::Type::WriteChunk);
+        let write = decoded.write_chunk.unwrap();
+        let put = write.block.expect("the PutBlock rides along");
+        assert_eq!(put.eof, Some(true));
+        assert_eq!(put.block_data.block_id.local_id, 111);
+        assert_eq!(put.block_data.chunks, vec![three_byte_chunk()]);
+        assert_eq!(&content[4 + length..], b"abc");
+        // A plain write carries none.
+        let plain = write_chunk_message(&block(), three_byte_chunk(), &data).unwrap();
+        let length = u32::from_be_bytes(plain[..4].try_into().unwrap()) as usize;
+        let decoded = ContainerCommandRequest::decode(&plain[4..4 + length]).unwrap();
+        assert_eq!(decoded.write_chunk.unwrap().block, None);
+    }
+
+    #[tokio::test]
+    async fn a_pipeline_with_an_older_member_is_never_sent_a_sealing_write() {
+        let client = RatisClient::new(RatisConfig::default());
+        let mut old = block();
+        old.pipeline.as_mut().unwrap().seals_with_last_write = false;
+        let error = client
+            .write_sealed(&old, three_byte_chunk(), Bytes::from_static(b"abc"))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, StorageError::Internal(_)), "{error}");
     }
 
     #[test]
