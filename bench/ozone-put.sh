@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PUTs on Ozone before and after a change, side by side in one run (see
 # BENCHMARKS.md, "Ozone: blocks in flight" for 16 MiB, "Ozone: a small
-# block in one Raft transaction" for 1 KiB): Ozone's own S3 gateway
+# block in one call each way" for 1 KiB): Ozone's own S3 gateway
 # and s3-gateway --backend ozone builds on the running dev cluster of
 # conformance-tests/ozone, s3-bench rounds rotating between them.
 #
@@ -22,48 +22,14 @@ shift 2
 rounds=${ROUNDS:-3} duration=${DURATION:-8s} concs=${CONCS:-1 4} sizes=${SIZES:-16MiB}
 warmup=${WARMUP:-10s}
 bench=${BENCH:-target/release/s3-bench}
-dev=conformance-tests/ozone/ozone-dev
-eval "$($dev env | sed 's/^/export /')"
-work=$(mktemp -d /tmp/ozone-put.XXXX)
-export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
-export AWS_SECRET_ACCESS_KEY=0123456789abcdef0123456789abcdef0123456789
-names=(s3g old new)
-declare -A bin=([old]=$old [new]=$new) extra=([old]= [new]=) port pid
-port[s3g]=${OZONE_S3G_ADDRESS##*:}
-pid[s3g]=$($dev status | awk '$1 == "s3g" {print $4}')
-for spec in "$@"; do
-  names+=("${spec%%=*}")
-  bin[${spec%%=*}]=$new
-  extra[${spec%%=*}]=${spec#*=}
-done
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"' EXIT
-next_port=39970
-for name in "${names[@]}"; do
-  [[ $name == s3g ]] && continue
-  port[$name]=$((next_port++))
-  # shellcheck disable=SC2086 # extra is NAME=VALUE words for env
-  env S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
-    S3GW_LOG_LEVEL=warn S3GW_ACCESS_LOG=false ${extra[$name]} "${bin[$name]}" \
-    --listen "127.0.0.1:${port[$name]}" --backend ozone --om "$OZONE_OM_ADDRESS" \
-    --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
-  pid[$name]=$!
-  pids+=($!)
-done
-sleep 3
-ticks() { # user + system clock ticks of a process
-  local stat
-  read -r stat <"/proc/$1/stat"
-  stat=${stat##*) }
-  read -r -a f <<<"$stat"
-  echo $((f[11] + f[12]))
-}
+# shellcheck source=bench/ozone-servers.sh
+source "$(dirname "$0")/ozone-servers.sh"
 run() { # name args...: one s3-bench PUT run, "ops/s MiB/s p50 errors cpu-µs/op"
   local name=$1
   shift
   local before after out ops
   before=$(ticks "${pid[$name]}")
-  out=$("$bench" put --endpoint "http://127.0.0.1:${port[$name]}" --bucket "bench-$name" \
+  out=$("$bench" put --endpoint "$(endpoint "$name")" --bucket "bench-$name" \
     --json "$@" 2>>"$work/stderr" |
     jq -r '.results[0] | "\(.ops) \(.ops_per_sec | floor) \((.mib_per_sec * 10 | floor) / 10) \(.p50_ms) \(.errors)"')
   after=$(ticks "${pid[$name]}")
@@ -76,7 +42,7 @@ curl_put() { # name size: PRESIGNED presigned PUTs with curl, 4 at a time, "ops/
   local name=$1 size=$2 bytes start end failed
   bytes=$(numfmt --from=iec-i "${size%B}")
   [[ -f $work/body-$size ]] || head -c "$bytes" /dev/urandom >"$work/body-$size"
-  "$bench" presign --endpoint "http://127.0.0.1:${port[$name]}" --bucket "curl-$name-$RANDOM" --prefix p/ \
+  "$bench" presign --endpoint "$(endpoint "$name")" --bucket "curl-$name-$RANDOM" --prefix p/ \
     --objects "$presigned" --obj-size 1 2>>"$work/stderr" | awk '$1 == "PUT" {print $2}' >"$work/urls-$name"
   if [[ ! -s $work/urls-$name ]]; then
     echo "presign failed (see $work/stderr)"
@@ -96,9 +62,7 @@ for name in "${names[@]}"; do
 done
 echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= rounds; round++)); do
-  n=${#names[@]}
-  order=()
-  for ((i = 0; i < n; i++)); do order+=("${names[$(((i + round - 1) % n))]}"); done
+  mapfile -t order < <(rotated "$round")
   echo "== round $round: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
   for conc in $concs; do
     for size in $sizes; do
@@ -114,7 +78,4 @@ for ((round = 1; round <= rounds; round++)); do
     done
   done
 done
-for name in "${names[@]}"; do
-  [[ $name == s3g ]] && continue
-  kill -0 "${pid[$name]}" 2>/dev/null || echo "$name died: $(tail -3 "$work/$name.log")"
-done
+report_servers

@@ -22,7 +22,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::process::Command;
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use storage_client::test_support::{
     Datanode, DnClient, KeyExpectation, OmClient, OzoneBlock, OzoneKey, RatisClient, Replicated,
 };
@@ -244,6 +244,56 @@ async fn reads_a_multi_block_key_written_by_ozone() {
         Err(StorageError::BucketNotEmpty)
     ));
     om.delete_key(ACCESS_ID, &bucket, "dir/object.bin")
+        .await
+        .unwrap();
+    om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
+async fn reads_a_small_block_in_one_call_thousands_of_times_on_one_connection() {
+    if secure::tls().is_some() {
+        eprintln!("skipped: Ozone's shell cannot write on the TLS dev profile (ozone/README.md)");
+        return;
+    }
+    let om = om().await;
+    let bucket = unique_bucket("small-read");
+    om.create_bucket(ACCESS_ID, &bucket, "").await.unwrap();
+    // One chunk, not a whole checksum window: read with GetSmallFile.
+    let data = pattern(40_001);
+    ozone_put(&bucket, "small.bin", &data);
+    let key = om
+        .get_key_info(ACCESS_ID, &bucket, "small.bin", false)
+        .await
+        .unwrap();
+    let dn = DnClient::new(secure::dn_config());
+    for range in [0..40_001, 0..1, 16_383..16_385, 40_000..40_001, 100..30_000] {
+        let got = read_object(&dn, &key, range.clone()).await;
+        assert!(
+            got == data[range.start as usize..range.end as usize],
+            "range {range:?}"
+        );
+    }
+    // Thousands of reads at once on one client (one connection) all succeed.
+    let reads = futures::stream::iter(0..4000)
+        .map(|_| async {
+            dn.read(&key.blocks[0], 0..10)
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
+        })
+        .buffer_unordered(32);
+    let failed: Vec<_> = reads
+        .filter_map(|read| async move { read.err() })
+        .collect()
+        .await;
+    assert!(
+        failed.is_empty(),
+        "{} of 4000 reads failed: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    om.delete_key(ACCESS_ID, &bucket, "small.bin")
         .await
         .unwrap();
     om.delete_bucket(ACCESS_ID, &bucket).await.unwrap();

@@ -1,6 +1,7 @@
 //! Reads block bytes from Ozone datanodes over gRPC
 //! (`hadoop.hdds.datanode.XceiverClientProtocolService/send`): `GetBlock`
-//! for the chunk list, then one `ReadChunk` per chunk the range touches.
+//! for the chunk list, then one `ReadChunk` per chunk the range touches; a
+//! small block of one chunk (most small objects) in one `GetSmallFile`.
 //!
 //! Reads never go through Ratis; any replica serves them. A replica that
 //! fails (down, behind the block's commit sequence id, bad data) is skipped
@@ -25,6 +26,7 @@ use super::checksum;
 use super::cluster_view::{Reachability, answered};
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock};
+use super::one_reply::one_reply;
 use super::proto::hadoop::hdds::datanode::{
     self as dn, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse, ReadChunkVersion,
     read_chunk_response::ResponseData,
@@ -37,6 +39,13 @@ const DN_COMMANDS: usize = 32;
 
 /// A datanode answers with at most 32 MiB per message.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// A block up to this long is read whole with one `GetSmallFile` (the chunk
+/// list and the data in one round trip) instead of `GetBlock` then
+/// `ReadChunk`: the round trip saved is worth more than the bytes outside a
+/// range that come with it (BENCHMARKS.md, "Ozone: a small block in one
+/// call each way").
+const ONE_CALL_READ_MAX: u64 = 1024 * 1024;
 
 /// Connection settings of the datanode client.
 #[derive(Clone, Debug)]
@@ -110,6 +119,11 @@ impl DnClient {
         if range.is_empty() {
             return Ok(stream::empty().boxed());
         }
+        if block.length <= ONE_CALL_READ_MAX
+            && let Some(buffers) = self.read_small(block, &range).await?
+        {
+            return Ok(stream::iter(buffers.into_iter().map(Ok)).boxed());
+        }
         let (first, chunks) = self.get_block(block).await?;
         let reads: Vec<ChunkRead> = chunks
             .into_iter()
@@ -161,6 +175,71 @@ impl DnClient {
                 Err(error) => last = error,
             }
             tracing::debug!(datanode = %node.address, error = %last, "GetBlock failed, next replica");
+        }
+        Err(last)
+    }
+
+    /// The verified bytes `range` of a block read whole with GetSmallFile,
+    /// from the first replica that serves it intact; `None` when the block
+    /// has more than one chunk, whose checksums the answer does not all
+    /// carry (GetBlock and ReadChunk read it then).
+    async fn read_small(
+        &self,
+        block: &OzoneBlock,
+        range: &Range<u64>,
+    ) -> Result<Option<Vec<Bytes>>> {
+        let mut last = unavailable("the block has no datanode");
+        for node in &block.datanodes {
+            let request = ContainerCommandRequest {
+                get_small_file: Some(dn::GetSmallFileRequest {
+                    block: dn::GetBlockRequest {
+                        block_id: datanode_block_id(block),
+                    },
+                    read_chunk_version: Some(ReadChunkVersion::V1 as i32),
+                }),
+                ..container_command(dn::Type::GetSmallFile, block, &node.uuid)
+            };
+            let answer = match self.call(node, request).await {
+                Ok(response) => match response.get_small_file {
+                    Some(small) => small.data,
+                    None => {
+                        last = internal(node, "GetSmallFile answer without data");
+                        continue;
+                    }
+                },
+                Err(error) => {
+                    tracing::debug!(datanode = %node.address, %error, "GetSmallFile failed, next replica");
+                    last = error;
+                    continue;
+                }
+            };
+            // The answer describes the block's last chunk only.
+            let chunk = answer.chunk_data.clone();
+            if chunk.offset != 0 || chunk.len != block.length {
+                return Ok(None);
+            }
+            let checked = read_chunk_buffers(node, answer, "GetSmallFile").and_then(|buffers| {
+                let got: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+                if got != block.length {
+                    return Err(StorageError::Corrupt(format!(
+                        "{} sent {got} bytes of a block of {}",
+                        node.address, block.length
+                    )));
+                }
+                let checksums = &chunk.checksum_data;
+                if checksums.r#type() != dn::ChecksumType::None && checksums.bytes_per_checksum > 0
+                {
+                    checksum::verify(checksums, 0, &buffers)?;
+                }
+                Ok(trim(buffers, range.start, range.end - range.start))
+            });
+            match checked {
+                Ok(bytes) => return Ok(Some(bytes)),
+                Err(error) => {
+                    tracing::debug!(datanode = %node.address, %error, "GetSmallFile data refused, next replica");
+                    last = error;
+                }
+            }
         }
         Err(last)
     }
@@ -250,10 +329,8 @@ impl DnClient {
         request: ContainerCommandRequest,
     ) -> Result<ContainerCommandResponse> {
         let mut rpc = self.rpc(node)?;
-        let exchange = async {
-            let mut answers = rpc.send(stream::iter([request])).await?.into_inner();
-            answers.message().await
-        };
+        let exchange =
+            async { one_reply(rpc.send(stream::iter([request])).await?.into_inner()).await };
         let outcome = tokio::time::timeout(self.config.request_timeout, exchange).await;
         self.datanodes.record(node, answered(&outcome));
         let answer = match outcome {
@@ -286,10 +363,22 @@ fn dn_command_name(number: usize) -> Option<&'static str> {
 }
 
 fn chunk_buffers(node: &Datanode, response: ContainerCommandResponse) -> Result<Vec<Bytes>> {
-    match response.read_chunk.and_then(|r| r.response_data) {
+    match response.read_chunk {
+        Some(answer) => read_chunk_buffers(node, answer, "ReadChunk"),
+        None => Err(internal(node, "ReadChunk answer without data")),
+    }
+}
+
+/// The data of a ReadChunk answer, or of the one in a `command`'s answer.
+fn read_chunk_buffers(
+    node: &Datanode,
+    answer: dn::ReadChunkResponse,
+    command: &str,
+) -> Result<Vec<Bytes>> {
+    match answer.response_data {
         Some(ResponseData::DataBuffers(buffers)) => Ok(buffers.buffers),
         Some(ResponseData::Data(data)) => Ok(vec![data]),
-        None => Err(internal(node, "ReadChunk answer without data")),
+        None => Err(internal(node, &format!("{command} answer without data"))),
     }
 }
 

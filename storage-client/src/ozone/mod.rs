@@ -29,6 +29,7 @@ pub mod model;
 mod object_mapping;
 pub mod om_client;
 mod om_multipart;
+mod one_reply;
 mod ordered_chunks;
 pub mod ratis_client;
 mod record_bucket;

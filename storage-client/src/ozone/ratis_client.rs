@@ -27,6 +27,7 @@ use super::channels::Channels;
 use super::cluster_view::{Reachability, answered};
 use super::dn_protocol::{container_command, datanode_block_id, result_error};
 use super::model::{Datanode, OzoneBlock, RatisPipeline};
+use super::one_reply::one_reply;
 use super::proto::hadoop::hdds::datanode::{
     self as dn, BlockData, ChunkInfo, ContainerCommandRequest, ContainerCommandResponse,
 };
@@ -520,10 +521,8 @@ impl RatisClient {
             retry: false,
             timed_out: false,
         })?;
-        let exchange = async {
-            let mut replies = rpc.unordered(stream::iter([request])).await?.into_inner();
-            replies.message().await
-        };
+        let exchange =
+            async { one_reply(rpc.unordered(stream::iter([request])).await?.into_inner()).await };
         let retry = |reason: String| NoReply {
             reason,
             retry: true,
