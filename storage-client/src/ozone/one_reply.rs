@@ -2,11 +2,11 @@
 //! container service and Ratis's `unordered` client stream are used: take
 //! the reply, and let the stream end cleanly after it.
 //!
-//! Dropping a stream the server has not ended yet resets it (RST_STREAM),
-//! and h2 gives up a connection once it has reset more than 1024 streams
-//! within its reset window ("locally-reset streams reached limit"). At a
-//! few thousand small reads a second that failed every call then on the
-//! connection with "Unknown transport error", mid-GET. The server ends the
+//! Dropping a stream the server has not ended yet resets it (RST_STREAM).
+//! Under minutes of small reads at a few thousand a second, h2 then logged
+//! "locally-reset streams reached limit (1024)" and gave the connection
+//! up: the calls on it failed with "Unknown transport error", mid-GET
+//! (BENCHMARKS.md, "Ozone: a small block in one call each way"). The server ends the
 //! stream right after the reply, once it sees our half-close: the rest of
 //! the stream (its trailers) is read in the background, so the caller
 //! waits for nothing more than the reply.
