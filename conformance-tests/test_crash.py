@@ -174,7 +174,7 @@ def block_files(data_dir) -> tuple[int, int, int]:
 
 
 def small_blocks(server: GatewayProcess) -> tuple[int, int]:
-    """Bytes and count of the blocks in the DN's small-block store (dn.redb), as /metrics reports them."""
+    """Bytes and count of the blocks kept as database rows (om.redb with their key, dn.redb), as /metrics reports them."""
     text = requests.get(f"{server.endpoint}/metrics", timeout=10).text
     values = {}
     for line in text.splitlines():

@@ -39,8 +39,8 @@ pub(crate) trait Reclaim: Send + Sync {
     async fn run_once(&self) -> Result<ReclaimStats>;
 }
 
-/// A block role on this machine's disk (the embedded DN), saying how much
-/// its small-block store holds and how full the disk is.
+/// A store on this machine's disk (the embedded back end), saying how
+/// much its small-block stores hold and how full the disk is.
 pub(crate) trait LocalStoreReport: Send + Sync {
     fn small_block_usage(&self) -> SmallBlockUsage;
     /// The file system holding the block files; `None` if it cannot be read.
@@ -87,7 +87,8 @@ pub struct DiskUsage {
     pub available_bytes: u64,
 }
 
-/// How many small blocks the store holds, and their bytes.
+/// How many small blocks the store holds (on the DN or kept with their
+/// keys), and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SmallBlockUsage {
     pub blocks: u64,

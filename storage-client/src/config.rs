@@ -35,6 +35,11 @@ pub struct StorageConfig {
     /// small-block store instead of a file pair each; 0 keeps every block
     /// in files. At most 1 MiB.
     pub small_block_max: usize,
+    /// An object of up to this many bytes, written in one piece, is kept
+    /// with its key in `om.redb` (written in its commit's transaction, read
+    /// in its lookup's) instead of in a block; 0 keeps every object in
+    /// blocks. At most 1 MiB.
+    pub object_with_key_max: usize,
     /// Bytes of `om.redb` pages the embedded store keeps in memory (redb's
     /// cache); reads beyond it come from the OS page cache.
     pub metadata_db_cache: usize,
@@ -97,6 +102,8 @@ impl StorageConfig {
             "chunk_size must be a multiple of bytes_per_checksum"
         } else if self.small_block_max > MIB {
             "small_block_max must be at most 1 MiB"
+        } else if self.object_with_key_max > MIB {
+            "object_with_key_max must be at most 1 MiB"
         } else if self.block_size == 0 || !self.block_size.is_multiple_of(self.chunk_size as u64) {
             "block_size must be a positive multiple of chunk_size"
         } else {
@@ -122,6 +129,9 @@ impl Default for StorageConfig {
             // are few and stream in read_buffer pieces through the pool.
             inline_read: 64 * KIB,
             small_block_max: 64 * KIB,
+            // Measured (BENCHMARKS.md, "Small objects kept with their key"):
+            // see the comparison there.
+            object_with_key_max: 16 * KIB,
             blocks_in_flight: 1,
             // Measured (BENCHMARKS.md, "redb caches"): GETs over 300k objects and PUTs
             // within noise of redb's 1 GiB default, at a peak RSS of ~60 MiB, not 600.

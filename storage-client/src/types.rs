@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use bytes::Bytes;
+
 /// An object's tag set: key/value pairs in the order they were given
 /// (S3's limits on them are the gateway's to apply). A plain vector, as
 /// storage keeps it and returns it, under one name wherever tags travel.
@@ -208,6 +210,21 @@ pub struct BlockLocation {
     /// The replication group writes to the block go through (Ozone's Raft
     /// pipeline); `None` where the back end writes replicas directly.
     pub write_group: Option<WriteGroup>,
+    /// The block's bytes where the metadata service keeps them with the
+    /// key (the embedded back end's small objects), verified against their
+    /// checksums as it read them: served from here, with no block read.
+    pub bytes_with_key: Option<BytesWithKey>,
+}
+
+/// A small block's bytes as the metadata service keeps them with its key.
+/// Its `Debug` shows only the length: object bytes never reach a log.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BytesWithKey(pub Bytes);
+
+impl std::fmt::Debug for BytesWithKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BytesWithKey({} bytes)", self.0.len())
+    }
 }
 
 /// One datanode as a distributed back end addresses it.

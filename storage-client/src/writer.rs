@@ -24,8 +24,8 @@ use tokio::task::JoinHandle;
 use crate::blocks::BlockStore;
 use crate::metadata::{Metadata, OpenKey, PartName, UploadName};
 use crate::{
-    BlockLocation, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber, Result,
-    StorageError,
+    BlockLocation, BytesWithKey, KeyInfo, NewObject, Owner, PartCommit, PartInfo, PartNumber,
+    Result, StorageError,
 };
 
 /// An open key: blocks allocated with WRITE tokens, nothing visible yet.
@@ -39,6 +39,8 @@ pub struct ObjectWriter {
     chunk_size: usize,
     /// The most blocks written or sealed at once, the one being filled included.
     blocks_in_flight: usize,
+    /// See [`WriteSizes::with_key_max`].
+    with_key_max: usize,
     /// Bytes received but not yet a full chunk.
     pending: VecDeque<Bytes>,
     pending_len: usize,
@@ -97,6 +99,7 @@ impl ObjectWriter {
             block_size: sizes.block_size,
             chunk_size: sizes.chunk_size,
             blocks_in_flight: sizes.blocks_in_flight.max(1),
+            with_key_max: sizes.with_key_max,
             pending: VecDeque::new(),
             pending_len: 0,
             current: None,
@@ -136,7 +139,7 @@ impl ObjectWriter {
     /// (replacing any previous object under the key) if the write
     /// condition given to `create_object` holds.
     pub async fn commit(mut self, obj: NewObject) -> Result<KeyInfo> {
-        let blocks = self.durable_blocks().await?;
+        let blocks = self.durable_blocks(self.with_key_max).await?;
         self.om
             .commit_object(&self.owner, self.open, blocks, obj)
             .await
@@ -151,7 +154,9 @@ impl ObjectWriter {
         number: PartNumber,
         part: PartCommit,
     ) -> Result<PartInfo> {
-        let blocks = self.durable_blocks().await?;
+        // A part's bytes are always a block's: completing the upload
+        // moves blocks, not data, into the object.
+        let blocks = self.durable_blocks(0).await?;
         let name = PartName {
             upload: UploadName {
                 object: self.open.object.clone(),
@@ -177,18 +182,28 @@ impl ObjectWriter {
     }
 
     /// Flushes and seals everything written, giving up the upload if that
-    /// fails; the sealed blocks in object order.
-    async fn durable_blocks(&mut self) -> Result<Vec<BlockLocation>> {
-        if let Err(e) = self.flush_and_seal().await {
+    /// fails; the sealed blocks in object order. An object of at most
+    /// `with_key_max` bytes in one piece is one block carrying its bytes,
+    /// written by nothing: the commit keeps them.
+    async fn durable_blocks(&mut self, with_key_max: usize) -> Result<Vec<BlockLocation>> {
+        if let Err(e) = self.flush_and_seal(with_key_max).await {
             self.abort_quietly().await;
             return Err(e);
         }
         Ok(std::mem::take(&mut self.sealed))
     }
 
-    async fn flush_and_seal(&mut self) -> Result<()> {
+    async fn flush_and_seal(&mut self, with_key_max: usize) -> Result<()> {
         if self.pending_len > 0 {
             let chunk = self.take_pending(self.pending_len);
+            let whole_object = self.current.is_none() && self.sealing.is_empty();
+            if whole_object && self.sealed.is_empty() && chunk.len() <= with_key_max {
+                let (mut block, _) = self.next_block().await?;
+                block.length = chunk.len() as u64;
+                block.bytes_with_key = Some(BytesWithKey(chunk));
+                self.sealed.push(block);
+                return Ok(());
+            }
             if self.current.is_none() {
                 // The last block holds just this chunk (a small object's
                 // only block): written and sealed in one call, after the
@@ -354,4 +369,9 @@ pub(crate) struct WriteSizes {
     pub block_size: u64,
     pub chunk_size: usize,
     pub blocks_in_flight: usize,
+    /// An object of at most this many bytes, written in one piece, is
+    /// handed to the metadata role's commit with its bytes instead of
+    /// being written to a block (see [`crate::BlockLocation::inline`]);
+    /// 0 where the back end keeps no data with its keys.
+    pub with_key_max: usize,
 }

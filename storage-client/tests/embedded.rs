@@ -12,9 +12,18 @@ use conformance::{
     Capabilities, MultipartRules, alice, data, get, multipart::upload_part, put, read_range,
 };
 use storage_client::{
-    BlockId, BucketRef, Credential, Storage, StorageConfig, StorageError, Versioning, WriteIntent,
+    BlockId, BucketRef, CompleteUpload, Credential, NewUpload, Storage, StorageConfig,
+    StorageError, Versioning, WriteCondition, WriteIntent,
 };
 use tempfile::TempDir;
+
+/// The DN's own tests: every object goes to the DN, none is kept with its key.
+fn dn_config(dir: &Path) -> StorageConfig {
+    StorageConfig {
+        object_with_key_max: 0,
+        ..config(dir)
+    }
+}
 
 /// Tiny sizes so that small test objects span many chunks and blocks.
 fn config(dir: &Path) -> StorageConfig {
@@ -155,7 +164,8 @@ async fn truncated_block_file_is_corrupt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tampered_token_is_refused_by_the_block_role() {
-    let (_dir, s) = open().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
     let a = alice();
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
     let mut info = put(&s, &a, "b", "k", &data(1000, 25)).await;
@@ -527,7 +537,7 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
     let a = alice();
     let (small, other) = (data(1000, 31), data(3000, 32));
     let before = {
-        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
         s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         let info = put(&s, &a, "b", "small", &small).await;
         put(&s, &a, "b", "other", &other).await;
@@ -539,7 +549,7 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
         assert_eq!((usage.blocks, usage.bytes), (2, 4000));
         info
     };
-    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
     assert_eq!(get(&s, &a, "b", "small").await.unwrap(), small);
     assert_eq!(
         read_range(&s, &a, &before, 100..1000).await.unwrap(),
@@ -560,7 +570,7 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
 
     let off = StorageConfig {
         small_block_max: 0,
-        ..config(dir.path())
+        ..dn_config(dir.path())
     };
     let s = Storage::open_embedded(off).await.unwrap();
     let files = walk(&dir.path().join("containers")).len();
@@ -580,7 +590,7 @@ async fn flipped_bit_in_the_small_block_store_is_corrupt() {
     let a = alice();
     let bytes = data(2000, 34);
     let info = {
-        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
         s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "k", &bytes).await
     };
@@ -596,7 +606,7 @@ async fn flipped_bit_in_the_small_block_store_is_corrupt() {
     }
     assert!(flipped > 0, "the block's bytes are in dn.redb");
     std::fs::write(&path, raw).unwrap();
-    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
     for range in [0..info.size, 1500..1501] {
         match read_range(&s, &a, &info, range.clone()).await {
             Err(StorageError::Corrupt(_)) => {}
@@ -614,7 +624,7 @@ async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     let a = alice();
     let kept = data(1000, 35);
     {
-        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
         s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "kept", &kept).await;
     }
@@ -622,12 +632,12 @@ async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     let om = dir.path().join("om.redb");
     let saved = std::fs::read(&om).unwrap();
     {
-        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
         put(&s, &a, "b", "lost", &data(1000, 36)).await;
         assert_eq!(s.small_block_usage().unwrap().blocks, 2);
     }
     std::fs::write(&om, saved).unwrap();
-    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
     let usage = s.small_block_usage().unwrap();
     assert_eq!((usage.blocks, usage.bytes), (1, 1000));
     assert_eq!(get(&s, &a, "b", "kept").await.unwrap(), kept);
@@ -637,4 +647,132 @@ async fn small_blocks_of_allocations_lost_in_a_crash_are_removed_at_start() {
     ));
     put(&s, &a, "b", "next", &data(500, 37)).await;
     assert_eq!(get(&s, &a, "b", "next").await.unwrap(), data(500, 37));
+}
+
+/// An object of at most `object_with_key_max` bytes is kept with its key in
+/// `om.redb`: no block file, no DN row, the bytes in its lookup; freed in
+/// the transaction that frees it (overwrite, delete, a version deleted),
+/// and still read after a restart with the setting turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_objects_are_kept_with_their_key_and_freed_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let object = |key| BucketRef::new(&a, "b").object(key);
+    let (small, larger) = (data(1000, 41), data(3000, 42));
+    let kept = StorageConfig {
+        object_with_key_max: 2000,
+        ..config(dir.path())
+    };
+    {
+        let s = Storage::open_embedded(kept.clone()).await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+        let info = put(&s, &a, "b", "small", &small).await;
+        let with_key = info.locations[0].bytes_with_key.as_ref();
+        assert_eq!(with_key.map(|d| d.0.as_ref()), Some(&small[..]));
+        // Over the setting: a DN row (the small-block store) as before.
+        let info = put(&s, &a, "b", "larger", &larger).await;
+        assert!(info.locations[0].bytes_with_key.is_none());
+        assert!(walk(&dir.path().join("containers")).is_empty());
+        let usage = s.small_block_usage().unwrap();
+        assert_eq!((usage.blocks, usage.bytes), (2, 4000));
+        let found = s.lookup(object("small")).await.unwrap();
+        assert!(found.locations[0].bytes_with_key.is_some());
+        assert_eq!(
+            read_range(&s, &a, &found, 100..900).await.unwrap(),
+            small[100..900]
+        );
+        assert!(
+            s.lookup(object("larger")).await.unwrap().locations[0]
+                .bytes_with_key
+                .is_none()
+        );
+        // A part is a block whatever its size: completing moves blocks.
+        let id = s
+            .create_multipart_upload(object("multi"), NewUpload::default())
+            .await
+            .unwrap()
+            .upload_id;
+        let part = upload_part(&s, &a, "multi", &id, 1, &small).await.unwrap();
+        let complete = CompleteUpload {
+            parts: vec![(1, part.etag)],
+            etag: "multi-1".into(),
+            checksum: None,
+            condition: WriteCondition::None,
+        };
+        let done = s
+            .complete_multipart_upload(object("multi").upload(&id), complete)
+            .await
+            .unwrap();
+        assert!(done.locations[0].bytes_with_key.is_none());
+        assert_eq!(get(&s, &a, "b", "multi").await.unwrap(), small);
+        // Freed with the transactions that free them, not by the reclaimer.
+        put(&s, &a, "b", "gone", b"replaced").await;
+        put(&s, &a, "b", "gone", b"again").await;
+        s.delete_object(object("gone")).await.unwrap();
+        let usage = s.small_block_usage().unwrap();
+        assert_eq!(
+            (usage.blocks, usage.bytes),
+            (3, 5000),
+            "small, larger, the part"
+        );
+        assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 0);
+    }
+    let off = StorageConfig {
+        object_with_key_max: 0,
+        ..kept.clone()
+    };
+    let s = Storage::open_embedded(off).await.unwrap();
+    assert_eq!(get(&s, &a, "b", "small").await.unwrap(), small);
+    s.put_bucket_versioning(BucketRef::new(&a, "b"), Versioning::Enabled)
+        .await
+        .unwrap();
+    drop(s);
+    let s = Storage::open_embedded(kept).await.unwrap();
+    // Versioned: the overwritten object stays kept, as a version.
+    let first = put(&s, &a, "b", "v", b"first").await;
+    put(&s, &a, "b", "v", b"second").await;
+    let old = s
+        .lookup_version(object("v"), first.version_id.as_deref())
+        .await
+        .unwrap();
+    assert_eq!(read_range(&s, &a, &old, 0..5).await.unwrap(), b"first");
+    let usage = s.small_block_usage().unwrap();
+    assert_eq!(usage.blocks, 5, "small, larger, the part, two versions");
+    s.delete_version(object("v"), first.version_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    let usage = s.small_block_usage().unwrap();
+    assert_eq!((usage.blocks, usage.bytes), (4, 5006));
+    assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 0);
+    assert_eq!(get(&s, &a, "b", "v").await.unwrap(), b"second");
+}
+
+/// A bit flipped in a kept object's row is an error on read, never wrong
+/// bytes, as in the DN's stores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flipped_bit_in_an_object_kept_with_its_key_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = alice();
+    let bytes = data(2000, 43);
+    {
+        let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+        s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+        put(&s, &a, "b", "k", &bytes).await;
+    }
+    let path = dir.path().join("om.redb");
+    let mut raw = std::fs::read(&path).unwrap();
+    let mut flipped = 0;
+    for at in 0..raw.len().saturating_sub(bytes.len()) {
+        if raw[at..at + bytes.len()] == bytes[..] {
+            raw[at + 1500] ^= 0x10;
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 0, "the object's bytes are in om.redb");
+    std::fs::write(&path, raw).unwrap();
+    let s = Storage::open_embedded(config(dir.path())).await.unwrap();
+    match s.lookup(BucketRef::new(&a, "b").object("k")).await {
+        Err(StorageError::Corrupt(_)) => {}
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
 }

@@ -255,6 +255,9 @@ impl Config {
             small_block_max: v
                 .small_block_max
                 .map_or(defaults.small_block_max, in_memory),
+            object_with_key_max: v
+                .object_with_key_max
+                .map_or(defaults.object_with_key_max, in_memory),
             metadata_db_cache: v
                 .metadata_db_cache
                 .map_or(defaults.metadata_db_cache, in_memory),

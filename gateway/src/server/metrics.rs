@@ -326,20 +326,21 @@ fn render_caches(out: &mut String, stats: &CacheStats) {
     }
 }
 
-/// What the embedded DN keeps in its small-block store (`dn.redb`); the
-/// other blocks are files under the data dir.
+/// What the embedded store keeps as database rows: small objects kept with
+/// their key (`om.redb`) and the DN's small blocks (`dn.redb`); the other
+/// blocks are files under the data dir.
 pub fn render_small_blocks(out: &mut String, usage: SmallBlockUsage) {
     gauges(
         out,
         [
             (
                 "s3gw_small_blocks",
-                "Blocks kept in the embedded DN's small-block store.",
+                "Blocks kept as database rows (with their key, or in the DN's small-block store).",
                 usage.blocks,
             ),
             (
                 "s3gw_small_block_bytes",
-                "Bytes of the blocks kept in the embedded DN's small-block store.",
+                "Bytes of the blocks kept as database rows.",
                 usage.bytes,
             ),
         ],

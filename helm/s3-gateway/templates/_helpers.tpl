@@ -193,7 +193,7 @@ non-empty `config` value under its own TOML key.
 {{- if not .Values.ozone.om -}}
 {{- fail "backend ozone needs the Ozone Managers' gRPC addresses: set ozone.om, e.g. [om-0.om:8981, om-1.om:8981, om-2.om:8981]" -}}
 {{- end -}}
-{{- range $key := list "read_buffer" "small_block_max" "metadata_db_cache" "small_block_db_cache" "multipart_upload_expiry" "open_key_expiry" "reclaim_interval" "reclaim_grace" -}}
+{{- range $key := list "read_buffer" "small_block_max" "object_with_key_max" "metadata_db_cache" "small_block_db_cache" "multipart_upload_expiry" "open_key_expiry" "reclaim_interval" "reclaim_grace" -}}
 {{- if ne (toString (index $.Values.config $key)) "" -}}
 {{- fail (printf "config.%s is read only by backend embedded" $key) -}}
 {{- end -}}

@@ -118,6 +118,11 @@ where
     E: Clone + Send + Sync + 'static,
 {
     pub(super) fn new(capacity: u64, keep: Keep) -> Self {
+        Self::weighed(capacity, keep, |_| 1)
+    }
+
+    /// As [`Self::new`], `capacity` counting `weigh` of each value kept.
+    pub(super) fn weighed(capacity: u64, keep: Keep, weigh: fn(&V) -> u32) -> Self {
         let counters = Arc::new(Counters::default());
         let evictions = Arc::clone(&counters);
         let store = match keep {
@@ -127,6 +132,7 @@ where
             Keep::For(ttl) => Store::Kept(
                 Cache::builder()
                     .max_capacity(capacity)
+                    .weigher(move |_, value| weigh(value))
                     .time_to_live(ttl)
                     .eviction_listener(move |_, _, cause| {
                         if cause.was_evicted() {

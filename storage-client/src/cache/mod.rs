@@ -38,7 +38,8 @@ use crate::{BucketDocument, BucketInfo, Credential, KeyInfo, Owner, Result, Stor
 /// Sizes and lifetimes of the caches.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CacheConfig {
-    /// Entries per cache.
+    /// Entries per cache (a kept lookup carrying a small object's bytes
+    /// counts one more per KiB of them).
     pub capacity: u64,
     /// How long credentials and bucket info are kept; zero disables them.
     pub metadata_ttl: Duration,
@@ -106,6 +107,19 @@ pub(crate) struct MetadataCache {
     lookups: Layer<(String, ObjectName), KeyInfo, StorageError>,
 }
 
+/// A kept lookup weighs one, plus a KiB's worth for each KiB of the bytes
+/// it carries (a small object kept with its key), so a full cache holds
+/// at most about as many KiB of object bytes as it holds entries.
+fn lookup_weight(info: &KeyInfo) -> u32 {
+    let carried: usize = info
+        .locations
+        .iter()
+        .filter_map(|l| l.bytes_with_key.as_ref())
+        .map(|d| d.0.len())
+        .sum();
+    u32::try_from(1 + carried / 1024).unwrap_or(u32::MAX)
+}
+
 impl MetadataCache {
     pub(crate) fn new(config: CacheConfig) -> Self {
         let metadata = Keep::for_ttl(config.metadata_ttl, Keep::Nothing);
@@ -118,9 +132,10 @@ impl MetadataCache {
                 .build(),
             buckets: Layer::new(config.capacity, metadata),
             documents: Layer::new(config.capacity, metadata),
-            lookups: Layer::new(
+            lookups: Layer::weighed(
                 config.capacity,
                 Keep::for_ttl(config.key_ttl, Keep::WhileLoading),
+                lookup_weight,
             ),
         }
     }

@@ -394,3 +394,24 @@ async fn after_a_failed_listing_every_key_is_asked_for_until_the_next() {
     .await;
     assert_eq!(lists.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_kept_lookup_weighs_one_plus_a_kib_per_kib_of_bytes_it_carries() {
+    let mut info = object("e");
+    assert_eq!(lookup_weight(&info), 1);
+    info.locations.push(crate::BlockLocation {
+        block: crate::BlockId {
+            container: 1,
+            local: 1,
+        },
+        offset: 0,
+        length: 16 * 1024,
+        datanodes: Vec::new(),
+        token: None,
+        commit_sequence_id: 0,
+        replicas: Vec::new(),
+        write_group: None,
+        bytes_with_key: Some(crate::BytesWithKey(bytes::Bytes::from(vec![0; 16 * 1024]))),
+    });
+    assert_eq!(lookup_weight(&info), 17);
+}

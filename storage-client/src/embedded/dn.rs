@@ -15,7 +15,7 @@ use futures::stream;
 use super::block_file::{self, BlockPaths, BlockReader};
 use super::small_blocks::SmallBlocks;
 use super::{blocking, now_ms};
-use crate::backend::{DiskUsage, LocalStoreReport, SmallBlockUsage};
+use crate::backend::{DiskUsage, SmallBlockUsage};
 use crate::blocks::{BlockStore, ByteStream};
 use crate::token::{self, Access, AccessMode, KeyRing};
 use crate::{BlockId, BlockLocation, Result, StorageError};
@@ -111,12 +111,14 @@ impl EmbeddedDn {
     }
 }
 
-impl LocalStoreReport for EmbeddedDn {
-    fn small_block_usage(&self) -> SmallBlockUsage {
+impl EmbeddedDn {
+    /// What the small-block store (`dn.redb`) holds.
+    pub(crate) fn small_block_usage(&self) -> SmallBlockUsage {
         self.small.usage()
     }
 
-    fn disk_usage(&self) -> Option<DiskUsage> {
+    /// The file system holding the block files; `None` if it cannot be read.
+    pub(crate) fn disk_usage(&self) -> Option<DiskUsage> {
         let stat = rustix::fs::statvfs(&self.containers).ok()?;
         Some(DiskUsage {
             total_bytes: stat.f_blocks.saturating_mul(stat.f_frsize),

@@ -3,15 +3,18 @@
 //!
 //! On disk, under `data_dir`:
 //! - `om.redb`: buckets, keys, credentials, open keys, multipart uploads
-//!   and their parts, blocks awaiting reclamation and block-token secret
-//!   keys (see [`schema`]).
+//!   and their parts, blocks awaiting reclamation, block-token secret keys
+//!   (see [`schema`]), and the bytes of objects of up to
+//!   `object_with_key_max`, each kept with its key (see [`block_row`]).
 //! - `containers/<container id>/<local id>.block` and `.crc`: block bytes
 //!   and their per-window CRC32s (see [`block_file`]).
 //! - `dn.redb`: the DN's small blocks, each with its CRC32s (see
 //!   [`small_blocks`]).
 
 mod block_file;
+mod block_row;
 mod dn;
+mod local_report;
 mod om;
 mod reclaimer;
 mod schema;
@@ -49,6 +52,7 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
         token_lifetime: config.token_lifetime,
         key_rotation: config.token_key_rotation,
         db_cache: config.metadata_db_cache,
+        bytes_per_checksum: config.bytes_per_checksum,
     };
     let om_keys = Arc::clone(&keys);
     let data_dir = config.data_dir.clone();
@@ -108,17 +112,21 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     ));
     let background = reclaimer.spawn(config.reclaim_interval);
     Ok(Backend {
-        metadata: om,
+        metadata: om.clone(),
         blocks: dn.clone(),
         write: WriteSizes {
             block_size: config.block_size,
             chunk_size: config.chunk_size,
             blocks_in_flight: config.blocks_in_flight,
+            with_key_max: config.object_with_key_max,
         },
         cache: config.cache(),
         reclaimer: Some(reclaimer),
         background: Some(background),
-        local_store: Some(dn.clone()),
+        local_store: Some(Arc::new(local_report::LocalReport {
+            om: Arc::clone(&om),
+            dn: Arc::clone(&dn),
+        })),
         calls: Vec::new(),
         cluster: None,
     })

@@ -26,7 +26,11 @@ pub(crate) const FORMAT: TableDefinition<&str, u64> = TableDefinition::new("form
 pub(crate) const FORMAT_ROW: &str = "store";
 /// The format this build writes, and the latest it reads. 1: the records
 /// as first recorded (written by every build before the format was, too).
-pub(crate) const STORE_FORMAT: u64 = 1;
+/// 2: [`BLOCKS_WITH_KEYS`] added; no record changed, so a store of
+/// format 1 is of format 2 once it has the (empty) table, and a build
+/// that reads only format 1, which would look for those blocks on the
+/// DN, refuses it.
+pub(crate) const STORE_FORMAT: u64 = 2;
 
 /// Bucket name -> [`BucketRecord`].
 pub(crate) const BUCKETS: TableDefinition<&str, &[u8]> = TableDefinition::new("buckets");
@@ -61,13 +65,23 @@ pub(crate) const VERSIONS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(
 /// without one is the `null` version written before, older than any other.
 pub(crate) const CURRENT_VERSIONS: TableDefinition<&[u8], &[u8]> =
     TableDefinition::new("current_versions");
-/// Counter name -> next value.
+/// (container, local id) -> the block's row (see
+/// [`crate::embedded::block_row`]): the only block of an object of at most
+/// `object_with_key_max` bytes, written in the transaction that commits the
+/// object and removed in the one that frees its block, never on the DN.
+pub(crate) const BLOCKS_WITH_KEYS: TableDefinition<(u64, u64), &[u8]> =
+    TableDefinition::new("blocks_with_keys");
+/// Counter name -> next value (or, for the `*_WITH_KEYS` names, a total).
 pub(crate) const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 
 pub(crate) const NEXT_LOCAL_ID: &str = "next_local_id";
 pub(crate) const NEXT_OPEN_KEY_ID: &str = "next_open_key_id";
 /// Versions are numbered in write order across the database.
 pub(crate) const NEXT_VERSION_SEQ: &str = "next_version_seq";
+/// How many rows `BLOCKS_WITH_KEYS` holds, and their bytes, kept in the
+/// transactions that change it.
+pub(crate) const COUNT_WITH_KEYS: &str = "blocks_with_keys";
+pub(crate) const BYTES_WITH_KEYS: &str = "bytes_with_keys";
 
 /// A bucket's versioning state in `BUCKET_VERSIONING`.
 pub(crate) const VERSIONING_ENABLED: u8 = 1;

@@ -120,6 +120,8 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
             block_size: config.block_size,
             chunk_size: config.chunk_size,
             blocks_in_flight: config.blocks_in_flight,
+            // Every byte goes to the datanodes: the OM keeps no object data.
+            with_key_max: 0,
         },
         cache: config.cache(),
         // The OM's ACLs are not the gateway's ownership: it checks first.

@@ -224,6 +224,7 @@ pub(super) fn location_from_block(block: OzoneBlock) -> BlockLocation {
             members: p.members.into_iter().map(replica).collect(),
             seals_with_last_write: p.seals_with_last_write,
         }),
+        bytes_with_key: None,
     }
 }
 

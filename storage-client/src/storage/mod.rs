@@ -23,8 +23,8 @@ use crate::multipart;
 use crate::refs::bucket_path;
 use crate::writer::WriteSizes;
 use crate::{
-    BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView, CompleteUpload,
-    Credential, DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery,
+    BlockLocation, BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView,
+    CompleteUpload, Credential, DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery,
     MAX_BUCKET_DOCUMENT_BYTES, MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef,
     ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings,
     ReclaimStats, Result, SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo,
@@ -265,7 +265,8 @@ impl Storage {
     }
 
     /// Streams `range` of a looked-up object. The caller's authority is the
-    /// block tokens inside `info`, so `_owner` is not consulted again.
+    /// block tokens inside `info` (or, for bytes kept with the key, the
+    /// lookup that returned them), so `_owner` is not consulted again.
     pub async fn read(
         &self,
         _owner: &Owner,
@@ -294,12 +295,12 @@ impl Storage {
         };
         // The first block is opened now so that a refused token or a missing
         // block is an error before any byte is sent.
-        let head = self.blocks.read(&first, first_range).await?;
+        let head = read_block(&*self.blocks, &first, first_range).await?;
         let blocks = Arc::clone(&self.blocks);
         let rest = stream::iter(parts.collect::<Vec<_>>())
             .then(move |(location, range)| {
                 let blocks = Arc::clone(&blocks);
-                async move { blocks.read(&location, range).await }
+                async move { read_block(&*blocks, &location, range).await }
             })
             .try_flatten();
         Ok(Box::pin(head.chain(rest)))
@@ -514,3 +515,27 @@ fn scan_range(bucket: &str, prefix: &str, after: Vec<u8>, limit: usize) -> ScanR
 
 #[cfg(test)]
 mod tests;
+
+/// `range` of one block: from the bytes kept with its key if the lookup
+/// returned them, else from the block role.
+async fn read_block(
+    blocks: &dyn BlockStore,
+    location: &BlockLocation,
+    range: Range<u64>,
+) -> Result<ByteStream> {
+    if let Some(data) = &location.bytes_with_key {
+        let (start, end) = (range.start as usize, range.end as usize);
+        if end > data.0.len() {
+            return Err(StorageError::Corrupt(format!(
+                "block {}/{} kept with its key holds {} bytes, not {end}",
+                location.block.container,
+                location.block.local,
+                data.0.len()
+            )));
+        }
+        return Ok(Box::pin(stream::once(std::future::ready(Ok(data
+            .0
+            .slice(start..end))))));
+    }
+    blocks.read(location, range).await
+}

@@ -256,6 +256,15 @@ declare! {
         help: "Objects up to this size go to the DN's group-committed small-block store; 0 turns it off",
         doc: "Blocks written in one piece of up to this size (objects smaller than `chunk_size`) are kept in the DN's small-block store (`dn.redb`), whose group commit shares one fsync among concurrent PUTs, instead of a file pair each; `0` keeps every block in files. At most `1MiB`",
     },
+    OBJECT_WITH_KEY_MAX = Setting {
+        key: object_with_key_max,
+        kind: Kind::SizeOrOff { max: 1 << 20 },
+        // Measured (BENCHMARKS.md, "Small objects kept with their key"): see the comparison there.
+        default: embedded("16KiB"),
+        read_by: ReadBy::Embedded,
+        help: "Objects up to this size are kept with their key in om.redb, not on the DN; 0 turns it off",
+        doc: "An object of up to this size written in one piece is kept with its key in the metadata store (`om.redb`): its PUT is one metadata commit with no DN write, its GET one read transaction with no DN read. `0` keeps every object on the DN. At most `1MiB`; objects already kept stay readable whatever it is set to later",
+    },
     METADATA_DB_CACHE = Setting {
         key: metadata_db_cache,
         kind: Kind::Size { max: ANY },

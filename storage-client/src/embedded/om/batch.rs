@@ -241,6 +241,7 @@ mod tests {
             token_lifetime: Duration::from_secs(3600),
             key_rotation: Duration::from_secs(3600),
             db_cache: 1 << 20,
+            bytes_per_checksum: 512,
         };
         EmbeddedOm::open(&dir.join("om.redb"), Arc::new(KeyRing::default()), settings).unwrap()
     }

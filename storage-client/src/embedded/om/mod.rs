@@ -15,6 +15,7 @@ use std::time::Duration;
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
+mod blocks_with_keys;
 mod bucket_documents;
 mod buckets;
 mod credentials;
@@ -27,12 +28,13 @@ use batch::{Batcher, Op};
 use reopening_db::ReopeningDb;
 
 use super::schema::{
-    BUCKET_DOCUMENTS, BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS, CREDENTIALS,
-    CURRENT_VERSIONS, DELETED_BLOCKS, FORMAT, FORMAT_ROW, KEYS, KeyRecord, NEXT_LOCAL_ID,
-    OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS, STORE_FORMAT, SecretKeyRecord, StoredBlock,
-    UPLOADS, VERSIONS, bucket_end, decode, encode, object_key,
+    BLOCKS_WITH_KEYS, BUCKET_DOCUMENTS, BUCKET_VERSIONING, BUCKETS, BucketRecord, COUNTERS,
+    CREDENTIALS, CURRENT_VERSIONS, DELETED_BLOCKS, FORMAT, FORMAT_ROW, KEYS, KeyRecord,
+    NEXT_LOCAL_ID, OPEN_KEYS, OpenKeyRecord, PARTS, SECRET_KEYS, STORE_FORMAT, SecretKeyRecord,
+    StoredBlock, UPLOADS, VERSIONS, bucket_end, decode, encode, object_key,
 };
 use super::{DbResult, blocking, now_ms};
+use crate::backend::SmallBlockUsage;
 use crate::metadata::ScanRange;
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
@@ -50,6 +52,8 @@ pub(super) struct OmSettings {
     pub(crate) key_rotation: Duration,
     /// redb's page cache for `om.redb`, in bytes.
     pub(crate) db_cache: usize,
+    /// The checksum window of the blocks kept with their keys.
+    pub(crate) bytes_per_checksum: u32,
 }
 
 pub(super) struct EmbeddedOm {
@@ -75,14 +79,21 @@ fn upload_gone() -> StorageError {
     StorageError::InvalidArgument("the upload was aborted or has expired".into())
 }
 
+/// Frees `blocks`: those kept with their keys at once, in this
+/// transaction; the others go to the reclaimer, which removes them from
+/// the DN.
 fn queue_for_reclaim(
     txn: &WriteTransaction,
     blocks: impl IntoIterator<Item = BlockId>,
 ) -> Result<()> {
-    let mut deleted = txn.open_table(DELETED_BLOCKS).db()?;
     let now = now_ms();
     for block in blocks {
-        deleted.insert((block.container, block.local), now).db()?;
+        if !blocks_with_keys::free(txn, block)? {
+            txn.open_table(DELETED_BLOCKS)
+                .db()?
+                .insert((block.container, block.local), now)
+                .db()?;
+        }
     }
     Ok(())
 }
@@ -310,6 +321,7 @@ impl Inner {
             commit_sequence_id: 0,
             replicas: Vec::new(),
             write_group: None,
+            bytes_with_key: None,
         }
     }
 
@@ -334,6 +346,7 @@ impl Inner {
                 commit_sequence_id: 0,
                 replicas: Vec::new(),
                 write_group: None,
+                bytes_with_key: None,
             })
             .collect();
         KeyInfo {
@@ -404,8 +417,8 @@ impl Inner {
 }
 
 /// Refuses a database of a later store format than this build's, which
-/// it would misread; records the format in a new one, and in one written
-/// before formats were recorded (format 1, the same records).
+/// it would misread; records this build's format in a new one and in one
+/// of an earlier format (which its tables, created by `open`, upgrade).
 fn check_format(txn: &redb::WriteTransaction, path: &Path) -> Result<()> {
     let mut table = txn.open_table(FORMAT).db()?;
     let found = table.get(FORMAT_ROW).db()?.map(|v| v.value());
@@ -415,8 +428,9 @@ fn check_format(txn: &redb::WriteTransaction, path: &Path) -> Result<()> {
              formats up to {STORE_FORMAT}: run that release or a later one",
             path.display()
         ))),
-        Some(_) => Ok(()),
-        None => table.insert(FORMAT_ROW, STORE_FORMAT).db().map(drop),
+        Some(STORE_FORMAT) => Ok(()),
+        // Format 1 and none: only the tables `open` creates are new.
+        Some(_) | None => table.insert(FORMAT_ROW, STORE_FORMAT).db().map(drop),
     }
 }
 
@@ -440,6 +454,8 @@ impl EmbeddedOm {
         txn.open_table(BUCKET_VERSIONING).db()?;
         txn.open_table(VERSIONS).db()?;
         txn.open_table(CURRENT_VERSIONS).db()?;
+        // Added with store format 2.
+        txn.open_table(BLOCKS_WITH_KEYS).db()?;
         let mut loaded = Vec::new();
         for row in txn.open_table(SECRET_KEYS).db()?.iter().db()? {
             let (id, value) = row.db()?;
@@ -514,6 +530,12 @@ impl EmbeddedOm {
     pub(crate) async fn expire_open_keys(&self, created_before_ms: u64) -> Result<usize> {
         self.run(move |om| om.expire_open_keys(created_before_ms))
             .await
+    }
+
+    /// How many objects' blocks are kept with their keys, and their bytes.
+    pub(crate) fn usage_with_keys(&self) -> Result<SmallBlockUsage> {
+        let txn = self.inner.db.begin_read()?;
+        blocks_with_keys::usage(&txn.open_table(COUNTERS).db()?)
     }
 
     /// Queued blocks that were queued before `queued_before_ms`.

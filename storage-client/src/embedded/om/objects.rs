@@ -10,12 +10,12 @@ use async_trait::async_trait;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    EmbeddedOm, Inner, check_condition, new_block_id, next_counter, owned_bucket,
+    EmbeddedOm, Inner, blocks_with_keys, check_condition, new_block_id, next_counter, owned_bucket,
     queue_for_reclaim, scan_bucket, upload_gone, validate_layout, versions,
 };
 use crate::embedded::schema::{
-    BUCKETS, KEYS, KeyRecord, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord, StoredBlock, decode,
-    encode, object_key,
+    BLOCKS_WITH_KEYS, BUCKETS, KEYS, KeyRecord, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord,
+    StoredBlock, decode, encode, object_key,
 };
 use crate::embedded::{DbResult, now_ms};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
@@ -33,7 +33,9 @@ impl Inner {
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::latest(&txn, object)?;
-        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
+        let data = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
+        let info = self.key_info(&signer, owner, bucket, key, record, version_id);
+        Ok(blocks_with_keys::carrying(info, data))
     }
 
     /// Version `version_id` of the object, as `lookup` answers the latest.
@@ -49,7 +51,9 @@ impl Inner {
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::version(&txn, object, version_id)?;
-        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
+        let data = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
+        let info = self.key_info(&signer, owner, bucket, key, record, version_id);
+        Ok(blocks_with_keys::carrying(info, data))
     }
 
     /// Allocates the open key and its first block. Not durable on its own
@@ -154,6 +158,7 @@ impl Inner {
         // A bad block list is a caller bug: refusing before any change keeps
         // the upload, so it can still be aborted.
         let checked = Self::read_open_key(txn, owner, open).and_then(|upload| {
+            blocks_with_keys::check(blocks)?;
             let stored = validate_layout(blocks, &upload.blocks, self.settings.block_size)?;
             Ok((upload, stored))
         });
@@ -172,19 +177,24 @@ impl Inner {
             Ok((record, _)) => record.blocks.iter().map(|b| b.block).collect(),
             Err(_) => Vec::new(),
         };
+        if outcome.is_ok() {
+            blocks_with_keys::store(txn, blocks, self.settings.bytes_per_checksum)?;
+        }
         queue_for_reclaim(
             txn,
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
         Ok(outcome.map(|(record, version_id)| {
-            self.key_info(
+            let data = blocks.iter().find_map(|b| b.bytes_with_key.clone());
+            let info = self.key_info(
                 signer,
                 owner,
                 &upload.bucket,
                 &upload.key,
                 record,
                 version_id,
-            )
+            );
+            blocks_with_keys::carrying(info, data.map(|d| d.0))
         }))
     }
 
