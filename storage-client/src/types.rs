@@ -184,14 +184,14 @@ pub struct BlockToken {
 }
 
 /// The identity of one block: the container that holds it and its id there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BlockId {
     pub container: u64,
     pub local: u64,
 }
 
 /// Where one slice of an object lives.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlockLocation {
     pub block: BlockId,
     /// Offset of this block's first byte within the object.

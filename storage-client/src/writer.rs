@@ -175,6 +175,9 @@ impl ObjectWriter {
     }
 
     async fn abort_quietly(&self) {
+        if self.open.is_unopened() {
+            return;
+        }
         if let Err(e) = self.om.abort_object(&self.owner, &self.open).await {
             // The open key expires on its own; nothing is visible either way.
             tracing::warn!(error = %e, upload = self.open.id, "abort failed");
@@ -198,7 +201,12 @@ impl ObjectWriter {
             let chunk = self.take_pending(self.pending_len);
             let whole_object = self.current.is_none() && self.sealing.is_empty();
             if whole_object && self.sealed.is_empty() && chunk.len() <= with_key_max {
-                let (mut block, _) = self.next_block().await?;
+                let mut block = if self.open.is_unopened() {
+                    // The commit takes the block's id.
+                    BlockLocation::default()
+                } else {
+                    self.next_block().await?.0
+                };
                 block.length = chunk.len() as u64;
                 block.bytes_with_key = Some(BytesWithKey(chunk));
                 self.sealed.push(block);
@@ -271,6 +279,14 @@ impl ObjectWriter {
 
     /// The next block, allocated if none is spare, with its capacity.
     async fn next_block(&mut self) -> Result<(BlockLocation, u64)> {
+        if self.open.is_unopened() {
+            // Larger than declared, or a part: blocks need an open key.
+            let object = self.open.object.clone();
+            let intent = self.open.intent.clone();
+            let mut open = self.om.create_object(&self.owner, object, intent).await?;
+            self.spare = std::mem::take(&mut open.first_blocks).into();
+            self.open = open;
+        }
         let mut block = match self.spare.pop_front() {
             Some(block) => block,
             None => self.om.allocate_block(&self.owner, &self.open).await?,

@@ -776,3 +776,72 @@ async fn flipped_bit_in_an_object_kept_with_its_key_is_corrupt() {
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }
+
+/// An object declared small enough to be kept with its key is written by
+/// one metadata commit, with no open key: it still gets its own block id,
+/// a refused commit leaves nothing behind, and one that turns out larger
+/// than declared is opened and written to blocks as any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_small_object_is_one_commit_and_leaves_nothing_when_refused() {
+    let (_dir, s) = open().await;
+    let a = alice();
+    let object = |key| BucketRef::new(&a, "b").object(key);
+    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+    let write = |key, declared: u64, bytes: Vec<u8>, condition| {
+        let s = &s;
+        async move {
+            let intent = WriteIntent {
+                condition,
+                size_hint: Some(declared),
+                ..WriteIntent::default()
+            };
+            let mut writer = s.create_object(object(key), intent).await?;
+            writer.write(Bytes::from(bytes)).await?;
+            writer.commit(Default::default()).await
+        }
+    };
+    let one = write("one", 100, data(100, 51), WriteCondition::None)
+        .await
+        .unwrap();
+    let two = write("two", 100, data(100, 52), WriteCondition::None)
+        .await
+        .unwrap();
+    assert_ne!(one.locations[0].block, two.locations[0].block);
+    assert_eq!(get(&s, &a, "b", "one").await.unwrap(), data(100, 51));
+    let empty = write("empty", 0, Vec::new(), WriteCondition::None)
+        .await
+        .unwrap();
+    assert!(empty.locations.is_empty());
+    assert_eq!(get(&s, &a, "b", "empty").await.unwrap(), b"");
+    let usage = s.small_block_usage().unwrap();
+
+    let refused = write("one", 100, data(100, 53), WriteCondition::IfAbsent).await;
+    assert!(matches!(refused, Err(StorageError::PreconditionFailed)));
+    assert_eq!(s.small_block_usage().unwrap(), usage);
+    assert_eq!(get(&s, &a, "b", "one").await.unwrap(), data(100, 51));
+    let nowhere = s
+        .create_object(
+            BucketRef::new(&a, "none").object("k"),
+            WriteIntent {
+                size_hint: Some(1),
+                ..WriteIntent::default()
+            },
+        )
+        .await;
+    let refused = match nowhere {
+        Ok(mut writer) => {
+            writer.write(Bytes::from_static(b"x")).await.unwrap();
+            writer.commit(Default::default()).await.err()
+        }
+        Err(e) => Some(e),
+    };
+    assert!(matches!(refused, Some(StorageError::NoSuchBucket)));
+
+    // Declared small, written large: opened and kept in blocks.
+    let large = write("large", 10, data(40_000, 54), WriteCondition::None)
+        .await
+        .unwrap();
+    assert!(large.locations.len() > 1);
+    assert_eq!(get(&s, &a, "b", "large").await.unwrap(), data(40_000, 54));
+    assert_eq!(s.reclaim_now().await.unwrap().deleted_blocks, 0);
+}

@@ -44,6 +44,9 @@ pub(crate) struct ScanRange {
     pub limit: usize,
 }
 
+/// The id of an [`OpenKey`] no OM call opened: see [`OpenKey::unopened`].
+pub(crate) const UNOPENED: u64 = 0;
+
 /// An allocation that is not visible yet: the object is made by
 /// `commit_object` (or, for a part, `commit_part`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +59,26 @@ pub(crate) struct OpenKey {
     pub first_blocks: Vec<BlockLocation>,
     /// What the write stated when it opened the key; `commit_object` applies it.
     pub intent: WriteIntent,
+}
+
+impl OpenKey {
+    /// A key the writer holds without asking the OM: an object declared
+    /// small enough to be kept with its key (see
+    /// [`crate::BlockLocation::bytes_with_key`]) is written by one
+    /// `commit_object`, which takes its block id in the same transaction.
+    /// Should it grow past that, the writer opens it for real first.
+    pub(crate) fn unopened(object: ObjectName, intent: WriteIntent) -> Self {
+        Self {
+            id: UNOPENED,
+            object,
+            first_blocks: Vec::new(),
+            intent,
+        }
+    }
+
+    pub(crate) fn is_unopened(&self) -> bool {
+        self.id == UNOPENED
+    }
 }
 
 #[async_trait]

@@ -18,7 +18,7 @@ use crate::blocks::{BlockStore, ByteStream};
 use crate::cache::{CacheStats, CachedMetadata, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::listing;
-use crate::metadata::{Metadata, NewBucket, PartName, ScanRange};
+use crate::metadata::{Metadata, NewBucket, OpenKey, PartName, ScanRange};
 use crate::multipart;
 use crate::refs::bucket_path;
 use crate::writer::WriteSizes;
@@ -315,6 +315,11 @@ impl Storage {
         intent: WriteIntent,
     ) -> Result<ObjectWriter> {
         let owner = object.owner();
+        let with_key_max = self.write.with_key_max as u64;
+        if with_key_max > 0 && intent.size_hint.is_some_and(|size| size <= with_key_max) {
+            // Kept with its key: one metadata commit is the whole write.
+            return Ok(self.writer(owner, OpenKey::unopened(object.into(), intent)));
+        }
         let open = self.om.create_object(owner, object.into(), intent).await?;
         Ok(self.writer(owner, open))
     }
@@ -338,7 +343,7 @@ impl Storage {
         Ok(self.writer(owner, open))
     }
 
-    fn writer(&self, owner: &Owner, open: crate::metadata::OpenKey) -> ObjectWriter {
+    fn writer(&self, owner: &Owner, open: OpenKey) -> ObjectWriter {
         ObjectWriter::new(
             Arc::clone(&self.om),
             Arc::clone(&self.blocks),

@@ -142,8 +142,10 @@ pub async fn put_with(
     bytes: &[u8],
     condition: WriteCondition,
 ) -> Result<KeyInfo> {
+    // Declared, as a PUT with a Content-Length is.
     let intent = WriteIntent {
         condition,
+        size_hint: Some(bytes.len() as u64),
         ..WriteIntent::default()
     };
     let mut writer = s

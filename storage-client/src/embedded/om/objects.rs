@@ -25,6 +25,14 @@ use crate::{
     NewObject, Owner, Result, StorageError, Versioning, WriteCondition, WriteIntent,
 };
 
+/// A commit's checked inputs: its upload, the object's block layout
+/// (`stored`) and the written blocks it was checked from.
+struct Checked<'a> {
+    upload: OpenKeyRecord,
+    stored: Vec<StoredBlock>,
+    blocks: &'a [BlockLocation],
+}
+
 impl Inner {
     pub(super) fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
@@ -155,6 +163,9 @@ impl Inner {
         blocks: &[BlockLocation],
         obj: NewObject,
     ) -> Result<Result<KeyInfo>> {
+        if open.is_unopened() {
+            return self.commit_unopened(signer, txn, owner, open, blocks, obj);
+        }
         // A bad block list is a caller bug: refusing before any change keeps
         // the upload, so it can still be aborted.
         let checked = Self::read_open_key(txn, owner, open).and_then(|upload| {
@@ -166,9 +177,87 @@ impl Inner {
             Ok(checked) => checked,
             Err(e) => return Ok(Err(e)),
         };
-        let existing = Self::check_replace(txn, owner, &upload, &open.intent.condition);
         // From here on the upload is consumed whatever the outcome.
         txn.open_table(OPEN_KEYS).db()?.remove(open.id).db()?;
+        let checked = Checked {
+            upload,
+            stored,
+            blocks,
+        };
+        self.install(signer, txn, owner, open, checked, obj)
+    }
+
+    /// The whole write of an object the OM did not open (see
+    /// [`OpenKey::unopened`]): its only block, kept with its key, takes its
+    /// id here. Nothing was allocated before, so a refusal leaves nothing.
+    fn commit_unopened(
+        &self,
+        signer: &SecretKey,
+        txn: &WriteTransaction,
+        owner: &Owner,
+        open: &OpenKey,
+        blocks: &[BlockLocation],
+        obj: NewObject,
+    ) -> Result<Result<KeyInfo>> {
+        let checked = validate_key(&open.object.key)
+            .and_then(|()| blocks_with_keys::check(blocks))
+            .and_then(|()| {
+                if blocks.iter().all(|b| b.bytes_with_key.is_some()) {
+                    Ok(())
+                } else {
+                    Err(StorageError::InvalidArgument(
+                        "an object the OM did not open is kept with its key or empty".into(),
+                    ))
+                }
+            });
+        if let Err(e) = checked {
+            return Ok(Err(e));
+        }
+        let mut assigned = blocks.to_vec();
+        let mut stored = Vec::with_capacity(assigned.len());
+        for location in &mut assigned {
+            location.block = new_block_id(txn)?;
+            location.offset = 0;
+            stored.push(StoredBlock {
+                block: location.block,
+                offset: 0,
+                length: location.length,
+            });
+        }
+        let upload = OpenKeyRecord {
+            bucket: open.object.bucket.clone(),
+            key: open.object.key.clone(),
+            owner: owner.access_key.clone(),
+            created_ms: now_ms(),
+            // Nothing to reclaim if the commit is refused.
+            blocks: Vec::new(),
+        };
+        let checked = Checked {
+            upload,
+            stored,
+            blocks: &assigned,
+        };
+        self.install(signer, txn, owner, open, checked, obj)
+    }
+
+    /// The commit after its checks: the object replaces the key's old one
+    /// if the bucket and the condition allow; the upload's blocks it does
+    /// not use are queued for reclamation.
+    fn install(
+        &self,
+        signer: &SecretKey,
+        txn: &WriteTransaction,
+        owner: &Owner,
+        open: &OpenKey,
+        checked: Checked<'_>,
+        obj: NewObject,
+    ) -> Result<Result<KeyInfo>> {
+        let Checked {
+            upload,
+            stored,
+            blocks,
+        } = checked;
+        let existing = Self::check_replace(txn, owner, &upload, &open.intent.condition);
         let outcome = match existing {
             Ok(existing) => Self::replace(txn, owner, open, existing, stored, obj)?,
             Err(e) => Err(e),
