@@ -203,6 +203,7 @@ fn declared_storage_defaults_are_storage_clients() {
             ),
             "read_buffer" => (Some(embedded.read_buffer as u64), None),
             "small_block_max" => (Some(embedded.small_block_max as u64), None),
+            "object_with_key_max" => (Some(embedded.object_with_key_max as u64), None),
             "metadata_db_cache" => (Some(embedded.metadata_db_cache as u64), None),
             "small_block_db_cache" => (Some(embedded.small_block_db_cache as u64), None),
             "multipart_upload_expiry" => (Some(embedded.multipart_upload_expiry.as_secs()), None),
