@@ -280,7 +280,7 @@ impl ObjectWriter {
     /// The next block, allocated if none is spare, with its capacity.
     async fn next_block(&mut self) -> Result<(BlockLocation, u64)> {
         if self.open.is_unopened() {
-            // Larger than declared, or a part: blocks need an open key.
+            // Larger than declared: its blocks need an open key.
             let object = self.open.object.clone();
             let intent = self.open.intent.clone();
             let mut open = self.om.create_object(&self.owner, object, intent).await?;
