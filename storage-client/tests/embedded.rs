@@ -582,6 +582,21 @@ async fn small_blocks_live_in_the_dn_store_and_are_reclaimed() {
     assert_eq!(get(&s, &a, "b", "small").await.unwrap(), b"replaced");
 }
 
+/// Flips one bit at `at` in every copy of `bytes` in the database file at
+/// `path`; returns how many copies it found.
+fn flip_bit_in(path: &std::path::Path, bytes: &[u8], at: usize) -> usize {
+    let mut raw = std::fs::read(path).unwrap();
+    let mut flipped = 0;
+    for start in 0..raw.len().saturating_sub(bytes.len()) {
+        if raw[start..start + bytes.len()] == *bytes {
+            raw[start + at] ^= 0x10;
+            flipped += 1;
+        }
+    }
+    std::fs::write(path, raw).unwrap();
+    flipped
+}
+
 /// A bit flipped on disk inside the small-block store is an error on read,
 /// never wrong bytes, as in a block file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -594,18 +609,9 @@ async fn flipped_bit_in_the_small_block_store_is_corrupt() {
         s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "k", &bytes).await
     };
-    let path = dir.path().join("dn.redb");
-    let mut raw = std::fs::read(&path).unwrap();
-    let mut flipped = 0;
-    for at in 0..raw.len().saturating_sub(bytes.len()) {
-        if raw[at..at + bytes.len()] == bytes[..] {
-            // Byte 1500: in the second 1 KiB checksum window.
-            raw[at + 1500] ^= 0x10;
-            flipped += 1;
-        }
-    }
+    // Byte 1500: in the second 1 KiB checksum window.
+    let flipped = flip_bit_in(&dir.path().join("dn.redb"), &bytes, 1500);
     assert!(flipped > 0, "the block's bytes are in dn.redb");
-    std::fs::write(&path, raw).unwrap();
     let s = Storage::open_embedded(dn_config(dir.path())).await.unwrap();
     for range in [0..info.size, 1500..1501] {
         match read_range(&s, &a, &info, range.clone()).await {
@@ -677,15 +683,15 @@ async fn small_objects_are_kept_with_their_key_and_freed_with_it() {
         assert_eq!((usage.blocks, usage.bytes), (2, 4000));
         let found = s.lookup(object("small")).await.unwrap();
         assert!(found.locations[0].bytes_with_key.is_some());
+        // Its bytes come with the lookup: no DN read, so no READ token.
+        assert!(found.locations[0].token.is_none());
         assert_eq!(
             read_range(&s, &a, &found, 100..900).await.unwrap(),
             small[100..900]
         );
-        assert!(
-            s.lookup(object("larger")).await.unwrap().locations[0]
-                .bytes_with_key
-                .is_none()
-        );
+        let larger_found = s.lookup(object("larger")).await.unwrap();
+        assert!(larger_found.locations[0].bytes_with_key.is_none());
+        assert!(larger_found.locations[0].token.is_some());
         // A part is a block whatever its size: completing moves blocks.
         let id = s
             .create_multipart_upload(object("multi"), NewUpload::default())
@@ -759,17 +765,8 @@ async fn flipped_bit_in_an_object_kept_with_its_key_is_corrupt() {
         s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
         put(&s, &a, "b", "k", &bytes).await;
     }
-    let path = dir.path().join("om.redb");
-    let mut raw = std::fs::read(&path).unwrap();
-    let mut flipped = 0;
-    for at in 0..raw.len().saturating_sub(bytes.len()) {
-        if raw[at..at + bytes.len()] == bytes[..] {
-            raw[at + 1500] ^= 0x10;
-            flipped += 1;
-        }
-    }
+    let flipped = flip_bit_in(&dir.path().join("om.redb"), &bytes, 1500);
     assert!(flipped > 0, "the object's bytes are in om.redb");
-    std::fs::write(&path, raw).unwrap();
     let s = Storage::open_embedded(config(dir.path())).await.unwrap();
     match s.lookup(BucketRef::new(&a, "b").object("k")).await {
         Err(StorageError::Corrupt(_)) => {}

@@ -18,8 +18,17 @@ const DEFAULT_CONTENT_TYPE: &str = "binary/octet-stream";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_a_store_of_format_1() {
-    reads_back("store-format-1").await;
+    let dir = reads_back("store-format-1").await;
+    // Opening it moved it to the current format (2 added a table and
+    // changed no record), so an older build now refuses it.
+    let db = redb::Database::open(dir.path().join("data/om.redb")).unwrap();
+    let txn = db.begin_read().unwrap();
+    let format = txn.open_table(FORMAT).unwrap().get("store").unwrap();
+    assert_eq!(format.map(|f| f.value()), Some(2));
 }
+
+/// The table and row where `om.redb` records its store format.
+const FORMAT: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("format");
 
 /// A store a later build wrote is refused with one clear line, never
 /// misread.
@@ -28,7 +37,6 @@ async fn refuses_a_store_of_a_later_format() {
     let dir = unpack("store-format-1");
     let data = dir.path().join("data");
     {
-        const FORMAT: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("format");
         let db = redb::Database::create(data.join("om.redb")).unwrap();
         let txn = db.begin_write().unwrap();
         txn.open_table(FORMAT).unwrap().insert("store", 99).unwrap();
@@ -75,7 +83,8 @@ const FORMAT_1_DOCUMENTS: [BucketDocument; 6] = [
     BucketDocument::Tagging,
 ];
 
-async fn reads_back(fixture: &str) {
+/// Reads the fixture back whole; returns its directory, the store closed.
+async fn reads_back(fixture: &str) -> tempfile::TempDir {
     let dir = unpack(fixture);
     let text = std::fs::read_to_string(fixtures().join(format!("{fixture}.json"))).unwrap();
     let manifest: Value = serde_json::from_str(&text).unwrap();
@@ -128,6 +137,8 @@ async fn reads_back(fixture: &str) {
         .unwrap();
     let policy: Value = serde_json::from_str(&policy).unwrap();
     assert_eq!(policy, manifest["documents"]["policy"]);
+    drop(storage);
+    dir
 }
 
 async fn check_object(storage: &Storage, owner: &Owner, bucket: &str, object: &Value) {

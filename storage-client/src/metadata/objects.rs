@@ -83,7 +83,8 @@ impl OpenKey {
 
 #[async_trait]
 pub(crate) trait ObjectStore: Send + Sync {
-    /// The committed object with a READ token on every block.
+    /// The committed object with a READ token on every block the block
+    /// role serves (bytes kept with the key come with it and need none).
     async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo>;
     /// Starts writing `object`; nothing becomes visible until
     /// `commit_object`. A back end may refuse a failed `intent.condition`

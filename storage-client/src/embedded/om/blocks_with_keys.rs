@@ -16,7 +16,7 @@ use crate::embedded::block_row;
 use crate::embedded::schema::{
     BLOCKS_WITH_KEYS, BYTES_WITH_KEYS, COUNT_WITH_KEYS, COUNTERS, KeyRecord,
 };
-use crate::{BlockId, BlockLocation, BytesWithKey, KeyInfo, Result, StorageError};
+use crate::{BlockId, BlockLocation, Result, StorageError};
 
 /// The longest block that may be kept with its key (the setting's bound):
 /// a lookup of a longer one does not look here.
@@ -102,14 +102,6 @@ pub(super) fn read(
         Some(row) => block_row::decode(block, row.value(), only.length).map(Some),
         None => Ok(None),
     }
-}
-
-/// `info` with `data`, its only block's bytes kept with its key, if any.
-pub(super) fn carrying(mut info: KeyInfo, data: Option<Bytes>) -> KeyInfo {
-    if let ([only], Some(data)) = (info.locations.as_mut_slice(), data) {
-        only.bytes_with_key = Some(BytesWithKey(data));
-    }
-    info
 }
 
 /// How many blocks are kept with their keys, and their bytes.

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
@@ -38,11 +39,20 @@ use crate::backend::SmallBlockUsage;
 use crate::metadata::ScanRange;
 use crate::token::{self, AccessMode, KeyRing, SecretKey};
 use crate::{
-    BlockId, BlockLocation, BucketInfo, KeyInfo, Owner, Result, StorageError, WriteCondition,
+    BlockId, BlockLocation, BucketInfo, BytesWithKey, KeyInfo, Owner, Result, StorageError,
+    WriteCondition,
 };
 
 /// Blocks per container directory, so no directory grows without bound.
 const BLOCKS_PER_CONTAINER: u64 = 10_000;
+
+/// A committed object as a lookup or a commit found it: its record, its
+/// version id, and the bytes kept with its key (see `blocks_with_keys`).
+struct Found {
+    record: KeyRecord,
+    version_id: Option<String>,
+    kept: Option<Bytes>,
+}
 
 /// The OM tunables that affect what it hands out.
 #[derive(Clone, Debug)]
@@ -325,28 +335,40 @@ impl Inner {
         }
     }
 
+    /// The object `found` answers with: a READ token on every block,
+    /// except the one whose bytes come with it (no DN read needs a token).
     fn key_info(
         &self,
         signer: &SecretKey,
         owner: &Owner,
         bucket: &str,
         key: &str,
-        record: KeyRecord,
-        version_id: Option<String>,
+        found: Found,
     ) -> KeyInfo {
+        let Found {
+            record,
+            version_id,
+            kept,
+        } = found;
+        let mut kept = kept.filter(|_| record.blocks.len() == 1).map(BytesWithKey);
         let locations = record
             .blocks
             .iter()
-            .map(|b| BlockLocation {
-                block: b.block,
-                offset: b.offset,
-                length: b.length,
-                datanodes: Vec::new(),
-                token: Some(self.token(signer, owner, b.block, &[AccessMode::Read], b.length)),
-                commit_sequence_id: 0,
-                replicas: Vec::new(),
-                write_group: None,
-                bytes_with_key: None,
+            .map(|b| {
+                let bytes_with_key = kept.take();
+                BlockLocation {
+                    block: b.block,
+                    offset: b.offset,
+                    length: b.length,
+                    datanodes: Vec::new(),
+                    token: bytes_with_key
+                        .is_none()
+                        .then(|| self.token(signer, owner, b.block, &[AccessMode::Read], b.length)),
+                    commit_sequence_id: 0,
+                    replicas: Vec::new(),
+                    write_group: None,
+                    bytes_with_key,
+                }
             })
             .collect();
         KeyInfo {

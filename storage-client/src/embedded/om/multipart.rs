@@ -10,7 +10,7 @@ use rand::RngCore;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    EmbeddedOm, Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket,
+    EmbeddedOm, Found, Inner, check_condition, owned_bucket, queue_for_reclaim, scan_bucket,
     validate_layout, versions,
 };
 use crate::MAX_PART_NUMBER;
@@ -320,7 +320,12 @@ impl Inner {
             .collect();
         queue_for_reclaim(&txn, blocks_of(&unchosen))?;
         txn.commit().db()?;
-        Ok(self.key_info(&signer, owner, bucket, key, record, version_id))
+        let found = Found {
+            record,
+            version_id,
+            kept: None,
+        };
+        Ok(self.key_info(&signer, owner, bucket, key, found))
     }
 
     pub(super) fn abort_multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<()> {

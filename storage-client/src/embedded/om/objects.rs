@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    EmbeddedOm, Inner, blocks_with_keys, check_condition, new_block_id, next_counter, owned_bucket,
-    queue_for_reclaim, scan_bucket, upload_gone, validate_layout, versions,
+    EmbeddedOm, Found, Inner, blocks_with_keys, check_condition, new_block_id, next_counter,
+    owned_bucket, queue_for_reclaim, scan_bucket, upload_gone, validate_layout, versions,
 };
 use crate::embedded::schema::{
     BLOCKS_WITH_KEYS, BUCKETS, KEYS, KeyRecord, NEXT_OPEN_KEY_ID, OPEN_KEYS, OpenKeyRecord,
@@ -41,9 +41,13 @@ impl Inner {
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::latest(&txn, object)?;
-        let data = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
-        let info = self.key_info(&signer, owner, bucket, key, record, version_id);
-        Ok(blocks_with_keys::carrying(info, data))
+        let kept = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
+        let found = Found {
+            record,
+            version_id,
+            kept,
+        };
+        Ok(self.key_info(&signer, owner, bucket, key, found))
     }
 
     /// Version `version_id` of the object, as `lookup` answers the latest.
@@ -59,9 +63,13 @@ impl Inner {
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
         let (record, version_id) = Self::version(&txn, object, version_id)?;
-        let data = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
-        let info = self.key_info(&signer, owner, bucket, key, record, version_id);
-        Ok(blocks_with_keys::carrying(info, data))
+        let kept = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
+        let found = Found {
+            record,
+            version_id,
+            kept,
+        };
+        Ok(self.key_info(&signer, owner, bucket, key, found))
     }
 
     /// Allocates the open key and its first block. Not durable on its own
@@ -274,16 +282,13 @@ impl Inner {
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
         Ok(outcome.map(|(record, version_id)| {
-            let data = blocks.iter().find_map(|b| b.bytes_with_key.clone());
-            let info = self.key_info(
-                signer,
-                owner,
-                &upload.bucket,
-                &upload.key,
+            let kept = blocks.iter().find_map(|b| b.bytes_with_key.clone());
+            let found = Found {
                 record,
                 version_id,
-            );
-            blocks_with_keys::carrying(info, data.map(|d| d.0))
+                kept: kept.map(|bytes| bytes.0),
+            };
+            self.key_info(signer, owner, &upload.bucket, &upload.key, found)
         }))
     }
 
