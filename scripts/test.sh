@@ -65,8 +65,8 @@ cargo test --workspace || failed+=("cargo test")
 # here: only its syntax, its --help and the unit tests of its report.
 say "bench scripts: syntax, --help, report tests"
 { bash -n bench/run.sh && bash -n bench/profile.sh && bash -n bench/ozone-put.sh &&
-    bash -n bench/ozone-get.sh && bench/run.sh --help >/dev/null &&
-    bench/profile.sh --help >/dev/null &&
+    bash -n bench/ozone-get.sh && bash -n bench/memory.sh && bench/run.sh --help >/dev/null &&
+    bench/profile.sh --help >/dev/null && bench/memory.sh --help >/dev/null &&
     "$venv/bin/python" -m pytest -q -p no:cacheprovider bench/test_report.py; } ||
     failed+=("bench scripts")
 
