@@ -12,7 +12,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 mod batch;
@@ -51,7 +50,7 @@ const BLOCKS_PER_CONTAINER: u64 = 10_000;
 struct Found {
     record: KeyRecord,
     version_id: Option<String>,
-    kept: Option<Bytes>,
+    kept: Option<BytesWithKey>,
 }
 
 /// The OM tunables that affect what it hands out.
@@ -350,7 +349,8 @@ impl Inner {
             version_id,
             kept,
         } = found;
-        let mut kept = kept.filter(|_| record.blocks.len() == 1).map(BytesWithKey);
+        // Only a one-block object is kept with its key (`blocks_with_keys`).
+        let mut kept = kept.filter(|_| record.blocks.len() == 1);
         let locations = record
             .blocks
             .iter()

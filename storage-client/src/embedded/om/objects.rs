@@ -21,8 +21,9 @@ use crate::embedded::{DbResult, now_ms};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
 use crate::token::SecretKey;
 use crate::{
-    BlockId, BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange,
-    NewObject, Owner, Result, StorageError, Versioning, WriteCondition, WriteIntent,
+    BlockId, BlockLocation, BytesWithKey, DeleteCondition, Deleted, KeyInfo, ListEntry,
+    MetaEntryChange, NewObject, Owner, Result, StorageError, Versioning, WriteCondition,
+    WriteIntent,
 };
 
 /// A commit's checked inputs: its upload, the object's block layout
@@ -35,19 +36,7 @@ struct Checked<'a> {
 
 impl Inner {
     pub(super) fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
-        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
-        validate_key(key)?;
-        let signer = self.signing_key()?;
-        let txn = self.db.begin_read()?;
-        owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        let (record, version_id) = Self::latest(&txn, object)?;
-        let kept = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
-        let found = Found {
-            record,
-            version_id,
-            kept,
-        };
-        Ok(self.key_info(&signer, owner, bucket, key, found))
+        self.answer(owner, object, None)
     }
 
     /// Version `version_id` of the object, as `lookup` answers the latest.
@@ -57,17 +46,31 @@ impl Inner {
         object: &ObjectName,
         version_id: &str,
     ) -> Result<KeyInfo> {
+        self.answer(owner, object, Some(version_id))
+    }
+
+    /// The object's latest version, or `version_id`, with the bytes kept
+    /// with its key, all from one read transaction.
+    fn answer(
+        &self,
+        owner: &Owner,
+        object: &ObjectName,
+        version_id: Option<&str>,
+    ) -> Result<KeyInfo> {
         let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
         validate_key(key)?;
         let signer = self.signing_key()?;
         let txn = self.db.begin_read()?;
         owned_bucket(&txn.open_table(BUCKETS).db()?, bucket, owner)?;
-        let (record, version_id) = Self::version(&txn, object, version_id)?;
+        let (record, version_id) = match version_id {
+            None => Self::latest(&txn, object)?,
+            Some(id) => Self::version(&txn, object, id)?,
+        };
         let kept = blocks_with_keys::read(&txn.open_table(BLOCKS_WITH_KEYS).db()?, &record)?;
         let found = Found {
             record,
             version_id,
-            kept,
+            kept: kept.map(BytesWithKey),
         };
         Ok(self.key_info(&signer, owner, bucket, key, found))
     }
@@ -282,11 +285,10 @@ impl Inner {
             upload.blocks.iter().copied().filter(|b| !used.contains(b)),
         )?;
         Ok(outcome.map(|(record, version_id)| {
-            let kept = blocks.iter().find_map(|b| b.bytes_with_key.clone());
             let found = Found {
                 record,
                 version_id,
-                kept: kept.map(|bytes| bytes.0),
+                kept: blocks.iter().find_map(|b| b.bytes_with_key.clone()),
             };
             self.key_info(signer, owner, &upload.bucket, &upload.key, found)
         }))
