@@ -111,7 +111,9 @@ def gateway_binary() -> Path:
 def random_key_pair() -> tuple[str, str]:
     alphabet = string.ascii_uppercase + string.digits
     access = "CT" + "".join(secrets.choice(alphabet) for _ in range(18))
-    secret = secrets.token_urlsafe(30)[:40]
+    # Not beginning with "-": Ozone's CLI (`ozone s3 setsecret -s`, the secure
+    # profiles) reads such a value as its own options, e.g. "-V..." as --version.
+    secret = secrets.choice(string.ascii_letters) + secrets.token_urlsafe(30)[:39]
     return access, secret
 
 
