@@ -10,6 +10,7 @@ on a private gateway so a failure here cannot disturb the shared one.
 
 import hashlib
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -127,8 +128,14 @@ def test_datanode_down_then_back(gateway, datanode):
         assert_unavailable(response, elapsed, f"GET {key}")
     response, elapsed = timed(lambda: client.request("GET", bucket, "multi-block", headers=block_range))
     assert_unavailable(response, elapsed, "ranged GET across a block boundary")
-    for key, size in (("after-small", SMALL), ("after-multi-block", MULTI_BLOCK)):
-        response, elapsed = timed(lambda: client.request("PUT", bucket, key, body=payload(size, key)))
+    # Both PUTs at once: each waits out the Ratis client's retries (its
+    # 40 attempts outlast a pipeline's leader election) before its 503.
+    sizes = {"after-small": SMALL, "after-multi-block": MULTI_BLOCK}
+    with ThreadPoolExecutor(len(sizes)) as pool:
+        puts = {key: pool.submit(timed, lambda key=key, size=size: client.request(
+            "PUT", bucket, key, body=payload(size, key))) for key, size in sizes.items()}
+        answers = {key: put.result() for key, put in puts.items()}
+    for key, (response, elapsed) in answers.items():
         assert_unavailable(response, elapsed, f"PUT {key}")
         # A failed write leaves no object behind, so nothing partial can ever be read.
         assert client.request("HEAD", bucket, key).status_code == 404, key
