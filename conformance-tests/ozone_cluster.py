@@ -5,12 +5,10 @@ ozone/README.md); `S3GW_OZONE_OM` its OM gRPC address(es).
 """
 
 import base64
-import json
 import os
 import re
 import subprocess
 import time
-import urllib.request
 from functools import cache
 from pathlib import Path
 
@@ -87,25 +85,9 @@ def start() -> None:
 
 
 def om_leader() -> str:
-    """The node id of the OM ring's leader (ha and ha-secure profiles): the one OM
-    whose JMX says it leads (OMHAMetrics, set as each OM learns of a leader
-    change), or an AssertionError while none, or more than one, does. Over HTTP,
-    not `ozone-dev om-leader`: that starts a JVM, which under the failover tests'
-    load took up to a minute to say what the OMs' logs had said at once."""
-    leaders = []
-    for entry in settings()["OZONE_OM_HTTP_ADDRESSES"].split(","):
-        role, address = entry.split("=", 1)
-        url = f"http://{address}/jmx?qry=Hadoop:service=OzoneManager,name=OMHAMetrics"
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                beans = json.load(response)["beans"]
-        except (OSError, ValueError):
-            continue  # an OM killed or starting: it leads nothing
-        if any(bean.get("OzoneManagerHALeaderState") == 1 for bean in beans):
-            leaders.append(role)
-    if len(leaders) != 1:
-        raise AssertionError(f"no single OM leader in the OMs' JMX: {leaders}")
-    return leaders[0]
+    """The node id of the OM ring's leader (ha and ha-secure profiles), from the
+    OMs' JMX (no JVM started); an AssertionError while there is no single one."""
+    return ozone_dev("om-leader", timeout=30).strip()
 
 
 def transfer_om_leader(node_id: str) -> None:
