@@ -130,11 +130,12 @@ def test_datanode_down_then_back(gateway, datanode):
     assert_unavailable(response, elapsed, "ranged GET across a block boundary")
     # Both PUTs at once: each waits out the Ratis client's retries (its
     # 40 attempts outlast a pipeline's leader election) before its 503.
+    def put(key: str, size: int):
+        return timed(lambda: client.request("PUT", bucket, key, body=payload(size, key)))
+
     sizes = {"after-small": SMALL, "after-multi-block": MULTI_BLOCK}
     with ThreadPoolExecutor(len(sizes)) as pool:
-        puts = {key: pool.submit(timed, lambda key=key, size=size: client.request(
-            "PUT", bucket, key, body=payload(size, key))) for key, size in sizes.items()}
-        answers = {key: put.result() for key, put in puts.items()}
+        answers = dict(zip(sizes, pool.map(put, sizes, sizes.values())))
     for key, (response, elapsed) in answers.items():
         assert_unavailable(response, elapsed, f"PUT {key}")
         # A failed write leaves no object behind, so nothing partial can ever be read.
