@@ -223,8 +223,8 @@ def s3_bench(server, bucket: str, seconds: int) -> subprocess.Popen:
 
 
 def new_leader_after(old: str, deadline: float) -> tuple[str, float]:
-    """Polls `ozone admin om roles` until a leader other than `old` is
-    named; that leader and when (wall clock)."""
+    """Polls the OMs' JMX (`ozone-dev om-leader`) until a leader other than
+    `old` is named; that leader and when (wall clock)."""
     while True:
         try:
             leader = ozone_cluster.om_leader()
