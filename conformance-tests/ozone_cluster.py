@@ -33,12 +33,15 @@ def ozone_dev(*args: str, timeout: float) -> str:
     return result.stdout
 
 
+def sh_batch_args(*commands: list[str]) -> list[str]:
+    """`ozone sh` arguments that run the commands one after another in one client JVM
+    (the shell's `--execute` batch mode), stopping at the first that fails: each JVM
+    start costs seconds of CPU, a command inside one a fraction of a second."""
+    return [arg for command in commands for arg in ("--execute", shlex.join(command))]
+
+
 def ozone_sh_batch(*commands: list[str], timeout: float) -> str:
-    """Runs `ozone sh` commands one after another in one client JVM (the shell's
-    `--execute` batch mode), stopping at the first that fails: each JVM start costs
-    seconds of CPU, a command inside one a fraction of a second."""
-    args = [arg for command in commands for arg in ("--execute", shlex.join(command))]
-    return ozone_dev("sh", *args, timeout=timeout)
+    return ozone_dev("sh", *sh_batch_args(*commands), timeout=timeout)
 
 
 @cache
