@@ -161,10 +161,21 @@ pub async fn copy_object(
         .await
         .map_err(|err| S3Error::from(err).naming(bucket, Some(key)))?;
 
+    // Ozone's OM stamps a key's modification time itself, so what a commit
+    // reports there is the gateway's clock a little later; the answer gives
+    // the stored time, the Last-Modified that HEAD and listings show.
+    let last_modified = match state
+        .storage
+        .lookup(BucketRef::new(owner, bucket).object(key))
+        .await
+    {
+        Ok(stored) if stored.etag == committed.etag => stored.last_modified,
+        _ => committed.last_modified,
+    };
     let document = CopyObjectResult {
         xmlns: S3_NAMESPACE,
         etag: quoted_etag(&committed.etag),
-        last_modified: iso8601(committed.last_modified),
+        last_modified: iso8601(last_modified),
         checksum: checksum.as_ref().and_then(ChecksumValues::from_stored),
     };
     let mut response = xml_response("CopyObjectResult", &document)?;
