@@ -33,15 +33,16 @@ def ozone_dev(*args: str, timeout: float) -> str:
     return result.stdout
 
 
-def sh_batch_args(*commands: list[str]) -> list[str]:
-    """`ozone sh` arguments that run the commands one after another in one client JVM
-    (the shell's `--execute` batch mode), stopping at the first that fails: each JVM
-    start costs seconds of CPU, a command inside one a fraction of a second."""
+def batch_args(*commands: list[str]) -> list[str]:
+    """Arguments that make one of Ozone's shells (`sh`, `s3`, `tenant`) run the commands
+    one after another in one client JVM (the shells' `--execute` batch mode), stopping
+    at the first that fails: each JVM start costs seconds of CPU, a command inside one a
+    fraction of a second."""
     return [arg for command in commands for arg in ("--execute", shlex.join(command))]
 
 
 def ozone_sh_batch(*commands: list[str], timeout: float) -> str:
-    return ozone_dev("sh", *sh_batch_args(*commands), timeout=timeout)
+    return ozone_dev("sh", *batch_args(*commands), timeout=timeout)
 
 
 @cache
@@ -62,10 +63,12 @@ def give_s3_secret(access_key: str, secret_key: str) -> None:
     if not SECURE or (access_key, secret_key) in SECRETS_GIVEN:
         return
     try:
-        ozone_dev("s3", "getsecret", "-u", access_key, timeout=120)
+        # One client JVM for both (every gateway a secure test starts has its key given).
+        ozone_dev("s3", *batch_args(["getsecret", "-u", access_key],
+                                    ["setsecret", "-u", access_key, "-s", secret_key]), timeout=120)
     except AssertionError:
-        pass  # the key has a secret already
-    ozone_dev("s3", "setsecret", "-u", access_key, "-s", secret_key, timeout=120)
+        # getsecret refuses a key that has a secret already, and the batch stops there.
+        ozone_dev("s3", "setsecret", "-u", access_key, "-s", secret_key, timeout=120)
     SECRETS_GIVEN.add((access_key, secret_key))
 
 

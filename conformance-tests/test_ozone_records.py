@@ -209,8 +209,8 @@ def test_an_ozone_user_can_neither_read_nor_forge_the_gateways_records(gateway, 
     # 4. Where ACLs are off she can still write there: a bucket link puts each records bucket
     #    in s3v for Ozone's S3 gateway. What she forges, copies or alters is refused.
     links = {name: f"link-{uuid.uuid4().hex[:8]}" for name in RECORD_BUCKETS}
-    shell(*ozone_cluster.sh_batch_args(*[["bucket", "link", f"/{RECORDS_VOLUME}/{name}", f"/s3v/{link}"]
-                                         for name, link in links.items()]))
+    shell(*ozone_cluster.batch_args(*[["bucket", "link", f"/{RECORDS_VOLUME}/{name}", f"/s3v/{link}"]
+                                      for name, link in links.items()]))
     try:
         creds, docs, sums = (links[n] for n in RECORD_BUCKETS)
         root_record = alice_s3g.head_object(Bucket=creds, Key=gateway.access_key)
@@ -248,7 +248,7 @@ def test_an_ozone_user_can_neither_read_nor_forge_the_gateways_records(gateway, 
         alice_s3g.put_object(Bucket=sums, Key=public_record.removesuffix("public") + "secret", Body=b"",
                              Metadata=acl_meta)
     finally:
-        shell(*ozone_cluster.sh_batch_args(*[["bucket", "delete", f"/s3v/{link}"] for link in links.values()]),
+        shell(*ozone_cluster.batch_args(*[["bucket", "delete", f"/s3v/{link}"] for link in links.values()]),
               check=False)
 
     # A restart: nothing the gateway read before is cached.
