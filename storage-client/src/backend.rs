@@ -9,12 +9,17 @@ use tokio::task::JoinHandle;
 use crate::blocks::BlockStore;
 use crate::cache::CacheConfig;
 use crate::calls::CallTable;
-use crate::metadata::Metadata;
+use crate::metadata::{CompletedBy, Metadata};
 use crate::writer::WriteSizes;
 use crate::{ReclaimStats, Result};
 
 pub(crate) struct Backend {
     pub metadata: Arc<dyn Metadata>,
+    /// Whether it keeps object versions (Ozone does not), and so can keep
+    /// object lock, which protects versions.
+    pub keeps_versions: bool,
+    /// How it recognises the object an upload's completion made.
+    pub completed_by: CompletedBy,
     pub blocks: Arc<dyn BlockStore>,
     /// How the writer cuts uploads into chunks and blocks.
     pub write: WriteSizes,

@@ -48,7 +48,7 @@ pub use cache::{CacheCounters, CacheStats};
 pub use calls::{CallSample, Histogram, HistogramSnapshot, LATENCY_BUCKETS};
 pub use config::{OzoneStorageConfig, RecordsKey, StorageConfig, SystemSecret};
 pub use error::{Result, StorageError};
-pub use metadata::MAX_KEY_BYTES;
+pub use metadata::{MAX_KEY_BYTES, MetadataFacade};
 pub use multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartListPage, PartSettings, UploadInfo,
     UploadListPage, UploadListQuery,

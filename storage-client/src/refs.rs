@@ -79,6 +79,30 @@ impl<'a> ObjectRef<'a> {
     }
 }
 
+/// One object's name, owned: what an open key carries and the lookup
+/// cache is keyed by. Callers of the facade name an object with
+/// [`ObjectRef`], which borrows and carries the owner judged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ObjectName {
+    pub bucket: String,
+    pub key: String,
+}
+
+impl ObjectName {
+    pub(crate) fn new(bucket: &str, key: &str) -> Self {
+        Self {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+        }
+    }
+}
+
+impl From<ObjectRef<'_>> for ObjectName {
+    fn from(object: ObjectRef<'_>) -> Self {
+        Self::new(&object.bucket.path(), object.key)
+    }
+}
+
 /// One multipart upload of one object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UploadRef<'a> {

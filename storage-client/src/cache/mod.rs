@@ -1,7 +1,7 @@
 //! The one cache layer between the facade and a back end's metadata
-//! roles, put in front of them by [`CachedMetadata`] (a decorator
-//! implementing every role, see [`decorator`]), for the answers every
-//! request needs:
+//! roles, put in front of them by [`crate::metadata::CachedMetadata`] (a
+//! decorator implementing every role), for the answers every request
+//! needs:
 //!
 //! - credentials by access key, and the set of access keys that exist
 //!   (see [`access_keys`]), so unknown keys cost no lookup each;
@@ -20,7 +20,6 @@
 //! hits, misses (back-end loads) and evictions ([`CacheStats`]).
 
 mod access_keys;
-mod decorator;
 mod layer;
 mod single_flight;
 
@@ -29,10 +28,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use access_keys::AccessKeys;
-pub(crate) use decorator::CachedMetadata;
 use layer::{Keep, Layer};
 
-use crate::metadata::ObjectName;
+use crate::refs::ObjectName;
 use crate::{BucketDocument, BucketInfo, Credential, KeyInfo, Owner, Result, StorageError};
 
 /// Sizes and lifetimes of the caches.
@@ -142,7 +140,7 @@ impl MetadataCache {
 
     /// The credential of `access_key`: `load` asks the back end for it,
     /// `list` for every access key (see [`access_keys`]).
-    async fn credential<L>(
+    pub(crate) async fn credential<L>(
         &self,
         access_key: &str,
         load: impl Future<Output = Result<Option<Credential>>>,
@@ -176,7 +174,7 @@ impl MetadataCache {
 
     /// Call after this replica wrote `access_key`'s credential: whether it
     /// exists now.
-    async fn wrote_credential(&self, access_key: &str, exists: bool) {
+    pub(crate) async fn wrote_credential(&self, access_key: &str, exists: bool) {
         self.credentials.wrote(access_key);
         self.access_keys.wrote(access_key, exists);
         self.vouched.invalidate(access_key).await;
@@ -185,11 +183,11 @@ impl MetadataCache {
     /// Call when the back end's own secret store vouched for a request by
     /// `access_key`, a key the gateway has no credential for: until the
     /// metadata bound passes, its requests go straight to being vouched.
-    async fn vouched(&self, access_key: &str) {
+    pub(crate) async fn vouched(&self, access_key: &str) {
         self.vouched.insert(access_key.to_owned(), ()).await;
     }
 
-    async fn bucket_facts(
+    pub(crate) async fn bucket_facts(
         &self,
         name: &str,
         load: impl Future<Output = Result<Arc<BucketInfo>>>,
@@ -197,13 +195,13 @@ impl MetadataCache {
         self.buckets.get(name, name.to_owned(), load).await
     }
 
-    fn wrote_bucket(&self, name: &str) {
+    pub(crate) fn wrote_bucket(&self, name: &str) {
         self.buckets.wrote(name);
         self.documents.wrote(name);
     }
 
     /// The bucket's document of `kind`, from the cache or from `load`.
-    async fn bucket_document(
+    pub(crate) async fn bucket_document(
         &self,
         bucket: &str,
         kind: BucketDocument,
@@ -214,12 +212,12 @@ impl MetadataCache {
             .await
     }
 
-    fn wrote_bucket_document(&self, bucket: &str) {
+    pub(crate) fn wrote_bucket_document(&self, bucket: &str) {
         self.documents.wrote(bucket);
     }
 
     /// `owner`'s lookup of `object`, shared with `owner`'s concurrent ones.
-    async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         owner: &Owner,
         object: &ObjectName,
@@ -230,7 +228,7 @@ impl MetadataCache {
     }
 
     /// Call after a write to `object` returns, whatever its outcome.
-    fn wrote_object(&self, object: &ObjectName) {
+    pub(crate) fn wrote_object(&self, object: &ObjectName) {
         self.lookups.wrote(object);
     }
 

@@ -113,6 +113,8 @@ pub(crate) async fn open(config: StorageConfig) -> Result<Backend> {
     let background = reclaimer.spawn(config.reclaim_interval);
     Ok(Backend {
         metadata: om.clone(),
+        keeps_versions: true,
+        completed_by: crate::metadata::recorded_parts_are,
         blocks: dn.clone(),
         write: WriteSizes {
             block_size: config.block_size,

@@ -1,36 +1,12 @@
 //! The objects role: lookup, write (open, allocate, commit, abort),
 //! delete, tags and the listing scan.
 
-use async_trait::async_trait;
-
+use super::ObjectName;
+use super::role::metadata_role;
 use crate::{
-    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner,
-    Result, WriteIntent,
+    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject,
+    ObjectRef, Owner, Result, Tags, WriteIntent,
 };
-
-/// One object's name, owned: what an open key carries and the lookup
-/// cache is keyed by. Callers of the facade name an object with
-/// [`crate::ObjectRef`], which borrows and carries the owner judged.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct ObjectName {
-    pub bucket: String,
-    pub key: String,
-}
-
-impl ObjectName {
-    pub(crate) fn new(bucket: &str, key: &str) -> Self {
-        Self {
-            bucket: bucket.to_owned(),
-            key: key.to_owned(),
-        }
-    }
-}
-
-impl From<crate::ObjectRef<'_>> for ObjectName {
-    fn from(object: crate::ObjectRef<'_>) -> Self {
-        Self::new(&object.bucket.path(), object.key)
-    }
-}
 
 /// One step of a range scan over a bucket, in byte order: up to `limit`
 /// entries whose name starts with `prefix` and sorts strictly after
@@ -81,68 +57,62 @@ impl OpenKey {
     }
 }
 
-#[async_trait]
-pub(crate) trait ObjectStore: Send + Sync {
-    /// The committed object with a READ token on every block the block
-    /// role serves (bytes kept with the key come with it and need none).
-    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo>;
-    /// Starts writing `object`; nothing becomes visible until
-    /// `commit_object`. A back end may refuse a failed `intent.condition`
-    /// here already (`PreconditionFailed`, or `NoSuchKey` for
-    /// `IfEtag`/`IfExists` when there is no object); `commit_object`
-    /// checks it again in any case.
-    async fn create_object(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        intent: WriteIntent,
-    ) -> Result<OpenKey>;
-    /// One more block (READ+WRITE token) for an open key.
-    async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation>;
-    /// Makes the object visible atomically with `open.intent`'s tags,
-    /// replacing any previous one, if `open.intent.condition` holds
-    /// (checked in the same transaction; otherwise `PreconditionFailed`,
-    /// or `NoSuchKey` for `IfEtag` when there is no object, as S3
-    /// answers). `blocks` are the written blocks in object order with
-    /// their final lengths. The open key is consumed whatever the outcome;
-    /// blocks left unused or replaced are queued for reclamation.
-    async fn commit_object(
-        &self,
-        owner: &Owner,
-        open: OpenKey,
-        blocks: Vec<BlockLocation>,
-        object: NewObject,
-    ) -> Result<KeyInfo>;
-    /// Drops an open key; its blocks are queued for reclamation.
-    async fn abort_object(&self, owner: &Owner, open: &OpenKey) -> Result<()>;
-    /// Idempotent: deleting a missing object succeeds (the bucket must
-    /// exist). In a versioned bucket it adds a delete marker instead.
-    /// With a `condition` (see [`DeleteCondition`]), only if the current
-    /// object meets it.
-    async fn delete_object(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        condition: DeleteCondition,
-    ) -> Result<Deleted>;
-    /// Replaces the committed object's tag set (empty removes every tag),
-    /// atomically and without changing its data, ETag or Last-Modified.
-    /// `NoSuchKey` if there is no object.
-    async fn put_tags(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        tags: Vec<(String, String)>,
-    ) -> Result<()>;
-    /// Changes one entry of the committed object's user metadata (see
-    /// [`MetaEntryChange`]), atomically and without changing its data,
-    /// ETag or Last-Modified. `NoSuchKey` if there is no object.
-    async fn put_meta_entry(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        change: MetaEntryChange,
-    ) -> Result<()>;
-    /// One step of a listing (see [`ScanRange`]).
-    async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>>;
+metadata_role! {
+    pub(crate) trait ObjectStore {
+        /// The committed object with a READ token on every block the block
+        /// role serves (bytes kept with the key come with it and need none).
+        async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo>
+            => facade, custom(cached_lookup);
+        /// Starts writing `object`; nothing becomes visible until
+        /// `commit_object`. A back end may refuse a failed `intent.condition`
+        /// here already (`PreconditionFailed`, or `NoSuchKey` for
+        /// `IfEtag`/`IfExists` when there is no object); `commit_object`
+        /// checks it again in any case.
+        async fn create_object(&self, owner: &Owner, object: ObjectName, intent: WriteIntent)
+            -> Result<OpenKey>
+            => internal, pass;
+        /// One more block (READ+WRITE token) for an open key.
+        async fn allocate_block(&self, owner: &Owner, open: &OpenKey) -> Result<BlockLocation>
+            => internal, pass;
+        /// Makes the object visible atomically with `open.intent`'s tags,
+        /// replacing any previous one, if `open.intent.condition` holds
+        /// (checked in the same transaction; otherwise `PreconditionFailed`,
+        /// or `NoSuchKey` for `IfEtag` when there is no object, as S3
+        /// answers). `blocks` are the written blocks in object order with
+        /// their final lengths. The open key is consumed whatever the outcome;
+        /// blocks left unused or replaced are queued for reclamation.
+        async fn commit_object(
+            &self,
+            owner: &Owner,
+            open: OpenKey,
+            blocks: Vec<BlockLocation>,
+            object: NewObject
+        ) -> Result<KeyInfo>
+            => internal, forgets_object(open.object.clone());
+        /// Drops an open key; its blocks are queued for reclamation.
+        async fn abort_object(&self, owner: &Owner, open: &OpenKey) -> Result<()>
+            => internal, pass;
+        /// Deletes the object if it meets `condition` (see
+        /// [`DeleteCondition`]; the default holds for any). Idempotent:
+        /// deleting a missing object succeeds (the bucket must exist). In a
+        /// versioned bucket it adds a delete marker instead (see
+        /// [`Deleted`]).
+        async fn delete_object_if(&self, object: ObjectRef<'_>, condition: DeleteCondition)
+            -> Result<Deleted>
+            => facade, forgets_object(object.into());
+        /// Replaces the committed object's tag set (empty removes every tag),
+        /// atomically and without changing its data, ETag or Last-Modified.
+        /// `NoSuchKey` if there is no object.
+        async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()>
+            => facade, forgets_object(object.into());
+        /// Changes one entry of the committed object's user metadata (see
+        /// [`MetaEntryChange`]), atomically and without changing its data,
+        /// ETag or Last-Modified. `NoSuchKey` if there is no object.
+        async fn put_meta_entry(&self, object: ObjectRef<'_>, change: MetaEntryChange)
+            -> Result<()>
+            => facade, forgets_object(object.into());
+        /// One step of a listing (see [`ScanRange`]).
+        async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>>
+            => internal, pass;
+    }
 }

@@ -1,11 +1,10 @@
 //! The multipart-uploads role.
 
-use async_trait::async_trait;
-
+use super::role::metadata_role;
 use super::{ObjectName, OpenKey, ScanRange};
 use crate::{
-    BlockLocation, CompleteUpload, KeyInfo, NewUpload, Owner, PartCommit, PartInfo, PartSettings,
-    Result, UploadInfo,
+    BlockLocation, CompleteUpload, KeyInfo, NewUpload, ObjectRef, Owner, PartCommit, PartInfo,
+    PartSettings, Result, UploadInfo, UploadRef,
 };
 
 /// One multipart upload of one object.
@@ -32,78 +31,73 @@ pub(crate) struct PartName {
     pub number: u16,
 }
 
-#[async_trait]
-pub(crate) trait UploadStore: Send + Sync {
-    /// Starts an upload under a new random upload id.
-    async fn create_multipart_upload(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        upload: NewUpload,
-    ) -> Result<UploadInfo>;
-    /// The upload, `NoSuchUpload` unless it is in progress for its object.
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo>;
-    /// The checksum algorithm of the upload's parts and the metadata it
-    /// was started with: all UploadPart needs to know of it before
-    /// writing. `NoSuchUpload` unless it is in progress, either here or
-    /// from `create_part`: a back end whose `create_part` refuses such an
-    /// upload need not look it up twice.
-    async fn part_settings(&self, owner: &Owner, upload: &UploadName) -> Result<PartSettings>;
-    /// Starts writing a part, to be committed with `commit_part`.
-    /// `size_hint` as in [`crate::WriteIntent`].
-    async fn create_part(
-        &self,
-        owner: &Owner,
-        part: &PartName,
-        size_hint: Option<u64>,
-    ) -> Result<OpenKey>;
-    /// Makes the blocks written under `open` (opened by `create_part` for
-    /// `part`) that part of the upload, replacing any earlier part with
-    /// its number. The open key is consumed whatever the outcome; blocks
-    /// left unused or replaced are queued for reclamation.
-    async fn commit_part(
-        &self,
-        owner: &Owner,
-        open: OpenKey,
-        part: PartName,
-        blocks: Vec<BlockLocation>,
-        commit: PartCommit,
-    ) -> Result<PartInfo>;
-    /// Up to `limit` parts numbered above `after`, in number order.
-    async fn list_parts(
-        &self,
-        owner: &Owner,
-        upload: &UploadName,
-        after: u16,
-        limit: usize,
-    ) -> Result<Vec<PartInfo>>;
-    /// In one transaction: checks the upload and that each chosen part
-    /// still has the given ETag (`InvalidPart` otherwise) and the write
-    /// condition, then makes the chosen parts' blocks the object's blocks
-    /// (no data is copied), queues every other part's blocks and the
-    /// replaced object's for reclamation, and ends the upload.
-    async fn complete_multipart_upload(
-        &self,
-        owner: &Owner,
-        upload: UploadName,
-        complete: CompleteUpload,
-    ) -> Result<KeyInfo>;
-    /// Whether `object` is what completing an upload with `parts` (number,
-    /// ETag without quotes, in object order) made: S3 answers a retried
-    /// completion with that object.
-    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool;
-    /// Ends the upload and queues all its parts' blocks for reclamation.
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()>;
-    /// One step of ListMultipartUploads: uploads whose key has the prefix,
-    /// after the scan position (see [`crate::multipart`]), in key then id order.
-    async fn scan_multipart_uploads(
-        &self,
-        owner: &Owner,
-        scan: ScanRange,
-    ) -> Result<Vec<UploadInfo>>;
+metadata_role! {
+    pub(crate) trait UploadStore {
+        /// Starts a multipart upload under a new random upload id; parts are
+        /// written with [`crate::Storage::create_part`] and
+        /// [`crate::ObjectWriter::commit_part`].
+        async fn create_multipart_upload(&self, object: ObjectRef<'_>, upload: NewUpload)
+            -> Result<UploadInfo>
+            => facade, pass;
+        /// The upload, `NoSuchUpload` unless it is in progress for its object.
+        async fn multipart_upload(&self, upload: UploadRef<'_>) -> Result<UploadInfo>
+            => facade, pass;
+        /// What UploadPart needs of the upload: its parts' checksum algorithm
+        /// and the metadata it was started with. `NoSuchUpload` unless it is
+        /// in progress, either here or, on a back end whose `create_part`
+        /// refuses such an upload (Ozone), from [`crate::Storage::create_part`]:
+        /// such a back end need not look it up twice.
+        async fn part_settings(&self, upload: UploadRef<'_>) -> Result<PartSettings>
+            => facade, pass;
+        /// Starts writing a part, to be committed with `commit_part`.
+        /// `size_hint` as in [`crate::WriteIntent`].
+        async fn create_part(&self, owner: &Owner, part: &PartName, size_hint: Option<u64>)
+            -> Result<OpenKey>
+            => internal, pass;
+        /// Makes the blocks written under `open` (opened by `create_part` for
+        /// `part`) that part of the upload, replacing any earlier part with
+        /// its number. The open key is consumed whatever the outcome; blocks
+        /// left unused or replaced are queued for reclamation.
+        async fn commit_part(
+            &self,
+            owner: &Owner,
+            open: OpenKey,
+            part: PartName,
+            blocks: Vec<BlockLocation>,
+            commit: PartCommit
+        ) -> Result<PartInfo>
+            => internal, pass;
+        /// Up to `limit` parts numbered above `after`, in number order.
+        async fn list_parts(&self, owner: &Owner, upload: &UploadName, after: u16, limit: usize)
+            -> Result<Vec<PartInfo>>
+            => internal, pass;
+        /// Makes the chosen parts the object, atomically and without copying
+        /// data. In one transaction: checks the upload and that each chosen
+        /// part still has the given ETag (`InvalidPart` otherwise) and the
+        /// write condition, then makes the chosen parts' blocks the object's
+        /// blocks, queues every other part's blocks and the replaced
+        /// object's for reclamation, and ends the upload.
+        async fn complete_multipart_upload(&self, upload: UploadRef<'_>, complete: CompleteUpload)
+            -> Result<KeyInfo>
+            => facade, forgets_object(upload.object.into());
+        /// Ends the upload and queues all its parts' blocks for reclamation.
+        async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()>
+            => facade, pass;
+        /// One step of ListMultipartUploads: uploads whose key has the prefix,
+        /// after the scan position (see [`crate::multipart`]), in key then id order.
+        async fn scan_multipart_uploads(&self, owner: &Owner, scan: ScanRange)
+            -> Result<Vec<UploadInfo>>
+            => internal, pass;
+    }
 }
 
-/// `completed_by` for a back end that records each completed object's
+/// Whether `object` is what completing an upload with `parts` (number,
+/// ETag without quotes, in object order) made, as a back end tells it
+/// ([`crate::backend::Backend::completed_by`]): S3 answers a retried
+/// completion with that object.
+pub(crate) type CompletedBy = fn(&KeyInfo, &[(u16, String)]) -> bool;
+
+/// [`CompletedBy`] for a back end that records each completed object's
 /// parts: they must be exactly these.
 pub(crate) fn recorded_parts_are(object: &KeyInfo, parts: &[(u16, String)]) -> bool {
     !object.parts.is_empty()

@@ -115,6 +115,9 @@ pub(crate) async fn open(config: OzoneStorageConfig) -> Result<Backend> {
     );
     Ok(Backend {
         metadata: Arc::new(metadata),
+        // See `versions`: Ozone's OM addresses no older version of a key.
+        keeps_versions: false,
+        completed_by: metadata_store::completed_by,
         blocks: Arc::new(blocks),
         write: WriteSizes {
             block_size: config.block_size,

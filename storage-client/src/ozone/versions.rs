@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use super::metadata_store::OzoneMetadata;
 use crate::metadata::{ObjectName, ObjectStore, ScanRange, VersionStore};
 use crate::{
-    DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
-    StorageError, VersionEntry, Versioning,
+    BucketRef, DeleteCondition, Deleted, KeyInfo, MetaEntryChange, NULL_VERSION_ID, Owner, Result,
+    StorageError, Tags, VersionEntry, Versioning,
 };
 
 /// The only version an Ozone bucket has is `null`; any other id is not one
@@ -30,18 +30,13 @@ fn only_null(version_id: &str) -> Result<()> {
 
 #[async_trait]
 impl VersionStore for OzoneMetadata {
-    fn keeps_versions(&self) -> bool {
-        false
-    }
-
-    async fn versioning(&self, _owner: &Owner, _bucket: &str) -> Result<Versioning> {
+    async fn bucket_versioning(&self, _bucket: BucketRef<'_>) -> Result<Versioning> {
         Ok(Versioning::Unversioned)
     }
 
-    async fn set_versioning(
+    async fn put_bucket_versioning(
         &self,
-        _owner: &Owner,
-        _bucket: &str,
+        _bucket: BucketRef<'_>,
         _state: Versioning,
     ) -> Result<()> {
         Err(StorageError::NotImplemented(
@@ -58,7 +53,7 @@ impl VersionStore for OzoneMetadata {
         version_id: &str,
     ) -> Result<KeyInfo> {
         only_null(version_id)?;
-        self.lookup(owner, object).await
+        self.lookup_named(owner, object).await
     }
 
     async fn delete_version(
@@ -70,7 +65,7 @@ impl VersionStore for OzoneMetadata {
         _bypass_governance: bool,
     ) -> Result<Deleted> {
         only_null(&version_id)?;
-        self.delete_object(owner, object, DeleteCondition::default())
+        self.delete_named(owner, object, DeleteCondition::default())
             .await?;
         Ok(Deleted {
             version_id: Some(version_id),
@@ -83,10 +78,10 @@ impl VersionStore for OzoneMetadata {
         owner: &Owner,
         object: ObjectName,
         version_id: String,
-        tags: Vec<(String, String)>,
+        tags: Tags,
     ) -> Result<()> {
         only_null(&version_id)?;
-        self.put_tags(owner, object, tags).await
+        self.put_tags_named(owner, object, tags).await
     }
 
     async fn put_version_meta_entry(
@@ -97,7 +92,7 @@ impl VersionStore for OzoneMetadata {
         change: MetaEntryChange,
     ) -> Result<()> {
         only_null(&version_id)?;
-        self.put_meta_entry(owner, object, change).await
+        self.put_meta_entry_named(owner, object, change).await
     }
 
     /// Each object once, as its `null` version; the `null` version is the

@@ -1,7 +1,10 @@
 //! The facade: one struct the gateway holds, whatever the back end. It
 //! calls the back end's metadata roles through the cache
 //! ([`CachedMetadata`], which implements them all), so it names no cache
-//! itself. It decides nothing about who may ask: the gateway has
+//! itself. The metadata calls the gateway makes as they are, the role
+//! declarations make into methods here (see [`crate::metadata::role`]);
+//! this file holds the ones that compose them: the writer, reads, pages
+//! of listings, version ids that may be absent. It decides nothing about who may ask: the gateway has
 //! decided before it calls, and names the bucket's [`Owner`] it judged
 //! inside the [`BucketRef`] each bucket-scoped call takes; see
 //! [`crate::metadata`] for what the back ends still check.
@@ -15,25 +18,29 @@ use futures::{StreamExt, TryStreamExt, stream};
 
 use crate::backend::{Backend, BackgroundTask, ClusterReport, LocalStoreReport, Reclaim};
 use crate::blocks::{BlockStore, ByteStream};
-use crate::cache::{CacheStats, CachedMetadata, MetadataCache};
+use crate::cache::{CacheStats, MetadataCache};
 use crate::calls::{CallSample, CallTable};
 use crate::listing;
-use crate::metadata::{Metadata, NewBucket, OpenKey, PartName, ScanRange};
+use crate::metadata::{
+    CachedMetadata, CompletedBy, Metadata, MetadataFacade, OpenKey, PartName, ScanRange,
+};
 use crate::multipart;
 use crate::refs::bucket_path;
 use crate::writer::WriteSizes;
 use crate::{
     BlockLocation, BucketDocument, BucketInfo, BucketRef, ChecksumAlgorithm, ClusterView,
-    CompleteUpload, Credential, DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery,
-    MAX_BUCKET_DOCUMENT_BYTES, MAX_PART_NUMBER, MetaEntryChange, Namespace, NewUpload, ObjectRef,
-    ObjectWriter, Owner, OzoneStorageConfig, PartInfo, PartListPage, PartNumber, PartSettings,
-    ReclaimStats, Result, SmallBlockUsage, StorageConfig, StorageError, Tags, UploadInfo,
-    UploadListPage, UploadListQuery, UploadRef, WriteIntent,
+    DeleteCondition, Deleted, DiskUsage, KeyInfo, ListPage, ListQuery, MAX_BUCKET_DOCUMENT_BYTES,
+    MAX_PART_NUMBER, Namespace, ObjectRef, ObjectWriter, Owner, OzoneStorageConfig, PartInfo,
+    PartListPage, PartNumber, ReclaimStats, Result, SmallBlockUsage, StorageConfig, StorageError,
+    Tags, UploadListPage, UploadListQuery, UploadRef, WriteIntent,
 };
 
 pub struct Storage {
-    /// The back end's metadata roles with the cache in front.
-    om: Arc<dyn Metadata>,
+    /// The back end's metadata roles with the cache in front, and the
+    /// calls the gateway makes on them as they are.
+    metadata: MetadataFacade,
+    keeps_versions: bool,
+    completed_by: CompletedBy,
     /// The same cache, for its counters.
     cache: Arc<MetadataCache>,
     blocks: Arc<dyn BlockStore>,
@@ -44,6 +51,16 @@ pub struct Storage {
     calls: Vec<Arc<CallTable>>,
     local_store: Option<Arc<dyn LocalStoreReport>>,
     cluster: Option<Arc<dyn ClusterReport>>,
+}
+
+/// The metadata calls the gateway makes as they are (see
+/// [`MetadataFacade`]): `storage.lookup(object)` and the like.
+impl std::ops::Deref for Storage {
+    type Target = MetadataFacade;
+
+    fn deref(&self) -> &MetadataFacade {
+        &self.metadata
+    }
 }
 
 impl Storage {
@@ -61,7 +78,12 @@ impl Storage {
     fn new(backend: Backend) -> Self {
         let cache = Arc::new(MetadataCache::new(backend.cache));
         Self {
-            om: Arc::new(CachedMetadata::new(backend.metadata, Arc::clone(&cache))),
+            metadata: MetadataFacade::new(Arc::new(CachedMetadata::new(
+                backend.metadata,
+                Arc::clone(&cache),
+            ))),
+            keeps_versions: backend.keeps_versions,
+            completed_by: backend.completed_by,
             cache,
             blocks: backend.blocks,
             write: backend.write,
@@ -73,6 +95,11 @@ impl Storage {
         }
     }
 
+    /// The back end's metadata roles with the cache in front.
+    fn om(&self) -> &Arc<dyn Metadata> {
+        self.metadata.roles()
+    }
+
     /// Runs one reclamation pass now (the background task runs one every
     /// `reclaim_interval`). Back ends that reclaim on their own report zeros.
     pub async fn reclaim_now(&self) -> Result<ReclaimStats> {
@@ -80,11 +107,6 @@ impl Storage {
             Some(reclaimer) => reclaimer.run_once().await,
             None => Ok(ReclaimStats::default()),
         }
-    }
-
-    /// Whether the back end answers: one small read, never a scan.
-    pub async fn ready(&self) -> Result<()> {
-        self.om.ready().await
     }
 
     /// Latency and failures of each kind of back-end call made since the
@@ -118,61 +140,7 @@ impl Storage {
         self.cache.stats()
     }
 
-    // ---- credentials (cached by access key; writes take effect at once) ----
-
-    pub async fn credential(&self, access_key: &str) -> Result<Option<Credential>> {
-        self.om.credential(access_key).await
-    }
-
-    /// A secret for a new access key from the back end's own secret store,
-    /// if it has one (Ozone's GetS3Secret); `None` otherwise.
-    pub async fn issue_secret(&self, access_key: &str) -> Result<Option<String>> {
-        self.om.issue_secret(access_key).await
-    }
-
-    /// Refuses a configured key whose secret the back end's own S3 secret
-    /// store holds otherwise, where the two must agree (Ozone with security on).
-    pub async fn check_secret(&self, access_key: &str, secret: &str) -> Result<()> {
-        self.om.check_secret(access_key, secret).await
-    }
-
-    /// Whether the back end's own S3 secret store vouches for this SigV4
-    /// signature by an access key the gateway holds no credential for
-    /// (Ozone's users' keys, asked of the OM for every request: a revoked
-    /// secret stops the key at once): the namespace of the key's buckets
-    /// if it does, `None` where none does.
-    pub async fn vouch(
-        &self,
-        access_key: &str,
-        string_to_sign: &str,
-        signature: &str,
-    ) -> Result<Option<Namespace>> {
-        self.om.vouch(access_key, string_to_sign, signature).await
-    }
-
-    pub async fn put_credential(&self, cred: Credential) -> Result<()> {
-        self.om.put_credential(cred).await
-    }
-
-    pub async fn list_credentials(&self) -> Result<Vec<Credential>> {
-        self.om.list_credentials().await
-    }
-
-    /// Returns false if no such key existed.
-    pub async fn delete_credential(&self, access_key: &str) -> Result<bool> {
-        self.om.delete_credential(access_key).await
-    }
-
     // ---- buckets ----
-
-    /// Creates the bucket, owned by `bucket.owner`.
-    pub async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
-        let new = NewBucket {
-            name: bucket.path().into_owned(),
-            region: region.to_owned(),
-        };
-        self.om.create_bucket(bucket.owner, new).await
-    }
 
     /// The facts of the bucket `name` in `namespace` (the asker's), whoever
     /// asks: for the gateway's authorisation, which decides per request on
@@ -180,32 +148,18 @@ impl Storage {
     /// the owner it judged.
     pub async fn bucket_facts(&self, namespace: &Namespace, name: &str) -> Result<BucketInfo> {
         let path = bucket_path(namespace, name);
-        Ok(BucketInfo::clone(&*self.om.bucket(&path).await?))
+        Ok(BucketInfo::clone(&*self.om().bucket(&path).await?))
     }
 
     /// Buckets owned by `owner`, sorted by name.
     pub async fn list_buckets(&self, owner: &Owner) -> Result<Vec<BucketInfo>> {
-        self.om.list_buckets(Some(owner)).await
+        self.om().list_buckets(Some(owner)).await
     }
 
     /// Every bucket, whoever owns it, sorted by name: for the admin API
     /// and the lifecycle worker (a deleted key's buckets included).
     pub async fn all_buckets(&self) -> Result<Vec<BucketInfo>> {
-        self.om.list_buckets(None).await
-    }
-
-    /// Gives the bucket to `to` if it still belongs to the owner judged
-    /// (`bucket.owner`): `PreconditionFailed` if it no longer does. The
-    /// bucket's documents are left as they are; the caller changes what
-    /// names the owner.
-    pub async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
-        self.om
-            .set_bucket_owner(&bucket.path(), bucket.owner, to)
-            .await
-    }
-
-    pub async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
-        self.om.delete_bucket(bucket.owner, &bucket.path()).await
+        self.om().list_buckets(None).await
     }
 
     // ---- bucket documents (see `BucketDocument`) ----
@@ -221,7 +175,7 @@ impl Storage {
     ) -> Result<Option<Arc<str>>> {
         let path = bucket_path(namespace, bucket);
         // A back end that needs the facts to load it has them cached too.
-        self.om.bucket_document(&path, kind, &*self.om).await
+        self.om().bucket_document(&path, kind, &**self.om()).await
     }
 
     /// Stores (`Some`) or removes (`None`) the bucket's document of `kind`.
@@ -240,17 +194,13 @@ impl Storage {
                 text.len()
             )));
         }
-        let facts = self.om.bucket(&bucket.path()).await?;
-        self.om
+        let facts = self.om().bucket(&bucket.path()).await?;
+        self.om()
             .put_bucket_document(bucket.owner, &facts, kind, document)
             .await
     }
 
     // ---- objects ----
-
-    pub async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo> {
-        self.om.lookup(object.owner(), &object.into()).await
-    }
 
     /// The object if completing an upload with `parts` (number, ETag
     /// without quotes) made it, for answering a retried
@@ -261,7 +211,7 @@ impl Storage {
         parts: &[(u16, String)],
     ) -> Option<KeyInfo> {
         let found = self.lookup(object).await.ok()?;
-        self.om.completed_by(&found, parts).then_some(found)
+        (self.completed_by)(&found, parts).then_some(found)
     }
 
     /// Streams `range` of a looked-up object. The caller's authority is the
@@ -320,7 +270,10 @@ impl Storage {
             // Kept with its key: one metadata commit is the whole write.
             return Ok(self.writer(owner, OpenKey::unopened(object.into(), intent)));
         }
-        let open = self.om.create_object(owner, object.into(), intent).await?;
+        let open = self
+            .om()
+            .create_object(owner, object.into(), intent)
+            .await?;
         Ok(self.writer(owner, open))
     }
 
@@ -339,13 +292,13 @@ impl Storage {
             upload: upload.into(),
             number: number.get(),
         };
-        let open = self.om.create_part(owner, &part, size_hint).await?;
+        let open = self.om().create_part(owner, &part, size_hint).await?;
         Ok(self.writer(owner, open))
     }
 
     fn writer(&self, owner: &Owner, open: OpenKey) -> ObjectWriter {
         ObjectWriter::new(
-            Arc::clone(&self.om),
+            Arc::clone(self.om()),
             Arc::clone(&self.blocks),
             owner.clone(),
             open,
@@ -353,41 +306,9 @@ impl Storage {
         )
     }
 
-    /// Idempotent: deleting a missing key succeeds. In a versioned bucket
-    /// it adds a delete marker (see [`Deleted`]).
+    /// [`Self::delete_object_if`] whatever the object is.
     pub async fn delete_object(&self, object: ObjectRef<'_>) -> Result<Deleted> {
         self.delete_object_if(object, DeleteCondition::default())
-            .await
-    }
-
-    /// As [`Self::delete_object`], only if the current object meets
-    /// `condition` (see [`DeleteCondition`]).
-    pub async fn delete_object_if(
-        &self,
-        object: ObjectRef<'_>,
-        condition: DeleteCondition,
-    ) -> Result<Deleted> {
-        self.om
-            .delete_object(object.owner(), object.into(), condition)
-            .await
-    }
-
-    /// Replaces the object's tag set; its data, ETag and Last-Modified stay.
-    /// `NoSuchKey` if there is no object.
-    pub async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()> {
-        self.om.put_tags(object.owner(), object.into(), tags).await
-    }
-
-    /// Changes one user metadata entry of the object (see
-    /// [`MetaEntryChange`]), leaving its data, ETag and Last-Modified.
-    /// `NoSuchKey` if there is no object.
-    pub async fn put_meta_entry(
-        &self,
-        object: ObjectRef<'_>,
-        change: MetaEntryChange,
-    ) -> Result<()> {
-        self.om
-            .put_meta_entry(object.owner(), object.into(), change)
             .await
     }
 
@@ -398,7 +319,7 @@ impl Storage {
 
     pub async fn list_objects(&self, bucket: BucketRef<'_>, query: &ListQuery) -> Result<ListPage> {
         let scan = |after: Vec<u8>, limit| {
-            self.om.scan_objects(
+            self.om().scan_objects(
                 bucket.owner,
                 scan_range(&bucket.path(), &query.prefix, after, limit),
             )
@@ -407,25 +328,6 @@ impl Storage {
     }
 
     // ---- multipart uploads ----
-
-    /// Starts a multipart upload; parts are written with [`Storage::create_part`]
-    /// and [`ObjectWriter::commit_part`].
-    pub async fn create_multipart_upload(
-        &self,
-        object: ObjectRef<'_>,
-        upload: NewUpload,
-    ) -> Result<UploadInfo> {
-        self.om
-            .create_multipart_upload(object.owner(), object.into(), upload)
-            .await
-    }
-
-    /// `NoSuchUpload` unless the upload is in progress for this key.
-    pub async fn multipart_upload(&self, upload: UploadRef<'_>) -> Result<UploadInfo> {
-        self.om
-            .multipart_upload(upload.object.owner(), &upload.into())
-            .await
-    }
 
     /// The checksum algorithm every part of the upload is checksummed
     /// with, which is all UploadPart needs of the upload. `NoSuchUpload`
@@ -438,15 +340,6 @@ impl Storage {
         Ok(self.part_settings(upload).await?.checksum_algorithm)
     }
 
-    /// What UploadPart needs of the upload: its parts' checksum algorithm
-    /// and the metadata it was started with. `NoSuchUpload` as
-    /// [`Storage::part_checksum_algorithm`].
-    pub async fn part_settings(&self, upload: UploadRef<'_>) -> Result<PartSettings> {
-        self.om
-            .part_settings(upload.object.owner(), &upload.into())
-            .await
-    }
-
     /// Up to `max_parts` parts numbered above `after` (0: from the first).
     pub async fn list_parts(
         &self,
@@ -456,7 +349,7 @@ impl Storage {
     ) -> Result<PartListPage> {
         let owner = upload.object.owner();
         let mut parts = self
-            .om
+            .om()
             .list_parts(owner, &upload.into(), after, max_parts + 1)
             .await?;
         let is_truncated = parts.len() > max_parts;
@@ -471,26 +364,8 @@ impl Storage {
     /// Every stored part of the upload, in number order.
     pub async fn all_parts(&self, upload: UploadRef<'_>) -> Result<Vec<PartInfo>> {
         let owner = upload.object.owner();
-        self.om
+        self.om()
             .list_parts(owner, &upload.into(), 0, usize::from(MAX_PART_NUMBER))
-            .await
-    }
-
-    /// Makes the chosen parts the object, atomically and without copying
-    /// data: the upload's parts are checked inside the swap.
-    pub async fn complete_multipart_upload(
-        &self,
-        upload: UploadRef<'_>,
-        complete: CompleteUpload,
-    ) -> Result<KeyInfo> {
-        self.om
-            .complete_multipart_upload(upload.object.owner(), upload.into(), complete)
-            .await
-    }
-
-    pub async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()> {
-        self.om
-            .abort_multipart_upload(upload.object.owner(), upload.into())
             .await
     }
 
@@ -500,7 +375,7 @@ impl Storage {
         query: &UploadListQuery,
     ) -> Result<UploadListPage> {
         let scan = |after: Vec<u8>, limit| {
-            self.om.scan_multipart_uploads(
+            self.om().scan_multipart_uploads(
                 bucket.owner,
                 scan_range(&bucket.path(), &query.prefix, after, limit),
             )

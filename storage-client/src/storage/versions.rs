@@ -4,30 +4,14 @@
 use super::{Storage, scan_range};
 use crate::{
     BucketRef, Deleted, KeyInfo, MetaEntryChange, ObjectRef, Result, Tags, VersionListPage,
-    VersionListQuery, Versioning, version_listing,
+    VersionListQuery, version_listing,
 };
 
 impl Storage {
     /// Whether the back end keeps object versions (Ozone does not), and
     /// so can keep object lock, which protects versions.
     pub fn keeps_versions(&self) -> bool {
-        self.om.keeps_versions()
-    }
-
-    pub async fn bucket_versioning(&self, bucket: BucketRef<'_>) -> Result<Versioning> {
-        self.om.versioning(bucket.owner, &bucket.path()).await
-    }
-
-    /// Enables or suspends versioning; `NotImplemented` on a back end that
-    /// keeps no versions.
-    pub async fn put_bucket_versioning(
-        &self,
-        bucket: BucketRef<'_>,
-        state: Versioning,
-    ) -> Result<()> {
-        self.om
-            .set_versioning(bucket.owner, &bucket.path(), state)
-            .await
+        self.keeps_versions
     }
 
     /// Version `version_id` of the object, or the latest when `None`.
@@ -39,7 +23,7 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.lookup(object).await;
         };
-        self.om
+        self.om()
             .lookup_version(object.owner(), &object.into(), version_id)
             .await
     }
@@ -61,7 +45,7 @@ impl Storage {
         version_id: &str,
         bypass: bool,
     ) -> Result<Deleted> {
-        self.om
+        self.om()
             .delete_version(object.owner(), object.into(), version_id.to_owned(), bypass)
             .await
     }
@@ -76,7 +60,7 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_tags(object, tags).await;
         };
-        self.om
+        self.om()
             .put_version_tags(object.owner(), object.into(), version_id.to_owned(), tags)
             .await
     }
@@ -93,7 +77,7 @@ impl Storage {
         let Some(version_id) = version_id else {
             return self.put_meta_entry(object, change).await;
         };
-        self.om
+        self.om()
             .put_version_meta_entry(object.owner(), object.into(), version_id.to_owned(), change)
             .await
     }
@@ -108,7 +92,7 @@ impl Storage {
         query: &VersionListQuery,
     ) -> Result<VersionListPage> {
         let scan = |after: Vec<u8>, after_version: Option<String>, limit| {
-            self.om.scan_versions(
+            self.om().scan_versions(
                 bucket.owner,
                 scan_range(&bucket.path(), &query.prefix, after, limit),
                 after_version,

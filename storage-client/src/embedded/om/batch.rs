@@ -231,9 +231,11 @@ mod tests {
 
     use super::*;
     use crate::embedded::om::{EmbeddedOm, OmSettings};
-    use crate::metadata::{BucketStore, NewBucket, ObjectName, ObjectStore, OpenKey};
+    use crate::metadata::{BucketStore, ObjectName, ObjectStore, OpenKey};
     use crate::token::KeyRing;
-    use crate::{BlockLocation, NewObject, ObjectMeta, Owner, WriteCondition, WriteIntent};
+    use crate::{
+        BlockLocation, BucketRef, NewObject, ObjectMeta, Owner, WriteCondition, WriteIntent,
+    };
 
     fn open_om(dir: &std::path::Path) -> EmbeddedOm {
         let settings = OmSettings {
@@ -293,11 +295,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
         let owner = Owner::new("alice");
-        let bucket = NewBucket {
-            name: "b".into(),
-            region: String::new(),
-        };
-        om.create_bucket(&owner, bucket).await.unwrap();
+        om.create_bucket(BucketRef::new(&owner, "b"), "")
+            .await
+            .unwrap();
         let taken = om
             .create_object(
                 &owner,
@@ -356,28 +356,28 @@ mod tests {
         assert!(matches!(outcomes[4], Err(StorageError::PreconditionFailed)));
 
         assert_eq!(
-            om.lookup(&owner, &ObjectName::new("b", "k1"))
+            om.lookup(BucketRef::new(&owner, "b").object("k1"))
                 .await
                 .unwrap()
                 .etag,
             "e1"
         );
         assert_eq!(
-            om.lookup(&owner, &ObjectName::new("b", "k2"))
+            om.lookup(BucketRef::new(&owner, "b").object("k2"))
                 .await
                 .unwrap()
                 .etag,
             "e2"
         );
         assert_eq!(
-            om.lookup(&owner, &ObjectName::new("b", "taken"))
+            om.lookup(BucketRef::new(&owner, "b").object("taken"))
                 .await
                 .unwrap()
                 .etag,
             "old"
         );
         assert!(
-            om.lookup(&owner, &ObjectName::new("b", "bad"))
+            om.lookup(BucketRef::new(&owner, "b").object("bad"))
                 .await
                 .is_err()
         );
@@ -397,11 +397,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let om = open_om(dir.path());
         let owner = Owner::new("alice");
-        let bucket = NewBucket {
-            name: "b".into(),
-            region: String::new(),
-        };
-        om.create_bucket(&owner, bucket).await.unwrap();
+        om.create_bucket(BucketRef::new(&owner, "b"), "")
+            .await
+            .unwrap();
         let first = om
             .create_object(
                 &owner,
@@ -446,7 +444,7 @@ mod tests {
         assert!(matches!(failed_rx.await.unwrap(), Err(StorageError::Io(_))));
         // Nothing of the abandoned transaction was committed.
         assert!(
-            om.lookup(&owner, &ObjectName::new("b", "first"))
+            om.lookup(BucketRef::new(&owner, "b").object("first"))
                 .await
                 .is_err()
         );

@@ -13,7 +13,7 @@ use crate::embedded::schema::{
     BUCKETS, BucketRecord, KEYS, bucket_end, decode, encode, object_key,
 };
 use crate::metadata::{BucketStore, NewBucket};
-use crate::{BucketInfo, Owner, Result, StorageError};
+use crate::{BucketInfo, BucketRef, Owner, Result, StorageError};
 
 impl Inner {
     pub(super) fn create_bucket(&self, owner: &Owner, bucket: &NewBucket) -> Result<()> {
@@ -112,8 +112,8 @@ impl Inner {
 
 #[async_trait]
 impl BucketStore for EmbeddedOm {
-    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()> {
-        let owner = owner.clone();
+    async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
+        let (owner, bucket) = (bucket.owner.clone(), NewBucket::new(bucket, region));
         self.run(move |om| om.create_bucket(&owner, &bucket)).await
     }
 
@@ -127,14 +127,14 @@ impl BucketStore for EmbeddedOm {
         self.run(move |om| om.list_buckets(owner.as_ref())).await
     }
 
-    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
-        let (name, from, to) = (name.to_owned(), from.clone(), to.clone());
+    async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
+        let (name, from, to) = (bucket.path().into_owned(), bucket.owner.clone(), to.clone());
         self.run(move |om| om.set_bucket_owner(&name, &from, &to))
             .await
     }
 
-    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
-        let (owner, name) = (owner.clone(), name.to_owned());
+    async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
+        let (owner, name) = (bucket.owner.clone(), bucket.path().into_owned());
         self.run(move |om| om.delete_bucket(&owner, &name)).await
     }
 }

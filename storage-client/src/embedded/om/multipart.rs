@@ -20,14 +20,14 @@ use crate::embedded::schema::{
 };
 use crate::embedded::{DbResult, now_ms};
 use crate::metadata::{
-    ObjectName, ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore,
-    recorded_parts_are, validate_key,
+    ObjectName, ObjectStore, OpenKey, PartName, ScanRange, UploadName, UploadStore, validate_key,
 };
 use crate::multipart::{
     CompleteUpload, NewUpload, PartCommit, PartInfo, PartSettings, UploadInfo, position,
 };
 use crate::{
-    BlockId, BlockLocation, KeyInfo, Owner, PartSummary, Result, StorageError, WriteIntent,
+    BlockId, BlockLocation, KeyInfo, ObjectRef, Owner, PartSummary, Result, StorageError,
+    UploadRef, WriteIntent,
 };
 
 /// Upload ids are 128 random bits in hex: unguessable, and free of the
@@ -451,24 +451,23 @@ fn assemble(
 impl UploadStore for EmbeddedOm {
     async fn create_multipart_upload(
         &self,
-        owner: &Owner,
-        object: ObjectName,
+        object: ObjectRef<'_>,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
-        let owner = owner.clone();
+        let (owner, object) = (object.owner().clone(), ObjectName::from(object));
         self.run(move |om| om.create_multipart_upload(&owner, &object, upload))
             .await
     }
 
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo> {
-        let (owner, upload) = (owner.clone(), upload.clone());
+    async fn multipart_upload(&self, upload: UploadRef<'_>) -> Result<UploadInfo> {
+        let (owner, upload) = (upload.object.owner().clone(), UploadName::from(upload));
         self.run(move |om| om.multipart_upload(&owner, &upload))
             .await
     }
 
     /// Looks the upload up: `create_part` does not.
-    async fn part_settings(&self, owner: &Owner, upload: &UploadName) -> Result<PartSettings> {
-        let upload = self.multipart_upload(owner, upload).await?;
+    async fn part_settings(&self, upload: UploadRef<'_>) -> Result<PartSettings> {
+        let upload = self.multipart_upload(upload).await?;
         Ok(PartSettings {
             checksum_algorithm: upload.checksum_algorithm,
             meta: upload.meta,
@@ -518,21 +517,16 @@ impl UploadStore for EmbeddedOm {
 
     async fn complete_multipart_upload(
         &self,
-        owner: &Owner,
-        upload: UploadName,
+        upload: UploadRef<'_>,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
-        let owner = owner.clone();
+        let (owner, upload) = (upload.object.owner().clone(), UploadName::from(upload));
         self.run(move |om| om.complete_multipart_upload(&owner, &upload, complete))
             .await
     }
 
-    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
-        recorded_parts_are(object, parts)
-    }
-
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()> {
-        let owner = owner.clone();
+    async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()> {
+        let (owner, upload) = (upload.object.owner().clone(), UploadName::from(upload));
         self.run(move |om| om.abort_multipart_upload(&owner, &upload))
             .await
     }

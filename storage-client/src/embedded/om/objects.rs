@@ -22,8 +22,8 @@ use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key}
 use crate::token::SecretKey;
 use crate::{
     BlockId, BlockLocation, BytesWithKey, DeleteCondition, Deleted, KeyInfo, ListEntry,
-    MetaEntryChange, NewObject, Owner, Result, StorageError, Versioning, WriteCondition,
-    WriteIntent,
+    MetaEntryChange, NewObject, ObjectRef, Owner, Result, StorageError, Tags, Versioning,
+    WriteCondition, WriteIntent,
 };
 
 /// A commit's checked inputs: its upload, the object's block layout
@@ -487,8 +487,8 @@ impl Inner {
 impl ObjectStore for EmbeddedOm {
     /// On the calling thread (see `read_inline`); once per key rotation it
     /// also waits for a durable commit of the new signing key.
-    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
-        let (owner, object) = (owner.clone(), object.clone());
+    async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo> {
+        let (owner, object) = (object.owner().clone(), ObjectName::from(object));
         self.read_inline(move |om| om.lookup(&owner, &object)).await
     }
 
@@ -547,13 +547,12 @@ impl ObjectStore for EmbeddedOm {
         .await
     }
 
-    async fn delete_object(
+    async fn delete_object_if(
         &self,
-        owner: &Owner,
-        object: ObjectName,
+        object: ObjectRef<'_>,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
-        let owner = owner.clone();
+        let (owner, object) = (object.owner().clone(), ObjectName::from(object));
         self.batched(
             true,
             Box::new(move |_, _, txn| Inner::delete_object(txn, &owner, &object, &condition)),
@@ -561,23 +560,13 @@ impl ObjectStore for EmbeddedOm {
         .await
     }
 
-    async fn put_tags(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        tags: Vec<(String, String)>,
-    ) -> Result<()> {
-        let owner = owner.clone();
+    async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()> {
+        let (owner, object) = (object.owner().clone(), ObjectName::from(object));
         self.run(move |om| om.put_tags(&owner, &object, tags)).await
     }
 
-    async fn put_meta_entry(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        change: MetaEntryChange,
-    ) -> Result<()> {
-        let owner = owner.clone();
+    async fn put_meta_entry(&self, object: ObjectRef<'_>, change: MetaEntryChange) -> Result<()> {
+        let (owner, object) = (object.owner().clone(), ObjectName::from(object));
         self.run(move |om| om.put_meta_entry(&owner, &object, change))
             .await
     }

@@ -9,11 +9,12 @@ use super::{LIST_BATCH, OzoneMetadata};
 use crate::metadata::{BucketStore, NewBucket};
 use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::om_client::S3_VOLUME;
-use crate::{BucketInfo, Namespace, Owner, Result, StorageError};
+use crate::{BucketInfo, BucketRef, Namespace, Owner, Result, StorageError};
 
 #[async_trait]
 impl BucketStore for OzoneMetadata {
-    async fn create_bucket(&self, owner: &Owner, bucket: NewBucket) -> Result<()> {
+    async fn create_bucket(&self, bucket: BucketRef<'_>, region: &str) -> Result<()> {
+        let (owner, bucket) = (bucket.owner, NewBucket::new(bucket, region));
         match self
             .om
             .create_bucket(
@@ -70,7 +71,8 @@ impl BucketStore for OzoneMetadata {
     /// then changed (a change by another replica in between is not seen).
     /// Signed as the system identity: `from` may be a deleted key, whose
     /// secret is gone.
-    async fn set_bucket_owner(&self, name: &str, from: &Owner, to: &Owner) -> Result<()> {
+    async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()> {
+        let (name, from) = (&*bucket.path(), bucket.owner);
         if self.info_bucket(name).await?.owner != from.access_key {
             return Err(StorageError::PreconditionFailed);
         }
@@ -79,7 +81,8 @@ impl BucketStore for OzoneMetadata {
             .await
     }
 
-    async fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
+    async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
+        let (owner, name) = (bucket.owner, &*bucket.path());
         self.delete_own_bucket(owner, name).await?;
         // A bucket made again under the name never sees these (see
         // `BucketDocuments`): the sweep only reclaims their space.

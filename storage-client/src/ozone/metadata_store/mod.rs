@@ -53,6 +53,8 @@ mod documents;
 mod objects;
 mod uploads;
 
+pub(crate) use uploads::completed_by;
+
 /// The system bucket holding one empty key per credential.
 const CREDENTIALS_BUCKET: &str = "s3gw-credentials";
 /// The system bucket holding per-object records: multipart checksums and
@@ -411,7 +413,7 @@ impl OzoneMetadata {
                     object: ObjectName::new(bucket, &upload.key),
                     upload_id: upload.upload_id,
                 };
-                match self.abort_multipart_upload(owner, upload).await {
+                match self.abort_named(owner, upload).await {
                     Ok(()) | Err(StorageError::NoSuchUpload) => {}
                     Err(e) => return Err(e),
                 }

@@ -12,32 +12,14 @@ use crate::ozone::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
 use crate::{
-    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject, Owner,
-    Result, StorageError, WriteIntent,
+    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject,
+    ObjectRef, Owner, Result, StorageError, Tags, WriteIntent,
 };
 
 #[async_trait]
 impl ObjectStore for OzoneMetadata {
-    async fn lookup(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
-        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
-        if is_blank(key) {
-            return Err(StorageError::NoSuchKey);
-        }
-        let name = self.ozone_name(bucket);
-        let found = self
-            .om
-            .get_key_info(&owner.access_key, &name, key, false)
-            .await?;
-        let recorded = if found.is_multipart {
-            self.checksums.object(&name, &found).await?
-        } else {
-            ObjectChecksums::default()
-        };
-        let changes = self.entries.changes(&name, &found).await?;
-        let mut info = key_info(found);
-        info.bucket = bucket.to_owned();
-        changes.apply(&mut info.meta.user);
-        Ok(with_checksums(info, recorded))
+    async fn lookup(&self, object: ObjectRef<'_>) -> Result<KeyInfo> {
+        self.lookup_named(object.owner(), &object.into()).await
     }
 
     async fn create_object(
@@ -116,76 +98,23 @@ impl ObjectStore for OzoneMetadata {
         Ok(())
     }
 
-    /// The OM deletes unconditionally: a condition is refused, never
-    /// ignored.
-    async fn delete_object(
+    async fn delete_object_if(
         &self,
-        owner: &Owner,
-        object: ObjectName,
+        object: ObjectRef<'_>,
         condition: DeleteCondition,
     ) -> Result<Deleted> {
-        if !condition.is_none() {
-            return Err(StorageError::NotImplemented(
-                "a conditional delete on the Ozone back end (its OM deletes unconditionally)"
-                    .into(),
-            ));
-        }
-        if is_blank(&object.key) {
-            // No such key can exist here; the OM would look at the bucket.
-            return Ok(Deleted::default());
-        }
-        let name = self.ozone_name(&object.bucket);
-        self.forget_records(&name, &object.key).await?;
-        match self
-            .om
-            .delete_key(&owner.access_key, &name, &object.key)
+        self.delete_named(object.owner(), object.into(), condition)
             .await
-        {
-            Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
-            Err(e) => Err(e),
-        }
     }
 
-    async fn put_tags(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        tags: Vec<(String, String)>,
-    ) -> Result<()> {
-        if is_blank(&object.key) {
-            return Err(StorageError::NoSuchKey);
-        }
-        let name = self.ozone_name(&object.bucket);
-        if tags.is_empty() {
-            self.om
-                .delete_tags(&owner.access_key, &name, &object.key)
-                .await
-        } else {
-            self.om
-                .put_tags(&owner.access_key, &name, &object.key, &tags)
-                .await
-        }
+    async fn put_tags(&self, object: ObjectRef<'_>, tags: Tags) -> Result<()> {
+        self.put_tags_named(object.owner(), object.into(), tags)
+            .await
     }
 
-    /// Ozone's OM has no call that changes a committed key's metadata
-    /// alone (only its tags): the change is kept as a record of the key as
-    /// it is now ([`EntryRecords`](crate::ozone::entry_records)).
-    async fn put_meta_entry(
-        &self,
-        owner: &Owner,
-        object: ObjectName,
-        change: MetaEntryChange,
-    ) -> Result<()> {
-        if is_blank(&object.key) {
-            return Err(StorageError::NoSuchKey);
-        }
-        let name = self.ozone_name(&object.bucket);
-        // With its blocks, as `lookup` reads it: the record names them.
-        let found = self
-            .om
-            .get_key_info(&owner.access_key, &name, &object.key, false)
-            .await?;
-        self.entries.change(&name, &found, change).await
+    async fn put_meta_entry(&self, object: ObjectRef<'_>, change: MetaEntryChange) -> Result<()> {
+        self.put_meta_entry_named(object.owner(), object.into(), change)
+            .await
     }
 
     async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
@@ -237,5 +166,103 @@ impl ObjectStore for OzoneMetadata {
         }
         out.truncate(limit);
         Ok(out)
+    }
+}
+
+/// The object calls by the names the facade resolved, which the version
+/// calls (an object's `null` version) reach too.
+impl OzoneMetadata {
+    pub(crate) async fn lookup_named(&self, owner: &Owner, object: &ObjectName) -> Result<KeyInfo> {
+        let (bucket, key) = (object.bucket.as_str(), object.key.as_str());
+        if is_blank(key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(bucket);
+        let found = self
+            .om
+            .get_key_info(&owner.access_key, &name, key, false)
+            .await?;
+        let recorded = if found.is_multipart {
+            self.checksums.object(&name, &found).await?
+        } else {
+            ObjectChecksums::default()
+        };
+        let changes = self.entries.changes(&name, &found).await?;
+        let mut info = key_info(found);
+        info.bucket = bucket.to_owned();
+        changes.apply(&mut info.meta.user);
+        Ok(with_checksums(info, recorded))
+    }
+
+    /// The OM deletes unconditionally: a condition is refused, never
+    /// ignored.
+    pub(crate) async fn delete_named(
+        &self,
+        owner: &Owner,
+        object: ObjectName,
+        condition: DeleteCondition,
+    ) -> Result<Deleted> {
+        if !condition.is_none() {
+            return Err(StorageError::NotImplemented(
+                "a conditional delete on the Ozone back end (its OM deletes unconditionally)"
+                    .into(),
+            ));
+        }
+        if is_blank(&object.key) {
+            // No such key can exist here; the OM would look at the bucket.
+            return Ok(Deleted::default());
+        }
+        let name = self.ozone_name(&object.bucket);
+        self.forget_records(&name, &object.key).await?;
+        match self
+            .om
+            .delete_key(&owner.access_key, &name, &object.key)
+            .await
+        {
+            Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(crate) async fn put_tags_named(
+        &self,
+        owner: &Owner,
+        object: ObjectName,
+        tags: Tags,
+    ) -> Result<()> {
+        if is_blank(&object.key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(&object.bucket);
+        if tags.is_empty() {
+            self.om
+                .delete_tags(&owner.access_key, &name, &object.key)
+                .await
+        } else {
+            self.om
+                .put_tags(&owner.access_key, &name, &object.key, &tags)
+                .await
+        }
+    }
+
+    /// Ozone's OM has no call that changes a committed key's metadata
+    /// alone (only its tags): the change is kept as a record of the key as
+    /// it is now ([`EntryRecords`](crate::ozone::entry_records)).
+    pub(crate) async fn put_meta_entry_named(
+        &self,
+        owner: &Owner,
+        object: ObjectName,
+        change: MetaEntryChange,
+    ) -> Result<()> {
+        if is_blank(&object.key) {
+            return Err(StorageError::NoSuchKey);
+        }
+        let name = self.ozone_name(&object.bucket);
+        // With its blocks, as `lookup` reads it: the record names them.
+        let found = self
+            .om
+            .get_key_info(&owner.access_key, &name, &object.key, false)
+            .await?;
+        self.entries.change(&name, &found, change).await
     }
 }

@@ -17,16 +17,19 @@ use crate::ozone::model::OpenPart;
 use crate::ozone::object_mapping::{
     block_from_location, key_info, object_metadata, ozone_multipart_etag,
 };
-use crate::{BlockLocation, KeyInfo, ObjectChecksum, Owner, Result, StorageError, WriteIntent};
+use crate::{
+    BlockLocation, KeyInfo, ObjectChecksum, ObjectRef, Owner, Result, StorageError, UploadRef,
+    WriteIntent,
+};
 
 #[async_trait]
 impl UploadStore for OzoneMetadata {
     async fn create_multipart_upload(
         &self,
-        owner: &Owner,
-        object: ObjectName,
+        object: ObjectRef<'_>,
         upload: NewUpload,
     ) -> Result<UploadInfo> {
+        let (owner, object) = (object.owner(), ObjectName::from(object));
         storable_key(&object.key)?;
         let metadata = object_metadata(&upload.meta, None);
         let upload_id = self
@@ -58,7 +61,8 @@ impl UploadStore for OzoneMetadata {
         })
     }
 
-    async fn multipart_upload(&self, owner: &Owner, upload: &UploadName) -> Result<UploadInfo> {
+    async fn multipart_upload(&self, upload: UploadRef<'_>) -> Result<UploadInfo> {
+        let (owner, upload) = (upload.object.owner(), &UploadName::from(upload));
         let (bucket, key, upload_id) = (
             upload.object.bucket.as_str(),
             upload.object.key.as_str(),
@@ -119,8 +123,8 @@ impl UploadStore for OzoneMetadata {
     /// in progress (NO_SUCH_MULTIPART_UPLOAD_ERROR), so UploadPart sends it
     /// only the part's own commands (CreateKey, AllocateBlock,
     /// CommitMultipartUploadPart), as Ozone's own S3 gateway does.
-    async fn part_settings(&self, _owner: &Owner, upload: &UploadName) -> Result<PartSettings> {
-        let settings = self.checksums.upload(&upload.upload_id).await?;
+    async fn part_settings(&self, upload: UploadRef<'_>) -> Result<PartSettings> {
+        let settings = self.checksums.upload(upload.upload_id).await?;
         Ok(PartSettings {
             checksum_algorithm: settings.algorithm,
             meta: settings.meta,
@@ -237,10 +241,10 @@ impl UploadStore for OzoneMetadata {
 
     async fn complete_multipart_upload(
         &self,
-        owner: &Owner,
-        upload: UploadName,
+        upload: UploadRef<'_>,
         complete: CompleteUpload,
     ) -> Result<KeyInfo> {
+        let (owner, upload) = (upload.object.owner(), UploadName::from(upload));
         let (bucket, key, upload_id) = (
             upload.object.bucket.as_str(),
             upload.object.key.as_str(),
@@ -304,37 +308,8 @@ impl UploadStore for OzoneMetadata {
         Ok(with_checksums(info, checksums))
     }
 
-    /// Ozone keeps no part ETags on a completed key, but names the object
-    /// after them (see [`ozone_multipart_etag`]).
-    fn completed_by(&self, object: &KeyInfo, parts: &[(u16, String)]) -> bool {
-        object.parts.len() == parts.len()
-            && object
-                .parts
-                .iter()
-                .zip(parts)
-                .all(|(part, (number, _))| part.number == *number)
-            && object.etag == ozone_multipart_etag(parts)
-    }
-
-    async fn abort_multipart_upload(&self, owner: &Owner, upload: UploadName) -> Result<()> {
-        self.om
-            .abort_multipart(
-                &owner.access_key,
-                &self.ozone_name(&upload.object.bucket),
-                &upload.object.key,
-                &upload.upload_id,
-            )
-            .await?;
-        let upload_id = upload.upload_id.as_str();
-        match self.checksums.parts(upload_id).await {
-            Ok(recorded) => {
-                self.checksums
-                    .forget_upload(upload_id, recorded.into_keys())
-                    .await;
-            }
-            Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
-        }
-        Ok(())
+    async fn abort_multipart_upload(&self, upload: UploadRef<'_>) -> Result<()> {
+        self.abort_named(upload.object.owner(), upload.into()).await
     }
 
     async fn scan_multipart_uploads(
@@ -385,4 +360,40 @@ impl UploadStore for OzoneMetadata {
         out.truncate(limit);
         Ok(out)
     }
+}
+
+impl OzoneMetadata {
+    /// Ends the upload `upload`, named as the facade resolved it.
+    pub(crate) async fn abort_named(&self, owner: &Owner, upload: UploadName) -> Result<()> {
+        self.om
+            .abort_multipart(
+                &owner.access_key,
+                &self.ozone_name(&upload.object.bucket),
+                &upload.object.key,
+                &upload.upload_id,
+            )
+            .await?;
+        let upload_id = upload.upload_id.as_str();
+        match self.checksums.parts(upload_id).await {
+            Ok(recorded) => {
+                self.checksums
+                    .forget_upload(upload_id, recorded.into_keys())
+                    .await;
+            }
+            Err(e) => tracing::warn!(error = %e, upload_id, "cannot list part checksum records"),
+        }
+        Ok(())
+    }
+}
+
+/// Ozone keeps no part ETags on a completed key, but names the object
+/// after them (see [`ozone_multipart_etag`]).
+pub(crate) fn completed_by(object: &KeyInfo, parts: &[(u16, String)]) -> bool {
+    object.parts.len() == parts.len()
+        && object
+            .parts
+            .iter()
+            .zip(parts)
+            .all(|(part, (number, _))| part.number == *number)
+        && object.etag == ozone_multipart_etag(parts)
 }

@@ -7,17 +7,19 @@ use async_trait::async_trait;
 
 use crate::embedded::om::{EmbeddedOm, Inner};
 use crate::metadata::{ObjectName, ScanRange, VersionStore};
-use crate::{Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Versioning};
+use crate::{
+    BucketRef, Deleted, KeyInfo, MetaEntryChange, Owner, Result, VersionEntry, Versioning,
+};
 
 #[async_trait]
 impl VersionStore for EmbeddedOm {
-    async fn versioning(&self, owner: &Owner, bucket: &str) -> Result<Versioning> {
-        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+    async fn bucket_versioning(&self, bucket: BucketRef<'_>) -> Result<Versioning> {
+        let (owner, bucket) = (bucket.owner.clone(), bucket.path().into_owned());
         self.run(move |om| om.versioning(&owner, &bucket)).await
     }
 
-    async fn set_versioning(&self, owner: &Owner, bucket: &str, state: Versioning) -> Result<()> {
-        let (owner, bucket) = (owner.clone(), bucket.to_owned());
+    async fn put_bucket_versioning(&self, bucket: BucketRef<'_>, state: Versioning) -> Result<()> {
+        let (owner, bucket) = (bucket.owner.clone(), bucket.path().into_owned());
         self.run(move |om| om.set_versioning(&owner, &bucket, state))
             .await
     }
