@@ -242,6 +242,9 @@ def test_upload_part_copy_with_a_source_range(s3, bucket):
                                  CopySource={"Bucket": bucket, "Key": "src"}, CopySourceRange="bytes=10-19")
     assert copied["CopyPartResult"]["ETag"] == f'"{md5_hex(source)}"'
     assert ranged["CopyPartResult"]["ETag"] == f'"{md5_hex(source[10:20])}"'
+    listed = s3.list_parts(Bucket=bucket, Key="dst", UploadId=upload_id)["Parts"]
+    assert [copied["CopyPartResult"]["LastModified"], ranged["CopyPartResult"]["LastModified"]] == \
+        [part["LastModified"] for part in listed], "each copied part is answered with its stored time"
     parts = [{"PartNumber": 1, "ETag": copied["CopyPartResult"]["ETag"]},
              {"PartNumber": 2, "ETag": ranged["CopyPartResult"]["ETag"]}]
     complete(s3, bucket, "dst", upload_id, parts)

@@ -2,10 +2,12 @@
 //! (streamed, digested, verified before anything is kept), then committed
 //! as part N of the upload, replacing an earlier part N.
 
+use std::time::SystemTime;
+
 use axum::response::Response;
 use http::request::Parts;
 use http::{StatusCode, header};
-use storage_client::{PartCommit, PartNumber, UploadRef};
+use storage_client::{PartCommit, PartInfo, PartNumber, UploadRef};
 
 use super::upload_error;
 use crate::auth::Payload;
@@ -179,12 +181,13 @@ pub async fn upload_part_copy(
         .commit_part(upload.upload_id, number, PartCommit { etag, checksum })
         .await
         .map_err(|err| upload_error(upload, err))?;
+    let last_modified = stored_time(state, upload, number, &part).await;
     let mut response = xml_response(
         "CopyPartResult",
         &xml::CopyObjectResult {
             xmlns: S3_NAMESPACE,
             etag: quoted_etag(&part.etag),
-            last_modified: xml::iso8601(part.last_modified),
+            last_modified: xml::iso8601(last_modified),
             checksum: part
                 .checksum
                 .as_ref()
@@ -195,4 +198,22 @@ pub async fn upload_part_copy(
         encrypted.echo(response.headers_mut());
     }
     Ok(response)
+}
+
+/// The part's Last-Modified as ListParts shows it. Ozone's OM stamps a
+/// part's time itself (as it does a key's, see CopyObject), so what a
+/// commit reports there is the gateway's clock a little later; one
+/// ListParts call per copied part gives the stored time.
+async fn stored_time(
+    state: &AppState,
+    upload: UploadRef<'_>,
+    number: PartNumber,
+    committed: &PartInfo,
+) -> SystemTime {
+    let listed = state.storage.list_parts(upload, number.get() - 1, 1).await;
+    listed
+        .ok()
+        .and_then(|page| page.parts.into_iter().next())
+        .filter(|stored| stored.number == number.get() && stored.etag == committed.etag)
+        .map_or(committed.last_modified, |stored| stored.last_modified)
 }
