@@ -715,6 +715,18 @@ const PUBLIC_ACCESS = ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy
 
 const bucketPath = (subresource) => `${encodeURIComponent(view.bucket)}?${subresource}`;
 
+// A setting shows the answer of its latest read. Opening a bucket reads
+// every setting, and a change made while those reads run (or a bucket
+// opened after them) must not be undone by an earlier answer that arrives
+// late: each read or change takes a number, and a read whose number is no
+// longer the setting's latest shows nothing.
+const settingReads = new Map();
+function newRead(subresource) {
+  const number = (settingReads.get(subresource) || 0) + 1;
+  settingReads.set(subresource, number);
+  return () => settingReads.get(subresource) === number;
+}
+
 const CRC32_TABLE = (() => {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -783,8 +795,10 @@ async function loadSettings() {
   // Versions are worth showing once versioning was ever on (Suspended keeps them).
   $("versions-toggle").hidden = state === "";
   for (const { query: subresource } of DOCUMENTS) {
+    const latest = newRead(subresource);
     const answer = await s3("GET", bucketPath(subresource));
-    $(subresource).value = answer.ok ? await answer.text() : "";
+    const text = answer.ok ? await answer.text() : "";
+    if (latest()) $(subresource).value = text;
   }
   await Promise.all([loadPublicAccess(), loadObjectLock()]);
 }
@@ -821,11 +835,13 @@ function documentEditor(setting) {
 }
 
 async function saveDocument({ query: subresource, label, type }) {
+  newRead(subresource);
   await changeSetting(`${subresource}-error`, () => putSetting(subresource, type, $(subresource).value),
     `${label} saved.`);
 }
 
 async function deleteDocument({ query: subresource, label }) {
+  newRead(subresource);
   const deleted = await changeSetting(`${subresource}-error`,
     () => s3("DELETE", bucketPath(subresource)), `${label} deleted.`);
   if (deleted) $(subresource).value = "";
@@ -833,14 +849,17 @@ async function deleteDocument({ query: subresource, label }) {
 
 // No configuration (NoSuchPublicAccessBlockConfiguration) is all off.
 async function loadPublicAccess() {
+  const latest = newRead("publicAccessBlock");
   const answer = await s3("GET", bucketPath("publicAccessBlock"));
   const doc = answer.ok ? await xml(answer) : null;
+  if (!latest()) return;
   for (const flag of PUBLIC_ACCESS) {
     $(`pab-${flag}`).checked = doc !== null && textOf(doc, flag) === "true";
   }
 }
 
 async function savePublicAccess() {
+  newRead("publicAccessBlock");
   const body = s3Xml("PublicAccessBlockConfiguration",
     PUBLIC_ACCESS.map((flag) => [flag, String($(`pab-${flag}`).checked)]));
   await changeSetting("public-access-error",
@@ -848,6 +867,7 @@ async function savePublicAccess() {
 }
 
 async function deletePublicAccess() {
+  newRead("publicAccessBlock");
   const deleted = await changeSetting("public-access-error",
     () => s3("DELETE", bucketPath("publicAccessBlock")), "Public access block deleted.");
   if (deleted) await loadPublicAccess();
