@@ -33,6 +33,6 @@ metadata_role! {
             kind: BucketDocument,
             document: Option<String>
         ) -> Result<()>
-            => internal, custom(wrote_bucket_document);
+            => internal, custom(cached_put_bucket_document);
     }
 }

@@ -21,7 +21,7 @@ metadata_role! {
             => facade, pass;
         /// Adds the credential or replaces the one with its access key.
         async fn put_credential(&self, cred: Credential) -> Result<()>
-            => facade, custom(wrote_credential);
+            => facade, custom(cached_put_credential);
         /// Refuses a secret the back end's own S3 secret store holds otherwise
         /// for `access_key` where that store must agree (Ozone with security
         /// on); `InvalidArgument` saying what to do.
@@ -37,13 +37,13 @@ metadata_role! {
         /// (a wrong signature, an unknown key: it does not say which).
         async fn vouch(&self, access_key: &str, string_to_sign: &str, signature: &str)
             -> Result<Option<Namespace>>
-            => facade, custom(vouched);
+            => facade, custom(cached_vouch);
         /// Every credential, with its secret.
         async fn list_credentials(&self) -> Result<Vec<Credential>>
             => facade, pass;
         /// Returns false if no such key existed.
         async fn delete_credential(&self, access_key: &str) -> Result<bool>
-            => facade, custom(deleted_credential);
+            => facade, custom(cached_delete_credential);
         /// Whether the store answers, at the cost of one small read: what a
         /// load balancer's readiness probe asks many times a minute.
         async fn ready(&self) -> Result<()>

@@ -130,7 +130,7 @@ impl CachedMetadata {
             .await
     }
 
-    pub(crate) async fn wrote_credential(&self, cred: Credential) -> Result<()> {
+    pub(crate) async fn cached_put_credential(&self, cred: Credential) -> Result<()> {
         let access_key = cred.access_key.clone();
         let result = self.inner.put_credential(cred).await;
         // Even a failed write may have stored the key: never refuse it unasked.
@@ -138,7 +138,7 @@ impl CachedMetadata {
         result
     }
 
-    pub(crate) async fn vouched(
+    pub(crate) async fn cached_vouch(
         &self,
         access_key: &str,
         string_to_sign: &str,
@@ -154,7 +154,7 @@ impl CachedMetadata {
         Ok(vouched)
     }
 
-    pub(crate) async fn deleted_credential(&self, access_key: &str) -> Result<bool> {
+    pub(crate) async fn cached_delete_credential(&self, access_key: &str) -> Result<bool> {
         let result = self.inner.delete_credential(access_key).await;
         // A failed delete may have left the key: it is not refused unasked.
         self.cache
@@ -178,7 +178,7 @@ impl CachedMetadata {
         self.cache.bucket_document(bucket, kind, load).await
     }
 
-    pub(crate) async fn wrote_bucket_document(
+    pub(crate) async fn cached_put_bucket_document(
         &self,
         owner: &Owner,
         bucket: &BucketInfo,
