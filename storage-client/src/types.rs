@@ -401,6 +401,20 @@ pub struct NewObject {
     pub checksum: Option<ObjectChecksum>,
 }
 
+/// What a bucket holds, counted in one pass (see
+/// [`crate::MetadataFacade::bucket_usage`]). Delete markers are not
+/// counted; uploads in progress are not objects yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BucketUsage {
+    /// Current objects: the latest version of each key, unless that is a
+    /// delete marker.
+    pub objects: u64,
+    pub bytes: u64,
+    /// Older versions kept by versioning.
+    pub noncurrent_versions: u64,
+    pub noncurrent_bytes: u64,
+}
+
 /// What one reclamation pass did (see [`crate::Storage::reclaim_now`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReclaimStats {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::role::metadata_role;
-use crate::{BucketInfo, BucketRef, Owner, Result};
+use crate::{BucketInfo, BucketRef, BucketUsage, Owner, Result};
 
 /// A bucket to create, as a back end keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +49,11 @@ metadata_role! {
         /// as they are; the caller changes what names the owner.
         async fn set_bucket_owner(&self, bucket: BucketRef<'_>, to: &Owner) -> Result<()>
             => facade, forgets_bucket(bucket.path());
+        /// What the bucket holds now, counted by the back end in one pass
+        /// (one read transaction where it has them) rather than by paging
+        /// a listing through the facade. `NoSuchBucket` if none.
+        async fn bucket_usage(&self, bucket: BucketRef<'_>) -> Result<BucketUsage>
+            => facade, pass;
         /// `BucketNotEmpty` unless the bucket holds no object; uploads in
         /// progress end with it, as in S3.
         async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()>

@@ -20,8 +20,9 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    BucketRef, Credential, DeleteCondition, KeyInfo, ListQuery, Namespace, NewObject, NewUpload,
-    ObjectMeta, Owner, Result, Storage, StorageError, WriteCondition, WriteIntent,
+    BucketRef, BucketUsage, Credential, DeleteCondition, KeyInfo, ListQuery, Namespace, NewObject,
+    NewUpload, ObjectMeta, Owner, Result, Storage, StorageError, Versioning, WriteCondition,
+    WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -71,6 +72,7 @@ macro_rules! suite {
         conformance::suite!(@cases ($open) ($caps) ($(#[$attr])*)
             buckets_and_ownership
             a_bucket_changes_hands
+            bucket_usage_counts_what_it_holds
             conditional_delete
             put_get_overwrite_delete
             ranges
@@ -347,6 +349,65 @@ pub async fn a_bucket_changes_hands(s: &Storage, _: &Capabilities) {
 
 /// A delete on a condition about the current object: refused unless it
 /// holds, and never done unconditionally where it cannot be checked.
+/// What a bucket holds, as its owner's listing would count it: the
+/// latest version of each key, unless a delete marker, and the older
+/// versions apart; an upload in progress is no object yet.
+pub async fn bucket_usage_counts_what_it_holds(s: &Storage, caps: &Capabilities) {
+    let a = alice();
+    let bucket = BucketRef::new(&a, "b");
+    assert_err(
+        s.bucket_usage(bucket).await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "a missing bucket",
+    );
+    s.create_bucket(bucket, "").await.unwrap();
+    assert_eq!(
+        s.bucket_usage(bucket).await.unwrap(),
+        BucketUsage::default()
+    );
+
+    put(s, &a, "b", "k1", b"abc").await;
+    put(s, &a, "b", "k2", b"hello").await;
+    put(s, &a, "b", "k1", b"abcd").await;
+    put(s, &a, "b", "dir/k3", b"").await;
+    s.create_multipart_upload(bucket.object("pending"), NewUpload::default())
+        .await
+        .unwrap();
+    let unversioned = BucketUsage {
+        objects: 3,
+        bytes: 9,
+        ..BucketUsage::default()
+    };
+    assert_eq!(s.bucket_usage(bucket).await.unwrap(), unversioned);
+    if caps.checks_owner {
+        assert_err(
+            s.bucket_usage(BucketRef::new(&bob(), "b")).await,
+            |e| matches!(e, StorageError::AccessDenied),
+            "a stranger's count",
+        );
+    }
+    if !caps.versioning {
+        return;
+    }
+
+    s.put_bucket_versioning(bucket, Versioning::Enabled)
+        .await
+        .unwrap();
+    put(s, &a, "b", "k2", b"hello, world").await;
+    s.delete_object_if(bucket.object("k1"), DeleteCondition::default())
+        .await
+        .unwrap();
+    // k1's 4 bytes and k2's first 5 are noncurrent now; the marker on k1
+    // counts as nothing.
+    let versioned = BucketUsage {
+        objects: 2,
+        bytes: 12,
+        noncurrent_versions: 2,
+        noncurrent_bytes: 9,
+    };
+    assert_eq!(s.bucket_usage(bucket).await.unwrap(), versioned);
+}
+
 pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
     let a = alice();
     s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();

@@ -10,10 +10,11 @@ use redb::ReadableTable;
 use super::{EmbeddedOm, Inner, bucket_documents, bucket_info, multipart, owned_bucket, versions};
 use crate::embedded::DbResult;
 use crate::embedded::schema::{
-    BUCKETS, BucketRecord, KEYS, bucket_end, decode, encode, object_key,
+    BUCKETS, BucketRecord, KEYS, KeyRecord, StoredVersion, VERSIONS, VersionRecord, bucket_end,
+    decode, encode, object_key, split_version_key,
 };
 use crate::metadata::{BucketStore, NewBucket};
-use crate::{BucketInfo, BucketRef, Owner, Result, StorageError};
+use crate::{BucketInfo, BucketRef, BucketUsage, Owner, Result, StorageError};
 
 impl Inner {
     pub(super) fn create_bucket(&self, owner: &Owner, bucket: &NewBucket) -> Result<()> {
@@ -81,6 +82,50 @@ impl Inner {
         txn.commit().db()
     }
 
+    /// What `name` holds, read in one transaction: every `KEYS` row is a
+    /// current object, and a `VERSIONS` row is one only when it is its
+    /// key's newest (rows run newest first within a key) and the key has
+    /// no `KEYS` row; every other object version is noncurrent.
+    pub(super) fn bucket_usage(&self, owner: &Owner, name: &str) -> Result<BucketUsage> {
+        let txn = self.db.begin_read()?;
+        owned_bucket(&txn.open_table(BUCKETS).db()?, name, owner)?;
+        let (keys, versions) = (txn.open_table(KEYS).db()?, txn.open_table(VERSIONS).db()?);
+        let (start, end) = (object_key(name, b""), bucket_end(name));
+        let mut usage = BucketUsage::default();
+        for row in keys.range::<&[u8]>(start.as_slice()..end.as_slice()).db()? {
+            let record: KeyRecord = decode(row.db()?.1.value())?;
+            usage.objects += 1;
+            usage.bytes += record.size;
+        }
+        let mut previous_key: Option<Vec<u8>> = None;
+        for row in versions
+            .range::<&[u8]>(start.as_slice()..end.as_slice())
+            .db()?
+        {
+            let (row, value) = row.db()?;
+            let Some((key, _)) = split_version_key(name, row.value()) else {
+                return Err(StorageError::Corrupt("version row".into()));
+            };
+            let newest_of_its_key = previous_key.as_deref() != Some(key);
+            if newest_of_its_key {
+                previous_key = Some(key.to_vec());
+            }
+            let record: VersionRecord = decode(value.value())?;
+            let StoredVersion::Object(object) = record.version else {
+                continue;
+            };
+            let current =
+                newest_of_its_key && keys.get(object_key(name, key).as_slice()).db()?.is_none();
+            let (count, bytes) = match current {
+                true => (&mut usage.objects, &mut usage.bytes),
+                false => (&mut usage.noncurrent_versions, &mut usage.noncurrent_bytes),
+            };
+            *count += 1;
+            *bytes += object.size;
+        }
+        Ok(usage)
+    }
+
     pub(super) fn delete_bucket(&self, owner: &Owner, name: &str) -> Result<()> {
         let txn = self.write()?;
         {
@@ -131,6 +176,11 @@ impl BucketStore for EmbeddedOm {
         let (name, from, to) = (bucket.path().into_owned(), bucket.owner.clone(), to.clone());
         self.run(move |om| om.set_bucket_owner(&name, &from, &to))
             .await
+    }
+
+    async fn bucket_usage(&self, bucket: BucketRef<'_>) -> Result<BucketUsage> {
+        let (owner, name) = (bucket.owner.clone(), bucket.path().into_owned());
+        self.run(move |om| om.bucket_usage(&owner, &name)).await
     }
 
     async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {

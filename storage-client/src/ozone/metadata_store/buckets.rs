@@ -6,10 +6,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{LIST_BATCH, OzoneMetadata};
-use crate::metadata::{BucketStore, NewBucket};
+use crate::metadata::{BucketStore, NewBucket, ObjectStore, ScanRange};
 use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::om_client::S3_VOLUME;
-use crate::{BucketInfo, BucketRef, Namespace, Owner, Result, StorageError};
+use crate::{BucketInfo, BucketRef, BucketUsage, Namespace, Owner, Result, StorageError};
 
 #[async_trait]
 impl BucketStore for OzoneMetadata {
@@ -79,6 +79,31 @@ impl BucketStore for OzoneMetadata {
         self.om
             .set_bucket_owner(SYSTEM_OWNER, &self.ozone_name(name), &to.access_key)
             .await
+    }
+
+    /// Ozone keeps one version of a key, so what a bucket holds is its
+    /// listing, summed a page at a time in either layout. The OM's own
+    /// counters (`usedBytes`, `usedNamespace`) count replicas and
+    /// directories, not what S3 shows.
+    async fn bucket_usage(&self, bucket: BucketRef<'_>) -> Result<BucketUsage> {
+        let (owner, name) = (bucket.owner, bucket.path().into_owned());
+        let mut usage = BucketUsage::default();
+        let mut after = Vec::new();
+        loop {
+            let scan = ScanRange {
+                bucket: name.clone(),
+                prefix: String::new(),
+                after,
+                limit: LIST_BATCH,
+            };
+            let page = self.scan_objects(owner, scan).await?;
+            let Some(last) = page.last() else {
+                return Ok(usage);
+            };
+            after = last.key.clone().into_bytes();
+            usage.objects += page.len() as u64;
+            usage.bytes += page.iter().map(|entry| entry.size).sum::<u64>();
+        }
     }
 
     async fn delete_bucket(&self, bucket: BucketRef<'_>) -> Result<()> {
