@@ -19,7 +19,7 @@ use storage_client::{
 
 use crate::error::{Code, S3Error};
 
-/// Entries asked for per listing page while counting or emptying.
+/// Entries asked for per listing page while emptying.
 const PAGE: usize = 1000;
 
 /// A bucket as `list` returns it.
@@ -41,8 +41,8 @@ pub struct BucketSummary {
     pub noncurrent_bytes: u64,
 }
 
-/// Every bucket with its owner and what it holds. Counting reads each
-/// bucket's whole version listing: one page per [`PAGE`] versions.
+/// Every bucket with its owner and what it holds (each counted by the
+/// back end in one pass: see `MetadataFacade::bucket_usage`).
 pub async fn list(storage: &Storage) -> Result<Vec<BucketSummary>, S3Error> {
     let names = key_names(storage).await?;
     let mut out = Vec::new();
@@ -160,7 +160,11 @@ async fn summary(
     names: &[(String, String)],
 ) -> Result<BucketSummary, S3Error> {
     let owner = Owner::new(&bucket.owner);
-    let mut summary = BucketSummary {
+    let usage = storage
+        .bucket_usage(BucketRef::new(&owner, &bucket.name))
+        .await
+        .map_err(|err| S3Error::from(err).naming(&bucket.name, None))?;
+    Ok(BucketSummary {
         owner_name: names
             .iter()
             .find(|(key, _)| *key == bucket.owner)
@@ -169,39 +173,13 @@ async fn summary(
             .created
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |since| since.as_secs()),
-        objects: 0,
-        bytes: 0,
-        noncurrent_versions: 0,
-        noncurrent_bytes: 0,
+        objects: usage.objects,
+        bytes: usage.bytes,
+        noncurrent_versions: usage.noncurrent_versions,
+        noncurrent_bytes: usage.noncurrent_bytes,
         owner: bucket.owner,
         name: bucket.name,
-    };
-    let mut query = VersionListQuery {
-        max_keys: PAGE,
-        ..VersionListQuery::default()
-    };
-    loop {
-        let page = storage
-            .list_versions(BucketRef::new(&owner, &summary.name), &query)
-            .await
-            .map_err(|err| S3Error::from(err).naming(&summary.name, None))?;
-        for entry in page.entries.iter().filter(|entry| !entry.delete_marker) {
-            let (count, bytes) = match entry.is_latest {
-                true => (&mut summary.objects, &mut summary.bytes),
-                false => (
-                    &mut summary.noncurrent_versions,
-                    &mut summary.noncurrent_bytes,
-                ),
-            };
-            *count += 1;
-            *bytes += entry.size;
-        }
-        if !page.is_truncated {
-            return Ok(summary);
-        }
-        query.key_marker = page.next_key_marker;
-        query.version_id_marker = page.next_version_id_marker;
-    }
+    })
 }
 
 /// Every key's access key id and name.
