@@ -16,7 +16,8 @@
 //!   answers), `forgets_object(name)` (a write to the object `name`, an
 //!   [`super::ObjectName`] made from the arguments before the call: the
 //!   lookup cache forgets it after the back end returns, whatever the
-//!   outcome), `forgets_bucket(name)` (the same for a bucket's facts, by
+//!   outcome), `forgets_objects(names)` (the same for each of an iterator
+//!   of them), `forgets_bucket(name)` (the same for a bucket's facts, by
 //!   the name it is kept under), or `custom(method)` (the decorator's
 //!   method of that name, with the same arguments, answers: the cached
 //!   reads and the credential writes, in `metadata/mod.rs`).
@@ -73,6 +74,14 @@ macro_rules! cache_effect {
         let forget: $crate::refs::ObjectName = $($object)*;
         let result = $this.inner().$name($($arg),*).await;
         $this.wrote_object(&forget);
+        result
+    }};
+    ($this:ident, $name:ident, ($($arg:ident),*), forgets_objects($($objects:tt)*)) => {{
+        let forget: ::std::vec::Vec<$crate::refs::ObjectName> = ($($objects)*).collect();
+        let result = $this.inner().$name($($arg),*).await;
+        for object in &forget {
+            $this.wrote_object(object);
+        }
         result
     }};
     ($this:ident, $name:ident, ($($arg:ident),*), forgets_bucket($($bucket:tt)*)) => {{

@@ -26,6 +26,7 @@
 //! make ([`EntryRecords`]); bucket configuration as [`BucketDocuments`] in
 //! a third.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -224,20 +225,47 @@ impl OzoneMetadata {
     /// before the key itself is deleted. Only some objects have records,
     /// and finding out which would cost every delete a lookup as well.
     async fn forget_records(&self, name: &str, key: &str) -> Result<()> {
-        let records = [
-            self.checksums.record_of(name, key),
-            self.entries.record_of(name, key),
-        ];
+        let failed = self.forget_records_of(name, [key]).await?;
+        match failed.into_iter().next() {
+            Some((_, error)) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Drops the records of each key of Ozone bucket `name` in one
+    /// command: the keys whose records were not dropped, with the reason.
+    async fn forget_records_of<'k>(
+        &self,
+        name: &str,
+        keys: impl IntoIterator<Item = &'k str>,
+    ) -> Result<HashMap<String, StorageError>> {
+        let mut owners = HashMap::new();
+        let mut records = Vec::new();
+        for key in keys {
+            for record in [
+                self.checksums.record_of(name, key),
+                self.entries.record_of(name, key),
+            ] {
+                owners.insert(record.clone(), key.to_owned());
+                records.push(record);
+            }
+        }
+        if records.is_empty() {
+            return Ok(HashMap::new());
+        }
         let failed = self
             .om
             .delete_keys(SYSTEM_OWNER, self.checksums.bucket(), &records)
             .await?;
-        match failed.first() {
-            Some((record, reason)) => Err(StorageError::Internal(format!(
-                "deleting the record {record}: {reason}"
-            ))),
-            None => Ok(()),
-        }
+        Ok(failed
+            .into_iter()
+            .map(|(record, error)| {
+                let key = owners.remove(&record).unwrap_or_default();
+                let error =
+                    StorageError::Internal(format!("deleting the record {record}: {error}"));
+                (key, error)
+            })
+            .collect())
     }
 
     /// The credentials bucket's path in the records volume.

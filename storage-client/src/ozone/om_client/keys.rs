@@ -15,7 +15,7 @@ use crate::ozone::model::{
 };
 use crate::ozone::object_mapping;
 use crate::ozone::proto::hadoop::{hdds, ozone};
-use crate::{ListEntry, Result};
+use crate::{ListEntry, Result, StorageError};
 
 impl OmClient {
     /// The S3 read path in one round trip: the key with a READ token and
@@ -243,13 +243,14 @@ impl OmClient {
     }
 
     /// Deletes many keys in one command; returns the keys that were not
-    /// deleted with the OM's reason. Missing keys count as deleted.
+    /// deleted, each with the OM's reason as an error. Missing keys count
+    /// as deleted.
     pub async fn delete_keys(
         &self,
         access_id: &str,
         bucket: &str,
         keys: &[String],
-    ) -> Result<Vec<(String, String)>> {
+    ) -> Result<Vec<(String, StorageError)>> {
         let (volume, bucket) = volume_and_bucket(bucket);
         let command = Command::DeleteKeys(ozone::DeleteKeysRequest {
             delete_keys: Some(ozone::DeleteKeyArgs {
@@ -271,12 +272,14 @@ impl OmClient {
             .into_iter()
             .filter(|e| e.error_code.as_deref() != Some("KEY_NOT_FOUND"))
             .map(|e| {
-                let reason = format!(
-                    "{}: {}",
-                    e.error_code.unwrap_or_default(),
-                    e.error_msg.unwrap_or_default()
-                );
-                (e.key.unwrap_or_default(), reason)
+                let (code, message) = (e.error_code.unwrap_or_default(), e.error_msg);
+                let error = match ozone::Status::from_str_name(&code) {
+                    Some(status) => status_error(status as i32, message.unwrap_or_default()),
+                    None => {
+                        StorageError::Internal(format!("{code}: {}", message.unwrap_or_default()))
+                    }
+                };
+                (e.key.unwrap_or_default(), error)
             })
             .collect())
     }
