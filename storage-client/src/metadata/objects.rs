@@ -4,8 +4,8 @@
 use super::ObjectName;
 use super::role::metadata_role;
 use crate::{
-    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject,
-    ObjectRef, Owner, Result, Tags, WriteIntent,
+    BlockLocation, BucketRef, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange,
+    NewObject, ObjectRef, Owner, Result, Tags, WriteIntent,
 };
 
 /// One step of a range scan over a bucket, in byte order: up to `limit`
@@ -100,6 +100,15 @@ metadata_role! {
         async fn delete_object_if(&self, object: ObjectRef<'_>, condition: DeleteCondition)
             -> Result<Deleted>
             => facade, forgets_object(object.into());
+        /// Deletes each of `keys` in the bucket as `delete_object_if` with no
+        /// condition would, one after another, in as few back-end calls as
+        /// the back end has (one transaction on the embedded store, one
+        /// DeleteKeys on Ozone): an outcome per key, in order. A refusal
+        /// of the whole call (no such bucket, another owner's) is the
+        /// call's error.
+        async fn delete_objects(&self, bucket: BucketRef<'_>, keys: Vec<String>)
+            -> Result<Vec<Result<Deleted>>>
+            => facade, forgets_objects(keys.iter().map(|key| bucket.object(key).into()));
         /// Replaces the committed object's tag set (empty removes every tag),
         /// atomically and without changing its data, ETag or Last-Modified.
         /// `NoSuchKey` if there is no object.

@@ -20,9 +20,9 @@ use std::ops::Range;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use storage_client::{
-    BucketRef, BucketUsage, Credential, DeleteCondition, KeyInfo, ListQuery, Namespace, NewObject,
-    NewUpload, ObjectMeta, Owner, Result, Storage, StorageError, Versioning, WriteCondition,
-    WriteIntent,
+    BucketRef, BucketUsage, Credential, DeleteCondition, KeyInfo, ListQuery, MetaEntryChange,
+    Namespace, NewObject, NewUpload, ObjectMeta, Owner, Result, Storage, StorageError, Versioning,
+    WriteCondition, WriteIntent,
 };
 
 pub use bucket_documents::bucket_documents;
@@ -74,6 +74,7 @@ macro_rules! suite {
             a_bucket_changes_hands
             bucket_usage_counts_what_it_holds
             conditional_delete
+            delete_objects_together
             put_get_overwrite_delete
             ranges
             empty_object
@@ -471,6 +472,73 @@ pub async fn conditional_delete(s: &Storage, caps: &Capabilities) {
         |e| matches!(e, StorageError::NoSuchKey),
         "a condition on a missing object",
     );
+}
+
+/// Many keys deleted in one call, each as an unconditional delete would
+/// be, with an outcome per key in the order asked: a missing key and a
+/// key named twice are deleted too, what an object carried (a metadata
+/// entry, kept by Ozone as a record) goes with it, and a versioned
+/// bucket gets a delete marker per key.
+pub async fn delete_objects_together(s: &Storage, caps: &Capabilities) {
+    let a = alice();
+    let bucket = BucketRef::new(&a, "b");
+    assert_err(
+        s.delete_objects(bucket, vec!["k".into()]).await,
+        |e| matches!(e, StorageError::NoSuchBucket),
+        "a missing bucket",
+    );
+    s.create_bucket(bucket, "").await.unwrap();
+    for key in ["k1", "k2", "dir/k3", "kept"] {
+        put(s, &a, "b", key, key.as_bytes()).await;
+    }
+    let entry = MetaEntryChange::new("s3gw acl", Some("<AccessControlPolicy/>".into()));
+    s.put_meta_entry(bucket.object("k1"), entry).await.unwrap();
+    if caps.checks_owner {
+        assert_err(
+            s.delete_objects(BucketRef::new(&bob(), "b"), vec!["k1".into()])
+                .await,
+            |e| matches!(e, StorageError::AccessDenied),
+            "a stranger's delete",
+        );
+        assert_eq!(get(s, &a, "b", "k1").await.unwrap(), b"k1");
+    }
+
+    let keys = ["k1", "missing", "dir/k3", "k2", "k1"]
+        .map(String::from)
+        .to_vec();
+    let outcomes = s.delete_objects(bucket, keys.clone()).await.unwrap();
+    assert_eq!(outcomes.len(), keys.len());
+    for (key, outcome) in keys.iter().zip(&outcomes) {
+        let deleted = outcome.as_ref().unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert!(!deleted.delete_marker, "{key}: {deleted:?}");
+        assert_err(
+            s.lookup(bucket.object(key)).await,
+            |e| matches!(e, StorageError::NoSuchKey),
+            key,
+        );
+    }
+    assert_eq!(get(s, &a, "b", "kept").await.unwrap(), b"kept");
+    put(s, &a, "b", "k1", b"again").await;
+    let again = s.lookup(bucket.object("k1")).await.unwrap();
+    assert!(again.meta.user.is_empty(), "{:?}", again.meta.user);
+
+    if caps.versioning {
+        s.put_bucket_versioning(bucket, Versioning::Enabled)
+            .await
+            .unwrap();
+        let outcomes = s
+            .delete_objects(bucket, vec!["k1".into(), "kept".into()])
+            .await
+            .unwrap();
+        for outcome in outcomes {
+            let deleted = outcome.unwrap();
+            assert!(
+                deleted.delete_marker && deleted.version_id.is_some(),
+                "{deleted:?}"
+            );
+        }
+        assert_eq!(s.bucket_usage(bucket).await.unwrap().noncurrent_versions, 2);
+    }
 }
 
 pub async fn put_get_overwrite_delete(s: &Storage, _: &Capabilities) {

@@ -21,7 +21,7 @@ use crate::embedded::{DbResult, now_ms};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange, validate_key};
 use crate::token::SecretKey;
 use crate::{
-    BlockId, BlockLocation, BytesWithKey, DeleteCondition, Deleted, KeyInfo, ListEntry,
+    BlockId, BlockLocation, BucketRef, BytesWithKey, DeleteCondition, Deleted, KeyInfo, ListEntry,
     MetaEntryChange, NewObject, ObjectRef, Owner, Result, StorageError, Tags, Versioning,
     WriteCondition, WriteIntent,
 };
@@ -556,6 +556,32 @@ impl ObjectStore for EmbeddedOm {
         self.batched(
             true,
             Box::new(move |_, _, txn| Inner::delete_object(txn, &owner, &object, &condition)),
+        )
+        .await
+    }
+
+    async fn delete_objects(
+        &self,
+        bucket: BucketRef<'_>,
+        keys: Vec<String>,
+    ) -> Result<Vec<Result<Deleted>>> {
+        let (owner, bucket) = (bucket.owner.clone(), bucket.path().into_owned());
+        self.batched(
+            true,
+            Box::new(move |_, _, txn| {
+                if let Err(e) = owned_bucket(&txn.open_table(BUCKETS).db()?, &bucket, &owner) {
+                    return Ok(Err(e));
+                }
+                let unconditional = DeleteCondition::default();
+                let deleted = keys
+                    .iter()
+                    .map(|key| {
+                        let object = ObjectName::new(&bucket, key);
+                        Inner::delete_object(txn, &owner, &object, &unconditional)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Ok(deleted))
+            }),
         )
         .await
     }

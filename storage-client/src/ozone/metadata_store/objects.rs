@@ -3,6 +3,7 @@
 //! and again with CommitKey.
 
 use async_trait::async_trait;
+use futures::StreamExt;
 
 use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange};
@@ -12,9 +13,14 @@ use crate::ozone::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
 use crate::{
-    BlockLocation, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange, NewObject,
-    ObjectRef, Owner, Result, StorageError, Tags, WriteIntent,
+    BlockLocation, BucketRef, DeleteCondition, Deleted, KeyInfo, ListEntry, MetaEntryChange,
+    NewObject, ObjectRef, Owner, Result, StorageError, Tags, WriteIntent,
 };
+
+/// Deletes of one `delete_objects` call in flight at once where they go
+/// key by key: as many as the gateway's DeleteObjects issued before it
+/// had the call.
+const DELETES_IN_FLIGHT: usize = 16;
 
 #[async_trait]
 impl ObjectStore for OzoneMetadata {
@@ -115,6 +121,56 @@ impl ObjectStore for OzoneMetadata {
     async fn put_meta_entry(&self, object: ObjectRef<'_>, change: MetaEntryChange) -> Result<()> {
         self.put_meta_entry_named(object.owner(), object.into(), change)
             .await
+    }
+
+    /// Two OM commands whatever the number of keys: one DeleteKeys for
+    /// their records (as `delete_named` forgets them first), one for the
+    /// keys. A key whose records could not be dropped is not deleted.
+    ///
+    /// Not in a FILE_SYSTEM_OPTIMIZED bucket: there DeleteKeys deletes a
+    /// directory with everything below it, where DeleteKey refuses one
+    /// that has keys below (and S3 deletes only the folder object), so
+    /// its keys are deleted one by one, [`DELETES_IN_FLIGHT`] at a time.
+    async fn delete_objects(
+        &self,
+        bucket: BucketRef<'_>,
+        keys: Vec<String>,
+    ) -> Result<Vec<Result<Deleted>>> {
+        let name = self.ozone_name(&bucket.path());
+        let owner = &bucket.owner.access_key;
+        if self.om.is_file_system_optimized(owner, &name).await? {
+            let path = bucket.path();
+            let objects: Vec<ObjectName> =
+                keys.iter().map(|key| ObjectName::new(&path, key)).collect();
+            return Ok(futures::stream::iter(objects)
+                .map(|object| self.delete_named(bucket.owner, object, DeleteCondition::default()))
+                .buffered(DELETES_IN_FLIGHT)
+                .collect()
+                .await);
+        }
+        // No key made only of whitespace can exist here (see `delete_named`).
+        let stored: Vec<&String> = keys.iter().filter(|key| !is_blank(key)).collect();
+        let mut failed = self
+            .forget_records_of(&name, stored.iter().map(|key| key.as_str()))
+            .await?;
+        let deletable: Vec<String> = stored
+            .into_iter()
+            .filter(|key| !failed.contains_key(key.as_str()))
+            .cloned()
+            .collect();
+        if !deletable.is_empty() {
+            let refused = self.om.delete_keys(owner, &name, &deletable).await?;
+            failed.extend(refused);
+        }
+        Ok(keys
+            .iter()
+            .map(|key| match failed.get(key) {
+                // As in `delete_named`: a directory with keys below it
+                // (FILE_SYSTEM_OPTIMIZED) stays, and the delete succeeds.
+                None | Some(StorageError::NoSuchKey) => Ok(Deleted::default()),
+                Some(error) => Err(error.clone()),
+            })
+            .collect())
     }
 
     async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
