@@ -187,9 +187,13 @@ def test_file_system_paths_refuse_clearly(root_s3, cluster, kind):
         assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
         assert refused.value.response["Error"]["Code"] == "InvalidArgument"
         assert "FILE_SYSTEM_OPTIMIZED" in refused.value.response["Error"]["Message"]
-    # A directory with files below it stays, as its files do.
+    # A directory with files below it stays, as its files do, whether it is
+    # deleted alone or among others (one DeleteKeys for all of them).
     assert root_s3.delete_object(Bucket=bucket, Key="a/")["ResponseMetadata"]["HTTPStatusCode"] == 204
+    answer = root_s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "a/"}, {"Key": "a/y/"}]})
+    assert sorted(d["Key"] for d in answer["Deleted"]) == ["a/", "a/y/"] and not answer.get("Errors")
     assert "a/x" in keys(root_s3, bucket, Prefix="a/")
+    assert "a/y/z.txt" in keys(root_s3, bucket, Prefix="a/")
     assert root_s3.get_object(Bucket=bucket, Key="a/x")["Body"].read() == shell_bytes("a/x")
 
 

@@ -1,5 +1,8 @@
 //! DeleteObject (idempotent, 204) and DeleteObjects (up to 1000 keys in one
-//! POST, each answered with its own Deleted or Error entry).
+//! POST, each answered with its own Deleted or Error entry). A
+//! DeleteObjects' entries that delete a key's latest without a condition
+//! are one storage call (`delete_objects`: one transaction, or two OM
+//! commands on Ozone, for all of them); the others are deleted one by one.
 //!
 //! Conditional deletes: `If-Match`, `x-amz-if-match-size` and
 //! `x-amz-if-match-last-modified-time` on DeleteObject, and a DeleteObjects
@@ -193,21 +196,68 @@ pub async fn delete_objects(
     let bypass = asks_to_bypass_governance(parts);
     // The decision loaded the bucket's facts (a missing bucket is one
     // error for the request, not a thousand per-key ones): no check here.
-    let outcomes: Vec<(xml::ObjectIdentifier, Result<Deleted, S3Error>)> =
-        futures::stream::iter(request.objects)
-            .map(|object| async move {
-                let outcome = delete_one(state, owner, entries, bucket, &object, bypass).await;
-                (object, outcome)
-            })
-            .buffered(DELETE_CONCURRENCY)
-            .collect()
-            .await;
+    // Each entry is admitted first; those that delete a key's latest with
+    // no condition go to storage together (one transaction on the
+    // embedded store, one DeleteKeys on Ozone), the others one by one.
+    let mut outcomes: Vec<Option<Result<Deleted, S3Error>>> = Vec::new();
+    let (mut together, mut together_at, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+    for (at, object) in request.objects.iter().enumerate() {
+        outcomes.push(None);
+        match admit(entries, bucket, object) {
+            Err(err) => outcomes[at] = Some(Err(err)),
+            Ok(condition) if object.version_id.is_none() && condition.is_none() => {
+                together.push(object.key.clone());
+                together_at.push(at);
+            }
+            Ok(condition) => alone.push((at, condition)),
+        }
+    }
+    if !together.is_empty() {
+        match state
+            .storage
+            .delete_objects(BucketRef::new(owner, bucket), together)
+            .await
+        {
+            Ok(deleted) => {
+                for (at, outcome) in together_at.into_iter().zip(deleted) {
+                    outcomes[at] = Some(outcome.map_err(S3Error::from));
+                }
+            }
+            Err(err) => {
+                let err = S3Error::from(err).naming(bucket, None);
+                for at in together_at {
+                    outcomes[at] = Some(Err(err.clone()));
+                }
+            }
+        }
+    }
+    let objects = &request.objects;
+    let one_by_one: Vec<(usize, Result<Deleted, S3Error>)> = futures::stream::iter(alone)
+        .map(|(at, condition)| async move {
+            let object = &objects[at];
+            let target = Target {
+                bucket,
+                key: &object.key,
+                version_id: object.version_id.as_deref(),
+                bypass_governance: bypass && entries.may_bypass_governance(bucket, &object.key),
+            };
+            let outcome = delete(state, owner, &target, condition).await;
+            (at, outcome.map_err(S3Error::from))
+        })
+        .buffered(DELETE_CONCURRENCY)
+        .collect()
+        .await;
+    for (at, outcome) in one_by_one {
+        outcomes[at] = Some(outcome);
+    }
 
     let mut result = xml::DeleteResult {
         xmlns: S3_NAMESPACE,
         ..xml::DeleteResult::default()
     };
-    for (object, outcome) in outcomes {
+    for (object, outcome) in request.objects.into_iter().zip(outcomes) {
+        // Every entry was given its outcome above.
+        let Some(outcome) = outcome else { continue };
         match outcome {
             Ok(_) if request.quiet => {}
             Ok(deleted) => result.deleted.push(deleted_entry(object, deleted)),
@@ -222,14 +272,13 @@ pub async fn delete_objects(
     xml_response("DeleteResult", &result)
 }
 
-async fn delete_one(
-    state: &AppState,
-    owner: &Owner,
+/// Whether the entry may be deleted, and on what condition: its key is
+/// one S3 takes and the decision allows it (see [`Entries::decide`]).
+fn admit(
     entries: &Entries<'_>,
     bucket: &str,
     object: &xml::ObjectIdentifier,
-    bypass: bool,
-) -> Result<Deleted, S3Error> {
+) -> Result<DeleteCondition, S3Error> {
     if object.key.is_empty() {
         return Err(S3Error::new(
             Code::UserKeyMustBeSpecified,
@@ -240,14 +289,7 @@ async fn delete_one(
         return Err(S3Error::key_too_long());
     }
     entries.decide(bucket, &object.key, object.version_id.as_deref())?;
-    let condition = entry_condition(object)?;
-    let target = Target {
-        bucket,
-        key: &object.key,
-        version_id: object.version_id.as_deref(),
-        bypass_governance: bypass && entries.may_bypass_governance(bucket, &object.key),
-    };
-    Ok(delete(state, owner, &target, condition).await?)
+    entry_condition(object)
 }
 
 /// A `<Deleted>` entry as S3 writes it: the version asked for, and when a
