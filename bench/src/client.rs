@@ -14,7 +14,10 @@ use aws_sigv4::http_request::{
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
+use md5::{Digest, Md5};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode, Url};
 use serde::Deserialize;
@@ -179,6 +182,37 @@ impl S3Client {
         self.send(Method::DELETE, bucket, Some(key), "", None)
             .await?;
         Ok(())
+    }
+
+    /// Deletes `keys` with one quiet DeleteObjects; any key the answer
+    /// says was not deleted fails the request. Returns the keys deleted.
+    pub async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<u64, RequestError> {
+        let mut body = String::from("<Delete><Quiet>true</Quiet>");
+        for key in keys {
+            body.push_str("<Object><Key>");
+            body.push_str(&quick_xml::escape::escape(key.as_str()));
+            body.push_str("</Key></Object>");
+        }
+        body.push_str("</Delete>");
+        let digest = BASE64.encode(Md5::digest(body.as_bytes()));
+        let response = self
+            .send_with(
+                Method::POST,
+                bucket,
+                None,
+                "delete",
+                Some(Bytes::from(body)),
+                &[("content-md5", digest.as_str())],
+            )
+            .await?;
+        let answer = response.text().await?;
+        if answer.contains("<Error>") {
+            let code = xml_element(&answer, "Code").unwrap_or_default();
+            return Err(RequestError::Unexpected(format!(
+                "a key was not deleted: {code}"
+            )));
+        }
+        Ok(keys.len() as u64)
     }
 
     /// One ListObjectsV2 page of up to 1000 keys under `prefix`.
@@ -364,11 +398,24 @@ impl S3Client {
         query: &str,
         body: Option<Bytes>,
     ) -> Result<reqwest::Response, RequestError> {
+        self.send_with(method, bucket, key, query, body, &[]).await
+    }
+
+    /// [`Self::send`] with more headers, which are not signed.
+    async fn send_with(
+        &self,
+        method: Method,
+        bucket: &str,
+        key: Option<&str>,
+        query: &str,
+        body: Option<Bytes>,
+        headers: &[(&str, &str)],
+    ) -> Result<reqwest::Response, RequestError> {
         let url = self.object_url(bucket, key, query);
         let (instructions, _signature) = self.sign(&method, &url, s3_signing_settings())?;
 
         let mut request = self.http.request(method, url).header("host", &self.host);
-        for (name, value) in instructions.headers() {
+        for (name, value) in instructions.headers().chain(headers.iter().copied()) {
             request = request.header(name, value);
         }
         if let Some(body) = body {

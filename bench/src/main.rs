@@ -89,7 +89,8 @@ struct Cli {
     prefix: Option<String>,
     /// The bucket and objects <prefix>obj-0 .. obj-<objects - 1> exist
     /// already (from fill, or files of a static server): nothing is
-    /// prepared, created or deleted. Only for get, stat, list and presign
+    /// prepared or created, and only delete and delete-many delete them.
+    /// Only for get, stat, list, presign, delete and delete-many
     #[arg(long)]
     existing: bool,
     /// The first object index fill writes, to grow an earlier fill
@@ -132,8 +133,10 @@ impl Cli {
         if keeps_objects && (self.bucket.is_none() || self.prefix.is_none()) {
             return Err("fill, presign and --existing need --bucket and --prefix".into());
         }
-        if self.existing && !self.mode.reads_only() {
-            return Err("--existing is only for get, stat, list and presign".into());
+        if self.existing && !self.mode.runs_on_existing() {
+            return Err(
+                "--existing is only for get, stat, list, presign, delete and delete-many".into(),
+            );
         }
         if self.mode == Mode::Fill && self.first >= self.objects {
             return Err("--first must be below --objects".into());

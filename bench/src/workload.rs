@@ -34,6 +34,9 @@ pub enum Mode {
     List,
     /// DELETE prepared objects, one request each, until none are left
     Delete,
+    /// DeleteObjects of up to 1000 prepared objects each (what `aws s3 rm
+    /// --recursive` and rclone send), until none are left
+    DeleteMany,
     /// GET 45 / HEAD 30 / PUT 15 / DELETE 10 over prepared objects
     Mixed,
     /// Whole multipart uploads: create, parts, complete
@@ -51,11 +54,18 @@ impl Mode {
         !matches!(self, Mode::Put | Mode::Multipart | Mode::Fill)
     }
 
-    /// Modes that only read, so they can run on objects that exist.
-    pub fn reads_only(self) -> bool {
-        matches!(self, Mode::Get | Mode::Stat | Mode::List | Mode::Presign)
+    /// Modes that can run on objects that exist: they read them, or
+    /// delete them (what a `fill` wrote for it).
+    pub fn runs_on_existing(self) -> bool {
+        matches!(
+            self,
+            Mode::Get | Mode::Stat | Mode::List | Mode::Presign | Mode::Delete | Mode::DeleteMany
+        )
     }
 }
+
+/// Keys per DeleteObjects request: S3's most.
+const DELETE_MANY_KEYS: usize = 1000;
 
 /// The key of the `index`-th prepared object.
 pub fn object_key(prefix: &str, index: usize) -> String {
@@ -168,7 +178,7 @@ pub async fn run(client: Arc<S3Client>, plan: Plan) -> Result<Outcome, String> {
             if let Some(ticker) = ticker {
                 ticker.stop();
             }
-            if plan.mode == Mode::Delete && context.pool.is_empty() {
+            if matches!(plan.mode, Mode::Delete | Mode::DeleteMany) && context.pool.is_empty() {
                 eprintln!(
                     "note: all {} objects were deleted before the time was up; \
                      prepare more with --objects",
@@ -322,6 +332,18 @@ async fn worker(
                 let start = Instant::now();
                 let result = object_op(&context, Op::Delete, &key).await;
                 (Op::Delete.name(), key, start, result)
+            }
+            Mode::DeleteMany => {
+                let hint = rand::random::<u32>() as usize;
+                let keys: Vec<String> = std::iter::from_fn(|| context.pool.take_unleased(hint))
+                    .take(DELETE_MANY_KEYS)
+                    .collect();
+                let Some(first) = keys.first().cloned() else {
+                    break;
+                };
+                let start = Instant::now();
+                let result = context.client.delete_objects(&context.bucket, &keys).await;
+                ("DELETE_MANY", first, start, result)
             }
             Mode::Get | Mode::Put | Mode::Stat | Mode::Mixed | Mode::Presign => {
                 let wanted = match mode {
@@ -546,18 +568,19 @@ mod tests {
     }
 
     #[test]
-    fn only_reading_modes_run_on_existing_objects() {
-        for mode in [Mode::Get, Mode::Stat, Mode::List, Mode::Presign] {
-            assert!(mode.reads_only(), "{mode:?}");
-        }
+    fn reading_and_deleting_modes_run_on_existing_objects() {
         for mode in [
-            Mode::Put,
+            Mode::Get,
+            Mode::Stat,
+            Mode::List,
+            Mode::Presign,
             Mode::Delete,
-            Mode::Mixed,
-            Mode::Multipart,
-            Mode::Fill,
+            Mode::DeleteMany,
         ] {
-            assert!(!mode.reads_only(), "{mode:?}");
+            assert!(mode.runs_on_existing(), "{mode:?}");
+        }
+        for mode in [Mode::Put, Mode::Mixed, Mode::Multipart, Mode::Fill] {
+            assert!(!mode.runs_on_existing(), "{mode:?}");
         }
     }
 

@@ -26,7 +26,7 @@
 //! make ([`EntryRecords`]); bucket configuration as [`BucketDocuments`] in
 //! a third.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,6 +65,11 @@ const CHECKSUMS_BUCKET: &str = "s3gw-checksums";
 const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
 /// Keys and uploads asked of the OM per listing command (its own cap).
 const LIST_BATCH: usize = 1000;
+
+/// Pages of records [`OzoneMetadata::existing_records`] reads for each
+/// kind before it gives up and names them all: a page is one OM read, a
+/// DeleteKeys of names that do not exist one Raft write.
+const RECORD_PAGES: usize = 2;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
 
@@ -225,47 +230,90 @@ impl OzoneMetadata {
     /// before the key itself is deleted. Only some objects have records,
     /// and finding out which would cost every delete a lookup as well.
     async fn forget_records(&self, name: &str, key: &str) -> Result<()> {
-        let failed = self.forget_records_of(name, [key]).await?;
+        let failed = self
+            .om
+            .delete_keys(
+                SYSTEM_OWNER,
+                self.checksums.bucket(),
+                &self.records_of(name, key),
+            )
+            .await?;
         match failed.into_iter().next() {
-            Some((_, error)) => Err(error),
+            Some((record, error)) => Err(StorageError::Internal(format!(
+                "deleting the record {record}: {error}"
+            ))),
             None => Ok(()),
         }
     }
 
-    /// Drops the records of each key of Ozone bucket `name` in one
-    /// command: the keys whose records were not dropped, with the reason.
-    async fn forget_records_of<'k>(
-        &self,
-        name: &str,
-        keys: impl IntoIterator<Item = &'k str>,
-    ) -> Result<HashMap<String, StorageError>> {
-        let mut owners = HashMap::new();
-        let mut records = Vec::new();
-        for key in keys {
-            for record in [
-                self.checksums.record_of(name, key),
-                self.entries.record_of(name, key),
-            ] {
-                owners.insert(record.clone(), key.to_owned());
-                records.push(record);
+    /// The names of the records `key` of Ozone bucket `name` may have.
+    fn records_of(&self, name: &str, key: &str) -> [String; 2] {
+        [
+            self.checksums.record_of(name, key),
+            self.entries.record_of(name, key),
+        ]
+    }
+
+    /// Of the records `keys` of Ozone bucket `name` may have, those that
+    /// exist, found by listing each kind's records from the first key's
+    /// to the last's (reads, where a DeleteKeys naming them all is a Raft
+    /// write for every name, and most keys have none); `None` when that
+    /// range holds more than [`RECORD_PAGES`] pages of records.
+    async fn existing_records(&self, name: &str, keys: &[String]) -> Result<Option<Vec<String>>> {
+        let (Some(first), Some(last)) = (keys.iter().min(), keys.iter().max()) else {
+            return Ok(Some(Vec::new()));
+        };
+        let wanted: HashSet<String> = keys
+            .iter()
+            .flat_map(|key| self.records_of(name, key))
+            .collect();
+        let mut found = Vec::new();
+        for (prefix, lowest, highest) in [
+            (
+                self.checksums.record_of(name, ""),
+                self.checksums.record_of(name, first),
+                self.checksums.record_of(name, last),
+            ),
+            (
+                self.entries.record_of(name, ""),
+                self.entries.record_of(name, first),
+                self.entries.record_of(name, last),
+            ),
+        ] {
+            // Exclusive, and at or before the lowest name: one character
+            // shorter (the names between are not wanted).
+            let mut start = lowest;
+            start.pop();
+            let mut pages = 0;
+            loop {
+                if pages == RECORD_PAGES {
+                    return Ok(None);
+                }
+                pages += 1;
+                let (page, truncated) = self
+                    .list_ozone_keys(
+                        SYSTEM_OWNER,
+                        self.checksums.bucket(),
+                        &prefix,
+                        &start,
+                        LIST_BATCH,
+                    )
+                    .await?;
+                let Some(end) = page.last().map(|entry| entry.key.clone()) else {
+                    break;
+                };
+                found.extend(
+                    page.into_iter()
+                        .map(|entry| entry.key)
+                        .filter(|record| wanted.contains(record)),
+                );
+                if !truncated || end >= highest {
+                    break;
+                }
+                start = end;
             }
         }
-        if records.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let failed = self
-            .om
-            .delete_keys(SYSTEM_OWNER, self.checksums.bucket(), &records)
-            .await?;
-        Ok(failed
-            .into_iter()
-            .map(|(record, error)| {
-                let key = owners.remove(&record).unwrap_or_default();
-                let error =
-                    StorageError::Internal(format!("deleting the record {record}: {error}"));
-                (key, error)
-            })
-            .collect())
+        Ok(Some(found))
     }
 
     /// The credentials bucket's path in the records volume.

@@ -2,6 +2,8 @@
 //! listed through the OM, write conditions checked by the OM at CreateKey
 //! and again with CommitKey.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use futures::StreamExt;
 
@@ -9,6 +11,7 @@ use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange};
 use crate::ozone::checksum_records::ObjectChecksums;
 use crate::ozone::fso_listing;
+use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
@@ -123,9 +126,9 @@ impl ObjectStore for OzoneMetadata {
             .await
     }
 
-    /// Two OM commands whatever the number of keys: one DeleteKeys for
-    /// their records (as `delete_named` forgets them first), one for the
-    /// keys. A key whose records could not be dropped is not deleted.
+    /// One DeleteKeys for the keys whatever their number, and beside it
+    /// one for those of their records that exist (see `existing_records`;
+    /// none, usually).
     ///
     /// Not in a FILE_SYSTEM_OPTIMIZED bucket: there DeleteKeys deletes a
     /// directory with everything below it, where DeleteKey refuses one
@@ -149,19 +152,34 @@ impl ObjectStore for OzoneMetadata {
                 .await);
         }
         // No key made only of whitespace can exist here (see `delete_named`).
-        let stored: Vec<&String> = keys.iter().filter(|key| !is_blank(key)).collect();
-        let mut failed = self
-            .forget_records_of(&name, stored.iter().map(|key| key.as_str()))
-            .await?;
-        let deletable: Vec<String> = stored
-            .into_iter()
-            .filter(|key| !failed.contains_key(key.as_str()))
-            .cloned()
-            .collect();
-        if !deletable.is_empty() {
-            let refused = self.om.delete_keys(owner, &name, &deletable).await?;
-            failed.extend(refused);
+        let stored: Vec<String> = keys.iter().filter(|key| !is_blank(key)).cloned().collect();
+        if stored.is_empty() {
+            return Ok(keys.iter().map(|_| Ok(Deleted::default())).collect());
         }
+        // The records go at the same time as their keys: a record names
+        // the object it was made for and applies to nothing written since,
+        // so one left behind by a failure here is only garbage.
+        let records = async {
+            let records = match self.existing_records(&name, &stored).await? {
+                Some(records) => records,
+                None => stored
+                    .iter()
+                    .flat_map(|key| self.records_of(&name, key))
+                    .collect(),
+            };
+            if records.is_empty() {
+                return Ok(Vec::new());
+            }
+            let bucket = self.checksums.bucket();
+            self.om.delete_keys(SYSTEM_OWNER, bucket, &records).await
+        };
+        let (records, refused) = tokio::join!(records, self.om.delete_keys(owner, &name, &stored));
+        match records {
+            Ok(left) if left.is_empty() => {}
+            Ok(left) => tracing::warn!(bucket = %name, records = left.len(), "records left behind"),
+            Err(e) => tracing::warn!(bucket = %name, error = %e, "records left behind"),
+        }
+        let failed: HashMap<String, StorageError> = refused?.into_iter().collect();
         Ok(keys
             .iter()
             .map(|key| match failed.get(key) {
