@@ -225,24 +225,31 @@ impl OzoneMetadata {
         }
     }
 
-    /// Drops the records of `key` in Ozone bucket `name` (its multipart
-    /// checksums, its metadata entry changes) in one command; called
-    /// before the key itself is deleted. Only some objects have records,
-    /// and finding out which would cost every delete a lookup as well.
-    async fn forget_records(&self, name: &str, key: &str) -> Result<()> {
-        let failed = self
-            .om
-            .delete_keys(
-                SYSTEM_OWNER,
-                self.checksums.bucket(),
-                &self.records_of(name, key),
-            )
-            .await?;
-        match failed.into_iter().next() {
-            Some((record, error)) => Err(StorageError::Internal(format!(
-                "deleting the record {record}: {error}"
-            ))),
-            None => Ok(()),
+    /// Drops the records `keys` of Ozone bucket `name` have (their
+    /// multipart checksums, their metadata entry changes), found by
+    /// [`Self::existing_records`], in one command; called as the keys
+    /// themselves are deleted, not before: a record names the object it
+    /// was made for and applies to nothing written since, so one left
+    /// behind by a failure here is only garbage, and is logged.
+    async fn forget_records(&self, name: &str, keys: &[String]) {
+        let dropped = async {
+            let records = match self.existing_records(name, keys).await? {
+                Some(records) => records,
+                None => keys
+                    .iter()
+                    .flat_map(|key| self.records_of(name, key))
+                    .collect(),
+            };
+            if records.is_empty() {
+                return Ok(Vec::new());
+            }
+            let bucket = self.checksums.bucket();
+            self.om.delete_keys(SYSTEM_OWNER, bucket, &records).await
+        };
+        match dropped.await {
+            Ok(left) if left.is_empty() => {}
+            Ok(left) => tracing::warn!(bucket = name, records = left.len(), "records left behind"),
+            Err(e) => tracing::warn!(bucket = name, error = %e, "records left behind"),
         }
     }
 

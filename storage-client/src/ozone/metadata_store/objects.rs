@@ -11,7 +11,6 @@ use super::{OzoneMetadata, is_blank, start_key, storable_key, with_checksums};
 use crate::metadata::{ObjectName, ObjectStore, OpenKey, ScanRange};
 use crate::ozone::checksum_records::ObjectChecksums;
 use crate::ozone::fso_listing;
-use crate::ozone::keyring::SYSTEM_OWNER;
 use crate::ozone::object_mapping::{
     block_from_location, committed_info, key_info, location_from_block, object_metadata,
 };
@@ -127,7 +126,7 @@ impl ObjectStore for OzoneMetadata {
     }
 
     /// One DeleteKeys for the keys whatever their number, and beside it
-    /// one for those of their records that exist (see `existing_records`;
+    /// one for those of their records that exist (see `forget_records`;
     /// none, usually).
     ///
     /// Not in a FILE_SYSTEM_OPTIMIZED bucket: there DeleteKeys deletes a
@@ -156,29 +155,10 @@ impl ObjectStore for OzoneMetadata {
         if stored.is_empty() {
             return Ok(keys.iter().map(|_| Ok(Deleted::default())).collect());
         }
-        // The records go at the same time as their keys: a record names
-        // the object it was made for and applies to nothing written since,
-        // so one left behind by a failure here is only garbage.
-        let records = async {
-            let records = match self.existing_records(&name, &stored).await? {
-                Some(records) => records,
-                None => stored
-                    .iter()
-                    .flat_map(|key| self.records_of(&name, key))
-                    .collect(),
-            };
-            if records.is_empty() {
-                return Ok(Vec::new());
-            }
-            let bucket = self.checksums.bucket();
-            self.om.delete_keys(SYSTEM_OWNER, bucket, &records).await
-        };
-        let (records, refused) = tokio::join!(records, self.om.delete_keys(owner, &name, &stored));
-        match records {
-            Ok(left) if left.is_empty() => {}
-            Ok(left) => tracing::warn!(bucket = %name, records = left.len(), "records left behind"),
-            Err(e) => tracing::warn!(bucket = %name, error = %e, "records left behind"),
-        }
+        let (_, refused) = tokio::join!(
+            self.forget_records(&name, &stored),
+            self.om.delete_keys(owner, &name, &stored),
+        );
         let failed: HashMap<String, StorageError> = refused?.into_iter().collect();
         Ok(keys
             .iter()
@@ -287,12 +267,12 @@ impl OzoneMetadata {
             return Ok(Deleted::default());
         }
         let name = self.ozone_name(&object.bucket);
-        self.forget_records(&name, &object.key).await?;
-        match self
-            .om
-            .delete_key(&owner.access_key, &name, &object.key)
-            .await
-        {
+        let keys = std::slice::from_ref(&object.key);
+        let (_, deleted) = tokio::join!(
+            self.forget_records(&name, keys),
+            self.om.delete_key(&owner.access_key, &name, &object.key),
+        );
+        match deleted {
             Ok(()) | Err(StorageError::NoSuchKey) => Ok(Deleted::default()),
             Err(e) => Err(e),
         }
