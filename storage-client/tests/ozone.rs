@@ -18,9 +18,9 @@ use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{
-    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, Namespace,
-    NewUpload, ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage, StorageError,
-    WriteCondition,
+    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, MetaEntryChange,
+    Namespace, NewUpload, ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage,
+    StorageError, WriteCondition,
 };
 
 /// The cluster's OM gRPC address, or every OM's (`OZONE_OM_ADDRESS`
@@ -384,15 +384,75 @@ async fn forged_moved_or_altered_records_are_refused() {
 }
 
 /// A completed multipart object's checksums live in a record of the
-/// system bucket `s3gw-checksums` (Ozone has no place for them); deleting
-/// the object deletes its record, which would otherwise stay forever.
+/// system bucket `s3gw-checksums` (Ozone has no place for them), as does
+/// a metadata entry changed after the write; deleting the object deletes
+/// its records, which would otherwise stay forever, whether it goes alone
+/// or among others (where the records are found by listing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn a_deleted_objects_checksum_record_goes_with_it() {
+async fn a_deleted_objects_records_go_with_it() {
     let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
     let s = open_with_prefix(om_addresses(), prefix.clone()).await;
     let a = conformance::alice();
-    s.create_bucket(BucketRef::new(&a, "b"), "").await.unwrap();
+    let bucket = BucketRef::new(&a, "b");
+    s.create_bucket(bucket, "").await.unwrap();
+    for key in ["k", "k2"] {
+        let whole = complete_with_a_checksum(&s, bucket, key).await;
+        assert_eq!(
+            s.lookup(bucket.object(key)).await.unwrap().checksum,
+            Some(whole)
+        );
+    }
+    for key in ["a-first", "m", "zzz"] {
+        conformance::put(&s, &a, "b", key, b"x").await;
+    }
+    let acl = MetaEntryChange::new("s3gw acl", Some("<AccessControlPolicy/>".into()));
+    s.put_meta_entry(bucket.object("m"), acl.clone())
+        .await
+        .unwrap();
+    s.put_meta_entry(bucket.object("zzz"), acl).await.unwrap();
+
+    let om = secure::om_client(om_addresses(), &[]).await;
+    let records = format!("{RECORDS_VOLUME}/{prefix}s3gw-checksums");
+    let exists = |record: String| {
+        let (om, records) = (&om, &records);
+        async move {
+            match om.get_key_info(".s3gw", records, &record, true).await {
+                Ok(_) => true,
+                Err(StorageError::NoSuchKey) => false,
+                Err(e) => panic!("{record}: {e}"),
+            }
+        }
+    };
+    let checksums = |key: &str| format!("object/{prefix}b/{key}");
+    let entries = |key: &str| format!("entries/{prefix}b/{key}");
+    for record in [
+        checksums("k"),
+        checksums("k2"),
+        entries("m"),
+        entries("zzz"),
+    ] {
+        assert!(exists(record.clone()).await, "{record} before the deletes");
+    }
+
+    s.delete_object(bucket.object("k")).await.unwrap();
+    assert!(!exists(checksums("k")).await, "deleted alone");
+    let outcomes = s
+        .delete_objects(bucket, ["a-first", "k2", "m"].map(String::from).to_vec())
+        .await
+        .unwrap();
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    assert!(!exists(checksums("k2")).await, "deleted among others");
+    assert!(!exists(entries("m")).await, "deleted among others");
+    assert!(
+        exists(entries("zzz")).await,
+        "a key not deleted keeps its record"
+    );
+}
+
+/// Completes a one-part multipart upload of `key` with a composite SHA-256
+/// checksum, which Ozone keeps no place for; returns the object's.
+async fn complete_with_a_checksum(s: &Storage, bucket: BucketRef<'_>, key: &str) -> ObjectChecksum {
     let checksum = |value: &str, kind| ObjectChecksum {
         algorithm: ChecksumAlgorithm::Sha256,
         value: value.into(),
@@ -404,13 +464,13 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         ..NewUpload::default()
     };
     let id = s
-        .create_multipart_upload(BucketRef::new(&a, "b").object("k"), upload)
+        .create_multipart_upload(bucket.object(key), upload)
         .await
         .unwrap()
         .upload_id;
     let mut writer = s
         .create_part(
-            BucketRef::new(&a, "b").object("k").upload(&id),
+            bucket.object(key).upload(&id),
             PartNumber::new(1).unwrap(),
             Some(5),
         )
@@ -435,32 +495,10 @@ async fn a_deleted_objects_checksum_record_goes_with_it() {
         checksum: Some(whole.clone()),
         condition: WriteCondition::None,
     };
-    s.complete_multipart_upload(BucketRef::new(&a, "b").object("k").upload(&id), complete)
+    s.complete_multipart_upload(bucket.object(key).upload(&id), complete)
         .await
         .unwrap();
-    assert_eq!(
-        s.lookup(BucketRef::new(&a, "b").object("k"))
-            .await
-            .unwrap()
-            .checksum,
-        Some(whole)
-    );
-
-    let om = secure::om_client(om_addresses(), &[]).await;
-    let (records, record) = (
-        format!("{RECORDS_VOLUME}/{prefix}s3gw-checksums"),
-        format!("object/{prefix}b/k"),
-    );
-    om.get_key_info(".s3gw", &records, &record, true)
-        .await
-        .expect("the completed object's checksum record");
-    s.delete_object(BucketRef::new(&a, "b").object("k"))
-        .await
-        .unwrap();
-    assert!(matches!(
-        om.get_key_info(".s3gw", &records, &record, true).await,
-        Err(StorageError::NoSuchKey)
-    ));
+    whole
 }
 
 /// A bucket document is read and written with the bucket's facts the
