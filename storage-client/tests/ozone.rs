@@ -387,7 +387,7 @@ async fn forged_moved_or_altered_records_are_refused() {
 /// system bucket `s3gw-checksums` (Ozone has no place for them), as does
 /// a metadata entry changed after the write; deleting the object deletes
 /// its records, which would otherwise stay forever, whether it goes alone
-/// or among others (where the records are found by listing).
+/// or among others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn a_deleted_objects_records_go_with_it() {

@@ -26,7 +26,6 @@
 //! make ([`EntryRecords`]); bucket configuration as [`BucketDocuments`] in
 //! a third.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,10 +65,6 @@ const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
 /// Keys and uploads asked of the OM per listing command (its own cap).
 const LIST_BATCH: usize = 1000;
 
-/// Pages of records [`OzoneMetadata::existing_records`] reads for each
-/// kind before it gives up and names them all: a page is one OM read, a
-/// DeleteKeys of names that do not exist one Raft write.
-const RECORD_PAGES: usize = 2;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
 
@@ -225,21 +220,29 @@ impl OzoneMetadata {
         }
     }
 
-    /// Drops the records `keys` of Ozone bucket `name` have (their
-    /// multipart checksums, their metadata entry changes), found by
-    /// [`Self::existing_records`], in one command; called as the keys
-    /// themselves are deleted, not before: a record names the object it
-    /// was made for and applies to nothing written since, so one left
-    /// behind by a failure here is only garbage, and is logged.
-    async fn forget_records(&self, name: &str, keys: &[String]) {
+    /// Drops the records `key` of Ozone bucket `name` has (its multipart
+    /// checksums, its metadata entry changes), if it has any: most keys
+    /// have none, and looking is two OM reads where a DeleteKeys naming
+    /// both is a Raft write. Called beside the key's own delete, not
+    /// before it: a record names the object it was made for and applies
+    /// to nothing written since, so one left behind by a failure here is
+    /// only garbage, and is logged.
+    async fn forget_records(&self, name: &str, key: &str) {
         let dropped = async {
-            let records = match self.existing_records(name, keys).await? {
-                Some(records) => records,
-                None => keys
-                    .iter()
-                    .flat_map(|key| self.records_of(name, key))
-                    .collect(),
-            };
+            let mut records = Vec::new();
+            for record in [
+                self.checksums.record_of(name, key),
+                self.entries.record_of(name, key),
+            ] {
+                // The first name with the record's as prefix is the
+                // record's own, if it exists.
+                let (first, _) = self
+                    .list_ozone_keys(SYSTEM_OWNER, self.checksums.bucket(), &record, "", 1)
+                    .await?;
+                if first.first().is_some_and(|entry| entry.key == record) {
+                    records.push(record);
+                }
+            }
             if records.is_empty() {
                 return Ok(Vec::new());
             }
@@ -251,76 +254,6 @@ impl OzoneMetadata {
             Ok(left) => tracing::warn!(bucket = name, records = left.len(), "records left behind"),
             Err(e) => tracing::warn!(bucket = name, error = %e, "records left behind"),
         }
-    }
-
-    /// The names of the records `key` of Ozone bucket `name` may have.
-    fn records_of(&self, name: &str, key: &str) -> [String; 2] {
-        [
-            self.checksums.record_of(name, key),
-            self.entries.record_of(name, key),
-        ]
-    }
-
-    /// Of the records `keys` of Ozone bucket `name` may have, those that
-    /// exist, found by listing each kind's records from the first key's
-    /// to the last's (reads, where a DeleteKeys naming them all is a Raft
-    /// write for every name, and most keys have none); `None` when that
-    /// range holds more than [`RECORD_PAGES`] pages of records.
-    async fn existing_records(&self, name: &str, keys: &[String]) -> Result<Option<Vec<String>>> {
-        let (Some(first), Some(last)) = (keys.iter().min(), keys.iter().max()) else {
-            return Ok(Some(Vec::new()));
-        };
-        let wanted: HashSet<String> = keys
-            .iter()
-            .flat_map(|key| self.records_of(name, key))
-            .collect();
-        let mut found = Vec::new();
-        for (prefix, lowest, highest) in [
-            (
-                self.checksums.record_of(name, ""),
-                self.checksums.record_of(name, first),
-                self.checksums.record_of(name, last),
-            ),
-            (
-                self.entries.record_of(name, ""),
-                self.entries.record_of(name, first),
-                self.entries.record_of(name, last),
-            ),
-        ] {
-            // Exclusive, and at or before the lowest name: one character
-            // shorter (the names between are not wanted).
-            let mut start = lowest;
-            start.pop();
-            let mut pages = 0;
-            loop {
-                if pages == RECORD_PAGES {
-                    return Ok(None);
-                }
-                pages += 1;
-                let (page, truncated) = self
-                    .list_ozone_keys(
-                        SYSTEM_OWNER,
-                        self.checksums.bucket(),
-                        &prefix,
-                        &start,
-                        LIST_BATCH,
-                    )
-                    .await?;
-                let Some(end) = page.last().map(|entry| entry.key.clone()) else {
-                    break;
-                };
-                found.extend(
-                    page.into_iter()
-                        .map(|entry| entry.key)
-                        .filter(|record| wanted.contains(record)),
-                );
-                if !truncated || end >= highest {
-                    break;
-                }
-                start = end;
-            }
-        }
-        Ok(Some(found))
     }
 
     /// The credentials bucket's path in the records volume.

@@ -17,9 +17,8 @@ use crate::{
     NewObject, ObjectRef, Owner, Result, StorageError, Tags, WriteIntent,
 };
 
-/// Deletes of one `delete_objects` call in flight at once where they go
-/// key by key: as many as the gateway's DeleteObjects issued before it
-/// had the call.
+/// Deletes of one `delete_objects` call in flight at once: as many as
+/// the gateway's DeleteObjects issued before it had the call.
 const DELETES_IN_FLIGHT: usize = 16;
 
 #[async_trait]
@@ -249,9 +248,8 @@ impl OzoneMetadata {
             return Ok(Deleted::default());
         }
         let name = self.ozone_name(&object.bucket);
-        let keys = std::slice::from_ref(&object.key);
         let (_, deleted) = tokio::join!(
-            self.forget_records(&name, keys),
+            self.forget_records(&name, &object.key),
             self.om.delete_key(&owner.access_key, &name, &object.key),
         );
         match deleted {
