@@ -23,35 +23,8 @@ if [[ ${OZONE:-0} == 1 ]]; then
   # shellcheck source=bench/ozone-servers.sh
   source "$(dirname "$0")/ozone-servers.sh"
 else
-  work=$(mktemp -d /tmp/delete-many.XXXX)
-  export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
-  export AWS_SECRET_ACCESS_KEY=0123456789abcdef0123456789abcdef0123456789
-  names=(old new)
-  declare -A bin=([old]=$old [new]=$new) port pid
-  pids=()
-  trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"' EXIT
-  next_port=39990
-  for name in "${names[@]}"; do
-    port[$name]=$((next_port++))
-    env S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
-      S3GW_LOG_LEVEL=warn S3GW_ACCESS_LOG=false "${bin[$name]}" \
-      --listen "127.0.0.1:${port[$name]}" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
-    pid[$name]=$!
-    pids+=($!)
-  done
-  sleep 3
-  endpoint() { echo "http://127.0.0.1:${port[$1]}"; }
-  ticks() { # user + system clock ticks of a process
-    local stat
-    read -r stat <"/proc/$1/stat"
-    stat=${stat##*) }
-    read -r -a f <<<"$stat"
-    echo $((f[11] + f[12]))
-  }
-  rotated() {
-    local n=${#names[@]} i
-    for ((i = 0; i < n; i++)); do echo "${names[$(((i + $1 - 1) % n))]}"; done
-  }
+  # shellcheck source=bench/embedded-servers.sh
+  source "$(dirname "$0")/embedded-servers.sh"
 fi
 echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= rounds; round++)); do
@@ -72,3 +45,4 @@ for ((round = 1; round <= rounds; round++)); do
       'BEGIN {printf "%s c%d %s: %.0f keys/s, %d requests, p50 %.1f ms, errors %d, cpu %.1f µs/key\n", mode, conc, who, rate * n / (r > 0 ? r : 1), r, p, f, c * 10000 / n}'
   done
 done
+report_servers

@@ -17,58 +17,28 @@ shift 2
 rounds=${ROUNDS:-3} duration=${DURATION:-4s} concs=${CONCS:-1 8 32 64} sizes=${SIZES:-1KiB}
 get_size=${GET_SIZE:-1KiB}
 bench=${BENCH:-target/release/s3-bench}
-work=$(mktemp -d /tmp/small-put.XXXX)
-export AWS_ACCESS_KEY_ID=GK0123456789ABCDEF01234567
-export AWS_SECRET_ACCESS_KEY=0123456789abcdef0123456789abcdef0123456789
-names=(old new)
-declare -A bin=([old]=$old [new]=$new) extra=([old]= [new]=) port pid
-for spec in "$@"; do
-  names+=("${spec%%=*}")
-  bin[${spec%%=*}]=$new
-  extra[${spec%%=*}]=${spec#*=}
-done
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"' EXIT
-next_port=39960
-for name in "${names[@]}"; do
-  port[$name]=$((next_port++))
-  # shellcheck disable=SC2086 # extra is NAME=VALUE words for env
-  env S3GW_ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID S3GW_ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
-    S3GW_LOG_LEVEL=warn S3GW_ACCESS_LOG=false ${extra[$name]} "${bin[$name]}" \
-    --listen "127.0.0.1:${port[$name]}" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
-  pid[$name]=$!
-  pids+=($!)
-done
-sleep 3
+# shellcheck source=bench/embedded-servers.sh
+source "$(dirname "$0")/embedded-servers.sh"
 run() { # name mode args...: one s3-bench run, "ops/s p50 errors cpu-µs/op"
   local name=$1 mode=$2
   shift 2
   local before after out ops
   before=$(ticks "${pid[$name]}")
-  out=$(nice -n 5 "$bench" "$mode" --endpoint "http://127.0.0.1:${port[$name]}" --bucket bench \
+  out=$(nice -n 5 "$bench" "$mode" --endpoint "$(endpoint "$name")" --bucket bench \
     --json "$@" 2>>"$work/stderr" | jq -r '.results[0] | "\(.ops) \(.ops_per_sec|floor) \(.p50_ms) \(.errors)"')
   after=$(ticks "${pid[$name]}")
   read -r ops rate p50 errors <<<"$out"
   echo "$rate ops/s p50 ${p50} ms errors $errors cpu $(((after - before) * 10000 / (ops > 0 ? ops : 1))) µs/op"
 }
-ticks() { # user + system clock ticks of a process
-  local stat
-  read -r stat <"/proc/$1/stat"
-  stat=${stat##*) }
-  read -r -a f <<<"$stat"
-  echo $((f[11] + f[12]))
-}
 if [[ ${GET:-1} == 1 ]]; then
   for name in "${names[@]}"; do
-    "$bench" fill --endpoint "http://127.0.0.1:${port[$name]}" --bucket bench --prefix small/ \
+    "$bench" fill --endpoint "$(endpoint "$name")" --bucket bench --prefix small/ \
       --obj-size "$get_size" --objects 1000 --concurrency 16 --json >/dev/null 2>>"$work/stderr"
   done
 fi
 echo "servers: ${names[*]}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= rounds; round++)); do
-  n=${#names[@]}
-  order=()
-  for ((i = 0; i < n; i++)); do order+=("${names[$(((i + round - 1) % n))]}"); done
+  mapfile -t order < <(rotated "$round")
   echo "== round $round: ${order[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
   for conc in $concs; do
     for size in $sizes; do
@@ -87,3 +57,4 @@ done
 for name in "${names[@]}"; do
   kill -0 "${pid[$name]}" 2>/dev/null || echo "$name died: $(tail -3 "$work/$name.log")"
 done
+report_servers

@@ -66,8 +66,9 @@ cargo test --workspace || failed+=("cargo test")
 # The benchmark harness is a documented command (BENCHMARKS.md), never run
 # here: only its syntax, its --help and the unit tests of its report.
 say "bench scripts: syntax, --help, report tests"
-{ bash -n bench/run.sh && bash -n bench/profile.sh && bash -n bench/ozone-put.sh &&
-    bash -n bench/ozone-get.sh && bash -n bench/memory.sh && bench/run.sh --help >/dev/null &&
+{ (for script in bench/*.sh; do bash -n "$script" || exit 1; done) &&
+    "$venv/bin/python" -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' \
+        bench/deleted-then-listed.py && bench/run.sh --help >/dev/null &&
     bench/profile.sh --help >/dev/null && bench/memory.sh --help >/dev/null &&
     "$venv/bin/python" -m pytest -q -p no:cacheprovider bench/test_report.py; } ||
     failed+=("bench scripts")
