@@ -39,8 +39,10 @@ const UNLISTED_PAUSES: [Duration; 8] = {
 const UNLISTED_PAGE: usize = 100;
 
 impl OzoneMetadata {
-    /// Key by key, [`DELETES_IN_FLIGHT`] at a time, each as `delete_named`;
-    /// then, as after a DeleteKeys, the keys are waited out of the listing.
+    /// Key by key, [`DELETES_IN_FLIGHT`] at a time, each as `delete_named`.
+    /// Not waited out of the listing as a DeleteKeys is: these are the
+    /// keys of a FILE_SYSTEM_OPTIMIZED bucket, listed by walking its
+    /// directories, not by the OM's ListKeys that `await_unlisted` reads.
     async fn delete_one_by_one(
         &self,
         bucket: BucketRef<'_>,
@@ -60,17 +62,6 @@ impl OzoneMetadata {
         {
             return Err(StorageError::NoSuchBucket);
         }
-        // A directory with keys below it stays, its delete a success (see
-        // `delete_named`): the names of directories are not waited for.
-        let deleted: HashSet<&str> = keys
-            .iter()
-            .zip(&outcomes)
-            .filter(|(key, outcome)| outcome.is_ok() && !key.ends_with('/'))
-            .map(|(key, _)| key.as_str())
-            .collect();
-        let name = self.ozone_name(&path);
-        self.await_unlisted(&bucket.owner.access_key, &name, &deleted)
-            .await;
         Ok(outcomes)
     }
 
