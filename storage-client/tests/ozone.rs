@@ -38,8 +38,7 @@ fn om_addresses() -> Vec<String> {
 /// Small blocks and chunks (the dev cluster's blocks are 1 MiB; a writer
 /// may seal a block early), so that small objects span several of each.
 async fn open(addresses: Vec<String>) -> Storage {
-    let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
-    open_with_prefix(addresses, prefix).await
+    open_with_prefix(addresses, fresh_prefix()).await
 }
 
 async fn open_with_prefix(addresses: Vec<String>, prefix: String) -> Storage {
@@ -391,7 +390,7 @@ async fn forged_moved_or_altered_records_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
 async fn a_deleted_objects_records_go_with_it() {
-    let prefix = format!("t{}-", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let prefix = fresh_prefix();
     let s = open_with_prefix(om_addresses(), prefix.clone()).await;
     let a = conformance::alice();
     let bucket = BucketRef::new(&a, "b");

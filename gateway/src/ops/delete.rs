@@ -1,8 +1,8 @@
 //! DeleteObject (idempotent, 204) and DeleteObjects (up to 1000 keys in one
 //! POST, each answered with its own Deleted or Error entry). A
 //! DeleteObjects' entries that delete a key's latest without a condition
-//! are one storage call (`delete_objects`: one transaction for all of them
-//! on the embedded store); the others are deleted one by one.
+//! are one storage call (`delete_objects`, as few back-end calls as the
+//! back end has); the others are deleted one by one.
 //!
 //! Conditional deletes: `If-Match`, `x-amz-if-match-size` and
 //! `x-amz-if-match-last-modified-time` on DeleteObject, and a DeleteObjects
@@ -197,8 +197,7 @@ pub async fn delete_objects(
     // The decision loaded the bucket's facts (a missing bucket is one
     // error for the request, not a thousand per-key ones): no check here.
     // Each entry is admitted first; those that delete a key's latest with
-    // no condition go to storage together (one transaction on the
-    // embedded store), the others one by one.
+    // no condition go to storage together, the others one by one.
     let mut outcomes: Vec<Option<Result<Deleted, S3Error>>> = Vec::new();
     let (mut together, mut together_at, mut alone) = (Vec::new(), Vec::new(), Vec::new());
     for (at, object) in request.objects.iter().enumerate() {

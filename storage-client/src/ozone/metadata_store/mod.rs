@@ -241,21 +241,14 @@ impl OzoneMetadata {
             return;
         };
         let dropped = async {
-            let checksums = |key: &str| self.checksums.record_of(name, key);
-            let entries = |key: &str| self.entries.record_of(name, key);
+            // Each kind: the records wanted, and the range they lie in.
+            let kind = |record_of: &dyn Fn(&str) -> String| {
+                let wanted: HashSet<String> = keys.iter().map(|key| record_of(key)).collect();
+                (wanted, record_of(first), record_of(last))
+            };
             let kinds = [
-                (
-                    keys.iter()
-                        .map(|key| checksums(key))
-                        .collect::<HashSet<_>>(),
-                    checksums(first),
-                    checksums(last),
-                ),
-                (
-                    keys.iter().map(|key| entries(key)).collect(),
-                    entries(first),
-                    entries(last),
-                ),
+                kind(&|key| self.checksums.record_of(name, key)),
+                kind(&|key| self.entries.record_of(name, key)),
             ];
             let bucket = self.checksums.bucket();
             let mut records = Vec::new();

@@ -76,9 +76,10 @@ impl OzoneMetadata {
     /// a client (a CI run showed 16 of 40 keys), and key by key the last
     /// of them now and then. Seeing that moment here, and waiting it out,
     /// keeps it from the client's next listing. One OM read per
-    /// `delete_objects`; not after a single delete, where the read cost a
-    /// fifth of the rate and Ozone's own gateway does not look either.
-    /// Best effort: a listing refused ends it.
+    /// DeleteKeys, and one more per pause; not after a single delete,
+    /// where that read cost about a fifth of the rate and Ozone's own
+    /// gateway does not look either. Best effort: a listing refused ends
+    /// it.
     async fn await_unlisted(&self, owner: &str, name: &str, deleted: &HashSet<&str>) {
         let (Some(first), Some(last)) = (deleted.iter().min(), deleted.iter().max()) else {
             return;
