@@ -18,9 +18,9 @@ use bytes::Bytes;
 use conformance::{Capabilities, MultipartRules};
 use md5::{Digest, Md5};
 use storage_client::{
-    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, ListQuery,
-    MetaEntryChange, Namespace, NewUpload, ObjectChecksum, OzoneStorageConfig, PartCommit,
-    PartNumber, Storage, StorageError, WriteCondition,
+    BucketDocument, BucketRef, ChecksumAlgorithm, ChecksumType, CompleteUpload, MetaEntryChange,
+    Namespace, NewUpload, ObjectChecksum, OzoneStorageConfig, PartCommit, PartNumber, Storage,
+    StorageError, WriteCondition,
 };
 
 /// The cluster's OM gRPC address, or every OM's (`OZONE_OM_ADDRESS`
@@ -447,37 +447,6 @@ async fn a_deleted_objects_records_go_with_it() {
         exists(entries("zzz")).await,
         "a key not deleted keeps its record"
     );
-}
-
-/// The OM can list a key deleted a moment before (README, Ozone table),
-/// and after one DeleteKeys every key of it at once: `delete_objects`
-/// answers only once a listing shows none of its keys. Under load, a
-/// listing right after the DeleteKeys showed them in about one round of
-/// four (BENCHMARKS.md, "DeleteObjects in one storage call").
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs an Ozone cluster: set OZONE_OM_ADDRESS and run with --ignored"]
-async fn keys_deleted_together_are_gone_from_the_next_listing() {
-    let s = open(om_addresses()).await;
-    let a = conformance::alice();
-    let bucket = BucketRef::new(&a, "b");
-    s.create_bucket(bucket, "").await.unwrap();
-    for round in 0..8 {
-        let keys: Vec<String> = (0..40).map(|i| format!("r{round}/k{i:02}")).collect();
-        futures::future::join_all(
-            keys.iter()
-                .map(|key| conformance::put(&s, &a, "b", key, b"x")),
-        )
-        .await;
-        let outcomes = s.delete_objects(bucket, keys).await.unwrap();
-        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
-        let query = ListQuery {
-            prefix: format!("r{round}/"),
-            max_keys: 100,
-            ..Default::default()
-        };
-        let listed = s.list_objects(bucket, &query).await.unwrap();
-        assert!(listed.entries.is_empty(), "round {round}: {listed:?}");
-    }
 }
 
 /// Completes a one-part multipart upload of `key` with a composite SHA-256

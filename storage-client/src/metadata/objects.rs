@@ -103,8 +103,8 @@ metadata_role! {
         /// Deletes each of `keys` in the bucket as `delete_object_if` with no
         /// condition would, one after another, in as few back-end calls as
         /// the back end can give the same answers in (one transaction on
-        /// the embedded store; one DeleteKeys on Ozone, key by key in a
-        /// FILE_SYSTEM_OPTIMIZED bucket): an outcome per key, in order. A refusal of the whole call (no such bucket, another
+        /// the embedded store; key by key on Ozone): an outcome per key,
+        /// in order. A refusal of the whole call (no such bucket, another
         /// owner's) is the call's error.
         async fn delete_objects(&self, bucket: BucketRef<'_>, keys: Vec<String>)
             -> Result<Vec<Result<Deleted>>>

@@ -26,7 +26,6 @@
 //! make ([`EntryRecords`]); bucket configuration as [`BucketDocuments`] in
 //! a third.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,12 +65,6 @@ const DOCUMENTS_BUCKET: &str = "s3gw-bucket-documents";
 /// Keys and uploads asked of the OM per listing command (its own cap).
 const LIST_BATCH: usize = 1000;
 
-/// Pages of records `forget_records` lists before it gives up and names
-/// every record its keys may have: a page is one OM read of up to
-/// [`LIST_BATCH`] names (a DeleteKeys of names that do not exist, a Raft
-/// write per name), and two cover a DeleteObjects' 1000 keys with as many
-/// other records between them.
-const RECORD_PAGES: usize = 2;
 /// Credential lookups in flight at once when listing every credential.
 const PARALLEL_LOOKUPS: usize = 16;
 
@@ -227,47 +220,33 @@ impl OzoneMetadata {
         }
     }
 
-    /// Drops the records `keys` of Ozone bucket `name` have (their
-    /// multipart checksums, their metadata entry changes), if they have
-    /// any: most keys have none, and looking is a listing of each kind's
-    /// records from the first key's to the last's ([`Self::names_between`];
-    /// for one key, two one-name reads), where a DeleteKeys naming them all
-    /// is a Raft write for every name. Called beside the keys' own delete,
-    /// not before it: a record names the object it was made for and
-    /// applies to nothing written since, so one left behind by a failure
-    /// here is only garbage, and is logged.
-    async fn forget_records(&self, name: &str, keys: &[String]) {
-        let (Some(first), Some(last)) = (keys.iter().min(), keys.iter().max()) else {
-            return;
-        };
+    /// Drops the records `key` of Ozone bucket `name` has (its multipart
+    /// checksums, its metadata entry changes), if it has any: most keys
+    /// have none, and looking is two OM reads where a DeleteKeys naming
+    /// both is a Raft write. Called beside the key's own delete, not
+    /// before it: a record names the object it was made for and applies
+    /// to nothing written since, so one left behind by a failure here is
+    /// only garbage, and is logged.
+    async fn forget_records(&self, name: &str, key: &str) {
         let dropped = async {
-            // Each kind: the records wanted, and the range they lie in.
-            let kind = |record_of: &dyn Fn(&str) -> String| {
-                let wanted: HashSet<String> = keys.iter().map(|key| record_of(key)).collect();
-                (wanted, record_of(first), record_of(last))
-            };
-            let kinds = [
-                kind(&|key| self.checksums.record_of(name, key)),
-                kind(&|key| self.entries.record_of(name, key)),
-            ];
-            let bucket = self.checksums.bucket();
             let mut records = Vec::new();
-            for (wanted, lowest, highest) in kinds {
-                let range = (lowest.as_str(), highest.as_str());
-                match self
-                    .names_between(SYSTEM_OWNER, bucket, range, LIST_BATCH, RECORD_PAGES)
-                    .await?
-                {
-                    (names, true) => {
-                        records.extend(names.into_iter().filter(|n| wanted.contains(n)));
-                    }
-                    // Too many records between to read: name them all.
-                    (_, false) => records.extend(wanted),
+            for record in [
+                self.checksums.record_of(name, key),
+                self.entries.record_of(name, key),
+            ] {
+                // The first name with the record's as prefix is the
+                // record's own, if it exists.
+                let (first, _) = self
+                    .list_ozone_keys(SYSTEM_OWNER, self.checksums.bucket(), &record, "", 1)
+                    .await?;
+                if first.first().is_some_and(|entry| entry.key == record) {
+                    records.push(record);
                 }
             }
             if records.is_empty() {
                 return Ok(Vec::new());
             }
+            let bucket = self.checksums.bucket();
             self.om.delete_keys(SYSTEM_OWNER, bucket, &records).await
         };
         match dropped.await {
@@ -275,50 +254,6 @@ impl OzoneMetadata {
             Ok(left) => tracing::warn!(bucket = name, records = left.len(), "records left behind"),
             Err(e) => tracing::warn!(bucket = name, error = %e, "records left behind"),
         }
-    }
-
-    /// The names in Ozone bucket `bucket` from `lowest` to `highest`, both
-    /// included, listed as `owner` in pages of `page` names, at most
-    /// `pages` of them; and whether that was all. For one name, one
-    /// one-name read.
-    async fn names_between(
-        &self,
-        owner: &str,
-        bucket: &str,
-        (lowest, highest): (&str, &str),
-        page: usize,
-        pages: usize,
-    ) -> Result<(Vec<String>, bool)> {
-        let prefix = common_prefix(lowest, highest);
-        // Ozone's start is exclusive and must not sort before the prefix:
-        // none when `lowest` is the prefix itself (it is then the first
-        // name listed, if it exists), else `lowest` one character short.
-        let mut start = String::new();
-        if lowest.len() > prefix.len() {
-            start = lowest.to_owned();
-            start.pop();
-        }
-        let limit = if lowest == highest { 1 } else { page };
-        let mut names = Vec::new();
-        for _ in 0..pages {
-            let (listed, truncated) = self
-                .list_ozone_keys(owner, bucket, prefix, &start, limit)
-                .await?;
-            let Some(end) = listed.last().map(|entry| entry.key.clone()) else {
-                return Ok((names, true));
-            };
-            names.extend(
-                listed
-                    .into_iter()
-                    .map(|entry| entry.key)
-                    .filter(|key| key.as_str() >= lowest && key.as_str() <= highest),
-            );
-            if !truncated || lowest == highest || end.as_str() >= highest {
-                return Ok((names, true));
-            }
-            start = end;
-        }
-        Ok((names, false))
     }
 
     /// The credentials bucket's path in the records volume.
@@ -538,16 +473,6 @@ impl OzoneMetadata {
     }
 }
 
-/// The longest text both `a` and `b` begin with.
-fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
-    let end = a
-        .char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or(a.len().min(b.len()), |((at, _), _)| at);
-    &a[..end]
-}
-
 /// A string start key for Ozone's exclusive `startKey` that sorts at or
 /// before `after` (raw bytes that may not be UTF-8): results between the
 /// two are dropped by the caller.
@@ -641,17 +566,6 @@ fn part_number(number: u16) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn common_prefixes_end_on_a_character() {
-        assert_eq!(common_prefix("d/0001", "d/0999"), "d/0");
-        assert_eq!(common_prefix("same", "same"), "same");
-        assert_eq!(common_prefix("a", "abc"), "a");
-        assert_eq!(common_prefix("abc", "a"), "a");
-        assert_eq!(common_prefix("x", "y"), "");
-        // é and è share their first UTF-8 byte, not a character.
-        assert_eq!(common_prefix("ké", "kè"), "k");
-    }
 
     #[test]
     fn start_keys_never_pass_the_position() {

@@ -2,9 +2,6 @@
 //! listed through the OM, write conditions checked by the OM at CreateKey
 //! and again with CommitKey.
 
-use std::collections::{HashMap, HashSet};
-use std::time::Duration;
-
 use async_trait::async_trait;
 use futures::StreamExt;
 
@@ -20,83 +17,9 @@ use crate::{
     NewObject, ObjectRef, Owner, Result, StorageError, Tags, WriteIntent,
 };
 
-/// Deletes of one `delete_objects` call in flight at once, where its
-/// keys go one by one: as many as the gateway's DeleteObjects issued
-/// before it had the call.
+/// Deletes of one `delete_objects` call in flight at once: as many as
+/// the gateway's DeleteObjects issued before it had the call.
 const DELETES_IN_FLIGHT: usize = 16;
-
-/// Pauses between listings that still show a key a DeleteKeys deleted
-/// (see [`OzoneMetadata::await_unlisted`]), doubling: about a quarter of
-/// a second in all before the answer goes without them.
-const UNLISTED_PAUSES: [Duration; 8] = {
-    let ms = Duration::from_millis;
-    [ms(1), ms(2), ms(4), ms(8), ms(16), ms(32), ms(64), ms(128)]
-};
-
-/// Names one listing of [`OzoneMetadata::await_unlisted`] reads from the
-/// first deleted key on: warp's batch of 100 keys, where a whole range of
-/// 1000-name pages took the OM 80-200 ms under load.
-const UNLISTED_PAGE: usize = 100;
-
-impl OzoneMetadata {
-    /// Key by key, [`DELETES_IN_FLIGHT`] at a time, each as `delete_named`.
-    /// Not waited out of the listing as a DeleteKeys is: these are the
-    /// keys of a FILE_SYSTEM_OPTIMIZED bucket, listed by walking its
-    /// directories, not by the OM's ListKeys that `await_unlisted` reads.
-    async fn delete_one_by_one(
-        &self,
-        bucket: BucketRef<'_>,
-        keys: Vec<String>,
-    ) -> Result<Vec<Result<Deleted>>> {
-        let path = bucket.path();
-        let objects: Vec<ObjectName> = keys.iter().map(|key| ObjectName::new(&path, key)).collect();
-        let outcomes: Vec<Result<Deleted>> = futures::stream::iter(objects)
-            .map(|object| self.delete_named(bucket.owner, object, DeleteCondition::default()))
-            .buffered(DELETES_IN_FLIGHT)
-            .collect()
-            .await;
-        // No bucket is the call's refusal, not each key's.
-        if outcomes
-            .iter()
-            .any(|outcome| matches!(outcome, Err(StorageError::NoSuchBucket)))
-        {
-            return Err(StorageError::NoSuchBucket);
-        }
-        Ok(outcomes)
-    }
-
-    /// Returns once a listing of Ozone bucket `name` from the first of
-    /// `deleted` on ([`UNLISTED_PAGE`] names) shows none of them, or after
-    /// [`UNLISTED_PAUSES`]. The OM lists from a RocksDB iterator and asks
-    /// its table cache whether a delete hides each key, and a delete it
-    /// writes to RocksDB between the two has already left the cache
-    /// (README, Ozone table): a listing begun while the OM writes a
-    /// DeleteKeys shows every key of it. One key deleted by itself is
-    /// rarely caught so; a whole DeleteObjects was, listed right after by
-    /// a client (a CI run showed 16 of 40 keys), and key by key the last
-    /// of them now and then. Seeing that moment here, and waiting it out,
-    /// keeps it from the client's next listing. One OM read per
-    /// DeleteKeys, and one more per pause; not after a single delete,
-    /// where that read cost about a fifth of the rate and Ozone's own
-    /// gateway does not look either. Best effort: a listing refused ends
-    /// it.
-    async fn await_unlisted(&self, owner: &str, name: &str, deleted: &HashSet<&str>) {
-        let (Some(first), Some(last)) = (deleted.iter().min(), deleted.iter().max()) else {
-            return;
-        };
-        for pause in UNLISTED_PAUSES {
-            let listed = self.names_between(owner, name, (first, last), UNLISTED_PAGE, 1);
-            match listed.await {
-                Ok((names, _)) if names.iter().any(|key| deleted.contains(key.as_str())) => {
-                    tracing::debug!(bucket = name, "deleted keys still listed; waiting");
-                    tokio::time::sleep(pause).await;
-                }
-                _ => return,
-            }
-        }
-        tracing::warn!(bucket = name, "deleted keys still listed after waiting");
-    }
-}
 
 #[async_trait]
 impl ObjectStore for OzoneMetadata {
@@ -199,50 +122,34 @@ impl ObjectStore for OzoneMetadata {
             .await
     }
 
-    /// One DeleteKeys for the keys whatever their number, and beside it
-    /// one for those of their records that exist (see `forget_records`;
-    /// none, usually); then, before answering, the deleted keys are
-    /// waited out of the OM's listing (see [`OzoneMetadata::await_unlisted`]).
-    ///
-    /// Not in a FILE_SYSTEM_OPTIMIZED bucket: there DeleteKeys deletes a
-    /// directory with everything below it, where DeleteKey refuses one
-    /// that has keys below (and S3 deletes only the folder object), so
-    /// its keys are deleted one by one, [`DELETES_IN_FLIGHT`] at a time.
+    /// Key by key, [`DELETES_IN_FLIGHT`] at a time, each as `delete_named`.
+    /// Not one DeleteKeys, though it was 24x faster (BENCHMARKS.md,
+    /// "DeleteObjects in one storage call"): the OM's ListKeys can show
+    /// keys deleted a moment before (see the README's Ozone table), and
+    /// after one DeleteKeys every key of it is in that moment at once; a
+    /// CI run listed 16 of 40 deleted keys right after. And in a
+    /// FILE_SYSTEM_OPTIMIZED bucket DeleteKeys deletes a directory with
+    /// everything below it, where DeleteKey refuses one with keys below.
     async fn delete_objects(
         &self,
         bucket: BucketRef<'_>,
         keys: Vec<String>,
     ) -> Result<Vec<Result<Deleted>>> {
-        let name = self.ozone_name(&bucket.path());
-        let owner = &bucket.owner.access_key;
-        if self.om.is_file_system_optimized(owner, &name).await? {
-            return self.delete_one_by_one(bucket, keys).await;
-        }
-        // No key made only of whitespace can exist here (see `delete_named`).
-        let stored: Vec<String> = keys.iter().filter(|key| !is_blank(key)).cloned().collect();
-        if stored.is_empty() {
-            return Ok(keys.iter().map(|_| Ok(Deleted::default())).collect());
-        }
-        let (_, refused) = tokio::join!(
-            self.forget_records(&name, &stored),
-            self.om.delete_keys(owner, &name, &stored),
-        );
-        let failed: HashMap<String, StorageError> = refused?.into_iter().collect();
-        let deleted: HashSet<&str> = stored
+        let path = bucket.path();
+        let objects: Vec<ObjectName> = keys.iter().map(|key| ObjectName::new(&path, key)).collect();
+        let outcomes: Vec<Result<Deleted>> = futures::stream::iter(objects)
+            .map(|object| self.delete_named(bucket.owner, object, DeleteCondition::default()))
+            .buffered(DELETES_IN_FLIGHT)
+            .collect()
+            .await;
+        // No bucket is the call's refusal, not each key's.
+        if outcomes
             .iter()
-            .map(String::as_str)
-            .filter(|key| !failed.contains_key(*key))
-            .collect();
-        self.await_unlisted(owner, &name, &deleted).await;
-        Ok(keys
-            .iter()
-            .map(|key| match failed.get(key) {
-                // As in `delete_named`: a directory with keys below it
-                // (FILE_SYSTEM_OPTIMIZED) stays, and the delete succeeds.
-                None | Some(StorageError::NoSuchKey) => Ok(Deleted::default()),
-                Some(error) => Err(error.clone()),
-            })
-            .collect())
+            .any(|outcome| matches!(outcome, Err(StorageError::NoSuchBucket)))
+        {
+            return Err(StorageError::NoSuchBucket);
+        }
+        Ok(outcomes)
     }
 
     async fn scan_objects(&self, owner: &Owner, scan: ScanRange) -> Result<Vec<ListEntry>> {
@@ -342,7 +249,7 @@ impl OzoneMetadata {
         }
         let name = self.ozone_name(&object.bucket);
         let (_, deleted) = tokio::join!(
-            self.forget_records(&name, std::slice::from_ref(&object.key)),
+            self.forget_records(&name, &object.key),
             self.om.delete_key(&owner.access_key, &name, &object.key),
         );
         match deleted {
