@@ -9,6 +9,8 @@
 //! then encode every byte except the unreserved set" — which is what the
 //! functions below do.
 
+use std::borrow::Cow;
+
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
 
 /// SigV4's unreserved characters, `A-Z a-z 0-9 - . _ ~`: every other byte
@@ -41,11 +43,13 @@ pub(crate) fn uri_encode(bytes: &[u8], keep_slash: bool) -> String {
 /// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as is
 /// (that is what lenient clients signed). With `plus_is_space`, `+` means a
 /// space, as in form-encoded query strings; an escaped `%2B` stays a `+`.
-pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> Vec<u8> {
+/// Text with nothing to decode is borrowed, not copied: every request's
+/// query passes through here more than once.
+pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> Cow<'_, [u8]> {
     if plus_is_space && raw.contains('+') {
-        percent_decode_str(&raw.replace('+', " ")).collect()
+        Cow::Owned(percent_decode_str(&raw.replace('+', " ")).collect())
     } else {
-        percent_decode_str(raw).collect()
+        percent_decode_str(raw).into()
     }
 }
 
@@ -64,6 +68,21 @@ pub(crate) fn canonical_path(raw_path: &str) -> String {
         uri_encode_into(&mut out, &percent_decode(segment, false), false);
     }
     out
+}
+
+/// The names of the query parameters, decoded, in the order sent; their
+/// values are not decoded (a presigned URL's are long).
+pub(crate) fn query_names(raw_query: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    raw_query
+        .split('&')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let name = part.split_once('=').map_or(part, |(name, _)| name);
+            match percent_decode(name, true) {
+                Cow::Borrowed(bytes) => String::from_utf8_lossy(bytes),
+                Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+            }
+        })
 }
 
 /// Query parameters as (name, value), decoded, in the order sent. A
@@ -92,7 +111,7 @@ pub(crate) fn canonical_query(raw_query: &str, skip: Option<&str>) -> String {
         .filter_map(|part| {
             let (name, value) = part.split_once('=').unwrap_or((part, ""));
             let name = percent_decode(name, true);
-            if skip.is_some_and(|skip| skip.as_bytes() == name.as_slice()) {
+            if skip.is_some_and(|skip| skip.as_bytes() == &*name) {
                 return None;
             }
             Some((
@@ -166,5 +185,17 @@ mod tests {
                 ("e".to_owned(), "+".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn query_names_decode_names_only() {
+        let names: Vec<_> = query_names("a&X%2DY=%41&&b+c=%zz&d=").collect();
+        assert_eq!(names, ["a", "X-Y", "b c", "d"]);
+        assert!(matches!(
+            percent_decode("plain", true),
+            Cow::Borrowed(b"plain")
+        ));
+        assert_eq!(&*percent_decode("a%41+b%2B", true), b"aA b+");
+        assert_eq!(&*percent_decode("a+b%zz", false), b"a+b%zz");
     }
 }

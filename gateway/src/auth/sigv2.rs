@@ -15,7 +15,7 @@ use hmac::{Hmac, Mac};
 use http::request::Parts;
 use sha1::Sha1;
 
-use super::encoding::{percent_decode, query_pairs};
+use super::encoding::{percent_decode, query_names, query_pairs};
 use super::errors::{access_denied, header_malformed, query_malformed};
 use crate::error::S3Error;
 
@@ -81,12 +81,12 @@ pub(crate) struct PresignedV2 {
 }
 
 pub(crate) fn is_presigned(raw_query: &str) -> bool {
-    let names: Vec<String> = query_pairs(raw_query)
-        .into_iter()
-        .map(|(name, _)| name)
-        .collect();
-    names.iter().any(|name| name == "AWSAccessKeyId")
-        && names.iter().any(|name| name == "Signature")
+    let (mut access_key, mut signature) = (false, false);
+    for name in query_names(raw_query) {
+        access_key |= name == "AWSAccessKeyId";
+        signature |= name == "Signature";
+    }
+    access_key && signature
 }
 
 pub(crate) fn parse_query(raw_query: &str) -> Result<PresignedV2, S3Error> {

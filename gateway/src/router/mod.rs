@@ -104,6 +104,10 @@ impl Query {
 }
 
 fn form_decode(raw: &str) -> Result<String, S3Error> {
+    // Most names and values need no decoding: copied as they are.
+    if !raw.contains(['%', '+']) {
+        return Ok(raw.to_owned());
+    }
     let spaced = raw.replace('+', " ");
     percent_decode_str(&spaced)
         .decode_utf8()
