@@ -24,8 +24,8 @@
 #
 # Workloads: 1 KiB GET / PUT / HEAD / mixed at each concurrency in CONCS;
 # 1 MiB GET and PUT; 256 MiB GET and PUT (MiB/s and peak RSS); 1 KiB GET
-# and PUT with oha on presigned URLs (and a 16 MiB PUT on the Ozone pair); a durability probe (sync calls per
-# PUT, strace); then for SCALE_SERVERS a bucket grown from 10k to
+# and PUT with oha on presigned URLs (and a 16 MiB PUT on the Ozone pair);
+# a durability probe (sync calls per PUT, strace); then for SCALE_SERVERS a bucket grown from 10k to
 # SCALE_OBJECTS objects: 1 KiB GET latency before and after, ListObjectsV2
 # pages of 1000 over all of them, and the server's RSS.
 #

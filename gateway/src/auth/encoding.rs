@@ -70,29 +70,25 @@ pub(crate) fn canonical_path(raw_path: &str) -> String {
     out
 }
 
-/// The names of the query parameters, decoded, in the order sent; their
-/// values are not decoded (a presigned URL's are long).
-pub(crate) fn query_names(raw_query: &str) -> impl Iterator<Item = Cow<'_, str>> {
+/// The raw (name, value) pieces of a query string, in the order sent; a
+/// parameter without `=` has an empty value.
+fn query_parts(raw_query: &str) -> impl Iterator<Item = (&str, &str)> {
     raw_query
         .split('&')
         .filter(|part| !part.is_empty())
-        .map(|part| {
-            let name = part.split_once('=').map_or(part, |(name, _)| name);
-            match percent_decode(name, true) {
-                Cow::Borrowed(bytes) => String::from_utf8_lossy(bytes),
-                Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
-            }
-        })
+        .map(|part| part.split_once('=').unwrap_or((part, "")))
 }
 
-/// Query parameters as (name, value), decoded, in the order sent. A
-/// parameter without `=` has an empty value.
+/// The names of the query parameters, decoded, in the order sent; their
+/// values are not decoded (a presigned URL's are long).
+pub(crate) fn query_names(raw_query: &str) -> impl Iterator<Item = Cow<'_, [u8]>> {
+    query_parts(raw_query).map(|(name, _)| percent_decode(name, true))
+}
+
+/// Query parameters as (name, value), decoded, in the order sent.
 pub(crate) fn query_pairs(raw_query: &str) -> Vec<(String, String)> {
-    raw_query
-        .split('&')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let (name, value) = part.split_once('=').unwrap_or((part, ""));
+    query_parts(raw_query)
+        .map(|(name, value)| {
             (
                 String::from_utf8_lossy(&percent_decode(name, true)).into_owned(),
                 String::from_utf8_lossy(&percent_decode(value, true)).into_owned(),
@@ -105,11 +101,8 @@ pub(crate) fn query_pairs(raw_query: &str) -> Vec<(String, String)> {
 /// presigned signature itself) encoded, sorted by encoded name then value,
 /// joined with `&`; `a` without `=` becomes `a=`.
 pub(crate) fn canonical_query(raw_query: &str, skip: Option<&str>) -> String {
-    let mut pairs: Vec<(String, String)> = raw_query
-        .split('&')
-        .filter(|part| !part.is_empty())
-        .filter_map(|part| {
-            let (name, value) = part.split_once('=').unwrap_or((part, ""));
+    let mut pairs: Vec<(String, String)> = query_parts(raw_query)
+        .filter_map(|(name, value)| {
             let name = percent_decode(name, true);
             if skip.is_some_and(|skip| skip.as_bytes() == &*name) {
                 return None;
@@ -190,7 +183,7 @@ mod tests {
     #[test]
     fn query_names_decode_names_only() {
         let names: Vec<_> = query_names("a&X%2DY=%41&&b+c=%zz&d=").collect();
-        assert_eq!(names, ["a", "X-Y", "b c", "d"]);
+        assert_eq!(names, [&b"a"[..], b"X-Y", b"b c", b"d"]);
         assert!(matches!(
             percent_decode("plain", true),
             Cow::Borrowed(b"plain")

@@ -83,8 +83,8 @@ pub(crate) struct PresignedV2 {
 pub(crate) fn is_presigned(raw_query: &str) -> bool {
     let (mut access_key, mut signature) = (false, false);
     for name in query_names(raw_query) {
-        access_key |= name == "AWSAccessKeyId";
-        signature |= name == "Signature";
+        access_key |= *name == *b"AWSAccessKeyId";
+        signature |= *name == *b"Signature";
     }
     access_key && signature
 }
